@@ -1,0 +1,122 @@
+/**
+ * connect() and MspClient: the front door. One call gives a connection with its recorder,
+ * ledger and events already listening, before any turn can start.
+ */
+import type { EventEmitter } from "eventemitter3";
+import { v7 as uuidv7 } from "uuid";
+import { MspConnection, type CloseInfo, type MspConnectionOptions, type MspEvents } from "./connection.js";
+import type { ByteChannel } from "./framing/byteChannel.js";
+import { ContentLengthMessageReader, ContentLengthMessageWriter } from "./framing/contentLength.js";
+import { NdjsonMessageReader, NdjsonMessageWriter } from "./framing/ndjson.js";
+import type { WaitOptions } from "./internal/boundedWait.js";
+import { cancelTurn, type CancelOutcome, type CancelTurnParams } from "./turns/cancelTurn.js";
+import type { ItemLedger } from "./turns/itemLedger.js";
+import { startTurn, type StartTurnParams, type TurnHandle } from "./turns/turnHandle.js";
+import type { TurnRecorder } from "./turns/turnRecorder.js";
+
+/** How messages are framed on a byte channel. MSP's default is `"ndjson"`. */
+export type Framing = "ndjson" | "content-length";
+
+/** Options of {@link connect}. */
+export interface ConnectOptions extends MspConnectionOptions {
+  /** @defaultValue "ndjson" */
+  framing?: Framing;
+  /** Largest message accepted. @unit bytes @defaultValue 16 MiB */
+  maxMessageBytes?: number;
+}
+
+/**
+ * A connected MSP client: the connection plus the turn recorder, item ledger and events that
+ * were listening from the first byte.
+ *
+ * @example
+ * ```ts
+ * const client = connect(channel);
+ * const { sessionId } = await client.connection.command("session/create", {});
+ * const turn = client.startTurn({ sessionId, input: [{ type: "text", text: "hello" }] });
+ * console.log((await turn.terminal).terminal);
+ * await client.close();
+ * ```
+ */
+export class MspClient {
+  /** The connection: `command()` and the single `onNotification()` handler. */
+  readonly connection: MspConnection;
+
+  constructor(connection: MspConnection) {
+    this.connection = connection;
+  }
+
+  /** Every turn's terminal: `get(turnId)` and bounded `terminalOf(turnId)`. */
+  get turns(): TurnRecorder {
+    return this.connection.turns;
+  }
+
+  /** Every item at its latest revision, by turn. */
+  get items(): ItemLedger {
+    return this.connection.items;
+  }
+
+  /** Typed events (eventemitter3): `client.events.on("turn/completed", …)`. */
+  get events(): EventEmitter<MspEvents> {
+    return this.connection.events;
+  }
+
+  /** Resolves once the connection has closed, with why. */
+  get closed(): Promise<CloseInfo> {
+    return this.connection.closed;
+  }
+
+  /**
+   * Start a turn. Returns at once with a {@link TurnHandle}; its `cancel()` is safe even before
+   * the host's ack.
+   *
+   * @example
+   * ```ts
+   * const turn = client.startTurn({ sessionId, input: [{ type: "text", text: "Run the tests" }] });
+   * ```
+   */
+  startTurn(params: StartTurnParams, options: WaitOptions = {}): TurnHandle {
+    return startTurn(this.connection, params, uuidv7, options);
+  }
+
+  /**
+   * Cancel a turn by id and resolve with its real terminal; see {@link cancelTurn}.
+   *
+   * @example
+   * ```ts
+   * const { terminal } = await client.cancelTurn({ sessionId, turnId });
+   * ```
+   */
+  cancelTurn(params: CancelTurnParams, options: WaitOptions = {}): Promise<CancelOutcome> {
+    return cancelTurn(this, params, options);
+  }
+
+  /**
+   * Close the connection; every pending command and wait settles with `connectionClosed`.
+   *
+   * @example
+   * ```ts
+   * await client.close();
+   * ```
+   */
+  close(): Promise<CloseInfo> {
+    return this.connection.close();
+  }
+}
+
+/**
+ * Connect to an MSP host over a byte channel (stdio, a socket, an in-memory pair).
+ *
+ * @example
+ * ```ts
+ * const client = connect(channel, { framing: "ndjson", defaultTimeoutMs: 30_000 });
+ * ```
+ */
+export function connect(channel: ByteChannel, options: ConnectOptions = {}): MspClient {
+  const { framing = "ndjson", maxMessageBytes, ...connectionOptions } = options;
+  const readerOptions = maxMessageBytes === undefined ? {} : { maxMessageBytes };
+  if (framing !== "ndjson" && framing !== "content-length") throw new TypeError(`framing must be "ndjson" or "content-length", got ${JSON.stringify(framing)}`);
+  const reader = framing === "ndjson" ? new NdjsonMessageReader(channel, readerOptions) : new ContentLengthMessageReader(channel, readerOptions);
+  const writer = framing === "ndjson" ? new NdjsonMessageWriter(channel) : new ContentLengthMessageWriter(channel);
+  return new MspClient(new MspConnection(reader, writer, connectionOptions));
+}

@@ -1,0 +1,46 @@
+/**
+ * ByteChannel: the runtime-neutral byte pipe that framing reads from and writes to.
+ * Node stdio, a socket, or an in-memory pair all adapt to it.
+ */
+
+/** How a channel ended, when it knows: a child process's exit code or signal. */
+export interface EndDetails {
+  exitCode?: number | null;
+  signal?: string | null;
+  reason?: string;
+}
+
+/** Something that can be stopped: returned by every `on…` subscription. */
+export interface Unsubscribe {
+  (): void;
+}
+
+/**
+ * A duplex byte pipe. Bytes arrive in arbitrary chunks; framing reassembles messages.
+ *
+ * @example
+ * ```ts
+ * const channel: ByteChannel = {
+ *   onData: (cb) => { socket.on("data", cb); return () => socket.off("data", cb); },
+ *   onEnd: (cb) => { socket.on("end", cb); return () => socket.off("end", cb); },
+ *   onError: (cb) => { socket.on("error", cb); return () => socket.off("error", cb); },
+ *   write: (bytes) => new Promise((ok, fail) => socket.write(bytes, (e) => (e ? fail(e) : ok()))),
+ *   end: () => socket.end(),
+ * };
+ * ```
+ */
+export interface ByteChannel {
+  /** Subscribe to incoming chunks. */
+  onData(listener: (chunk: Uint8Array) => void): Unsubscribe;
+  /**
+   * Subscribe to end-of-stream (the peer closed its side). A channel over a child process
+   * passes `{ exitCode, signal }` so pending work can say how the host ended.
+   */
+  onEnd(listener: (details?: EndDetails) => void): Unsubscribe;
+  /** Subscribe to transport errors (EPIPE, reset, …). */
+  onError(listener: (error: unknown) => void): Unsubscribe;
+  /** Write bytes, in order. Rejects (or throws) when the pipe is broken. */
+  write(bytes: Uint8Array): Promise<void> | void;
+  /** Close our writing side. */
+  end(): void;
+}

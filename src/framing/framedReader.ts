@@ -1,0 +1,97 @@
+/**
+ * FramedMessageReader: the shared half of every byte-stream reader. It subscribes to a
+ * ByteChannel, hands chunks to a framing-specific `consume`, and reports problems.
+ */
+import { AbstractMessageReader, Emitter, type DataCallback, type Disposable, type Event, type Message } from "vscode-jsonrpc";
+import type { ByteChannel, EndDetails, Unsubscribe } from "./byteChannel.js";
+import { DEFAULT_MAX_MESSAGE_BYTES, isFramingProblem, parseMessage, type FramingProblem } from "./limits.js";
+
+/** Options shared by every reader. */
+export interface ReaderOptions {
+  /** Largest accepted message. @unit bytes @defaultValue 16 MiB */
+  maxMessageBytes?: number;
+}
+
+/** Base class: framing subclasses implement {@link FramedMessageReader.consume}. */
+export abstract class FramedMessageReader extends AbstractMessageReader {
+  readonly #channel: ByteChannel;
+  readonly #problems = new Emitter<FramingProblem>();
+  #callback: DataCallback | undefined;
+  #subscriptions: Unsubscribe[] = [];
+  #stopped = false;
+  #endDetails: EndDetails | undefined;
+  protected readonly maxMessageBytes: number;
+
+  constructor(channel: ByteChannel, options: ReaderOptions = {}) {
+    super();
+    this.#channel = channel;
+    this.maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+  }
+
+  /** Fires for every malformed or oversized frame. Fatal problems are followed by close. */
+  get onProblem(): Event<FramingProblem> {
+    return this.#problems.event;
+  }
+
+  listen(callback: DataCallback): Disposable {
+    this.#callback = callback;
+    this.#subscriptions = [
+      this.#channel.onData((chunk) => {
+        if (!this.#stopped) this.consume(chunk);
+      }),
+      this.#channel.onEnd((details) => {
+        this.#endDetails = details;
+        this.stop();
+      }),
+      this.#channel.onError((error) => {
+        this.fireError(error);
+        this.stop();
+      }),
+    ];
+    return { dispose: () => this.#unsubscribe() };
+  }
+
+  /** How the channel ended, when it said (exit code or signal of a child host). */
+  get endDetails(): EndDetails | undefined {
+    return this.#endDetails;
+  }
+
+  /** Feed one chunk of bytes. */
+  protected abstract consume(chunk: Uint8Array): void;
+
+  /** Parse one complete message's text and deliver it, or report why not. */
+  protected deliverText(text: string): void {
+    const parsed = parseMessage(text);
+    if (isFramingProblem(parsed)) this.#problems.fire(parsed);
+    else this.deliver(parsed);
+  }
+
+  /** Deliver a parsed message to the connection. */
+  protected deliver(message: Message): void {
+    this.#callback?.(message);
+  }
+
+  /** Report a problem; a fatal one stops the reader and closes the connection. */
+  protected problem(problem: FramingProblem): void {
+    this.#problems.fire(problem);
+    if (problem.fatal) this.stop();
+  }
+
+  /** Stop reading and signal close, once. */
+  protected stop(): void {
+    if (this.#stopped) return;
+    this.#stopped = true;
+    this.#unsubscribe();
+    this.fireClose();
+  }
+
+  #unsubscribe(): void {
+    for (const unsubscribe of this.#subscriptions.splice(0)) unsubscribe();
+  }
+
+  override dispose(): void {
+    this.#unsubscribe();
+    this.#problems.dispose();
+    super.dispose();
+  }
+}

@@ -1,0 +1,47 @@
+/** The idempotency cache: a repeated commandId gets the identical answer, without re-executing. */
+
+/** What a command answered: its result or its JSON-RPC error. */
+export type CommandOutcome = { kind: "result"; result: unknown } | { kind: "error"; error: { code: number; message: string; data?: unknown } };
+
+/** Default number of commandIds remembered. */
+export const DEFAULT_COMMAND_CACHE_CAPACITY = 10_000;
+
+/**
+ * A bounded map from commandId to outcome; the oldest entries are forgotten first.
+ *
+ * @example
+ * ```ts
+ * const cache = new CommandCache(2);
+ * cache.remember("c1", { kind: "result", result: { ok: true } });
+ * cache.lookup("c1"); // { kind: "result", result: { ok: true } }
+ * ```
+ */
+export class CommandCache {
+  readonly capacity: number;
+  readonly #entries = new Map<string, CommandOutcome>();
+
+  constructor(capacity: number = DEFAULT_COMMAND_CACHE_CAPACITY) {
+    this.capacity = Math.max(1, capacity);
+  }
+
+  /** The remembered outcome of `commandId`, if any. */
+  lookup(commandId: string): CommandOutcome | undefined {
+    return this.#entries.get(commandId);
+  }
+
+  /** Remembers `outcome` for `commandId`, evicting the oldest entry beyond capacity. */
+  remember(commandId: string, outcome: CommandOutcome): void {
+    this.#entries.delete(commandId);
+    this.#entries.set(commandId, outcome);
+    while (this.#entries.size > this.capacity) {
+      const oldest = this.#entries.keys().next();
+      if (oldest.done === true) break;
+      this.#entries.delete(oldest.value);
+    }
+  }
+
+  /** How many commandIds are remembered. */
+  get size(): number {
+    return this.#entries.size;
+  }
+}

@@ -1,0 +1,73 @@
+/** JSON-RPC 2.0 message shapes and error codes, as the host reads and writes them. */
+
+/**
+ * Standard JSON-RPC 2.0 error codes the host uses (MSP's own rejection code is
+ * `COMMAND_REJECTED_CODE` from the protocol module).
+ *
+ * @example
+ * ```ts
+ * reply({ jsonrpc: "2.0", id: null, error: { code: JsonRpcErrorCodes.parseError, message: "Parse error" } });
+ * ```
+ */
+export const JsonRpcErrorCodes = {
+  parseError: -32700,
+  invalidRequest: -32600,
+  methodNotFound: -32601,
+  invalidParams: -32602,
+  internalError: -32603,
+} as const;
+
+/** A JSON-RPC id. */
+export type JsonRpcId = string | number | null;
+
+/** A JSON-RPC error object. */
+export interface JsonRpcError {
+  code: number;
+  message: string;
+  data?: unknown;
+}
+
+/** A JSON-RPC response: exactly one of `result` or `error`. */
+export type JsonRpcResponse =
+  | { jsonrpc: "2.0"; id: JsonRpcId; result: unknown }
+  | { jsonrpc: "2.0"; id: JsonRpcId; error: JsonRpcError };
+
+/** A JSON-RPC notification. */
+export interface JsonRpcNotification {
+  jsonrpc: "2.0";
+  method: string;
+  params: unknown;
+}
+
+/**
+ * Builds an error response.
+ *
+ * @example
+ * ```ts
+ * errorResponse(null, JsonRpcErrorCodes.parseError, "Parse error");
+ * ```
+ */
+export function errorResponse(id: JsonRpcId, code: number, message: string, data?: unknown): JsonRpcResponse {
+  const error: JsonRpcError = data === undefined ? { code, message } : { code, message, data };
+  return { jsonrpc: "2.0", id, error };
+}
+
+/**
+ * A command failure the host turns into a JSON-RPC error: a -32001 rejection or a standard code.
+ *
+ * @example
+ * ```ts
+ * throw new CommandError(JsonRpcErrorCodes.invalidParams, "sessionId must be a string");
+ * ```
+ */
+export class CommandError extends Error {
+  readonly code: number;
+  readonly data: unknown;
+
+  constructor(code: number, message: string, data?: unknown) {
+    super(message);
+    this.name = "CommandError";
+    this.code = code;
+    this.data = data;
+  }
+}

@@ -1,0 +1,385 @@
+/** The host core: JSON-RPC dispatch of MSP commands, idempotency, sessions, and fan-out of notifications. */
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { v7 as uuidv7 } from "uuid";
+import {
+  COMMAND_REJECTED_CODE,
+  Commands,
+  PROTOCOL_VERSION,
+  RejectionReasons,
+  isObject,
+  type CommandMethod,
+  type NotificationMethod,
+  type RejectionReason,
+  type TurnInput,
+} from "../protocol/index.js";
+import { CommandCache, type CommandOutcome } from "./command-cache.js";
+import { CommandError, JsonRpcErrorCodes, errorResponse, type JsonRpcId } from "./json-rpc.js";
+import type { MessageTransport } from "./message-transport.js";
+import type { ScriptedModel } from "./scripted-model.js";
+import { SessionAgent } from "./session-agent.js";
+import { readSessionLog, SessionLog, sessionLogPath, summarizeSessionLog } from "./session-log.js";
+import { recoverSessions, type RecoveredSession } from "./session-recovery.js";
+import type { ShellOptions } from "./shell-tool.js";
+import { parseViewCursor } from "./view-cursor.js";
+
+/** The host's name in `host/info`. */
+export const HOST_NAME = "muse-host";
+/** The host's version in `host/info` (kept in step with package.json). */
+export const HOST_VERSION = "0.1.0";
+
+/** Options of {@link createHost}. */
+export interface MuseHostOptions {
+  /** The loaded models, by name. At least one. */
+  models: ReadonlyMap<string, ScriptedModel>;
+  /** The model of a `session/create` without `model`. Must be in `models`. */
+  defaultModel: string;
+  /** Where session logs live (`<dataDir>/sessions`). Default: a fresh temp dir. */
+  dataDir?: string;
+  /** @unit milliseconds between SIGTERM and SIGKILL of a cancelled shell tool (default 2000) */
+  killGraceMs?: number;
+  /** @unit bytes of a tool call's visible output (default 65536) */
+  outputCapBytes?: number;
+  /** How many commandIds are remembered for idempotency (default 10 000). */
+  commandCacheCapacity?: number;
+  /** Diagnostics sink (the CLI writes to stderr). */
+  logger?: (line: string) => void;
+}
+
+interface Handled {
+  result: Record<string, unknown>;
+  /** Runs right after the response is written, with the same reply channel (session/resume replays here). */
+  after?: (reply: (message: unknown) => void) => void;
+}
+
+type Connection = { transport: MessageTransport };
+
+function rejection(commandId: string, reason: RejectionReason, message: string, details: Record<string, unknown> = {}): CommandError {
+  return new CommandError(COMMAND_REJECTED_CODE, message, { commandId, reason, ...details });
+}
+
+function invalid(message: string): CommandError {
+  return new CommandError(JsonRpcErrorCodes.invalidParams, message);
+}
+
+function stringParam(params: Record<string, unknown>, name: string): string {
+  const value = params[name];
+  if (typeof value !== "string" || value === "") throw invalid(`${name} must be a non-empty string`);
+  return value;
+}
+
+function optionalString(params: Record<string, unknown>, name: string): string | undefined {
+  const value = params[name];
+  if (value === undefined) return undefined;
+  if (typeof value !== "string") throw invalid(`${name} must be a string`);
+  return value;
+}
+
+function inputParam(params: Record<string, unknown>): TurnInput[] {
+  const input = params["input"];
+  if (!Array.isArray(input)) throw invalid("input must be an array");
+  return input.map((part: unknown, i) => {
+    if (!isObject(part) || part["type"] !== "text" || typeof part["text"] !== "string") {
+      throw invalid(`input[${i}] must be {type: "text", text: string}`);
+    }
+    return { type: "text", text: part["text"] };
+  });
+}
+
+const knownMethods: ReadonlySet<string> = new Set(Object.values(Commands));
+
+/**
+ * The reference host. Attach transports with {@link MuseHost.connect}; every connection receives
+ * every notification. On construction it recovers the data dir (turns a crash left open are
+ * closed as `failed: host restarted`).
+ *
+ * @example
+ * ```ts
+ * const host = createHost({ models: new Map([["default", model]]), defaultModel: "default" });
+ * host.connect(createStdioTransport(process.stdin, process.stdout));
+ * process.on("SIGTERM", () => void host.shutdown().then(() => process.exit(0)));
+ * ```
+ */
+export class MuseHost {
+  /** The data directory holding `sessions/<sessionId>.jsonl`. */
+  readonly dataDir: string;
+  /** What startup recovery closed. */
+  readonly recovered: readonly RecoveredSession[];
+  readonly #options: MuseHostOptions;
+  readonly #cache: CommandCache;
+  readonly #sessions = new Map<string, SessionAgent>();
+  readonly #connections = new Set<Connection>();
+  #shuttingDown: Promise<void> | undefined;
+
+  constructor(options: MuseHostOptions) {
+    if (!options.models.has(options.defaultModel)) throw new Error(`default model ${options.defaultModel} is not loaded`);
+    this.#options = options;
+    this.#cache = new CommandCache(options.commandCacheCapacity);
+    this.dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "muse-host-"));
+    mkdirSync(join(this.dataDir, "sessions"), { recursive: true });
+    this.recovered = recoverSessions(this.dataDir);
+    for (const r of this.recovered) {
+      this.#log(`recovered session ${r.sessionId}: closed ${r.closedTurns.length} turn(s) as "host restarted"`);
+    }
+  }
+
+  /** The fingerprint in `host/info`: sha256 hex of name, version, protocol version and sorted model names. */
+  get fingerprint(): string {
+    const models = [...this.#options.models.keys()].sort();
+    return createHash("sha256").update([HOST_NAME, HOST_VERSION, PROTOCOL_VERSION, ...models].join("\n")).digest("hex");
+  }
+
+  /** The live session agent of `sessionId`, if it is in memory. */
+  session(sessionId: string): SessionAgent | undefined {
+    return this.#sessions.get(sessionId);
+  }
+
+  /** Serves one transport: reads its messages and sends it every notification. */
+  connect(transport: MessageTransport): void {
+    const connection: Connection = { transport };
+    this.#connections.add(connection);
+    transport.onMessage((text) => this.#onText(text, (message) => transport.send(message)));
+    transport.onClose(() => this.#connections.delete(connection));
+  }
+
+  /**
+   * Handles one incoming JSON-RPC text and writes the answer (and any replay) through `reply`.
+   * Exposed for in-process use and tests; `connect` uses it.
+   */
+  handleText(text: string, reply: (message: unknown) => void): void {
+    this.#onText(text, reply);
+  }
+
+  /**
+   * Shuts down: new commands are rejected with `shutting_down`, every session is cancelled with
+   * cause `disposed`, its tools are drained, and its log closed. Idempotent.
+   */
+  shutdown(): Promise<void> {
+    this.#shuttingDown ??= (async () => {
+      await Promise.all([...this.#sessions.values()].map((s) => s.dispose()));
+      for (const c of this.#connections) c.transport.close();
+    })();
+    return this.#shuttingDown;
+  }
+
+  #log(line: string): void {
+    this.#options.logger?.(line);
+  }
+
+  #publish(method: NotificationMethod, params: Record<string, unknown>): void {
+    const message = { jsonrpc: "2.0", method, params };
+    for (const c of this.#connections) c.transport.send(message);
+  }
+
+  #onText(text: string, reply: (message: unknown) => void): void {
+    let message: unknown;
+    try {
+      message = JSON.parse(text);
+    } catch {
+      reply(errorResponse(null, JsonRpcErrorCodes.parseError, "Parse error"));
+      return;
+    }
+    if (Array.isArray(message)) {
+      reply(errorResponse(null, JsonRpcErrorCodes.invalidRequest, "Batches are not supported"));
+      return;
+    }
+    if (!isObject(message)) {
+      reply(errorResponse(null, JsonRpcErrorCodes.invalidRequest, "Invalid Request"));
+      return;
+    }
+    const rawId = message["id"];
+    const hasId = "id" in message;
+    const id: JsonRpcId = typeof rawId === "string" || typeof rawId === "number" ? rawId : null;
+    if (message["jsonrpc"] !== "2.0" || typeof message["method"] !== "string" || (hasId && id === null && rawId !== null)) {
+      reply(errorResponse(id, JsonRpcErrorCodes.invalidRequest, "Invalid Request"));
+      return;
+    }
+    if (!hasId) return; // a client notification: MSP defines none, ignore it
+    const method = message["method"];
+    if (!knownMethods.has(method)) {
+      reply(errorResponse(id, JsonRpcErrorCodes.methodNotFound, `Method not found: ${method}`));
+      return;
+    }
+    const params = message["params"] ?? {};
+    if (!isObject(params)) {
+      reply(errorResponse(id, JsonRpcErrorCodes.invalidParams, "params must be an object"));
+      return;
+    }
+    const given = params["commandId"];
+    if (given !== undefined && (typeof given !== "string" || given === "")) {
+      reply(errorResponse(id, JsonRpcErrorCodes.invalidParams, "commandId must be a non-empty string"));
+      return;
+    }
+    const commandId = given ?? uuidv7();
+    const seen = this.#cache.lookup(commandId);
+    if (seen !== undefined) {
+      reply(seen.kind === "result" ? { jsonrpc: "2.0", id, result: seen.result } : { jsonrpc: "2.0", id, error: seen.error });
+      return;
+    }
+    let outcome: CommandOutcome;
+    let after: ((reply: (message: unknown) => void) => void) | undefined;
+    try {
+      const handled = this.#execute(method as CommandMethod, params, commandId);
+      outcome = { kind: "result", result: { commandId, status: "accepted", ...handled.result } };
+      after = handled.after;
+    } catch (error) {
+      if (error instanceof CommandError) {
+        const e = error.data === undefined ? { code: error.code, message: error.message } : { code: error.code, message: error.message, data: error.data };
+        outcome = { kind: "error", error: e };
+      } else {
+        this.#log(`internal error in ${method}: ${(error as Error).stack ?? String(error)}`);
+        outcome = { kind: "error", error: { code: JsonRpcErrorCodes.internalError, message: `Internal error: ${(error as Error).message}` } };
+      }
+    }
+    this.#cache.remember(commandId, outcome);
+    reply(outcome.kind === "result" ? { jsonrpc: "2.0", id, result: outcome.result } : { jsonrpc: "2.0", id, error: outcome.error });
+    after?.(reply);
+  }
+
+  #execute(method: CommandMethod, params: Record<string, unknown>, commandId: string): Handled {
+    if (this.#shuttingDown !== undefined && method !== Commands.hostInfo) {
+      throw rejection(commandId, RejectionReasons.shuttingDown, "the host is shutting down");
+    }
+    switch (method) {
+      case Commands.hostInfo:
+        return {
+          result: {
+            name: HOST_NAME,
+            version: HOST_VERSION,
+            protocolVersion: PROTOCOL_VERSION,
+            fingerprint: this.fingerprint,
+            capabilities: { keepInbox: true, resume: true },
+            models: [...this.#options.models.keys()].sort().map((id) => ({ id })),
+          },
+        };
+      case Commands.sessionCreate:
+        return this.#sessionCreate(params, commandId);
+      case Commands.sessionResume:
+        return this.#sessionResume(params, commandId);
+      case Commands.sessionSetModel: {
+        const session = this.#requireSession(params, commandId);
+        const model = this.#requireModel(stringParam(params, "model"), commandId);
+        const previousModel = session.setModel(model);
+        return { result: { model, previousModel } };
+      }
+      case Commands.turnStart: {
+        const session = this.#requireSession(params, commandId);
+        const input = inputParam(params);
+        const disposition = session.startTurn(commandId, input);
+        return { result: { turnId: commandId, startedNewTurn: true, disposition } };
+      }
+      case Commands.turnCancel:
+        return this.#turnCancel(params, commandId);
+    }
+  }
+
+  #requireModel(model: string, commandId: string): string {
+    if (!this.#options.models.has(model)) {
+      throw rejection(commandId, RejectionReasons.unknownModel, `unknown model ${model}`, { model });
+    }
+    return model;
+  }
+
+  #newAgent(sessionId: string, modelName: string, seed: Partial<Pick<ConstructorParameters<typeof SessionAgent>[0], "lastCursor" | "startedTurns" | "terminals">> = {}): SessionAgent {
+    const shell: ShellOptions = {};
+    if (this.#options.killGraceMs !== undefined) shell.killGraceMs = this.#options.killGraceMs;
+    if (this.#options.outputCapBytes !== undefined) shell.outputCapBytes = this.#options.outputCapBytes;
+    const agent = new SessionAgent({
+      sessionId,
+      log: SessionLog.open(sessionLogPath(this.dataDir, sessionId)),
+      models: this.#options.models,
+      modelName,
+      publish: (method, params) => this.#publish(method, params),
+      shell,
+      ...seed,
+    });
+    this.#sessions.set(sessionId, agent);
+    return agent;
+  }
+
+  #sessionCreate(params: Record<string, unknown>, commandId: string): Handled {
+    const model = this.#requireModel(optionalString(params, "model") ?? this.#options.defaultModel, commandId);
+    const sessionId = uuidv7();
+    const log = SessionLog.open(sessionLogPath(this.dataDir, sessionId));
+    log.append({ type: "session", at: Date.now(), sessionId, model });
+    log.close();
+    this.#newAgent(sessionId, model);
+    return { result: { sessionId, model } };
+  }
+
+  /** The session in memory, or loaded from its log; `undefined` when neither exists. */
+  #loadSession(sessionId: string): SessionAgent | undefined {
+    const live = this.#sessions.get(sessionId);
+    if (live !== undefined) return live;
+    if (!/^[0-9a-fA-F-]{1,64}$/.test(sessionId)) return undefined; // never a path
+    const path = sessionLogPath(this.dataDir, sessionId);
+    if (!existsSync(path)) return undefined;
+    const summary = summarizeSessionLog(readSessionLog(path));
+    if (summary === undefined) return undefined;
+    const model = this.#options.models.has(summary.model) ? summary.model : this.#options.defaultModel;
+    return this.#newAgent(sessionId, model, {
+      lastCursor: summary.lastCursor,
+      startedTurns: summary.startedTurns,
+      terminals: summary.terminals,
+    });
+  }
+
+  #requireSession(params: Record<string, unknown>, commandId: string): SessionAgent {
+    const sessionId = stringParam(params, "sessionId");
+    const session = this.#loadSession(sessionId);
+    if (session === undefined) throw rejection(commandId, RejectionReasons.unknownSession, `unknown session ${sessionId}`, { sessionId });
+    return session;
+  }
+
+  #sessionResume(params: Record<string, unknown>, commandId: string): Handled {
+    const session = this.#requireSession(params, commandId);
+    const afterCursor = optionalString(params, "afterCursor");
+    let after = 0;
+    if (afterCursor !== undefined) {
+      const n = parseViewCursor(afterCursor, session.sessionId);
+      if (n === undefined) throw invalid(`afterCursor ${afterCursor} is not a cursor of session ${session.sessionId}`);
+      after = n;
+    }
+    const replay: Array<{ method: string; params: Record<string, unknown> }> = [];
+    for (const record of readSessionLog(session.logPath)) {
+      if (record.type === "notification" && record.n > after) replay.push({ method: record.method, params: record.params });
+    }
+    return {
+      result: { sessionId: session.sessionId, replayed: replay.length },
+      after: (reply) => {
+        for (const r of replay) reply({ jsonrpc: "2.0", method: r.method, params: r.params });
+      },
+    };
+  }
+
+  #turnCancel(params: Record<string, unknown>, commandId: string): Handled {
+    const session = this.#requireSession(params, commandId);
+    const turnId = stringParam(params, "turnId");
+    const keepInbox = params["keepInbox"];
+    if (keepInbox !== undefined && typeof keepInbox !== "boolean") throw invalid("keepInbox must be a boolean");
+    const state = session.turnState(turnId);
+    if (state === undefined) throw rejection(commandId, RejectionReasons.unknownTurn, `unknown turn ${turnId}`, { turnId });
+    if (state.state === "terminal") {
+      throw rejection(commandId, RejectionReasons.alreadyTerminal, `turn ${turnId} is already ${state.params.terminal}`, {
+        turnId,
+        terminal: state.params.terminal,
+      });
+    }
+    session.cancelTurn(turnId, { kind: "user" }, keepInbox === true);
+    return { result: { turnId } };
+  }
+}
+
+/**
+ * Creates a {@link MuseHost}.
+ *
+ * @example
+ * ```ts
+ * const host = createHost({ models: new Map([["default", loadScriptedModel(path, "default")]]), defaultModel: "default" });
+ * ```
+ */
+export function createHost(options: MuseHostOptions): MuseHost {
+  return new MuseHost(options);
+}

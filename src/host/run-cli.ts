@@ -1,0 +1,172 @@
+/** The `muse-host` command line: argument parsing and `serve --stdio`. */
+import { basename } from "node:path";
+import { loadScriptedModel, type ScriptedModel } from "./scripted-model.js";
+import { createHost, HOST_VERSION, type MuseHostOptions } from "./muse-host.js";
+import { createStdioTransport } from "./stdio-transport.js";
+
+/** Parsed `muse-host serve` options. */
+export interface ServeOptions {
+  transport: "stdio";
+  /** The default model's script (model name `default` unless `--default-model`). */
+  script?: string;
+  dataDir?: string;
+  /** Extra models: name -> script path. */
+  models: Map<string, string>;
+  defaultModel?: string;
+  /** @unit milliseconds */
+  killGraceMs?: number;
+  /** @unit bytes */
+  outputCapBytes?: number;
+}
+
+/** The usage text of `muse-host`. */
+export const USAGE = `usage: muse-host serve --stdio --script PATH [--data DIR] [--model NAME=PATH ...]
+                       [--default-model NAME] [--kill-grace-ms N] [--output-cap-bytes N]
+       muse-host --version | --help`;
+
+function nonNegativeInt(flag: string, value: string): number {
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || n < 0) throw new Error(`${flag} needs a non-negative integer, got ${JSON.stringify(value)}`);
+  return n;
+}
+
+/**
+ * Parses the arguments after `serve`. Throws an `Error` with a one-line message on bad input.
+ *
+ * @example
+ * ```ts
+ * parseServeArgs(["--stdio", "--script", "m.json", "--kill-grace-ms", "500"]).killGraceMs; // 500
+ * ```
+ */
+export function parseServeArgs(args: readonly string[]): ServeOptions {
+  const options: ServeOptions = { transport: "stdio", models: new Map() };
+  let stdio = false;
+  for (let i = 0; i < args.length; i++) {
+    const flag = args[i] ?? "";
+    const eqAt = flag.startsWith("--") ? flag.indexOf("=") : -1;
+    const name = eqAt > 0 ? flag.slice(0, eqAt) : flag;
+    const inline = eqAt > 0 ? flag.slice(eqAt + 1) : undefined;
+    const value = (): string => {
+      if (inline !== undefined) return inline;
+      const v = args[++i];
+      if (v === undefined) throw new Error(`${name} needs a value`);
+      return v;
+    };
+    switch (name) {
+      case "--stdio":
+        stdio = true;
+        break;
+      case "--ws":
+        throw new Error("--ws is not implemented yet; use --stdio");
+      case "--script":
+        options.script = value();
+        break;
+      case "--data":
+        options.dataDir = value();
+        break;
+      case "--model": {
+        const spec = value();
+        const eq = spec.indexOf("=");
+        if (eq <= 0 || eq === spec.length - 1) throw new Error(`--model needs NAME=PATH, got ${JSON.stringify(spec)}`);
+        options.models.set(spec.slice(0, eq), spec.slice(eq + 1));
+        break;
+      }
+      case "--default-model":
+        options.defaultModel = value();
+        break;
+      case "--kill-grace-ms":
+        options.killGraceMs = nonNegativeInt(name, value());
+        break;
+      case "--output-cap-bytes":
+        options.outputCapBytes = nonNegativeInt(name, value());
+        break;
+      default:
+        throw new Error(`unknown option ${flag}`);
+    }
+  }
+  if (!stdio) throw new Error("serve needs a transport: --stdio");
+  if (options.script === undefined && options.models.size === 0) throw new Error("serve needs --script PATH or --model NAME=PATH");
+  return options;
+}
+
+/**
+ * Loads the models `options` name: `--script` as `default` (unless a `--model default=` overrides
+ * it), plus every `--model`, and picks the default model.
+ *
+ * @example
+ * ```ts
+ * const { models, defaultModel } = loadServeModels(parseServeArgs(["--stdio", "--script", "m.json"]));
+ * ```
+ */
+export function loadServeModels(options: ServeOptions): Pick<MuseHostOptions, "models" | "defaultModel"> {
+  const models = new Map<string, ScriptedModel>();
+  if (options.script !== undefined) models.set("default", loadScriptedModel(options.script, "default"));
+  for (const [name, path] of options.models) models.set(name, loadScriptedModel(path, name));
+  const defaultModel = options.defaultModel ?? (models.has("default") ? "default" : [...models.keys()][0] ?? "default");
+  if (!models.has(defaultModel)) throw new Error(`--default-model ${defaultModel} is not a loaded model`);
+  return { models, defaultModel };
+}
+
+/**
+ * Runs the `muse-host` command line and resolves with its exit code. `serve --stdio` resolves
+ * when stdin ends or SIGTERM/SIGINT arrives, after running turns are cancelled (cause
+ * `disposed`) and their tools drained. Logs go to stderr; stdout carries only protocol.
+ *
+ * @example
+ * ```ts
+ * process.exitCode = await runCli(process.argv.slice(2));
+ * ```
+ */
+export async function runCli(argv: readonly string[]): Promise<number> {
+  const err = (line: string) => process.stderr.write(`muse-host: ${line}\n`);
+  const [command, ...rest] = argv;
+  if (command === "--version") {
+    process.stdout.write(`${HOST_VERSION}\n`);
+    return 0;
+  }
+  if (command === "--help" || command === "-h") {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  if (command !== "serve") {
+    err(command === undefined ? "missing command" : `unknown command ${command}`);
+    process.stderr.write(`${USAGE}\n`);
+    return 2;
+  }
+  let host;
+  try {
+    const options = parseServeArgs(rest);
+    const hostOptions: MuseHostOptions = { ...loadServeModels(options), logger: err };
+    if (options.dataDir !== undefined) hostOptions.dataDir = options.dataDir;
+    if (options.killGraceMs !== undefined) hostOptions.killGraceMs = options.killGraceMs;
+    if (options.outputCapBytes !== undefined) hostOptions.outputCapBytes = options.outputCapBytes;
+    host = createHost(hostOptions);
+  } catch (error) {
+    err((error as Error).message);
+    process.stderr.write(`${USAGE}\n`);
+    return 2;
+  }
+  err(`serving on stdio (data ${host.dataDir}, ${basename(process.execPath)} ${process.version})`);
+  const transport = createStdioTransport(process.stdin, process.stdout);
+  host.connect(transport);
+  const served = host;
+  return await new Promise<number>((resolve) => {
+    let stopping = false;
+    const stop = (why: string) => {
+      if (stopping) return;
+      stopping = true;
+      err(`${why}: cancelling running turns and draining tools`);
+      void served.shutdown().then(() => {
+        process.off("SIGTERM", onTerm);
+        process.off("SIGINT", onInt);
+        // Pipes to stdout are synchronous on POSIX; the empty write confirms everything is flushed.
+        process.stdout.write("", () => resolve(0));
+      });
+    };
+    const onTerm = () => stop("SIGTERM");
+    const onInt = () => stop("SIGINT");
+    process.on("SIGTERM", onTerm);
+    process.on("SIGINT", onInt);
+    transport.onClose(() => stop("stdin closed"));
+  });
+}

@@ -1,0 +1,172 @@
+/** The scripted model: a deterministic stream of reasoning, text and tool calls read from a JSON file. */
+import { readFileSync } from "node:fs";
+import { setTimeout as sleep } from "node:timers/promises";
+import { isObject } from "../protocol/index.js";
+
+/** A tool call a scripted step asks for. `args` is any JSON object. */
+export interface ScriptedToolCall {
+  tool: string;
+  args: Record<string, unknown>;
+}
+
+/** One model step: reasoning, then text, then tool calls whose results feed the next step. */
+export interface ScriptedStep {
+  reasoning?: string;
+  text?: string;
+  /** @unit characters per streamed chunk (default 8) */
+  chunkSize: number;
+  /** @unit milliseconds before each chunk (default 0) */
+  chunkDelayMs: number;
+  toolCalls: ScriptedToolCall[];
+}
+
+/** One scripted turn: its steps, played in order. */
+export interface ScriptedTurn {
+  steps: ScriptedStep[];
+}
+
+/**
+ * A loaded scripted model. Turn `i` of a session plays `turns[i % turns.length]`.
+ *
+ * @example
+ * ```ts
+ * const model = loadScriptedModel("test/fixtures/models/hello.json", "default");
+ * model.turnAt(0).steps[0]?.text; // "Hello there"
+ * ```
+ */
+export interface ScriptedModel {
+  readonly name: string;
+  readonly turns: readonly ScriptedTurn[];
+  /** The turn played for the `index`-th turn of a session (0-based, wraps around). */
+  turnAt(index: number): ScriptedTurn;
+}
+
+/** One chunk a scripted step streams. Tool calls arrive only after all text. */
+export type ModelChunk =
+  | { kind: "reasoning"; delta: string }
+  | { kind: "text"; delta: string }
+  | { kind: "toolCall"; call: ScriptedToolCall };
+
+const DEFAULT_CHUNK_SIZE = 8;
+const DEFAULT_CHUNK_DELAY_MS = 0;
+
+function fail(where: string, what: string): never {
+  throw new Error(`invalid scripted model at ${where}: ${what}`);
+}
+
+function parseStep(raw: unknown, where: string): ScriptedStep {
+  if (!isObject(raw)) fail(where, "a step must be an object");
+  const { reasoning, text, chunkSize, chunkDelayMs, toolCalls } = raw;
+  if (reasoning !== undefined && typeof reasoning !== "string") fail(where, "reasoning must be a string");
+  if (text !== undefined && typeof text !== "string") fail(where, "text must be a string");
+  if (chunkSize !== undefined && !(Number.isInteger(chunkSize) && (chunkSize as number) >= 1)) {
+    fail(where, "chunkSize must be an integer >= 1");
+  }
+  if (chunkDelayMs !== undefined && !(typeof chunkDelayMs === "number" && chunkDelayMs >= 0)) {
+    fail(where, "chunkDelayMs must be a number >= 0");
+  }
+  if (toolCalls !== undefined && !Array.isArray(toolCalls)) fail(where, "toolCalls must be an array");
+  const calls = (toolCalls ?? []).map((call: unknown, i: number): ScriptedToolCall => {
+    const at = `${where}.toolCalls[${i}]`;
+    if (!isObject(call)) fail(at, "a tool call must be an object");
+    if (typeof call["tool"] !== "string" || call["tool"] === "") fail(at, "tool must be a non-empty string");
+    const args = call["args"] ?? {};
+    if (!isObject(args)) fail(at, "args must be an object");
+    return { tool: call["tool"], args };
+  });
+  const step: ScriptedStep = {
+    chunkSize: (chunkSize as number | undefined) ?? DEFAULT_CHUNK_SIZE,
+    chunkDelayMs: (chunkDelayMs as number | undefined) ?? DEFAULT_CHUNK_DELAY_MS,
+    toolCalls: calls,
+  };
+  if (reasoning !== undefined) step.reasoning = reasoning;
+  if (text !== undefined) step.text = text;
+  return step;
+}
+
+/**
+ * Validates a parsed script (the JSON value of a model file) and builds a {@link ScriptedModel}.
+ * Throws an `Error` naming the first problem.
+ *
+ * @example
+ * ```ts
+ * const model = parseScriptedModel({ turns: [{ steps: [{ text: "hi" }] }] }, "tiny");
+ * model.turnAt(5).steps.length; // 1
+ * ```
+ */
+export function parseScriptedModel(value: unknown, name: string): ScriptedModel {
+  if (!isObject(value)) fail("$", "the script must be an object");
+  const turnsRaw = value["turns"];
+  if (!Array.isArray(turnsRaw) || turnsRaw.length === 0) fail("$.turns", "turns must be a non-empty array");
+  const turns = turnsRaw.map((t: unknown, i: number): ScriptedTurn => {
+    const where = `$.turns[${i}]`;
+    if (!isObject(t)) fail(where, "a turn must be an object");
+    const steps = t["steps"];
+    if (!Array.isArray(steps) || steps.length === 0) fail(`${where}.steps`, "steps must be a non-empty array");
+    return { steps: steps.map((s: unknown, j: number) => parseStep(s, `${where}.steps[${j}]`)) };
+  });
+  return {
+    name,
+    turns,
+    turnAt(index: number): ScriptedTurn {
+      const turn = turns[((index % turns.length) + turns.length) % turns.length];
+      if (turn === undefined) throw new Error("unreachable: empty script");
+      return turn;
+    },
+  };
+}
+
+/**
+ * Reads and validates a scripted model file (see docs/reference-host.md for the format).
+ *
+ * @example
+ * ```ts
+ * const model = loadScriptedModel("models/slow.json", "slow");
+ * ```
+ */
+export function loadScriptedModel(path: string, name: string): ScriptedModel {
+  let value: unknown;
+  try {
+    value = JSON.parse(readFileSync(path, "utf8"));
+  } catch (error) {
+    throw new Error(`cannot read scripted model ${name} from ${path}: ${(error as Error).message}`);
+  }
+  return parseScriptedModel(value, name);
+}
+
+function* chunksOf(text: string, size: number): Generator<string> {
+  const chars = Array.from(text); // never split a surrogate pair
+  for (let i = 0; i < chars.length; i += size) yield chars.slice(i, i + size).join("");
+}
+
+/**
+ * Streams one step: reasoning chunks, then text chunks, then its tool calls. Each chunk waits
+ * `chunkDelayMs` first; the wait rejects as soon as `signal` aborts.
+ *
+ * @example
+ * ```ts
+ * for await (const chunk of streamStep(step, signal)) {
+ *   signal.throwIfAborted();
+ *   if (chunk.kind === "text") process.stdout.write(chunk.delta);
+ * }
+ * ```
+ */
+export async function* streamStep(step: ScriptedStep, signal: AbortSignal): AsyncGenerator<ModelChunk> {
+  const pause = async () => {
+    if (step.chunkDelayMs > 0) await sleep(step.chunkDelayMs, undefined, { signal });
+    else signal.throwIfAborted();
+  };
+  if (step.reasoning !== undefined) {
+    for (const delta of chunksOf(step.reasoning, step.chunkSize)) {
+      await pause();
+      yield { kind: "reasoning", delta };
+    }
+  }
+  if (step.text !== undefined) {
+    for (const delta of chunksOf(step.text, step.chunkSize)) {
+      await pause();
+      yield { kind: "text", delta };
+    }
+  }
+  for (const call of step.toolCalls) yield { kind: "toolCall", call };
+}

@@ -1,0 +1,439 @@
+/** The per-session agent loop of seed 000: inbox, phase machine, checkpoints, salvage and tool drain. */
+import { randomBytes } from "node:crypto";
+import { setImmediate as nextTick } from "node:timers/promises";
+import { v7 as uuidv7 } from "uuid";
+import type {
+  CancelCause,
+  Item,
+  MessageItem,
+  NotificationMethod,
+  ReasoningItem,
+  Terminal,
+  ToolCallItem,
+  TurnCompletedParams,
+  TurnInput,
+} from "../protocol/index.js";
+import { PhaseMachine } from "./phase-machine.js";
+import { streamStep, type ScriptedModel, type ScriptedStep, type ScriptedToolCall } from "./scripted-model.js";
+import type { SessionLog } from "./session-log.js";
+import { runShell, type ShellOptions, type ToolResult } from "./shell-tool.js";
+import { viewCursor } from "./view-cursor.js";
+
+/**
+ * The `turn/completed.reason` strings the reference host uses.
+ *
+ * @example
+ * ```ts
+ * if (params.reason === TurnReasons.cancelledDuringToolExecution) showToolStopped();
+ * ```
+ */
+export const TurnReasons = {
+  completed: "completed",
+  cancelledBeforeStart: "cancelled before start",
+  cancelledDuringPromptAssembly: "cancelled during prompt assembly",
+  cancelledAtStepBoundary: "cancelled at step boundary",
+  cancelledDuringModelStream: "cancelled during model stream",
+  cancelledDuringToolExecution: "cancelled during tool execution",
+  discardedFromInbox: "discarded from inbox",
+  hostRestarted: "host restarted",
+} as const;
+
+/** Failure reason and error of a tool call that was scheduled but never dispatched. */
+export const TOOL_ABORTED_BEFORE_DISPATCH = {
+  failureReason: "tool call aborted before dispatch",
+  error: { name: "AbortError", code: "TOOL_ABORTED_BEFORE_DISPATCH" },
+} as const;
+
+/** Where a running turn was when its abort was observed. */
+type CancelPoint = "promptAssembly" | "stepBoundary" | "modelStream" | "toolExecution";
+
+const reasonAt: Record<CancelPoint, string> = {
+  promptAssembly: TurnReasons.cancelledDuringPromptAssembly,
+  stepBoundary: TurnReasons.cancelledAtStepBoundary,
+  modelStream: TurnReasons.cancelledDuringModelStream,
+  toolExecution: TurnReasons.cancelledDuringToolExecution,
+};
+
+/** Minimum gap between two `item/updated` of one tool call's output. @unit milliseconds */
+const TOOL_OUTPUT_THROTTLE_MS = 50;
+
+/** A turn accepted into a session: running or waiting in the inbox. */
+interface AcceptedTurn {
+  turnId: string;
+  input: TurnInput[];
+  acceptedAt: number;
+}
+
+/** What a session agent knows about one of its turns. */
+export type TurnState = { state: "running" } | { state: "queued" } | { state: "terminal"; params: TurnCompletedParams };
+
+/** Everything a {@link SessionAgent} needs. */
+export interface SessionAgentOptions {
+  sessionId: string;
+  log: SessionLog;
+  models: ReadonlyMap<string, ScriptedModel>;
+  modelName: string;
+  /** The last cursor sequence already used (0 for a new session). */
+  lastCursor?: number;
+  /** Turns already started in earlier runs (picks the next script turn). */
+  startedTurns?: number;
+  /** Terminals of turns completed in earlier runs. */
+  terminals?: Map<string, TurnCompletedParams>;
+  /** Sends a notification (already logged) to the clients. */
+  publish: (method: NotificationMethod, params: Record<string, unknown>) => void;
+  shell?: ShellOptions;
+}
+
+type TextItem = MessageItem | ReasoningItem;
+
+function newTextItem(kind: "message" | "reasoning", turnId: string): TextItem {
+  const base = { itemId: uuidv7(), turnId, revision: 1, status: "inProgress" as const, recordedAt: new Date().toISOString(), text: "" };
+  return kind === "message" ? { ...base, kind } : { ...base, kind };
+}
+
+/**
+ * One session's agent. Turns run one at a time; later turns wait in the inbox. Every notification
+ * is appended to the session log (durably) before it is published.
+ *
+ * @example
+ * ```ts
+ * const agent = new SessionAgent({ sessionId, log, models, modelName: "default", publish });
+ * agent.startTurn(turnId, [{ type: "text", text: "hi" }]); // "started"
+ * agent.cancelTurn(turnId, { kind: "user" }, false);
+ * await agent.whenIdle();
+ * ```
+ */
+export class SessionAgent {
+  readonly sessionId: string;
+  readonly #log: SessionLog;
+  readonly #models: ReadonlyMap<string, ScriptedModel>;
+  readonly #publish: SessionAgentOptions["publish"];
+  readonly #shell: ShellOptions;
+  readonly #machine = new PhaseMachine();
+  readonly #terminals: Map<string, TurnCompletedParams>;
+  #inbox: AcceptedTurn[] = [];
+  #running: AcceptedTurn | undefined;
+  #modelName: string;
+  #cursor: number;
+  #startedTurns: number;
+  #begunTurns = 0;
+  #idleWaiters: Array<() => void> = [];
+
+  constructor(options: SessionAgentOptions) {
+    this.sessionId = options.sessionId;
+    this.#log = options.log;
+    this.#models = options.models;
+    this.#modelName = options.modelName;
+    this.#publish = options.publish;
+    this.#shell = options.shell ?? {};
+    this.#cursor = options.lastCursor ?? 0;
+    this.#startedTurns = options.startedTurns ?? 0;
+    this.#terminals = options.terminals ?? new Map();
+  }
+
+  /** The model the next turn will use. */
+  get modelName(): string {
+    return this.#modelName;
+  }
+
+  /** The phase machine (read-only use: inspect `phase`). */
+  get machine(): PhaseMachine {
+    return this.#machine;
+  }
+
+  /** The session log's path. */
+  get logPath(): string {
+    return this.#log.path;
+  }
+
+  /** Switches the model from the next turn on; returns the previous model's name. */
+  setModel(name: string): string {
+    const previous = this.#modelName;
+    this.#modelName = name;
+    this.#log.append({ type: "model", at: Date.now(), model: name, previousModel: previous });
+    return previous;
+  }
+
+  /** Where turn `turnId` is, or `undefined` when this session never accepted it. */
+  turnState(turnId: string): TurnState | undefined {
+    const params = this.#terminals.get(turnId);
+    if (params !== undefined) return { state: "terminal", params };
+    if (this.#running?.turnId === turnId) return { state: "running" };
+    if (this.#inbox.some((t) => t.turnId === turnId)) return { state: "queued" };
+    return undefined;
+  }
+
+  /** Accepts a turn: it starts now when nothing is running, else it waits in the inbox. */
+  startTurn(turnId: string, input: TurnInput[]): "started" | "queued" {
+    const turn: AcceptedTurn = { turnId, input, acceptedAt: Date.now() };
+    const disposition = this.#running === undefined && this.#inbox.length === 0 ? "started" : "queued";
+    this.#log.append({ type: "turnAccepted", at: turn.acceptedAt, turnId, input, disposition });
+    if (disposition === "started") this.#begin(turn);
+    else this.#inbox.push(turn);
+    return disposition;
+  }
+
+  /**
+   * Cancels the active activity with `cause` (first cause wins; a no-op when idle). Unless
+   * `keepInbox`, every queued turn is discarded, each closed with its own cancelled terminal.
+   */
+  cancel(cause: CancelCause, options: { keepInbox?: boolean } = {}): void {
+    const keepInbox = options.keepInbox === true;
+    if (this.#running !== undefined) {
+      this.#log.append({ type: "cancelRequested", at: Date.now(), turnId: this.#running.turnId, cause, keepInbox });
+    }
+    if (!keepInbox) {
+      const discarded = this.#inbox;
+      this.#inbox = [];
+      for (const turn of discarded) this.#complete(turn.turnId, "cancelled", TurnReasons.discardedFromInbox, cause, turn.acceptedAt);
+    }
+    this.#machine.cancel(cause);
+  }
+
+  /**
+   * Cancels one turn: the running one through {@link SessionAgent.cancel}, a queued one by closing
+   * it alone ("cancelled before start"). Terminal or unknown turns are the caller's to reject.
+   */
+  cancelTurn(turnId: string, cause: CancelCause, keepInbox: boolean): void {
+    if (this.#running?.turnId === turnId) {
+      this.cancel(cause, { keepInbox });
+      return;
+    }
+    const at = this.#inbox.findIndex((t) => t.turnId === turnId);
+    const turn = this.#inbox[at];
+    if (turn === undefined) return;
+    this.#inbox.splice(at, 1);
+    this.#log.append({ type: "cancelRequested", at: Date.now(), turnId, cause, keepInbox });
+    this.#complete(turnId, "cancelled", TurnReasons.cancelledBeforeStart, cause, turn.acceptedAt);
+  }
+
+  /** Resolves once no turn is running or queued (at once if so already). */
+  whenIdle(): Promise<void> {
+    if (this.#running === undefined && this.#inbox.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#idleWaiters.push(resolve));
+  }
+
+  /** Cancels everything with cause `disposed`, drains, and closes the log. */
+  async dispose(): Promise<void> {
+    this.cancel({ kind: "disposed" });
+    await this.whenIdle();
+    this.#log.close();
+  }
+
+  #begin(turn: AcceptedTurn): void {
+    this.#running = turn;
+    const signal = this.#machine.enterRunning(turn.turnId, this.#begunTurns++);
+    // Run after the turn/start response has been written.
+    setImmediate(() => void this.#run(turn, signal));
+  }
+
+  #emit(method: NotificationMethod, body: Record<string, unknown>): void {
+    this.#cursor += 1;
+    const n = this.#cursor;
+    const emittedAtMs = Date.now();
+    const params = { sessionId: this.sessionId, viewCursor: viewCursor(this.sessionId, n), emittedAtMs, ...body };
+    this.#log.append({ type: "notification", at: emittedAtMs, n, method, params });
+    this.#publish(method, params);
+  }
+
+  #emitItem(method: "item/started" | "item/updated" | "item/completed", item: Item): void {
+    this.#emit(method, { item: { ...item } });
+  }
+
+  #complete(turnId: string, terminal: Terminal, reason: string, cause: CancelCause | undefined, since: number): void {
+    const body: Record<string, unknown> = { turnId, terminal, reason, durationMs: Date.now() - since };
+    if (cause !== undefined) body["cause"] = { ...cause };
+    this.#emit("turn/completed", body);
+    const at = Date.now();
+    this.#log.append(
+      cause === undefined ? { type: "turnCompleted", at, turnId, terminal, reason } : { type: "turnCompleted", at, turnId, terminal, reason, cause },
+    );
+    this.#terminals.set(turnId, body as unknown as TurnCompletedParams);
+  }
+
+  async #run(turn: AcceptedTurn, signal: AbortSignal): Promise<void> {
+    try {
+      if (signal.aborted) {
+        this.#complete(turn.turnId, "cancelled", TurnReasons.cancelledBeforeStart, signal.reason as CancelCause, turn.acceptedAt);
+        return;
+      }
+      const startedAt = Date.now();
+      const index = this.#startedTurns++;
+      const model = this.#models.get(this.#modelName);
+      this.#log.append({ type: "turnStarted", at: startedAt, turnId: turn.turnId, turn: index });
+      this.#emit("turn/started", { turnId: turn.turnId });
+      let where: CancelPoint = "promptAssembly";
+      try {
+        if (model === undefined) throw new Error(`model ${this.#modelName} is not loaded`);
+        const script = model.turnAt(index);
+        await nextTick(); // prompt assembly (the scripted model has none; yield like real I/O would)
+        signal.throwIfAborted();
+        for (const [s, step] of script.steps.entries()) {
+          where = "stepBoundary";
+          this.#machine.setStep(s);
+          signal.throwIfAborted();
+          where = "modelStream";
+          const calls = await this.#streamStep(turn.turnId, step, signal);
+          where = "toolExecution";
+          await this.#dispatch(turn.turnId, calls, signal);
+        }
+        this.#complete(turn.turnId, "completed", TurnReasons.completed, undefined, startedAt);
+      } catch (error) {
+        if (signal.aborted) {
+          this.#complete(turn.turnId, "cancelled", reasonAt[where], signal.reason as CancelCause, startedAt);
+        } else {
+          this.#complete(turn.turnId, "failed", `failed: ${(error as Error).message}`, undefined, startedAt);
+        }
+      }
+    } finally {
+      this.#machine.toIdle();
+      this.#running = undefined;
+      const next = this.#inbox.shift();
+      if (next !== undefined) {
+        this.#begin(next);
+      } else {
+        const waiters = this.#idleWaiters;
+        this.#idleWaiters = [];
+        for (const w of waiters) w();
+      }
+    }
+  }
+
+  /** Streams one step's text items; returns its tool calls (dropped if the stream is interrupted). */
+  async #streamStep(turnId: string, step: ScriptedStep, signal: AbortSignal): Promise<ScriptedToolCall[]> {
+    const calls: ScriptedToolCall[] = [];
+    let open: TextItem | undefined;
+    const close = (status: "completed" | "cancelled" | "failed") => {
+      if (open === undefined) return;
+      const done: TextItem = { ...open, revision: open.revision + 1, status, recordedAt: new Date().toISOString() };
+      if (status !== "completed") done.interrupted = true;
+      this.#emitItem("item/completed", done);
+      open = undefined;
+    };
+    signal.throwIfAborted(); // before iterating the stream
+    try {
+      for await (const chunk of streamStep(step, signal)) {
+        signal.throwIfAborted(); // on every chunk
+        if (chunk.kind === "toolCall") {
+          close("completed");
+          calls.push(chunk.call);
+          continue;
+        }
+        const kind = chunk.kind === "text" ? "message" : "reasoning";
+        if (open !== undefined && open.kind !== kind) close("completed");
+        let current: TextItem;
+        if (open === undefined) {
+          current = newTextItem(kind, turnId);
+          this.#emitItem("item/started", current);
+        } else {
+          current = open;
+        }
+        current = { ...current, text: current.text + chunk.delta, revision: current.revision + 1, recordedAt: new Date().toISOString() };
+        open = current;
+        this.#emitItem("item/updated", current);
+      }
+      close("completed");
+      return calls;
+    } catch (error) {
+      // Salvage the prefix: the open item keeps its text, marked interrupted. Tool calls are dropped.
+      close(signal.aborted ? "cancelled" : "failed");
+      throw error;
+    }
+  }
+
+  /** Dispatches tool calls in order. On abort, in-flight calls are drained and the rest get synthetic results. */
+  async #dispatch(turnId: string, calls: ScriptedToolCall[], signal: AbortSignal): Promise<void> {
+    for (const [i, call] of calls.entries()) {
+      if (signal.aborted) {
+        for (const skipped of calls.slice(i)) this.#skipCall(turnId, skipped);
+        signal.throwIfAborted();
+      }
+      await this.#runCall(turnId, call, signal);
+    }
+    signal.throwIfAborted();
+  }
+
+  #newCallItem(turnId: string, call: ScriptedToolCall): ToolCallItem {
+    return {
+      itemId: uuidv7(),
+      kind: "toolCall",
+      turnId,
+      revision: 1,
+      status: "inProgress",
+      recordedAt: new Date().toISOString(),
+      tool: call.tool,
+      callId: `call_${randomBytes(6).toString("hex")}`,
+      args: JSON.stringify(call.args),
+      visibleOutput: "",
+      truncated: false,
+    };
+  }
+
+  #skipCall(turnId: string, call: ScriptedToolCall): void {
+    const item = this.#newCallItem(turnId, call);
+    this.#emitItem("item/started", item);
+    this.#emitItem("item/completed", {
+      ...item,
+      revision: 2,
+      status: "cancelled",
+      recordedAt: new Date().toISOString(),
+      failureReason: TOOL_ABORTED_BEFORE_DISPATCH.failureReason,
+      error: { ...TOOL_ABORTED_BEFORE_DISPATCH.error },
+    });
+  }
+
+  async #runCall(turnId: string, call: ScriptedToolCall, signal: AbortSignal): Promise<void> {
+    let item = this.#newCallItem(turnId, call);
+    this.#emitItem("item/started", item);
+    let done = false;
+    let lastSent = 0;
+    let timer: NodeJS.Timeout | undefined;
+    let latest: { out: string; truncated: boolean } | undefined;
+    const flush = () => {
+      timer = undefined;
+      if (done || latest === undefined || latest.out === item.visibleOutput) return;
+      item = { ...item, visibleOutput: latest.out, truncated: latest.truncated, revision: item.revision + 1, recordedAt: new Date().toISOString() };
+      lastSent = Date.now();
+      this.#emitItem("item/updated", item);
+    };
+    const onOutput = (out: string, truncated: boolean) => {
+      latest = { out, truncated };
+      if (timer !== undefined) return;
+      const wait = TOOL_OUTPUT_THROTTLE_MS - (Date.now() - lastSent);
+      if (wait <= 0) flush();
+      else timer = setTimeout(flush, wait);
+    };
+    let result: ToolResult;
+    try {
+      result = await this.#execute(call, { signal, onOutput });
+    } finally {
+      done = true;
+      if (timer !== undefined) clearTimeout(timer);
+    }
+    const final: ToolCallItem = {
+      ...item,
+      revision: item.revision + 1,
+      status: result.status,
+      recordedAt: new Date().toISOString(),
+      visibleOutput: result.visibleOutput,
+      truncated: result.truncated,
+    };
+    if (result.failureReason !== undefined) final.failureReason = result.failureReason;
+    this.#emitItem("item/completed", final);
+  }
+
+  async #execute(call: ScriptedToolCall, exec: { signal: AbortSignal; onOutput: (out: string, truncated: boolean) => void }): Promise<ToolResult> {
+    if (call.tool !== "shell") {
+      return { status: "failed", visibleOutput: "", truncated: false, failureReason: `unknown tool ${call.tool}`, exitCode: null };
+    }
+    const command = call.args["command"];
+    if (typeof command !== "string") {
+      return { status: "failed", visibleOutput: "", truncated: false, failureReason: "invalid args: command must be a string", exitCode: null };
+    }
+    try {
+      return await runShell(command, exec, this.#shell);
+    } catch (error) {
+      return { status: "failed", visibleOutput: "", truncated: false, failureReason: `tool error: ${(error as Error).message}`, exitCode: null };
+    }
+  }
+}

@@ -1,0 +1,88 @@
+/** Restart recovery: closes every turn a crashed host left open in its session logs, as "failed: host restarted". */
+import { existsSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import type { Item, TurnCompletedParams } from "../protocol/index.js";
+import { readSessionLog, SessionLog, summarizeSessionLog, type SessionLogRecord } from "./session-log.js";
+import { viewCursor } from "./view-cursor.js";
+
+/** The `turn/completed` reason of a turn a restart cut off. */
+export const HOST_RESTARTED_REASON = "host restarted";
+
+/** What recovery did to one session. */
+export interface RecoveredSession {
+  sessionId: string;
+  /** Turns closed with `failed: host restarted`, in acceptance order. */
+  closedTurns: string[];
+  /** Items closed with status `failed`. */
+  closedItems: string[];
+}
+
+function failedItem(item: Item, recordedAt: string): Item {
+  const base = { ...item, revision: item.revision + 1, status: "failed" as const, recordedAt };
+  if (base.kind === "toolCall") return { ...base, failureReason: HOST_RESTARTED_REASON };
+  return { ...base, interrupted: true };
+}
+
+/**
+ * Scans `<dataDir>/sessions/*.jsonl`. In each log, every item started but not completed gets an
+ * `item/completed` (status `failed`), and every turn accepted but not completed gets a
+ * `turn/completed {terminal: "failed", reason: "host restarted"}`, appended as notifications with
+ * fresh cursors, so a client that resumes sees them in the replay.
+ *
+ * @example
+ * ```ts
+ * for (const s of recoverSessions(dataDir)) console.error(`closed ${s.closedTurns.length} turns of ${s.sessionId}`);
+ * ```
+ */
+export function recoverSessions(dataDir: string): RecoveredSession[] {
+  const dir = join(dataDir, "sessions");
+  if (!existsSync(dir)) return [];
+  const recovered: RecoveredSession[] = [];
+  for (const name of readdirSync(dir).sort()) {
+    if (!name.endsWith(".jsonl")) continue;
+    const path = join(dir, name);
+    const summary = summarizeSessionLog(readSessionLog(path));
+    if (summary === undefined || (summary.openTurns.length === 0 && summary.openItems.size === 0)) continue;
+    const log = SessionLog.open(path);
+    const { sessionId } = summary;
+    let n = summary.lastCursor;
+    const now = Date.now();
+    const recordedAt = new Date(now).toISOString();
+    const result: RecoveredSession = { sessionId, closedTurns: [], closedItems: [] };
+    const note = (method: "item/completed" | "turn/completed", body: Record<string, unknown>): Record<string, unknown> => {
+      n += 1;
+      const params = { sessionId, viewCursor: viewCursor(sessionId, n), emittedAtMs: now, ...body };
+      const record: SessionLogRecord = { type: "notification", at: now, n, method, params };
+      log.append(record);
+      return params;
+    };
+    try {
+      const openTurnIds = new Set(summary.openTurns.map((t) => t.turnId));
+      // Items of turns that were closed already cannot be open; close any stray ones first anyway.
+      const items = [...summary.openItems.values()];
+      for (const item of items.filter((i) => !openTurnIds.has(i.turnId))) {
+        note("item/completed", { item: failedItem(item, recordedAt) });
+        result.closedItems.push(item.itemId);
+      }
+      for (const turn of summary.openTurns) {
+        for (const item of items.filter((i) => i.turnId === turn.turnId)) {
+          note("item/completed", { item: failedItem(item, recordedAt) });
+          result.closedItems.push(item.itemId);
+        }
+        const body: Omit<TurnCompletedParams, "sessionId" | "viewCursor" | "emittedAtMs"> = {
+          turnId: turn.turnId,
+          terminal: "failed",
+          reason: HOST_RESTARTED_REASON,
+          durationMs: Math.max(0, now - turn.since),
+        };
+        note("turn/completed", { ...body });
+        log.append({ type: "turnCompleted", at: now, turnId: turn.turnId, terminal: "failed", reason: HOST_RESTARTED_REASON });
+        result.closedTurns.push(turn.turnId);
+      }
+    } finally {
+      log.close();
+    }
+    recovered.push(result);
+  }
+  return recovered;
+}

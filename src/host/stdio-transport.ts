@@ -1,0 +1,54 @@
+/** The stdio transport: NDJSON over a readable and a writable stream (stdin/stdout for `serve --stdio`). */
+import type { Readable, Writable } from "node:stream";
+import { LineSplitter } from "./line-splitter.js";
+import type { MessageTransport } from "./message-transport.js";
+
+/**
+ * Wraps a byte input and output as a {@link MessageTransport}: one JSON-RPC message per
+ * `\n`-terminated UTF-8 line each way. A line over the size limit is delivered as text that is not
+ * JSON, so the core answers it with -32700 and keeps serving.
+ *
+ * @example
+ * ```ts
+ * const transport = createStdioTransport(process.stdin, process.stdout);
+ * host.connect(transport);
+ * ```
+ */
+export function createStdioTransport(input: Readable, output: Writable, options: { maxLineBytes?: number } = {}): MessageTransport {
+  let onMessage: (text: string) => void = () => {};
+  const closeHandlers: Array<() => void> = [];
+  let closed = false;
+  let ended = false;
+  const splitter = new LineSplitter((line) => onMessage(line), {
+    ...(options.maxLineBytes === undefined ? {} : { maxLineBytes: options.maxLineBytes }),
+    onOverflow: () => onMessage("\u0000line too long"),
+  });
+  const onData = (chunk: Buffer | string) => splitter.push(typeof chunk === "string" ? Buffer.from(chunk) : chunk);
+  const onEnd = () => {
+    if (ended) return;
+    ended = true;
+    splitter.end();
+    for (const h of closeHandlers) h();
+  };
+  input.on("data", onData);
+  input.on("end", onEnd);
+  input.on("close", onEnd);
+  return {
+    onMessage(callback) {
+      onMessage = callback;
+    },
+    onClose(callback) {
+      closeHandlers.push(callback);
+    },
+    send(message) {
+      if (closed || output.destroyed) return;
+      output.write(`${JSON.stringify(message)}\n`);
+    },
+    close() {
+      if (closed) return;
+      closed = true;
+      input.off("data", onData);
+      input.pause();
+    },
+  };
+}

@@ -1,0 +1,60 @@
+/**
+ * Installs a minimal, browser-safe runtime layer for vscode-jsonrpc's common core when
+ * none is installed yet. We use only its timers and console; framing is ours.
+ */
+import { RAL } from "vscode-jsonrpc";
+
+type Callback = (...args: unknown[]) => void;
+
+function disposable(dispose: () => void): { dispose(): void } {
+  return { dispose };
+}
+
+function setImmediateLike(callback: Callback, ...args: unknown[]): { dispose(): void } {
+  const g = globalThis as { setImmediate?: (cb: Callback, ...a: unknown[]) => unknown; clearImmediate?: (h: unknown) => void };
+  if (typeof g.setImmediate === "function" && typeof g.clearImmediate === "function") {
+    const handle = g.setImmediate(callback, ...args);
+    return disposable(() => g.clearImmediate?.(handle));
+  }
+  let live = true;
+  queueMicrotask(() => {
+    if (live) callback(...args);
+  });
+  return disposable(() => {
+    live = false;
+  });
+}
+
+/** Makes sure vscode-jsonrpc has a runtime layer; keeps one that an app installed itself. */
+export function ensureRuntime(): void {
+  try {
+    RAL();
+    return;
+  } catch {
+    // none installed yet
+  }
+  const unsupported = (): never => {
+    throw new Error("@muse-code/sdk supplies its own framing; this vscode-jsonrpc runtime feature is not installed");
+  };
+  RAL.install({
+    crypto: { randomUUID: () => globalThis.crypto.randomUUID() },
+    applicationJson: {
+      encoder: { name: "application/json", encode: unsupported },
+      decoder: { name: "application/json", decode: unsupported },
+    },
+    messageBuffer: { create: unsupported },
+    stream: { asReadableStream: unsupported, asWritableStream: unsupported },
+    console,
+    timer: {
+      setTimeout(callback: Callback, ms: number, ...args: unknown[]) {
+        const handle = setTimeout(callback, ms, ...args);
+        return disposable(() => clearTimeout(handle));
+      },
+      setImmediate: setImmediateLike,
+      setInterval(callback: Callback, ms: number, ...args: unknown[]) {
+        const handle = setInterval(callback, ms, ...args);
+        return disposable(() => clearInterval(handle));
+      },
+    },
+  } as unknown as RAL);
+}

@@ -1,0 +1,175 @@
+/**
+ * Runtime guards for what a client reads off the wire. Each `problemWith…` function
+ * returns `undefined` for a well-formed value, or one sentence saying what is wrong.
+ */
+import { Notifications, PROTOCOL_VERSION } from "./methods.js";
+import {
+  CancelCauseKinds,
+  ItemKinds,
+  ItemStatuses,
+  Terminals,
+  type Item,
+  type NotificationParamsMap,
+  type TurnCompletedParams,
+} from "./types.js";
+
+const terminals: ReadonlySet<string> = new Set(Object.values(Terminals));
+const itemKinds: ReadonlySet<string> = new Set(Object.values(ItemKinds));
+const itemStatuses: ReadonlySet<string> = new Set(Object.values(ItemStatuses));
+const causeKinds: ReadonlySet<string> = new Set(Object.values(CancelCauseKinds));
+
+/**
+ * True when `value` is a plain JSON object (not null, not an array).
+ *
+ * @example
+ * ```ts
+ * isObject({ a: 1 }); // true
+ * isObject([1]);      // false
+ * ```
+ */
+export function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function field(o: Record<string, unknown>, name: string, type: "string" | "number" | "boolean"): string | undefined {
+  return typeof o[name] === type ? undefined : `${name} must be a ${type}`;
+}
+
+function firstProblem(...problems: Array<string | undefined>): string | undefined {
+  for (const p of problems) if (p !== undefined) return p;
+  return undefined;
+}
+
+/**
+ * What is wrong with an item, or `undefined` when it is well-formed.
+ *
+ * @example
+ * ```ts
+ * problemWithItem({ itemId: "i" }); // "item.kind must be a string"
+ * ```
+ */
+export function problemWithItem(item: unknown): string | undefined {
+  if (!isObject(item)) return "item must be an object";
+  const basic = firstProblem(
+    field(item, "itemId", "string"),
+    field(item, "kind", "string"),
+    field(item, "turnId", "string"),
+    field(item, "revision", "number"),
+    field(item, "status", "string"),
+  );
+  if (basic !== undefined) return `item.${basic}`;
+  if (!itemKinds.has(item["kind"] as string)) return `item.kind ${JSON.stringify(item["kind"])} is not one of ${[...itemKinds].join(", ")}`;
+  if (!itemStatuses.has(item["status"] as string)) return `item.status ${JSON.stringify(item["status"])} is not one of ${[...itemStatuses].join(", ")}`;
+  return undefined;
+}
+
+function problemWithBase(params: Record<string, unknown>): string | undefined {
+  return firstProblem(field(params, "sessionId", "string"), field(params, "viewCursor", "string"));
+}
+
+/**
+ * What is wrong with the params of an MSP notification, or `undefined` when they are
+ * well-formed. Methods MSP does not define are not checked (hosts may add their own).
+ *
+ * @example
+ * ```ts
+ * problemWithNotification("turn/completed", { sessionId: "s", viewCursor: "v:1" });
+ * // "turnId must be a string"
+ * ```
+ */
+export function problemWithNotification(method: string, params: unknown): string | undefined {
+  switch (method) {
+    case Notifications.turnStarted:
+      if (!isObject(params)) return "params must be an object";
+      return firstProblem(problemWithBase(params), field(params, "turnId", "string"));
+    case Notifications.itemStarted:
+    case Notifications.itemUpdated:
+    case Notifications.itemCompleted:
+      if (!isObject(params)) return "params must be an object";
+      return firstProblem(problemWithBase(params), problemWithItem(params["item"]));
+    case Notifications.turnCompleted: {
+      if (!isObject(params)) return "params must be an object";
+      const basic = firstProblem(problemWithBase(params), field(params, "turnId", "string"), field(params, "terminal", "string"));
+      if (basic !== undefined) return basic;
+      if (!terminals.has(params["terminal"] as string)) {
+        return `terminal ${JSON.stringify(params["terminal"])} is not one of ${[...terminals].join(", ")}`;
+      }
+      const cause = params["cause"];
+      if (cause !== undefined && (!isObject(cause) || !causeKinds.has(cause["kind"] as string))) {
+        return `cause must be {kind: ${[...causeKinds].join(" | ")}}`;
+      }
+      return undefined;
+    }
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * True when `method` is one of MSP's notifications and `params` are well-formed for it.
+ *
+ * @example
+ * ```ts
+ * if (isNotification("turn/completed", n.params)) console.log(n.params.terminal);
+ * ```
+ */
+export function isNotification<M extends keyof NotificationParamsMap>(
+  method: M,
+  params: unknown,
+): params is NotificationParamsMap[M] {
+  return problemWithNotification(method, params) === undefined && isObject(params);
+}
+
+/**
+ * True when `params` are a well-formed `turn/completed`.
+ *
+ * @example
+ * ```ts
+ * if (isTurnCompleted(params)) record(params.turnId, params);
+ * ```
+ */
+export function isTurnCompleted(params: unknown): params is TurnCompletedParams {
+  return isNotification(Notifications.turnCompleted, params);
+}
+
+/**
+ * True when `value` is a well-formed item.
+ *
+ * @example
+ * ```ts
+ * if (isItem(params.item)) ledger.apply(params.item);
+ * ```
+ */
+export function isItem(value: unknown): value is Item {
+  return problemWithItem(value) === undefined;
+}
+
+/**
+ * The sequence number of a `viewCursor` of the form `v:<sessionId>:<n>`, or `undefined`
+ * when the cursor has another form. Cursors are otherwise opaque.
+ *
+ * @example
+ * ```ts
+ * cursorSequence("v:0198f0aa-1111-7000-8000-0000000000aa:9"); // 9
+ * ```
+ */
+export function cursorSequence(viewCursor: string): number | undefined {
+  const at = viewCursor.lastIndexOf(":");
+  if (at < 0) return undefined;
+  const n = Number(viewCursor.slice(at + 1));
+  return Number.isSafeInteger(n) ? n : undefined;
+}
+
+/**
+ * True when a host's `protocolVersion` is compatible with this package's (same major).
+ *
+ * @example
+ * ```ts
+ * isCompatibleProtocol("1.3"); // true
+ * isCompatibleProtocol("2.0"); // false
+ * ```
+ */
+export function isCompatibleProtocol(hostVersion: string, ours: string = PROTOCOL_VERSION): boolean {
+  const major = (v: string) => v.split(".")[0];
+  return major(hostVersion) === major(ours);
+}

@@ -1,0 +1,47 @@
+/**
+ * The MSP protocol module: wire types, method names, reasons and guards.
+ * The only code the client and the reference host share.
+ */
+export { Commands, Notifications, COMMAND_REJECTED_CODE, PROTOCOL_VERSION } from "./methods.js";
+export type { CommandMethod, NotificationMethod } from "./methods.js";
+export { Terminals, RejectionReasons, CancelCauseKinds, ItemKinds, ItemStatuses } from "./types.js";
+export type {
+  JsonValue,
+  JsonObject,
+  Terminal,
+  RejectionReason,
+  CancelCauseKind,
+  CancelCause,
+  ItemKind,
+  ItemStatus,
+  ItemBase,
+  MessageItem,
+  ReasoningItem,
+  ToolCallItem,
+  Item,
+  TextInput,
+  TurnInput,
+  SourceRange,
+  NotificationBase,
+  TurnStartedParams,
+  ItemNotificationParams,
+  TurnCompletedParams,
+  NotificationParamsMap,
+  CommandParamsBase,
+  CommandResultBase,
+  ModelInfo,
+  CommandMap,
+  CommandParams,
+  CommandResult,
+  RejectionData,
+} from "./types.js";
+export {
+  isObject,
+  problemWithItem,
+  problemWithNotification,
+  isNotification,
+  isTurnCompleted,
+  isItem,
+  cursorSequence,
+  isCompatibleProtocol,
+} from "./guards.js";

@@ -1,0 +1,66 @@
+/**
+ * MSP method names: the commands a client sends and the notifications a host emits.
+ * Shared by the client and the reference host; nothing here touches a runtime.
+ */
+
+/**
+ * The commands (JSON-RPC requests) a client may send to an MSP host.
+ *
+ * @example
+ * ```ts
+ * await msp.connection.command(Commands.turnStart, { sessionId, input });
+ * ```
+ */
+export const Commands = {
+  hostInfo: "host/info",
+  sessionCreate: "session/create",
+  sessionResume: "session/resume",
+  sessionSetModel: "session/setModel",
+  turnStart: "turn/start",
+  turnCancel: "turn/cancel",
+} as const;
+
+/** One of the {@link Commands} method names, e.g. `"turn/cancel"`. */
+export type CommandMethod = (typeof Commands)[keyof typeof Commands];
+
+/**
+ * The notifications an MSP host emits, in the protocol's own words.
+ *
+ * @example
+ * ```ts
+ * client.events.on(Notifications.turnCompleted, (params) => console.log(params.terminal));
+ * ```
+ */
+export const Notifications = {
+  turnStarted: "turn/started",
+  itemStarted: "item/started",
+  itemUpdated: "item/updated",
+  itemCompleted: "item/completed",
+  turnCompleted: "turn/completed",
+} as const;
+
+/** One of the {@link Notifications} method names, e.g. `"turn/completed"`. */
+export type NotificationMethod = (typeof Notifications)[keyof typeof Notifications];
+
+/**
+ * The JSON-RPC error code an MSP host uses when it refuses a command.
+ * The error's `data` carries `{ commandId, reason, ...details }`.
+ *
+ * @example
+ * ```ts
+ * if (error.code === COMMAND_REJECTED_CODE) console.log(error.data.reason);
+ * ```
+ */
+export const COMMAND_REJECTED_CODE = -32001;
+
+/**
+ * The MSP protocol version this package speaks. Hosts report theirs in `host/info`;
+ * a different major version is incompatible.
+ *
+ * @example
+ * ```ts
+ * const info = await client.connection.command("host/info", {});
+ * if (!isCompatibleProtocol(info.protocolVersion)) throw new Error("old host");
+ * ```
+ */
+export const PROTOCOL_VERSION = "1.0";

@@ -1,0 +1,13 @@
+/**
+ * @muse-code/sdk/testing: fixtures for testing apps and hosts (Node).
+ *
+ * Any new export added here becomes public API. Use named exports, not wildcards.
+ *
+ * @packageDocumentation
+ */
+export { CannedHost, TRANSCRIPT_MISMATCH_CODE } from "./cannedHost.js";
+export type { DoneOptions } from "./cannedHost.js";
+export { createLinkedPair } from "./linkedPair.js";
+export type { LinkedChannel } from "./linkedPair.js";
+export { parseTranscript, formatTranscriptEntry, readTranscript } from "./transcript.js";
+export type { TranscriptEntry, TranscriptLine } from "./transcript.js";

@@ -1,0 +1,80 @@
+/**
+ * Wire transcripts: one `{"dir":"client"|"server","raw":"<JSON-RPC text>"}` per line, the
+ * format of the seed page. Parse, serialize and read them here.
+ */
+import { readFileSync } from "node:fs";
+
+/** One line of a transcript: who sent it and the exact JSON-RPC text. */
+export interface TranscriptEntry {
+  dir: "client" | "server";
+  raw: string;
+}
+
+/** A parsed transcript entry with its 1-based line number and its decoded message. */
+export interface TranscriptLine extends TranscriptEntry {
+  line: number;
+  message: Record<string, unknown>;
+}
+
+/**
+ * Parse transcript text (or its lines). Blank lines are skipped; a bad line throws a
+ * `SyntaxError` naming its line number.
+ *
+ * @example
+ * ```ts
+ * const lines = parseTranscript(readFileSync("transcripts/cancel-race.jsonl", "utf8"));
+ * ```
+ */
+export function parseTranscript(text: string | readonly string[]): TranscriptLine[] {
+  const rows = typeof text === "string" ? text.split("\n") : text;
+  const out: TranscriptLine[] = [];
+  rows.forEach((row, index) => {
+    const line = index + 1;
+    if (row.trim() === "") return;
+    let entry: unknown;
+    try {
+      entry = JSON.parse(row);
+    } catch (error) {
+      throw new SyntaxError(`transcript line ${line}: not JSON (${(error as Error).message})`);
+    }
+    const e = entry as Partial<TranscriptEntry>;
+    if (typeof entry !== "object" || entry === null || (e.dir !== "client" && e.dir !== "server") || typeof e.raw !== "string") {
+      throw new SyntaxError(`transcript line ${line}: expected {"dir":"client"|"server","raw":"…"}`);
+    }
+    let message: unknown;
+    try {
+      message = JSON.parse(e.raw);
+    } catch (error) {
+      throw new SyntaxError(`transcript line ${line}: raw is not JSON (${(error as Error).message})`);
+    }
+    if (typeof message !== "object" || message === null || Array.isArray(message)) {
+      throw new SyntaxError(`transcript line ${line}: raw must be a JSON-RPC object`);
+    }
+    out.push({ dir: e.dir, raw: e.raw, line, message: message as Record<string, unknown> });
+  });
+  return out;
+}
+
+/**
+ * Serialize one transcript entry as a line (without the newline).
+ *
+ * @example
+ * ```ts
+ * formatTranscriptEntry({ dir: "client", raw: JSON.stringify(msg) });
+ * ```
+ */
+export function formatTranscriptEntry(entry: TranscriptEntry): string {
+  return JSON.stringify({ dir: entry.dir, raw: entry.raw });
+}
+
+/**
+ * Read and parse a transcript file.
+ *
+ * @example
+ * ```ts
+ * const lines = readTranscript("transcripts/cancel-mid-turn.jsonl");
+ * ```
+ */
+export function readTranscript(path: string): TranscriptLine[] {
+  return parseTranscript(readFileSync(path, "utf8"));
+}

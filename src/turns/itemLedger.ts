@@ -1,0 +1,109 @@
+/**
+ * ItemLedger: every item of every recent turn at its latest revision, so a UI can render a
+ * turn's history, and an item left open when its turn ended is shown honestly as cancelled.
+ */
+import type { Item } from "../protocol/index.js";
+
+/** An item as the ledger holds it. `synthesized` marks an item the SDK closed itself. */
+export type LedgerItem = Item & { synthesized?: true };
+
+/** Options for an {@link ItemLedger}. */
+export interface ItemLedgerOptions {
+  /** How many turns' items to retain, least recently touched evicted first. @defaultValue 1 000 */
+  turnCapacity?: number;
+}
+
+/**
+ * Items by turn, at their latest revision, in first-seen order.
+ *
+ * @example
+ * ```ts
+ * for (const item of client.items.itemsOf(turnId)) render(item);
+ * ```
+ */
+export class ItemLedger {
+  readonly #turns = new Map<string, Map<string, LedgerItem>>();
+  readonly #turnCapacity: number;
+
+  constructor(options: ItemLedgerOptions = {}) {
+    this.#turnCapacity = options.turnCapacity ?? 1_000;
+  }
+
+  /**
+   * Apply an item notification. A revision older than the one held is ignored; returns whether
+   * the ledger changed.
+   *
+   * @example
+   * ```ts
+   * ledger.apply(params.item);
+   * ```
+   */
+  apply(item: Item): boolean {
+    const items = this.#touch(item.turnId);
+    const held = items.get(item.itemId);
+    if (held !== undefined && held.revision > item.revision) return false;
+    items.set(item.itemId, item);
+    return true;
+  }
+
+  /**
+   * Close a turn's ledger: every item still `inProgress` is shown as `cancelled` with
+   * `synthesized: true`. Returns those items so they can be reported.
+   *
+   * @example
+   * ```ts
+   * const closed = ledger.closeTurn(turnId); // items the host never completed
+   * ```
+   */
+  closeTurn(turnId: string): LedgerItem[] {
+    const items = this.#turns.get(turnId);
+    if (items === undefined) return [];
+    const synthesized: LedgerItem[] = [];
+    for (const [itemId, item] of items) {
+      if (item.status !== "inProgress") continue;
+      const closed: LedgerItem = { ...item, status: "cancelled", synthesized: true };
+      items.set(itemId, closed);
+      synthesized.push(closed);
+    }
+    return synthesized;
+  }
+
+  /**
+   * A turn's items at their latest revision, in the order they were first seen.
+   *
+   * @example
+   * ```ts
+   * ledger.itemsOf(turnId).filter((i) => i.kind === "toolCall");
+   * ```
+   */
+  itemsOf(turnId: string): LedgerItem[] {
+    return [...(this.#turns.get(turnId)?.values() ?? [])];
+  }
+
+  /**
+   * One item at its latest revision.
+   *
+   * @example
+   * ```ts
+   * ledger.get(turnId, itemId)?.status;
+   * ```
+   */
+  get(turnId: string, itemId: string): LedgerItem | undefined {
+    return this.#turns.get(turnId)?.get(itemId);
+  }
+
+  /** Number of turns retained. */
+  get turnCount(): number {
+    return this.#turns.size;
+  }
+
+  #touch(turnId: string): Map<string, LedgerItem> {
+    let items = this.#turns.get(turnId);
+    if (items === undefined) {
+      items = new Map();
+      this.#turns.set(turnId, items);
+      if (this.#turns.size > this.#turnCapacity) this.#turns.delete(this.#turns.keys().next().value as string);
+    }
+    return items;
+  }
+}

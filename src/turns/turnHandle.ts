@@ -1,0 +1,113 @@
+/**
+ * TurnHandle: one started turn, as a UI holds it. `accepted` is the host's ack, `terminal`
+ * the turn's own end, and `cancel()` works even while `turn/start` is still in flight.
+ */
+import type { MspConnection } from "../connection.js";
+import { withSignal, type WaitOptions } from "../internal/boundedWait.js";
+import { Commands, type CommandResult, type TurnCompletedParams, type TurnInput } from "../protocol/index.js";
+import { cancelTurn, type CancelOutcome } from "./cancelTurn.js";
+
+/** Params of {@link MspClient.startTurn}. `commandId` (and so the turnId) is generated when missing. */
+export interface StartTurnParams {
+  sessionId: string;
+  input: TurnInput[];
+  commandId?: string;
+}
+
+/** The host's ack of `turn/start`. */
+export type TurnStartResult = CommandResult<"turn/start">;
+
+/** Options of {@link TurnHandle.cancel}. */
+export interface TurnCancelOptions extends WaitOptions {
+  /** Keep queued turns alive (by default a cancel discards them, each with its own terminal). */
+  keepInbox?: boolean;
+}
+
+/**
+ * A turn started with {@link MspClient.startTurn}.
+ *
+ * @example
+ * ```ts
+ * const turn = client.startTurn({ sessionId, input: [{ type: "text", text: "hi" }] });
+ * stopButton.onclick = () => turn.cancel();          // safe before the ack, too
+ * const terminal = await turn.terminal;               // the turn's own turn/completed
+ * ```
+ */
+export class TurnHandle {
+  /** The `commandId` of this turn's `turn/start`; MSP hosts use it as the turnId. */
+  readonly commandId: string;
+  /** The session the turn belongs to. */
+  readonly sessionId: string;
+  /** The host's ack. Rejects with `MspError` when `turn/start` fails (already observed: no unhandled rejection). */
+  readonly accepted: Promise<TurnStartResult>;
+  readonly #connection: MspConnection;
+  #turnId: string | undefined;
+  #terminal: Promise<TurnCompletedParams> | undefined;
+
+  /** @internal Use {@link MspClient.startTurn}. */
+  constructor(connection: MspConnection, accepted: Promise<TurnStartResult>, params: { sessionId: string; commandId: string }) {
+    this.#connection = connection;
+    this.commandId = params.commandId;
+    this.sessionId = params.sessionId;
+    this.accepted = accepted.then((ack) => {
+      this.#turnId = ack.turnId;
+      return ack;
+    });
+    this.accepted.catch(() => {});
+  }
+
+  /** The turnId from the ack, or `undefined` until the ack arrives. */
+  get turnId(): string | undefined {
+    return this.#turnId;
+  }
+
+  /**
+   * The turn's terminal. Waits for as long as the turn runs, and settles with
+   * `connectionClosed` if the connection closes first. For a time bound use {@link waitForTerminal}.
+   */
+  get terminal(): Promise<TurnCompletedParams> {
+    this.#terminal ??= this.waitForTerminal({ timeoutMs: Infinity });
+    return this.#terminal;
+  }
+
+  /**
+   * The turn's terminal, bounded by `timeoutMs` (default 60 000) and `signal`.
+   *
+   * @example
+   * ```ts
+   * const t = await turn.waitForTerminal({ timeoutMs: 30_000 });
+   * ```
+   */
+  async waitForTerminal(options: WaitOptions = {}): Promise<TurnCompletedParams> {
+    const ack = await withSignal(this.accepted, "waiting for turn/start", { commandId: this.commandId }, options.signal);
+    return this.#connection.turns.terminalOf(ack.turnId, options);
+  }
+
+  /**
+   * Cancel this turn and resolve with its real terminal. Called before the ack, the cancel is
+   * held and sent once the turnId is known. `already_terminal` resolves as done.
+   *
+   * @example
+   * ```ts
+   * const { ack, terminal } = await turn.cancel({ timeoutMs: 10_000 });
+   * ```
+   */
+  async cancel(options: TurnCancelOptions = {}): Promise<CancelOutcome> {
+    const started = Date.now();
+    const ack = await withSignal(this.accepted, "waiting for turn/start", { commandId: this.commandId }, options.signal);
+    const { keepInbox, ...wait } = options;
+    if (wait.timeoutMs !== undefined) wait.timeoutMs = Math.max(0, wait.timeoutMs - (Date.now() - started));
+    return cancelTurn(
+      { connection: this.#connection },
+      keepInbox === undefined ? { sessionId: this.sessionId, turnId: ack.turnId } : { sessionId: this.sessionId, turnId: ack.turnId, keepInbox },
+      wait,
+    );
+  }
+}
+
+/** Send `turn/start` and wrap it in a {@link TurnHandle}. */
+export function startTurn(connection: MspConnection, params: StartTurnParams, commandIdFactory: () => string, options: WaitOptions = {}): TurnHandle {
+  const commandId = params.commandId ?? commandIdFactory();
+  const accepted = connection.command(Commands.turnStart, { sessionId: params.sessionId, input: params.input, commandId }, options);
+  return new TurnHandle(connection, accepted, { sessionId: params.sessionId, commandId });
+}

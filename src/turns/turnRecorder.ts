@@ -1,0 +1,138 @@
+/**
+ * TurnRecorder: records every `turn/completed` by turnId and keeps a LIST of waiters per
+ * turn, so a terminal can never slip past and a second waiter can never evict the first.
+ */
+import { boundedWait, type BoundedWait, type WaitOptions } from "../internal/boundedWait.js";
+import type { MspError } from "../errors.js";
+import type { TurnCompletedParams } from "../protocol/index.js";
+
+/** Options for a {@link TurnRecorder}. */
+export interface TurnRecorderOptions {
+  /** How many terminals to retain, least recently recorded evicted first. @defaultValue 10 000 */
+  capacity?: number;
+  /** Default bound for {@link TurnRecorder.terminalOf}. @unit milliseconds @defaultValue 60 000 */
+  defaultTimeoutMs?: number;
+}
+
+/** Default number of terminals a recorder retains. */
+export const DEFAULT_TERMINAL_CAPACITY = 10_000;
+
+/**
+ * Records turn terminals as they stream in and answers "how did turn X end?" — at once when
+ * the terminal is already in, otherwise by joining that turn's waiter list. Every wait is
+ * bounded (timeout, abort signal, or connection close).
+ *
+ * @example
+ * ```ts
+ * const terminal = await client.turns.terminalOf(turnId, { timeoutMs: 10_000 });
+ * console.log(terminal.terminal); // "cancelled"
+ * ```
+ */
+export class TurnRecorder {
+  readonly #terminals = new Map<string, TurnCompletedParams>();
+  readonly #waiters = new Map<string, Array<BoundedWait<TurnCompletedParams>>>();
+  readonly #capacity: number;
+  readonly #defaultTimeoutMs: number;
+  #closedWith: MspError | undefined;
+
+  constructor(options: TurnRecorderOptions = {}) {
+    this.#capacity = options.capacity ?? DEFAULT_TERMINAL_CAPACITY;
+    this.#defaultTimeoutMs = options.defaultTimeoutMs ?? 60_000;
+    if (!(this.#capacity >= 1)) throw new RangeError(`capacity must be at least 1, got ${this.#capacity}`);
+  }
+
+  /**
+   * Record a terminal and wake every waiter of that turn. Returns `false`, recording nothing,
+   * when this turn's terminal is already recorded (a duplicate).
+   *
+   * @example
+   * ```ts
+   * recorder.record(params); // true the first time, false for a duplicate
+   * ```
+   */
+  record(params: TurnCompletedParams): boolean {
+    if (this.#terminals.has(params.turnId)) return false;
+    this.#terminals.set(params.turnId, params);
+    if (this.#terminals.size > this.#capacity) {
+      const oldest = this.#terminals.keys().next().value as string;
+      this.#terminals.delete(oldest);
+    }
+    const list = this.#waiters.get(params.turnId);
+    if (list !== undefined) {
+      this.#waiters.delete(params.turnId);
+      for (const waiter of list) waiter.resolve(params);
+    }
+    return true;
+  }
+
+  /**
+   * The recorded terminal of a turn, or `undefined` if none is recorded (yet, or any more).
+   *
+   * @example
+   * ```ts
+   * recorder.get(turnId)?.terminal; // "completed" | "cancelled" | "failed" | undefined
+   * ```
+   */
+  get(turnId: string): TurnCompletedParams | undefined {
+    return this.#terminals.get(turnId);
+  }
+
+  /**
+   * The terminal of a turn: the record first, then a bounded wait on that turn's waiter list.
+   * Rejects with `MspError` kind `timeout`, `aborted`, or `connectionClosed`.
+   *
+   * @example
+   * ```ts
+   * const t = await recorder.terminalOf(turnId, { timeoutMs: 5_000, signal });
+   * ```
+   */
+  terminalOf(turnId: string, options: WaitOptions = {}): Promise<TurnCompletedParams> {
+    const recorded = this.#terminals.get(turnId);
+    if (recorded !== undefined) return Promise.resolve(recorded);
+    if (this.#closedWith !== undefined) return Promise.reject(this.#closedWith);
+    let list = this.#waiters.get(turnId);
+    if (list === undefined) {
+      list = [];
+      this.#waiters.set(turnId, list);
+    }
+    const waiters = list;
+    // Declared before creation: an already-aborted signal settles inside boundedWait().
+    let wait: BoundedWait<TurnCompletedParams> | undefined;
+    wait = boundedWait<TurnCompletedParams>(
+      `waiting for the terminal of turn ${turnId}`,
+      { turnId },
+      { ...options, defaultTimeoutMs: this.#defaultTimeoutMs },
+      () => {
+        const at = wait === undefined ? -1 : waiters.indexOf(wait);
+        if (at >= 0) waiters.splice(at, 1);
+        if (waiters.length === 0 && this.#waiters.get(turnId) === waiters) this.#waiters.delete(turnId);
+      },
+    );
+    if (!wait.settled) waiters.push(wait);
+    else if (waiters.length === 0) this.#waiters.delete(turnId);
+    return wait.promise;
+  }
+
+  /**
+   * Settle every pending waiter with `error` (the connection closed) and reject later waits
+   * for unrecorded turns with it too. Recorded terminals stay readable.
+   */
+  closeAll(error: MspError): void {
+    this.#closedWith ??= error;
+    const lists = [...this.#waiters.values()];
+    this.#waiters.clear();
+    for (const list of lists) for (const waiter of [...list]) waiter.reject(error);
+  }
+
+  /** Number of pending waiters, over all turns. */
+  get waiterCount(): number {
+    let n = 0;
+    for (const list of this.#waiters.values()) n += list.length;
+    return n;
+  }
+
+  /** Number of retained terminals. */
+  get size(): number {
+    return this.#terminals.size;
+  }
+}

@@ -1,0 +1,219 @@
+/** Test helper: spawns the real `muse-host serve --stdio` and speaks raw NDJSON JSON-RPC to it. */
+import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+
+/** The repository root (the host is started from here so `--import tsx` resolves). */
+export const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
+
+/** A model fixture's absolute path. */
+export function fixture(name: string): string {
+  return fileURLToPath(new URL(`../fixtures/models/${name}`, import.meta.url));
+}
+
+/** One message read from the host's stdout. */
+export type WireMessage = Record<string, unknown> & {
+  id?: number | string | null;
+  method?: string;
+  params?: Record<string, unknown>;
+  result?: Record<string, unknown>;
+  error?: { code: number; message: string; data?: Record<string, unknown> };
+};
+
+/**
+ * A running host child process. Every message it writes is kept in `wire` (in order).
+ *
+ * @example
+ * ```ts
+ * const host = HostProcess.start(["--script", fixture("hello.json")]);
+ * const created = await host.request("session/create", {});
+ * await host.stop();
+ * ```
+ */
+export class HostProcess {
+  readonly child: ChildProcessWithoutNullStreams;
+  readonly wire: WireMessage[] = [];
+  stderr = "";
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  #nextId = 1;
+  #buffer = "";
+  #listeners = new Set<() => void>();
+
+  private constructor(child: ChildProcessWithoutNullStreams) {
+    this.child = child;
+    child.stdout.setEncoding("utf8");
+    child.stdout.on("data", (chunk: string) => {
+      this.#buffer += chunk;
+      let nl: number;
+      while ((nl = this.#buffer.indexOf("\n")) >= 0) {
+        const line = this.#buffer.slice(0, nl);
+        this.#buffer = this.#buffer.slice(nl + 1);
+        if (line.trim() !== "") this.wire.push(JSON.parse(line) as WireMessage);
+      }
+      for (const l of [...this.#listeners]) l();
+    });
+    child.stderr.setEncoding("utf8");
+    child.stderr.on("data", (chunk: string) => (this.stderr += chunk));
+    this.exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
+  }
+
+  /** Starts `muse-host serve --stdio ...args`. */
+  static start(args: string[]): HostProcess {
+    const child = spawn(process.execPath, ["--import", "tsx", "src/host/cli.ts", "serve", "--stdio", ...args], {
+      cwd: repoRoot,
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    return new HostProcess(child);
+  }
+
+  /** Writes one raw line. */
+  writeLine(line: string): void {
+    this.child.stdin.write(`${line}\n`);
+  }
+
+  /** Sends a request; returns its id. */
+  send(method: string, params: Record<string, unknown>): number {
+    const id = this.#nextId++;
+    this.writeLine(JSON.stringify({ jsonrpc: "2.0", id, method, params }));
+    return id;
+  }
+
+  /** Sends a request and waits for its response (result or error). */
+  async request(method: string, params: Record<string, unknown>, timeoutMs = 5000): Promise<WireMessage> {
+    const id = this.send(method, params);
+    return this.waitFor((m) => m.id === id && m.method === undefined, timeoutMs, `response to ${method}`);
+  }
+
+  /** Index in `wire` of the first message matching `predicate`, or -1. */
+  indexOf(predicate: (m: WireMessage) => boolean): number {
+    return this.wire.findIndex(predicate);
+  }
+
+  /** Waits (bounded) until a message matching `predicate` has arrived; resolves with it. */
+  waitFor(predicate: (m: WireMessage) => boolean, timeoutMs = 5000, what = "message"): Promise<WireMessage> {
+    return new Promise((resolve, reject) => {
+      const check = () => {
+        const found = this.wire.find(predicate);
+        if (found === undefined) return false;
+        cleanup();
+        resolve(found);
+        return true;
+      };
+      const timer = setTimeout(() => {
+        cleanup();
+        reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}; stderr:\n${this.stderr}`));
+      }, timeoutMs);
+      const cleanup = () => {
+        clearTimeout(timer);
+        this.#listeners.delete(listener);
+      };
+      const listener = () => void check();
+      if (!check()) this.#listeners.add(listener);
+    });
+  }
+
+  /** Notifications (in wire order) of one method, optionally about one turn. */
+  notifications(method: string, turnId?: string): Array<Record<string, unknown>> {
+    return this.wire
+      .filter((m) => m.method === method && m.id === undefined)
+      .map((m) => m.params ?? {})
+      .filter((p) => turnId === undefined || p["turnId"] === turnId || (p["item"] as { turnId?: string } | undefined)?.turnId === turnId);
+  }
+
+  /** Closes stdin and waits (bounded) for exit; SIGKILLs it if it does not exit in time. */
+  async stop(timeoutMs = 5000): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.stdin.end();
+    return this.#bounded(timeoutMs);
+  }
+
+  /** SIGKILLs the host (if still running) and waits for it. */
+  async kill(): Promise<void> {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill("SIGKILL");
+    await this.#bounded(5000);
+  }
+
+  async #bounded(timeoutMs: number): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<"timeout">((r) => (timer = setTimeout(() => r("timeout"), timeoutMs)));
+    const outcome = await Promise.race([this.exited, timeout]);
+    clearTimeout(timer);
+    if (outcome === "timeout") {
+      this.child.kill("SIGKILL");
+      await this.exited;
+      throw new Error(`host did not exit within ${timeoutMs} ms`);
+    }
+    return outcome;
+  }
+}
+
+/**
+ * True when `pid` no longer runs: kill(pid, 0) throws ESRCH, or the process is a zombie (it has
+ * exited; this sandbox's PID 1 does not reap orphans, so a killed grandchild can linger as one).
+ */
+export function isProcessGone(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "ESRCH";
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z");
+  } catch {
+    return true;
+  }
+}
+
+/** Waits (bounded) until every pid is gone. */
+export async function waitGone(pids: number[], timeoutMs = 3000): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (pids.every(isProcessGone)) return true;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return pids.every(isProcessGone);
+}
+
+/**
+ * Checks the MSP invariants on a host's wire: one terminal per accepted turn, every item closed
+ * before its turn's terminal, nothing after a terminal, cursors strictly increasing per session,
+ * already_terminal only after the terminal. Returns the problems found.
+ */
+export function invariantProblems(wire: readonly WireMessage[], acceptedTurnIds: readonly string[]): string[] {
+  const problems: string[] = [];
+  const lastCursor = new Map<string, number>();
+  const terminals = new Map<string, number>();
+  const openItems = new Map<string, string>(); // itemId -> turnId
+  const itemTerminal = new Map<string, number>();
+  wire.forEach((m, i) => {
+    if (m.error?.data?.["reason"] === "already_terminal") {
+      const t = m.error.data["turnId"] as string;
+      if (!terminals.has(t)) problems.push(`already_terminal for ${t} before its turn/completed`);
+    }
+    if (m.method === undefined || m.params === undefined) return;
+    const p = m.params;
+    const sessionId = p["sessionId"] as string;
+    const n = Number(String(p["viewCursor"]).split(":").pop());
+    if (n <= (lastCursor.get(sessionId) ?? 0)) problems.push(`cursor ${String(p["viewCursor"])} not increasing at ${i}`);
+    lastCursor.set(sessionId, n);
+    const item = p["item"] as { itemId: string; turnId: string } | undefined;
+    const turnId = item?.turnId ?? (p["turnId"] as string);
+    if (terminals.has(turnId)) problems.push(`${m.method} for turn ${turnId} after its turn/completed`);
+    if (m.method === "item/started") openItems.set(item!.itemId, turnId);
+    if (m.method === "item/completed") {
+      if (!openItems.has(item!.itemId)) problems.push(`item/completed without item/started: ${item!.itemId}`);
+      if (itemTerminal.has(item!.itemId)) problems.push(`second item/completed for ${item!.itemId}`);
+      itemTerminal.set(item!.itemId, i);
+      openItems.delete(item!.itemId);
+    }
+    if (m.method === "turn/completed") {
+      for (const [itemId, t] of openItems) if (t === turnId) problems.push(`item ${itemId} open at turn/completed of ${turnId}`);
+      terminals.set(turnId, i);
+    }
+  });
+  for (const t of acceptedTurnIds) if (!terminals.has(t)) problems.push(`turn ${t} has no turn/completed`);
+  const counts = new Map<string, number>();
+  for (const m of wire) if (m.method === "turn/completed") counts.set(m.params!["turnId"] as string, (counts.get(m.params!["turnId"] as string) ?? 0) + 1);
+  for (const [t, c] of counts) if (c > 1) problems.push(`turn ${t} has ${c} turn/completed`);
+  return problems;
+}

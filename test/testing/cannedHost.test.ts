@@ -1,0 +1,37 @@
+import { describe, expect, it } from "vitest";
+import { MspError } from "../../src/index.js";
+import { CannedHost } from "../../src/testing/index.js";
+
+const SESSION = "0198f0aa-1111-7000-8000-0000000000aa";
+const input = [{ type: "text" as const, text: "Run the flaky integration suite" }];
+
+describe("CannedHost", () => {
+  it("replays the seed's cancel-mid-turn exchange through the SDK", async () => {
+    const host = CannedHost.fromFile("transcripts/cancel-mid-turn.jsonl");
+    const msp = host.connect({ defaultTimeoutMs: 2_000 });
+    const seen: string[] = [];
+    msp.connection.onNotification((n) => seen.push(n.method));
+    const ack = await msp.connection.command("turn/start", { sessionId: SESSION, input });
+    expect(ack.turnId).toBe(ack.commandId);
+    expect(ack.disposition).toBe("started");
+    const cancel = await msp.connection.command("turn/cancel", { sessionId: SESSION, turnId: ack.turnId });
+    expect(cancel.status).toBe("accepted");
+    const terminal = await msp.turns.terminalOf(ack.turnId, { timeoutMs: 1_000 });
+    expect(terminal.terminal).toBe("cancelled");
+    expect(terminal.reason).toBe("cancelled during tool execution");
+    expect(seen).toEqual(["item/completed", "turn/completed"]);
+    const tool = msp.items.itemsOf(ack.turnId)[0];
+    expect(tool?.status).toBe("cancelled");
+    await host.done();
+    await msp.close();
+  });
+
+  it("fails loudly with a diff when the client strays, and the pending command settles", async () => {
+    const host = CannedHost.fromFile("transcripts/cancel-mid-turn.jsonl");
+    const msp = host.connect({ defaultTimeoutMs: 2_000 });
+    const error = await msp.connection.command("turn/start", { sessionId: SESSION, input: [{ type: "text", text: "something else" }] }).catch((e: unknown) => e);
+    expect(MspError.is(error) && error.kind).toBe("rpcError");
+    await expect(host.done()).rejects.toThrow(/params\.input\.0\.text: expected "Run the flaky integration suite", got "something else"/);
+    await msp.closed;
+  });
+});
