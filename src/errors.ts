@@ -76,7 +76,12 @@ export class MspError extends Error {
    * ```
    */
   static is(value: unknown): value is MspError {
-    return value instanceof MspError || (typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[BRAND] === true);
+    return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
+  }
+
+  /** `instanceof MspError` holds across bundles and copies of this package too (ESM and CJS). */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return MspError.is(value);
   }
 
   /**

@@ -44,6 +44,7 @@ export abstract class FramedMessageReader extends AbstractMessageReader {
         this.stop();
       }),
       this.#channel.onError((error) => {
+        this.#endDetails ??= { reason: `transport error: ${error instanceof Error ? error.message : String(error)}` };
         this.fireError(error);
         this.stop();
       }),

@@ -11,6 +11,16 @@ import { parseTranscript, readTranscript, type TranscriptLine } from "./transcri
 /** JSON-RPC error code the canned host answers with when a client message does not match. */
 export const TRANSCRIPT_MISMATCH_CODE = -32099;
 
+/** Options of a {@link CannedHost}. */
+export interface CannedHostOptions {
+  /**
+   * Drop the connection abruptly once the last line has played, as a host that crashed
+   * would (the client sees end-of-stream and settles everything as `connectionClosed`).
+   * @defaultValue false
+   */
+  hangUpAtEnd?: boolean;
+}
+
 /** Options of {@link CannedHost.done}. */
 export interface DoneOptions {
   /** How long to wait for the rest of the transcript to play. @unit milliseconds @defaultValue 5 000 */
@@ -49,9 +59,12 @@ export class CannedHost {
   readonly #encoder = new TextEncoder();
   #buffer = "";
 
-  private constructor(lines: TranscriptLine[], source: string) {
+  readonly #hangUpAtEnd: boolean;
+
+  private constructor(lines: TranscriptLine[], source: string, options: CannedHostOptions) {
     this.#lines = lines;
     this.#source = source;
+    this.#hangUpAtEnd = options.hangUpAtEnd ?? false;
     if (!lines.some((l) => l.dir === "client")) throw new SyntaxError(`${source}: a transcript needs at least one client line`);
   }
 
@@ -63,8 +76,8 @@ export class CannedHost {
    * const host = CannedHost.fromFile("transcripts/cancel-race.jsonl");
    * ```
    */
-  static fromFile(path: string): CannedHost {
-    return new CannedHost(readTranscript(path), path);
+  static fromFile(path: string, options: CannedHostOptions = {}): CannedHost {
+    return new CannedHost(readTranscript(path), path, options);
   }
 
   /**
@@ -78,8 +91,8 @@ export class CannedHost {
    * ]);
    * ```
    */
-  static fromLines(lines: string | readonly string[]): CannedHost {
-    return new CannedHost(parseTranscript(lines), "transcript");
+  static fromLines(lines: string | readonly string[], options: CannedHostOptions = {}): CannedHost {
+    return new CannedHost(parseTranscript(lines), "transcript", options);
   }
 
   /**
@@ -239,6 +252,7 @@ export class CannedHost {
       if (line === undefined) {
         this.#finished = true;
         this.#notify();
+        if (this.#hangUpAtEnd) this.#channel?.destroy({ reason: "the canned host hung up at the end of its transcript" });
         return;
       }
       if (line.dir !== "server") return;

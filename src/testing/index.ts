@@ -6,7 +6,7 @@
  * @packageDocumentation
  */
 export { CannedHost, TRANSCRIPT_MISMATCH_CODE } from "./cannedHost.js";
-export type { DoneOptions } from "./cannedHost.js";
+export type { CannedHostOptions, DoneOptions } from "./cannedHost.js";
 export { createLinkedPair } from "./linkedPair.js";
 export type { LinkedChannel } from "./linkedPair.js";
 export { parseTranscript, formatTranscriptEntry, readTranscript } from "./transcript.js";

@@ -1,0 +1,12 @@
+/**
+ * @muse-code/sdk/node: Node-only transports. Spawn a host as a child process and talk to it
+ * over stdio.
+ *
+ * Any new export added here becomes public API. Use named exports, not wildcards.
+ *
+ * @packageDocumentation
+ */
+export { spawnHost, SpawnedHost } from "./spawnHost.js";
+export type { SpawnHostOptions, HostExit } from "./spawnHost.js";
+export { streamChannel } from "./streamChannel.js";
+export { signalGroup, groupAlive } from "./processGroup.js";

@@ -1,0 +1,163 @@
+/**
+ * spawnHost: start an MSP host as a child process (its own process group) and connect to it
+ * over stdio. `close()` ends stdin, then SIGTERMs, then SIGKILLs the whole group.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { MspClient, type ConnectOptions } from "../client.js";
+import { MspConnection } from "../connection.js";
+import type { CloseInfo } from "../connection.js";
+import { ContentLengthMessageReader, ContentLengthMessageWriter } from "../framing/contentLength.js";
+import { NdjsonMessageReader, NdjsonMessageWriter } from "../framing/ndjson.js";
+import { groupAlive, signalGroup } from "./processGroup.js";
+import { streamChannel } from "./streamChannel.js";
+
+/** Options of {@link spawnHost}. */
+export interface SpawnHostOptions extends ConnectOptions {
+  command: string;
+  args?: readonly string[];
+  /** Environment of the host. @defaultValue `process.env` */
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+  /** Where the host's stderr goes. @defaultValue "inherit" */
+  stderr?: "inherit" | "pipe" | "ignore";
+  /** How long each step of `close()` waits before the next, harder one. @unit milliseconds @defaultValue 2 000 */
+  killGraceMs?: number;
+}
+
+/** How a spawned host ended. */
+export interface HostExit {
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+/** After stdout ends, how long to wait for the exit status before reporting without it. @unit milliseconds */
+const EXIT_STATUS_WAIT_MS = 200;
+
+/**
+ * An {@link MspClient} connected to a child-process host.
+ *
+ * @example
+ * ```ts
+ * const host = spawnHost({ command: "muse-host", args: ["serve", "--stdio", "--script", "model.json"] });
+ * console.log(host.pid);
+ * await host.close();
+ * ```
+ */
+export class SpawnedHost extends MspClient {
+  /** The host's `ChildProcess`. */
+  readonly process: ChildProcess;
+  /** Resolves with the host's exit code or signal once it has exited. */
+  readonly exited: Promise<HostExit>;
+  readonly #killGraceMs: number;
+  readonly #cleanupOnExit: () => void;
+  #closing: Promise<CloseInfo> | undefined;
+
+  /** @internal Use {@link spawnHost}. */
+  constructor(connection: MspConnection, child: ChildProcess, exited: Promise<HostExit>, killGraceMs: number) {
+    super(connection);
+    this.process = child;
+    this.exited = exited;
+    this.#killGraceMs = killGraceMs;
+    const pid = child.pid;
+    // If this process exits first, take the host's whole group with it.
+    this.#cleanupOnExit = () => {
+      if (pid !== undefined) signalGroup(pid, "SIGKILL");
+    };
+    process.on("exit", this.#cleanupOnExit);
+    void exited.then(() => {
+      // Grandchildren may outlive the host: the group goes with it.
+      if (pid !== undefined && groupAlive(pid)) signalGroup(pid, "SIGKILL");
+      process.off("exit", this.#cleanupOnExit);
+    });
+  }
+
+  /** The host's process id (its process group id too). */
+  get pid(): number {
+    return this.process.pid as number;
+  }
+
+  /**
+   * Close the connection (pending work settles `connectionClosed` at once), end stdin, then
+   * SIGTERM and finally SIGKILL the host's process group, each after `killGraceMs`.
+   *
+   * @example
+   * ```ts
+   * await host.close(); // no orphan left, grandchildren included
+   * ```
+   */
+  override close(): Promise<CloseInfo> {
+    this.#closing ??= this.#stop();
+    return this.#closing;
+  }
+
+  async #stop(): Promise<CloseInfo> {
+    const info = await this.connection.close();
+    const pid = this.process.pid;
+    if (pid === undefined) return info;
+    const exitedWithin = (ms: number) =>
+      Promise.race([this.exited.then(() => true), new Promise<boolean>((resolve) => setTimeout(resolve, ms, false).unref())]);
+    if (!(await exitedWithin(this.#killGraceMs))) {
+      signalGroup(pid, "SIGTERM");
+      if (!(await exitedWithin(this.#killGraceMs))) signalGroup(pid, "SIGKILL");
+    }
+    await this.exited;
+    if (groupAlive(pid)) signalGroup(pid, "SIGKILL");
+    return info;
+  }
+}
+
+/**
+ * Spawn an MSP host and connect to it over its stdio (NDJSON by default). If the host exits,
+ * everything pending settles as `connectionClosed` with `exitCode` or `signal` in `data`.
+ *
+ * @example
+ * ```ts
+ * const host = spawnHost({ command: process.execPath, args: ["dist/host/cli.js", "serve", "--stdio", "--script", "m.json"] });
+ * const { sessionId } = await host.connection.command("session/create", {});
+ * ```
+ */
+export function spawnHost(options: SpawnHostOptions): SpawnedHost {
+  const { command, args = [], env, cwd, stderr = "inherit", killGraceMs = 2_000, framing = "ndjson", maxMessageBytes, ...connectionOptions } = options;
+  const child = spawn(command, [...args], {
+    stdio: ["pipe", "pipe", stderr],
+    detached: true,
+    ...(env === undefined ? {} : { env }),
+    ...(cwd === undefined ? {} : { cwd }),
+  });
+  const stdin = child.stdin;
+  const stdout = child.stdout;
+  if (stdin === null || stdout === null) throw new Error("spawnHost: the child has no stdio pipes");
+  const channel = streamChannel(stdout, stdin);
+  let exitStatus: HostExit | undefined;
+  let stdoutEnded = false;
+  const exited = new Promise<HostExit>((resolve) => {
+    child.once("error", (error) => {
+      // The host never started (ENOENT, EACCES): there is no exit to wait for.
+      if (child.pid === undefined) {
+        exitStatus = { exitCode: null, signal: null };
+        resolve(exitStatus);
+        channel.emitEnd({ reason: `could not start ${command}: ${error.message}` });
+      }
+    });
+    child.once("exit", (exitCode, signal) => {
+      exitStatus = { exitCode, signal };
+      resolve(exitStatus);
+      if (stdoutEnded) report();
+      else setTimeout(report, EXIT_STATUS_WAIT_MS).unref();
+    });
+  });
+  const report = () => channel.emitEnd(exitStatus === undefined ? {} : { exitCode: exitStatus.exitCode, signal: exitStatus.signal, reason: describeExit(exitStatus) });
+  stdout.once("end", () => {
+    stdoutEnded = true;
+    if (exitStatus !== undefined) report();
+    else setTimeout(report, EXIT_STATUS_WAIT_MS).unref();
+  });
+  const readerOptions = maxMessageBytes === undefined ? {} : { maxMessageBytes };
+  const reader = framing === "content-length" ? new ContentLengthMessageReader(channel, readerOptions) : new NdjsonMessageReader(channel, readerOptions);
+  const writer = framing === "content-length" ? new ContentLengthMessageWriter(channel) : new NdjsonMessageWriter(channel);
+  return new SpawnedHost(new MspConnection(reader, writer, connectionOptions), child, exited, killGraceMs);
+}
+
+function describeExit(exit: HostExit): string {
+  return exit.signal !== null ? `the host was killed by ${exit.signal}` : `the host exited with code ${exit.exitCode}`;
+}

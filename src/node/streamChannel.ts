@@ -1,0 +1,52 @@
+/**
+ * streamChannel: adapt a Node Readable/Writable pair (stdio, a socket, a child's pipes) to a
+ * ByteChannel. Pipe errors such as EPIPE surface as `onError`, never as a crash.
+ */
+import type { Readable, Writable } from "node:stream";
+import type { ByteChannel, EndDetails, Unsubscribe } from "../framing/byteChannel.js";
+
+/**
+ * Make a {@link ByteChannel} from a readable and a writable stream.
+ *
+ * @example
+ * ```ts
+ * const client = connect(streamChannel(socket, socket));
+ * ```
+ */
+export function streamChannel(readable: Readable, writable: Writable): ByteChannel & { emitEnd(details?: EndDetails): void } {
+  const endListeners = new Set<(details?: EndDetails) => void>();
+  const errorListeners = new Set<(error: unknown) => void>();
+  let ended = false;
+  const emitEnd = (details?: EndDetails) => {
+    if (ended) return;
+    ended = true;
+    for (const listener of [...endListeners]) listener(details);
+  };
+  const emitError = (error: unknown) => {
+    for (const listener of [...errorListeners]) listener(error);
+  };
+  // Always listen for errors: an unhandled 'error' event would crash the process.
+  readable.on("error", emitError);
+  writable.on("error", emitError);
+  const on = <T>(set: Set<T>, listener: T): Unsubscribe => {
+    set.add(listener);
+    return () => set.delete(listener);
+  };
+  return {
+    onData(listener) {
+      const onData = (chunk: Buffer | string) => listener(typeof chunk === "string" ? Buffer.from(chunk) : chunk);
+      readable.on("data", onData);
+      return () => readable.off("data", onData);
+    },
+    onEnd: (listener) => on(endListeners, listener),
+    onError: (listener) => on(errorListeners, listener),
+    write(bytes) {
+      if (writable.destroyed || writable.writableEnded) throw new Error("write after end: the pipe to the host is closed (EPIPE)");
+      writable.write(bytes);
+    },
+    end() {
+      if (!writable.writableEnded) writable.end();
+    },
+    emitEnd,
+  };
+}

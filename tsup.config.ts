@@ -1,0 +1,18 @@
+import { defineConfig } from "tsup";
+
+export default defineConfig({
+  entry: {
+    index: "src/index.ts",
+    "testing/index": "src/testing/index.ts",
+    "node/index": "src/node/index.ts",
+    "host/index": "src/host/index.ts",
+    "host/cli": "src/host/cli.ts",
+  },
+  format: ["esm", "cjs"],
+  dts: true,
+  sourcemap: true,
+  clean: true,
+  target: "node20",
+  splitting: true,
+  treeshake: true,
+});

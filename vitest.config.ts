@@ -1,0 +1,20 @@
+import { fileURLToPath } from "node:url";
+import { defineConfig } from "vitest/config";
+
+const src = (path: string) => fileURLToPath(new URL(`./src/${path}`, import.meta.url));
+
+export default defineConfig({
+  resolve: {
+    alias: [
+      { find: /^@muse-code\/sdk\/testing$/, replacement: src("testing/index.ts") },
+      { find: /^@muse-code\/sdk\/node$/, replacement: src("node/index.ts") },
+      { find: /^@muse-code\/sdk\/host$/, replacement: src("host/index.ts") },
+      { find: /^@muse-code\/sdk$/, replacement: src("index.ts") },
+    ],
+  },
+  test: {
+    include: ["test/**/*.test.ts"],
+    testTimeout: 20_000,
+    hookTimeout: 20_000,
+  },
+});
