@@ -1,9 +1,23 @@
 /** The idempotency cache: a repeated commandId gets the identical answer, without re-executing. */
 
-/** What a command answered: its result or its JSON-RPC error. */
+/**
+ * What a command answered: its result or its JSON-RPC error.
+ *
+ * @example
+ * ```ts
+ * const outcome: CommandOutcome = { kind: "result", result: { commandId, status: "accepted" } };
+ * ```
+ */
 export type CommandOutcome = { kind: "result"; result: unknown } | { kind: "error"; error: { code: number; message: string; data?: unknown } };
 
-/** Default number of commandIds remembered. */
+/**
+ * Default number of commandIds remembered.
+ *
+ * @example
+ * ```ts
+ * new CommandCache(DEFAULT_COMMAND_CACHE_CAPACITY); // 10 000 entries
+ * ```
+ */
 export const DEFAULT_COMMAND_CACHE_CAPACITY = 10_000;
 
 /**

@@ -17,22 +17,50 @@ export const JsonRpcErrorCodes = {
   internalError: -32603,
 } as const;
 
-/** A JSON-RPC id. */
+/**
+ * A JSON-RPC id.
+ *
+ * @example
+ * ```ts
+ * const id: JsonRpcId = null; // the id of a response to an unparseable message
+ * ```
+ */
 export type JsonRpcId = string | number | null;
 
-/** A JSON-RPC error object. */
+/**
+ * A JSON-RPC error object.
+ *
+ * @example
+ * ```ts
+ * const error: JsonRpcError = { code: -32601, message: "Method not found: x" };
+ * ```
+ */
 export interface JsonRpcError {
   code: number;
   message: string;
   data?: unknown;
 }
 
-/** A JSON-RPC response: exactly one of `result` or `error`. */
+/**
+ * A JSON-RPC response: exactly one of `result` or `error`.
+ *
+ * @example
+ * ```ts
+ * const ok: JsonRpcResponse = { jsonrpc: "2.0", id: 1, result: { status: "accepted" } };
+ * ```
+ */
 export type JsonRpcResponse =
   | { jsonrpc: "2.0"; id: JsonRpcId; result: unknown }
   | { jsonrpc: "2.0"; id: JsonRpcId; error: JsonRpcError };
 
-/** A JSON-RPC notification. */
+/**
+ * A JSON-RPC notification.
+ *
+ * @example
+ * ```ts
+ * const n: JsonRpcNotification = { jsonrpc: "2.0", method: "turn/started", params: { turnId } };
+ * ```
+ */
 export interface JsonRpcNotification {
   jsonrpc: "2.0";
   method: string;

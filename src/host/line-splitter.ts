@@ -1,6 +1,14 @@
 /** The NDJSON line splitter: bytes in, complete UTF-8 lines out, splitting on byte 0x0A. */
 
-/** Default longest line accepted. @unit bytes */
+/**
+ * Default longest line accepted.
+ * @unit bytes
+ *
+ * @example
+ * ```ts
+ * new LineSplitter(onLine, { maxLineBytes: DEFAULT_MAX_LINE_BYTES });
+ * ```
+ */
 export const DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024;
 
 /**

@@ -25,12 +25,33 @@ import { recoverSessions, type RecoveredSession } from "./session-recovery.js";
 import type { ShellOptions } from "./shell-tool.js";
 import { parseViewCursor } from "./view-cursor.js";
 
-/** The host's name in `host/info`. */
+/**
+ * The host's name in `host/info`.
+ *
+ * @example
+ * ```ts
+ * if (info.name === HOST_NAME) console.log("talking to the reference host");
+ * ```
+ */
 export const HOST_NAME = "muse-host";
-/** The host's version in `host/info` (kept in step with package.json). */
+/**
+ * The host's version in `host/info` (kept in step with package.json by hand).
+ *
+ * @example
+ * ```ts
+ * console.log(`muse-host ${HOST_VERSION}`);
+ * ```
+ */
 export const HOST_VERSION = "0.1.0";
 
-/** Options of {@link createHost}. */
+/**
+ * Options of {@link createHost}.
+ *
+ * @example
+ * ```ts
+ * const options: MuseHostOptions = { models, defaultModel: "default", dataDir: "/var/muse", killGraceMs: 500 };
+ * ```
+ */
 export interface MuseHostOptions {
   /** The loaded models, by name. At least one. */
   models: ReadonlyMap<string, ScriptedModel>;
@@ -136,12 +157,22 @@ export class MuseHost {
     return this.#sessions.get(sessionId);
   }
 
-  /** Serves one transport: reads its messages and sends it every notification. */
+  /**
+   * Serves one transport: reads its messages and sends it every notification until
+   * {@link MuseHost.disconnect} or shutdown. The end of its input does not detach it: with stdio,
+   * stdin EOF starts a shutdown whose cancelled terminals must still reach stdout.
+   */
   connect(transport: MessageTransport): void {
-    const connection: Connection = { transport };
-    this.#connections.add(connection);
+    this.#connections.add({ transport });
     transport.onMessage((text) => this.#onText(text, (message) => transport.send(message)));
-    transport.onClose(() => this.#connections.delete(connection));
+  }
+
+  /** Stops sending notifications to `transport` and closes it (e.g. a WebSocket that went away). */
+  disconnect(transport: MessageTransport): void {
+    for (const c of this.#connections) {
+      if (c.transport === transport) this.#connections.delete(c);
+    }
+    transport.close();
   }
 
   /**

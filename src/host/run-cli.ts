@@ -4,7 +4,14 @@ import { loadScriptedModel, type ScriptedModel } from "./scripted-model.js";
 import { createHost, HOST_VERSION, type MuseHostOptions } from "./muse-host.js";
 import { createStdioTransport } from "./stdio-transport.js";
 
-/** Parsed `muse-host serve` options. */
+/**
+ * Parsed `muse-host serve` options.
+ *
+ * @example
+ * ```ts
+ * const options: ServeOptions = parseServeArgs(["--stdio", "--script", "m.json"]);
+ * ```
+ */
 export interface ServeOptions {
   transport: "stdio";
   /** The default model's script (model name `default` unless `--default-model`). */
@@ -19,7 +26,14 @@ export interface ServeOptions {
   outputCapBytes?: number;
 }
 
-/** The usage text of `muse-host`. */
+/**
+ * The usage text of `muse-host`.
+ *
+ * @example
+ * ```ts
+ * process.stderr.write(`${USAGE}\n`);
+ * ```
+ */
 export const USAGE = `usage: muse-host serve --stdio --script PATH [--data DIR] [--model NAME=PATH ...]
                        [--default-model NAME] [--kill-grace-ms N] [--output-cap-bytes N]
        muse-host --version | --help`;

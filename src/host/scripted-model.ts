@@ -3,13 +3,27 @@ import { readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { isObject } from "../protocol/index.js";
 
-/** A tool call a scripted step asks for. `args` is any JSON object. */
+/**
+ * A tool call a scripted step asks for. `args` is any JSON object.
+ *
+ * @example
+ * ```ts
+ * const call: ScriptedToolCall = { tool: "shell", args: { command: "ls" } };
+ * ```
+ */
 export interface ScriptedToolCall {
   tool: string;
   args: Record<string, unknown>;
 }
 
-/** One model step: reasoning, then text, then tool calls whose results feed the next step. */
+/**
+ * One model step: reasoning, then text, then tool calls whose results feed the next step.
+ *
+ * @example
+ * ```ts
+ * const step: ScriptedStep = { text: "hi", chunkSize: 8, chunkDelayMs: 0, toolCalls: [] };
+ * ```
+ */
 export interface ScriptedStep {
   reasoning?: string;
   text?: string;
@@ -20,7 +34,14 @@ export interface ScriptedStep {
   toolCalls: ScriptedToolCall[];
 }
 
-/** One scripted turn: its steps, played in order. */
+/**
+ * One scripted turn: its steps, played in order.
+ *
+ * @example
+ * ```ts
+ * const turn: ScriptedTurn = model.turnAt(0);
+ * ```
+ */
 export interface ScriptedTurn {
   steps: ScriptedStep[];
 }
@@ -41,7 +62,14 @@ export interface ScriptedModel {
   turnAt(index: number): ScriptedTurn;
 }
 
-/** One chunk a scripted step streams. Tool calls arrive only after all text. */
+/**
+ * One chunk a scripted step streams. Tool calls arrive only after all text.
+ *
+ * @example
+ * ```ts
+ * const chunk: ModelChunk = { kind: "text", delta: "Hel" };
+ * ```
+ */
 export type ModelChunk =
   | { kind: "reasoning"; delta: string }
   | { kind: "text"; delta: string }

@@ -38,7 +38,14 @@ export const TurnReasons = {
   hostRestarted: "host restarted",
 } as const;
 
-/** Failure reason and error of a tool call that was scheduled but never dispatched. */
+/**
+ * Failure reason and error of a tool call that was scheduled but never dispatched.
+ *
+ * @example
+ * ```ts
+ * if (item.failureReason === TOOL_ABORTED_BEFORE_DISPATCH.failureReason) showSkipped(item);
+ * ```
+ */
 export const TOOL_ABORTED_BEFORE_DISPATCH = {
   failureReason: "tool call aborted before dispatch",
   error: { name: "AbortError", code: "TOOL_ABORTED_BEFORE_DISPATCH" },
@@ -64,10 +71,25 @@ interface AcceptedTurn {
   acceptedAt: number;
 }
 
-/** What a session agent knows about one of its turns. */
+/**
+ * What a session agent knows about one of its turns.
+ *
+ * @example
+ * ```ts
+ * const state = agent.turnState(turnId);
+ * if (state?.state === "terminal") console.log(state.params.terminal);
+ * ```
+ */
 export type TurnState = { state: "running" } | { state: "queued" } | { state: "terminal"; params: TurnCompletedParams };
 
-/** Everything a {@link SessionAgent} needs. */
+/**
+ * Everything a {@link SessionAgent} needs.
+ *
+ * @example
+ * ```ts
+ * const options: SessionAgentOptions = { sessionId, log, models, modelName: "default", publish: send };
+ * ```
+ */
 export interface SessionAgentOptions {
   sessionId: string;
   log: SessionLog;
@@ -223,8 +245,9 @@ export class SessionAgent {
   #begin(turn: AcceptedTurn): void {
     this.#running = turn;
     const signal = this.#machine.enterRunning(turn.turnId, this.#begunTurns++);
+    const modelName = this.#modelName; // a later setModel affects the next turn, not this one
     // Run after the turn/start response has been written.
-    setImmediate(() => void this.#run(turn, signal));
+    setImmediate(() => void this.#run(turn, modelName, signal));
   }
 
   #emit(method: NotificationMethod, body: Record<string, unknown>): void {
@@ -251,7 +274,7 @@ export class SessionAgent {
     this.#terminals.set(turnId, body as unknown as TurnCompletedParams);
   }
 
-  async #run(turn: AcceptedTurn, signal: AbortSignal): Promise<void> {
+  async #run(turn: AcceptedTurn, modelName: string, signal: AbortSignal): Promise<void> {
     try {
       if (signal.aborted) {
         this.#complete(turn.turnId, "cancelled", TurnReasons.cancelledBeforeStart, signal.reason as CancelCause, turn.acceptedAt);
@@ -259,12 +282,12 @@ export class SessionAgent {
       }
       const startedAt = Date.now();
       const index = this.#startedTurns++;
-      const model = this.#models.get(this.#modelName);
+      const model = this.#models.get(modelName);
       this.#log.append({ type: "turnStarted", at: startedAt, turnId: turn.turnId, turn: index });
       this.#emit("turn/started", { turnId: turn.turnId });
       let where: CancelPoint = "promptAssembly";
       try {
-        if (model === undefined) throw new Error(`model ${this.#modelName} is not loaded`);
+        if (model === undefined) throw new Error(`model ${modelName} is not loaded`);
         const script = model.turnAt(index);
         await nextTick(); // prompt assembly (the scripted model has none; yield like real I/O would)
         signal.throwIfAborted();

@@ -106,7 +106,14 @@ export function readSessionLog(path: string): SessionLogRecord[] {
   return records;
 }
 
-/** A turn the log shows as accepted but not completed. */
+/**
+ * A turn the log shows as accepted but not completed.
+ *
+ * @example
+ * ```ts
+ * for (const t of summary.openTurns) console.error(t.turnId, t.started ? "was running" : "was queued");
+ * ```
+ */
 export interface OpenTurn {
   turnId: string;
   /** @unit milliseconds since the Unix epoch, when it started (or was accepted, if it never started) */

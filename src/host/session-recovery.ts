@@ -5,10 +5,24 @@ import type { Item, TurnCompletedParams } from "../protocol/index.js";
 import { readSessionLog, SessionLog, summarizeSessionLog, type SessionLogRecord } from "./session-log.js";
 import { viewCursor } from "./view-cursor.js";
 
-/** The `turn/completed` reason of a turn a restart cut off. */
+/**
+ * The `turn/completed` reason of a turn a restart cut off.
+ *
+ * @example
+ * ```ts
+ * if (params.reason === HOST_RESTARTED_REASON) offerRetry();
+ * ```
+ */
 export const HOST_RESTARTED_REASON = "host restarted";
 
-/** What recovery did to one session. */
+/**
+ * What recovery did to one session.
+ *
+ * @example
+ * ```ts
+ * const [first]: RecoveredSession[] = recoverSessions(dataDir);
+ * ```
+ */
 export interface RecoveredSession {
   sessionId: string;
   /** Turns closed with `failed: host restarted`, in acceptance order. */

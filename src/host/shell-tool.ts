@@ -1,7 +1,14 @@
 /** The shell tool: runs `/bin/sh -c` in its own process group and kills the whole group on abort. */
 import { spawn } from "node:child_process";
 
-/** What every tool receives: the turn's signal, and a sink for output as it arrives. */
+/**
+ * What every tool receives: the turn's signal, and a sink for output as it arrives.
+ *
+ * @example
+ * ```ts
+ * const exec: ToolExecution = { signal, onOutput: (out) => console.error(out) };
+ * ```
+ */
 export interface ToolExecution {
   /** Aborts when the turn is cancelled; the tool promises to observe it. */
   signal: AbortSignal;
@@ -9,7 +16,14 @@ export interface ToolExecution {
   onOutput?: (visibleOutput: string, truncated: boolean) => void;
 }
 
-/** How a tool call ended. `status` maps onto the toolCall item's final status. */
+/**
+ * How a tool call ended. `status` maps onto the toolCall item's final status.
+ *
+ * @example
+ * ```ts
+ * if (result.status === "failed") console.error(result.failureReason); // "exit code 3"
+ * ```
+ */
 export interface ToolResult {
   status: "completed" | "failed" | "cancelled";
   visibleOutput: string;
@@ -21,7 +35,14 @@ export interface ToolResult {
   pid?: number;
 }
 
-/** Options of {@link runShell}. */
+/**
+ * Options of {@link runShell}.
+ *
+ * @example
+ * ```ts
+ * await runShell("make", { signal }, { killGraceMs: 500, outputCapBytes: 4096 });
+ * ```
+ */
 export interface ShellOptions {
   /** @unit milliseconds between SIGTERM and SIGKILL of the group on abort (default 2000) */
   killGraceMs?: number;
@@ -31,9 +52,25 @@ export interface ShellOptions {
   onSpawn?: (pid: number) => void;
 }
 
-/** Default grace between SIGTERM and SIGKILL. @unit milliseconds */
+/**
+ * Default grace between SIGTERM and SIGKILL.
+ * @unit milliseconds
+ *
+ * @example
+ * ```ts
+ * const graceMs = options.killGraceMs ?? DEFAULT_KILL_GRACE_MS; // 2000
+ * ```
+ */
 export const DEFAULT_KILL_GRACE_MS = 2000;
-/** Default cap of a tool call's visible output. @unit bytes */
+/**
+ * Default cap of a tool call's visible output.
+ * @unit bytes
+ *
+ * @example
+ * ```ts
+ * const cap = options.outputCapBytes ?? DEFAULT_OUTPUT_CAP_BYTES; // 65536
+ * ```
+ */
 export const DEFAULT_OUTPUT_CAP_BYTES = 64 * 1024;
 
 function killGroup(pid: number, signal: NodeJS.Signals): void {

@@ -1,0 +1,258 @@
+import { describe, expect, it } from "vitest";
+import { connect, MspError } from "../src/index.js";
+import { makePeer, notification, rejection, result, SESSION, terminal } from "./helpers/peer.js";
+
+const UUIDV7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+describe("MspConnection.command", () => {
+  it("fills in a UUIDv7 commandId when missing and keeps one that is given", async () => {
+    const peer = makePeer();
+    const a = peer.client.connection.command("host/info", {});
+    const sent = await peer.nth(1);
+    const params = sent["params"] as Record<string, unknown>;
+    expect(params["commandId"]).toMatch(UUIDV7);
+    peer.send(result(sent["id"], { commandId: params["commandId"], name: "h" }));
+    expect((await a).name).toBe("h");
+    const b = peer.client.connection.command("host/info", { commandId: "mine" });
+    const sent2 = await peer.nth(2);
+    expect((sent2["params"] as Record<string, unknown>)["commandId"]).toBe("mine");
+    peer.send(result(sent2["id"], { commandId: "mine" }));
+    await b;
+    await peer.client.close();
+  });
+
+  it("maps -32001 to commandRejected with the wire data passed through", async () => {
+    const peer = makePeer();
+    const p = peer.client.connection.command("turn/cancel", { sessionId: SESSION, turnId: "t" });
+    const sent = await peer.nth(1);
+    peer.send(rejection(sent["id"], { commandId: "c", reason: "unknown_turn", turnId: "t" }));
+    const error = await p.catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(MspError);
+    expect((error as MspError).kind).toBe("commandRejected");
+    expect((error as MspError).data["reason"]).toBe("unknown_turn");
+    await peer.client.close();
+  });
+
+  it("maps other JSON-RPC errors to rpcError with {code, message, data}", async () => {
+    const peer = makePeer();
+    const p = peer.client.connection.command("nope/nope", {});
+    const sent = await peer.nth(1);
+    peer.send({ jsonrpc: "2.0", id: sent["id"], error: { code: -32601, message: "Method not found" } });
+    const error = (await p.catch((e: unknown) => e)) as MspError;
+    expect(error.kind).toBe("rpcError");
+    expect(error.data).toEqual({ code: -32601, message: "Method not found", data: null });
+    await peer.client.close();
+  });
+
+  it("reports a timeout and an abort as distinct kinds, with the signal's reason as cause", async () => {
+    const peer = makePeer();
+    const timedOut = (await peer.client.connection.command("host/info", {}, { timeoutMs: 10 }).catch((e: unknown) => e)) as MspError;
+    expect(timedOut.kind).toBe("timeout");
+    expect(timedOut.data["timeoutMs"]).toBe(10);
+    const controller = new AbortController();
+    const p = peer.client.connection.command("host/info", {}, { signal: controller.signal, timeoutMs: 10_000 });
+    const reason = new Error("user navigated away");
+    controller.abort(reason);
+    const aborted = (await p.catch((e: unknown) => e)) as MspError;
+    expect(aborted.kind).toBe("aborted");
+    expect(aborted.cause).toBe(reason);
+    expect(peer.client.connection.pendingCount).toBe(0);
+    await peer.client.close();
+  });
+
+  it("does not send a command whose signal is already aborted", async () => {
+    const peer = makePeer();
+    const error = (await peer.client.connection.command("host/info", {}, { signal: AbortSignal.abort() }).catch((e: unknown) => e)) as MspError;
+    expect(error.kind).toBe("aborted");
+    await new Promise((r) => setTimeout(r, 5));
+    expect(peer.received).toHaveLength(0);
+    await peer.client.close();
+  });
+
+  it("reports a late response to a timed-out command as lateResponse, not a protocol error", async () => {
+    const peer = makePeer();
+    const late: unknown[] = [];
+    const protocol: unknown[] = [];
+    peer.client.events.on("lateResponse", (r) => late.push(r.method));
+    peer.client.events.on("protocolError", (e) => protocol.push(e));
+    await peer.client.connection.command("host/info", {}, { timeoutMs: 5 }).catch(() => {});
+    const sent = await peer.nth(1);
+    peer.send(result(sent["id"], { commandId: "x" }));
+    peer.send(result(999, { commandId: "y" }));
+    await new Promise((r) => setTimeout(r, 10));
+    expect(late).toEqual(["host/info"]);
+    expect(protocol).toHaveLength(1);
+    await peer.client.close();
+  });
+
+  it("leaves no abort listener on the caller's signal once its calls settle", async () => {
+    const peer = makePeer();
+    const controller = new AbortController();
+    let added = 0;
+    let removed = 0;
+    const signal = controller.signal;
+    const add = signal.addEventListener.bind(signal);
+    const remove = signal.removeEventListener.bind(signal);
+    signal.addEventListener = ((...args: Parameters<typeof add>) => {
+      if (args[0] === "abort") added += 1;
+      return add(...args);
+    }) as typeof signal.addEventListener;
+    signal.removeEventListener = ((...args: Parameters<typeof remove>) => {
+      if (args[0] === "abort") removed += 1;
+      return remove(...args);
+    }) as typeof signal.removeEventListener;
+    const calls = [1, 2, 3].map(() => peer.client.connection.command("host/info", {}, { signal }));
+    const waits = [peer.client.turns.terminalOf("t1", { signal }), peer.client.turns.terminalOf("t2", { signal, timeoutMs: 5 })];
+    for (let n = 1; n <= 3; n++) {
+      const sent = await peer.nth(n);
+      peer.send(result(sent["id"], { commandId: "c" }));
+    }
+    peer.send(terminal("t1", 1));
+    await Promise.all(calls);
+    await Promise.allSettled(waits);
+    expect(added).toBe(5);
+    expect(removed).toBe(5);
+    await peer.client.close();
+  });
+});
+
+describe("MspConnection dispatch", () => {
+  it("delivers a response after every notification that preceded it on the wire", async () => {
+    const peer = makePeer();
+    const seen: string[] = [];
+    peer.client.connection.onNotification((n) => seen.push(n.method));
+    const p = peer.client.connection.command("turn/start", { sessionId: SESSION, input: [] }).then(() => [...seen]);
+    const sent = await peer.nth(1);
+    const turnId = (sent["params"] as Record<string, unknown>)["commandId"] as string;
+    // The terminal arrives BEFORE the ack, in one chunk.
+    peer.sendRaw(
+      [notification("turn/started", { turnId }, 1), terminal(turnId, 2), result(sent["id"], { commandId: turnId, turnId, startedNewTurn: true, disposition: "started" })]
+        .map((m) => `${JSON.stringify(m)}\n`)
+        .join(""),
+    );
+    expect(await p).toEqual(["turn/started", "turn/completed"]);
+    // A terminal that arrived before the turn/start ack is still found.
+    expect((await peer.client.turns.terminalOf(turnId)).terminal).toBe("completed");
+    await peer.client.close();
+  });
+
+  it("calls the recorder, the ledger, the typed events, then the user's handler, in that order", async () => {
+    const peer = makePeer();
+    const order: string[] = [];
+    peer.client.events.on("turn/completed", (p) => order.push(`event:${peer.client.turns.get(p.turnId) ? "recorded" : "missing"}`));
+    peer.client.events.on("notification", () => order.push("notification"));
+    peer.client.connection.onNotification(() => order.push("handler"));
+    peer.send(terminal("t", 1));
+    await peer.client.turns.terminalOf("t");
+    expect(order).toEqual(["event:recorded", "notification", "handler"]);
+    await peer.client.close();
+  });
+
+  it("replacing the user's handler never evicts the recorder", async () => {
+    const peer = makePeer();
+    peer.client.connection.onNotification(() => {});
+    peer.client.connection.onNotification(undefined);
+    peer.send(terminal("t", 1));
+    expect((await peer.client.turns.terminalOf("t", { timeoutMs: 1_000 })).turnId).toBe("t");
+    await peer.client.close();
+  });
+
+  it("a throwing handler is reported and later messages still arrive", async () => {
+    const peer = makePeer();
+    const errors: unknown[] = [];
+    peer.client.events.on("handlerError", (e) => errors.push(e));
+    peer.client.connection.onNotification(() => {
+      throw new Error("boom");
+    });
+    peer.send(terminal("a", 1));
+    peer.send(terminal("b", 2));
+    await peer.client.turns.terminalOf("b");
+    expect(errors).toHaveLength(2);
+    await peer.client.close();
+  });
+
+  it("turns bad messages into protocol events and keeps delivering the good ones in order", async () => {
+    const peer = makePeer();
+    const problems: string[] = [];
+    peer.client.events.on("protocolError", (e) => problems.push(String(e.data["problem"])));
+    const seen: string[] = [];
+    peer.client.connection.onNotification((n) => seen.push(String(n.params?.["turnId"])));
+    peer.sendRaw("{not json\n");
+    peer.sendRaw('"a string"\n');
+    peer.sendRaw('{"jsonrpc":"1.0","method":"turn/started","params":{}}\n');
+    peer.send(terminal("t1", 1));
+    peer.send(terminal("t1", 2)); // duplicate terminal
+    peer.send(notification("item/started", { item: { itemId: "i", kind: "message", turnId: "t1", revision: 1, status: "inProgress", recordedAt: "x", text: "" } }, 3));
+    peer.send(notification("turn/completed", { turnId: 5 }, 4)); // ill-typed
+    peer.send(terminal("t2", 5));
+    await peer.client.turns.terminalOf("t2");
+    expect(seen).toEqual(["t1", "t2"]);
+    expect(problems).toHaveLength(6);
+    expect(problems[0]).toMatch(/malformed JSON/);
+    expect(problems[3]).toMatch(/second turn\/completed/);
+    expect(problems[4]).toMatch(/after its turn\/completed/);
+    expect(peer.client.connection.isClosed).toBe(false);
+    await peer.client.close();
+  });
+
+  it("shows an item left inProgress at its turn's terminal as cancelled, synthesized", async () => {
+    const peer = makePeer();
+    const synthesized: string[] = [];
+    peer.client.events.on("itemSynthesized", (item) => synthesized.push(`${item.itemId}:${item.status}`));
+    peer.send(notification("item/started", { item: { itemId: "i1", kind: "toolCall", turnId: "t", revision: 1, status: "inProgress", recordedAt: "x", tool: "shell", callId: "c", args: "{}", visibleOutput: "", truncated: false } }, 1));
+    peer.send(terminal("t", 2, "cancelled", "cancelled"));
+    await peer.client.turns.terminalOf("t");
+    expect(synthesized).toEqual(["i1:cancelled"]);
+    expect(peer.client.items.get("t", "i1")?.synthesized).toBe(true);
+    await peer.client.close();
+  });
+});
+
+describe("MspConnection close", () => {
+  it("settles every pending command and waiter as connectionClosed within 100 ms", async () => {
+    const peer = makePeer();
+    const pending = [
+      peer.client.connection.command("host/info", {}),
+      peer.client.turns.terminalOf("t1", { timeoutMs: 60_000 }),
+      peer.client.turns.terminalOf("t1", { timeoutMs: 60_000 }),
+      peer.client.turns.terminalOf("t2", { timeoutMs: Infinity }),
+    ].map((p) => p.then(() => "resolved", (e: unknown) => (MspError.is(e) ? e.kind : "other")));
+    await peer.nth(1);
+    const started = performance.now();
+    await peer.client.close();
+    const kinds = await Promise.all(pending);
+    expect(performance.now() - started).toBeLessThan(100);
+    expect(kinds).toEqual(["connectionClosed", "connectionClosed", "connectionClosed", "connectionClosed"]);
+    expect(peer.client.turns.waiterCount).toBe(0);
+    expect(peer.client.connection.pendingCount).toBe(0);
+    expect(peer.client.connection.signal.aborted).toBe(true);
+  });
+
+  it("host EOF closes the connection and later commands reject at once", async () => {
+    const peer = makePeer();
+    const p = peer.client.connection.command("host/info", {}).catch((e: unknown) => e);
+    await peer.nth(1);
+    peer.channel.end();
+    const error = (await p) as MspError;
+    expect(error.kind).toBe("connectionClosed");
+    expect(error.data["reason"]).toBe("the host closed the connection");
+    expect((await peer.client.closed).reason).toBe("the host closed the connection");
+    const after = (await peer.client.connection.command("host/info", {}).catch((e: unknown) => e)) as MspError;
+    expect(after.kind).toBe("connectionClosed");
+  });
+
+  it("a write error (EPIPE) closes the connection and settles every command", async () => {
+    const client = connect({
+      onData: () => () => {},
+      onEnd: () => () => {},
+      onError: () => () => {},
+      write: () => Promise.reject(Object.assign(new Error("write EPIPE"), { code: "EPIPE" })),
+      end: () => {},
+    });
+    const waiting = client.turns.terminalOf("t").catch((e: unknown) => e);
+    const error = (await client.connection.command("host/info", {}).catch((e: unknown) => e)) as MspError;
+    expect(error.kind).toBe("connectionClosed");
+    expect(error.data["reason"]).toBe("write failed: write EPIPE");
+    expect(((await waiting) as MspError).kind).toBe("connectionClosed");
+  });
+});

@@ -1,0 +1,180 @@
+/** In-process tests of the host core and agent loop over an in-memory transport. */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { createHost, type MuseHost } from "../../src/host/muse-host.js";
+import type { MessageTransport } from "../../src/host/message-transport.js";
+import { loadScriptedModel } from "../../src/host/scripted-model.js";
+import { fixture, invariantProblems, type WireMessage } from "./host-process.js";
+
+interface Harness {
+  host: MuseHost;
+  wire: WireMessage[];
+  request(method: string, params: Record<string, unknown>): WireMessage;
+  waitFor(predicate: (m: WireMessage) => boolean, timeoutMs?: number): Promise<WireMessage>;
+}
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0)) await c();
+});
+
+function harness(models: Record<string, string>, options: { killGraceMs?: number } = {}): Harness {
+  const dataDir = mkdtempSync(join(tmpdir(), "muse-host-unit-"));
+  const host = createHost({
+    models: new Map(Object.entries(models).map(([name, file]) => [name, loadScriptedModel(fixture(file), name)])),
+    defaultModel: Object.keys(models)[0]!,
+    dataDir,
+    ...options,
+  });
+  const wire: WireMessage[] = [];
+  let onMessage: (text: string) => void = () => {};
+  const transport: MessageTransport = {
+    onMessage: (cb) => (onMessage = cb),
+    onClose: () => {},
+    send: (m) => wire.push(JSON.parse(JSON.stringify(m)) as WireMessage),
+    close: () => {},
+  };
+  host.connect(transport);
+  cleanups.push(async () => {
+    await host.shutdown();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+  let id = 0;
+  return {
+    host,
+    wire,
+    request(method, params) {
+      const myId = ++id;
+      onMessage(JSON.stringify({ jsonrpc: "2.0", id: myId, method, params }));
+      const response = wire.find((m) => m.id === myId);
+      if (response === undefined) throw new Error(`no synchronous response to ${method}`);
+      return response;
+    },
+    async waitFor(predicate, timeoutMs = 4000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const found = wire.find(predicate);
+        if (found !== undefined) return found;
+        if (Date.now() > deadline) throw new Error("timed out waiting for a message");
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    },
+  };
+}
+
+const completedOf = (turnId: string) => (m: WireMessage) => m.method === "turn/completed" && m.params?.["turnId"] === turnId;
+const itemsOf = (wire: WireMessage[], method: string, turnId: string) =>
+  wire.filter((m) => m.method === method && (m.params?.["item"] as { turnId: string }).turnId === turnId).map((m) => m.params?.["item"] as Record<string, unknown>);
+
+describe("MuseHost agent loop", () => {
+  it("salvages an interrupted stream as a cancelled, interrupted message and drops its tool calls", async () => {
+    const h = harness({ slow: "slow-text.json" });
+    const sessionId = h.request("session/create", {}).result?.["sessionId"] as string;
+    const turnId = h.request("turn/start", { sessionId, input: [] }).result?.["turnId"] as string;
+    await h.waitFor((m) => m.method === "item/updated" && String((m.params?.["item"] as { text?: string }).text).length >= 8);
+    h.request("turn/cancel", { sessionId, turnId });
+    const done = await h.waitFor(completedOf(turnId));
+    expect(done.params).toMatchObject({ terminal: "cancelled", reason: "cancelled during model stream", cause: { kind: "user" } });
+    const completed = itemsOf(h.wire, "item/completed", turnId);
+    expect(completed).toHaveLength(1);
+    const message = completed[0]!;
+    expect(message).toMatchObject({ kind: "message", status: "cancelled", interrupted: true });
+    const full = "This answer streams slowly, one small chunk at a time, so it can be interrupted.";
+    const text = String(message["text"]);
+    expect(text.length).toBeGreaterThanOrEqual(8);
+    expect(text.length).toBeLessThan(full.length);
+    expect(full.startsWith(text)).toBe(true);
+    expect(itemsOf(h.wire, "item/started", turnId).map((i) => i["kind"])).toEqual(["message"]); // no toolCall
+    expect(invariantProblems(h.wire, [turnId])).toEqual([]);
+  });
+
+  it("gives undispatched tool calls a synthetic cancelled result and drains the in-flight one", async () => {
+    const h = harness({ stubborn: "shell-stubborn.json" }, { killGraceMs: 300 });
+    const sessionId = h.request("session/create", {}).result?.["sessionId"] as string;
+    const turnId = h.request("turn/start", { sessionId, input: [] }).result?.["turnId"] as string;
+    await h.waitFor((m) => m.method === "item/updated" && /stubborn/.test(String((m.params?.["item"] as { visibleOutput?: string }).visibleOutput)));
+    const t0 = Date.now();
+    h.request("turn/cancel", { sessionId, turnId });
+    const done = await h.waitFor(completedOf(turnId));
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(280); // drained through the SIGKILL grace
+    expect(done.params).toMatchObject({ terminal: "cancelled", reason: "cancelled during tool execution" });
+    const [ran, skipped] = itemsOf(h.wire, "item/completed", turnId);
+    expect(ran).toMatchObject({ kind: "toolCall", status: "cancelled", failureReason: "turn cancelled" });
+    expect(String(ran?.["visibleOutput"])).toMatch(/^stubborn \d+\n$/);
+    expect(skipped).toMatchObject({
+      kind: "toolCall",
+      status: "cancelled",
+      args: JSON.stringify({ command: "echo never runs" }),
+      failureReason: "tool call aborted before dispatch",
+      error: { name: "AbortError", code: "TOOL_ABORTED_BEFORE_DISPATCH" },
+    });
+    expect(invariantProblems(h.wire, [turnId])).toEqual([]);
+  });
+
+  it("a failing tool (non-zero exit) fails its item and the turn continues to completion", async () => {
+    const h = harness({ two: "two-tools.json" });
+    const sessionId = h.request("session/create", {}).result?.["sessionId"] as string;
+    const turnId = h.request("turn/start", { sessionId, input: [] }).result?.["turnId"] as string;
+    const done = await h.waitFor(completedOf(turnId));
+    expect(done.params).toMatchObject({ terminal: "completed", reason: "completed" });
+    const completed = itemsOf(h.wire, "item/completed", turnId);
+    expect(completed.map((i) => [i["kind"], i["status"]])).toEqual([
+      ["message", "completed"],
+      ["toolCall", "completed"],
+      ["toolCall", "failed"],
+      ["reasoning", "completed"],
+      ["message", "completed"],
+    ]);
+    expect(completed[1]).toMatchObject({ visibleOutput: "one\n" });
+    expect(completed[2]).toMatchObject({ visibleOutput: "two\n", failureReason: "exit code 3" });
+    for (const item of completed) expect(item["revision"]).toBeGreaterThanOrEqual(2);
+    expect(invariantProblems(h.wire, [turnId])).toEqual([]);
+  });
+
+  it("setModel takes effect from the next turn; unknown models are rejected", async () => {
+    const h = harness({ default: "hello.json", two: "two-tools.json" });
+    const sessionId = h.request("session/create", {}).result?.["sessionId"] as string;
+    expect(h.request("session/setModel", { sessionId, model: "nope" }).error).toMatchObject({ code: -32001, data: { reason: "unknown_model" } });
+    const t1 = h.request("turn/start", { sessionId, input: [] }).result?.["turnId"] as string;
+    expect(h.request("session/setModel", { sessionId, model: "two" }).result).toMatchObject({ model: "two", previousModel: "default" });
+    await h.waitFor(completedOf(t1));
+    expect(itemsOf(h.wire, "item/completed", t1).map((i) => i["text"])).toContain("Hello there, friend!");
+    const t2 = h.request("turn/start", { sessionId, input: [] }).result?.["turnId"] as string;
+    await h.waitFor(completedOf(t2));
+    expect(itemsOf(h.wire, "item/completed", t2).map((i) => i["text"])).toContain("All done.");
+  });
+
+  it("repeats the identical rejection for a repeated commandId, and rejects commands while shutting down", async () => {
+    const h = harness({ default: "hello.json" });
+    const first = h.request("turn/cancel", { sessionId: "missing", turnId: "t", commandId: "c-1" });
+    const second = h.request("turn/cancel", { sessionId: "missing", turnId: "t", commandId: "c-1" });
+    expect(first.error).toEqual({ code: -32001, message: "unknown session missing", data: { commandId: "c-1", reason: "unknown_session", sessionId: "missing" } });
+    expect(second.error).toEqual(first.error);
+    const generated = h.request("host/info", {});
+    expect(generated.result?.["commandId"]).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7/);
+    await h.host.shutdown();
+    expect(h.request("session/create", {}).error).toMatchObject({ code: -32001, data: { reason: "shutting_down" } });
+  });
+
+  it("cancelling a queued turn closes only that turn; session/resume replays after a cursor, in order", async () => {
+    const h = harness({ slow: "slow-text.json" });
+    const sessionId = h.request("session/create", {}).result?.["sessionId"] as string;
+    const t1 = h.request("turn/start", { sessionId, input: [] }).result?.["turnId"] as string;
+    const t2 = h.request("turn/start", { sessionId, input: [] }).result?.["turnId"] as string;
+    h.request("turn/cancel", { sessionId, turnId: t2 });
+    expect(h.wire.find(completedOf(t2))?.params).toMatchObject({ terminal: "cancelled", reason: "cancelled before start", cause: { kind: "user" } });
+    await h.waitFor(completedOf(t1), 8000);
+    expect(h.wire.find(completedOf(t1))?.params).toMatchObject({ terminal: "completed" });
+    const live = h.wire.filter((m) => m.method !== undefined);
+    const cursorAt = String(live[2]?.params?.["viewCursor"]);
+    const before = h.wire.length;
+    const resumed = h.request("session/resume", { sessionId, afterCursor: cursorAt });
+    const replay = h.wire.slice(before + 1);
+    expect(resumed.result?.["replayed"]).toBe(live.length - 3);
+    expect(replay).toEqual(live.slice(3));
+    expect(h.request("session/resume", { sessionId, afterCursor: "v:other:1" }).error?.code).toBe(-32602);
+    expect(invariantProblems(live, [t1, t2])).toEqual([]);
+  }, 10_000);
+});
