@@ -1,15 +1,94 @@
 /**
  * The live arm of the recipe runner: runs a recipe against the reference host
- * (`muse-host serve --stdio`) spawned as a real child process.
+ * (`muse-host serve --stdio`), spawned as a real child process with a scripted model.
  */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { MspClient } from "@muse-code/sdk";
+import { spawnHost, type SpawnedHost } from "@muse-code/sdk/node";
+import { formatTranscriptEntry, recordingChannel } from "@muse-code/sdk/testing";
 import type { Recipe, RecipeArm } from "./recipe.js";
 
 /** Whether this checkout has the reference host to run live arms against. */
 export function liveAvailable(): boolean {
-  return false;
+  return true;
 }
 
-/** Build the live environment for one recipe. */
-export async function liveArm(recipe: Recipe, _log: (line: string) => void, _root: string): Promise<RecipeArm> {
-  throw new Error(`${recipe.name}: the live arm needs the reference host`);
+/** Resolve once the turn has a tool call running that has printed something. */
+function toolRunning(msp: MspClient, turnId: string, timeoutMs: number): Promise<void> {
+  const running = () => msp.items.itemsOf(turnId).some((i) => i.kind === "toolCall" && i.status === "inProgress" && i.visibleOutput.length > 0);
+  if (running()) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const check = () => {
+      if (!running()) return;
+      done();
+      resolve();
+    };
+    const timer = setTimeout(() => {
+      done();
+      reject(new Error(`turn ${turnId}: no running tool call within ${timeoutMs} ms`));
+    }, timeoutMs);
+    const done = () => {
+      clearTimeout(timer);
+      msp.events.off("item/updated", check);
+      msp.events.off("item/started", check);
+    };
+    msp.events.on("item/updated", check);
+    msp.events.on("item/started", check);
+  });
+}
+
+/** Build the live environment for one recipe: a data dir, and a host spawned per connect(). */
+export async function liveArm(recipe: Recipe, log: (line: string) => void, root: string): Promise<RecipeArm> {
+  if (recipe.liveModel === undefined) throw new Error(`${recipe.name} has no live arm`);
+  const model = join(root, "recipes", "models", recipe.liveModel);
+  const data = mkdtempSync(join(tmpdir(), `muse-recipe-${recipe.name}-`));
+  const recordDir = process.env["MUSE_RECORD_DIR"];
+  const hosts: SpawnedHost[] = [];
+  const spawnOne = (): SpawnedHost => {
+    const index = hosts.length;
+    const lines: string[] = [];
+    const host = spawnHost({
+      command: process.execPath,
+      args: ["--import", "tsx", join(root, "src", "host", "cli.ts"), "serve", "--stdio", "--script", model, "--data", data, "--kill-grace-ms", "500"],
+      cwd: root,
+      stderr: "ignore",
+      killGraceMs: 1_000,
+      defaultTimeoutMs: 15_000,
+      ...(recordDir === undefined ? {} : { wrapChannel: (c) => recordingChannel(c, (e) => lines.push(formatTranscriptEntry(e))) }),
+    });
+    if (recordDir !== undefined) {
+      void host.closed.then(() => {
+        const file = join(recordDir, `${recipe.name}.live${index === 0 ? "" : `.${index + 1}`}.jsonl`);
+        writeFileSync(file, lines.map((l) => `${l}\n`).join(""));
+      });
+    }
+    hosts.push(host);
+    return host;
+  };
+  return {
+    env: {
+      mode: "live",
+      connect: async () => spawnOne(),
+      async session(msp) {
+        const created = await msp.connection.command("session/create", {});
+        return created.sessionId;
+      },
+      midWork: (msp, turnId) => toolRunning(msp, turnId, 15_000),
+      async crashHost(msp) {
+        const host = hosts.find((h) => h === msp);
+        if (host === undefined) throw new Error("crashHost: not a host this arm spawned");
+        process.kill(-host.pid, "SIGKILL");
+        await host.closed;
+      },
+      restartHost: async () => spawnOne(),
+      log,
+    },
+    finish: async () => {},
+    async dispose() {
+      await Promise.all(hosts.map((h) => h.close()));
+      rmSync(data, { recursive: true, force: true });
+    },
+  };
 }

@@ -3,6 +3,7 @@
  * Runs each recipe's canned arm (and live arm, where it has one) with its own timeout,
  * prints one line per run, and ends with `N passed, N failed`.
  */
+import { mkdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import type { MspClient } from "@muse-code/sdk";
@@ -107,6 +108,7 @@ async function main(): Promise<number> {
   for (const recipe of chosen) {
     for (const mode of modes) {
       if (mode === "live" && (recipe.liveModel === undefined || !liveAvailable())) continue;
+      if (values.record !== undefined) mkdirSync(values.record, { recursive: true });
       const result = await runOne(recipe, mode);
       const label = `${recipe.name} (${mode})`;
       if (result.ok) {

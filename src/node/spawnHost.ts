@@ -6,6 +6,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { MspClient, type ConnectOptions } from "../client.js";
 import { MspConnection } from "../connection.js";
 import type { CloseInfo } from "../connection.js";
+import type { ByteChannel } from "../framing/byteChannel.js";
 import { ContentLengthMessageReader, ContentLengthMessageWriter } from "../framing/contentLength.js";
 import { NdjsonMessageReader, NdjsonMessageWriter } from "../framing/ndjson.js";
 import { groupAlive, signalGroup } from "./processGroup.js";
@@ -22,6 +23,11 @@ export interface SpawnHostOptions extends ConnectOptions {
   stderr?: "inherit" | "pipe" | "ignore";
   /** How long each step of `close()` waits before the next, harder one. @unit milliseconds @defaultValue 2 000 */
   killGraceMs?: number;
+  /**
+   * Wrap the stdio channel before the client reads it, e.g. with `recordingChannel` from
+   * `@muse-code/sdk/testing` to record the wire as a transcript.
+   */
+  wrapChannel?: (channel: ByteChannel) => ByteChannel;
 }
 
 /** How a spawned host ended. */
@@ -117,7 +123,7 @@ export class SpawnedHost extends MspClient {
  * ```
  */
 export function spawnHost(options: SpawnHostOptions): SpawnedHost {
-  const { command, args = [], env, cwd, stderr = "inherit", killGraceMs = 2_000, framing = "ndjson", maxMessageBytes, ...connectionOptions } = options;
+  const { command, args = [], env, cwd, stderr = "inherit", killGraceMs = 2_000, framing = "ndjson", maxMessageBytes, wrapChannel, ...connectionOptions } = options;
   const child = spawn(command, [...args], {
     stdio: ["pipe", "pipe", stderr],
     detached: true,
@@ -153,8 +159,9 @@ export function spawnHost(options: SpawnHostOptions): SpawnedHost {
     else setTimeout(report, EXIT_STATUS_WAIT_MS).unref();
   });
   const readerOptions = maxMessageBytes === undefined ? {} : { maxMessageBytes };
-  const reader = framing === "content-length" ? new ContentLengthMessageReader(channel, readerOptions) : new NdjsonMessageReader(channel, readerOptions);
-  const writer = framing === "content-length" ? new ContentLengthMessageWriter(channel) : new NdjsonMessageWriter(channel);
+  const wire = wrapChannel === undefined ? channel : wrapChannel(channel);
+  const reader = framing === "content-length" ? new ContentLengthMessageReader(wire, readerOptions) : new NdjsonMessageReader(wire, readerOptions);
+  const writer = framing === "content-length" ? new ContentLengthMessageWriter(wire) : new NdjsonMessageWriter(wire);
   return new SpawnedHost(new MspConnection(reader, writer, connectionOptions), child, exited, killGraceMs);
 }
 

@@ -11,3 +11,6 @@ export { createLinkedPair } from "./linkedPair.js";
 export type { LinkedChannel } from "./linkedPair.js";
 export { parseTranscript, formatTranscriptEntry, readTranscript } from "./transcript.js";
 export type { TranscriptEntry, TranscriptLine } from "./transcript.js";
+export { checkTranscript, checkTranscriptParts } from "./checkTranscript.js";
+export type { CheckTranscriptOptions, TranscriptCheck, TranscriptInput } from "./checkTranscript.js";
+export { recordingChannel } from "./recordingChannel.js";

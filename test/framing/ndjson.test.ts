@@ -65,18 +65,18 @@ describe("NdjsonMessageReader", () => {
     const bytes = enc.encode(`${JSON.stringify({ jsonrpc: "2.0", method: "m", params: { text: "héllo 🌍 wörld" } })}\n`);
     const at = bytes.indexOf(0xf0) + 2; // inside the 4-byte emoji
     const { messages } = readAll([bytes.subarray(0, at), bytes.subarray(at)]);
-    expect((messages[0] as { params: { text: string } }).params.text).toBe("héllo 🌍 wörld");
+    expect((messages[0] as unknown as { params: { text: string } }).params.text).toBe("héllo 🌍 wörld");
   });
 
   it("tolerates CRLF and blank lines", () => {
     const { messages, problems } = readAll([enc.encode('{"jsonrpc":"2.0","method":"a"}\r\n\n\r\n{"jsonrpc":"2.0","method":"b"}\n')]);
     expect(problems).toEqual([]);
-    expect(messages.map((m) => (m as { method: string }).method)).toEqual(["a", "b"]);
+    expect(messages.map((m) => (m as unknown as { method: string }).method)).toEqual(["a", "b"]);
   });
 
   it("reports a malformed line and keeps delivering later lines", () => {
     const { messages, problems, closed } = readAll([enc.encode('{"jsonrpc":"2.0","method":"a"}\n{oops\n[1,2]\n{"jsonrpc":"2.0","method":"b"}\n')]);
-    expect(messages.map((m) => (m as { method: string }).method)).toEqual(["a", "b"]);
+    expect(messages.map((m) => (m as unknown as { method: string }).method)).toEqual(["a", "b"]);
     expect(problems.map((p) => p.fatal)).toEqual([false, false]);
     expect(problems[0]?.problem).toMatch(/malformed JSON/);
     expect(problems[1]?.problem).toMatch(/batches/);

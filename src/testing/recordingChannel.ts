@@ -1,0 +1,52 @@
+/**
+ * recordingChannel: wrap a ByteChannel so every NDJSON message crossing it is also written
+ * out as a transcript entry, in wire order. New fixtures come from real runs, not hand copies.
+ */
+import type { ByteChannel } from "../framing/byteChannel.js";
+import type { TranscriptEntry } from "./transcript.js";
+
+/** Splits a byte stream into text lines, handling characters split across chunks. */
+function lineSplitter(onLine: (line: string) => void): (chunk: Uint8Array) => void {
+  const decoder = new TextDecoder();
+  let buffer = "";
+  return (chunk) => {
+    buffer += decoder.decode(chunk, { stream: true });
+    let at = buffer.indexOf("\n");
+    while (at >= 0) {
+      const line = buffer.slice(0, at).replace(/\r$/, "");
+      buffer = buffer.slice(at + 1);
+      if (line.trim() !== "") onLine(line);
+      at = buffer.indexOf("\n");
+    }
+  };
+}
+
+/**
+ * Wrap `channel` (NDJSON framing) so that each message the client writes is recorded as
+ * `{dir: "client"}` and each message the host sends as `{dir: "server"}`, in wire order.
+ *
+ * @example
+ * ```ts
+ * const lines: string[] = [];
+ * const client = connect(recordingChannel(channel, (e) => lines.push(formatTranscriptEntry(e))));
+ * ```
+ */
+export function recordingChannel(channel: ByteChannel, onEntry: (entry: TranscriptEntry) => void): ByteChannel {
+  const fromHost = lineSplitter((raw) => onEntry({ dir: "server", raw }));
+  const fromClient = lineSplitter((raw) => onEntry({ dir: "client", raw }));
+  return {
+    onData(listener) {
+      return channel.onData((chunk) => {
+        fromHost(chunk);
+        listener(chunk);
+      });
+    },
+    onEnd: (listener) => channel.onEnd(listener),
+    onError: (listener) => channel.onError(listener),
+    write(bytes) {
+      fromClient(bytes);
+      return channel.write(bytes);
+    },
+    end: () => channel.end(),
+  };
+}
