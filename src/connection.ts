@@ -28,6 +28,7 @@ import {
   Notifications,
   problemWithNotification,
   isObject,
+  cursorSequence,
   type CommandMap,
   type CommandParams,
   type CommandResult,
@@ -142,6 +143,7 @@ export class MspConnection {
   readonly #tap = new RequestTap();
   readonly #pending = new Map<number, PendingCommand>();
   readonly #abandoned = new Map<number, string>();
+  readonly #cursors = new Map<string, { cursor: string; sequence: number | undefined }>();
   readonly #abort = new AbortController();
   readonly #defaultTimeoutMs: number;
   readonly #disposables: Disposable[] = [];
@@ -190,6 +192,20 @@ export class MspConnection {
   /** Aborts when the connection closes; its `reason` is the `connectionClosed` MspError. */
   get signal(): AbortSignal {
     return this.#abort.signal;
+  }
+
+  /**
+   * The last `viewCursor` this connection saw for a session: pass it as `afterCursor` to
+   * `session/resume` after a reconnect, and nothing is lost or replayed twice.
+   *
+   * @example
+   * ```ts
+   * const afterCursor = old.connection.lastViewCursor(sessionId);
+   * await fresh.connection.command("session/resume", { sessionId, afterCursor });
+   * ```
+   */
+  lastViewCursor(sessionId: string): string | undefined {
+    return this.#cursors.get(sessionId)?.cursor;
   }
 
   /** Commands sent and not yet settled. */
@@ -346,6 +362,7 @@ export class MspConnection {
     const params = message.params as Record<string, unknown> | undefined;
     const problem = problemWithNotification(method, params);
     if (problem !== undefined) return this.#protocolError(`${method}: ${problem}`, message);
+    if (!this.#advanceCursor(params)) return this.#protocolError(`${method}: viewCursor ${String(params?.["viewCursor"])} does not follow ${this.lastViewCursor(String(params?.["sessionId"]))}`, message);
     let synthesized: LedgerItem[] = [];
     if (method === Notifications.turnCompleted) {
       const terminal = params as unknown as TurnCompletedParams;
@@ -362,6 +379,21 @@ export class MspConnection {
     this.#safely(() => this.events.emit("notification", notification));
     const handler = this.#handler;
     if (handler !== undefined) this.#safely(() => handler(notification));
+  }
+
+  /** Track the session's viewCursor; false when it does not strictly increase (a duplicate or a step back). */
+  #advanceCursor(params: Record<string, unknown> | undefined): boolean {
+    const sessionId = params?.["sessionId"];
+    const cursor = params?.["viewCursor"];
+    if (typeof sessionId !== "string" || typeof cursor !== "string") return true;
+    const sequence = cursorSequence(cursor);
+    const last = this.#cursors.get(sessionId);
+    if (last !== undefined) {
+      const ahead = sequence !== undefined && last.sequence !== undefined ? sequence > last.sequence : cursor !== last.cursor;
+      if (!ahead) return false;
+    }
+    this.#cursors.set(sessionId, { cursor, sequence });
+    return true;
   }
 
   #protocolError(problem: string, offending?: unknown): void {

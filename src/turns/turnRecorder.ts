@@ -60,7 +60,7 @@ export class TurnRecorder {
     const list = this.#waiters.get(params.turnId);
     if (list !== undefined) {
       this.#waiters.delete(params.turnId);
-      for (const waiter of list) waiter.resolve(params);
+      for (const waiter of [...list]) waiter.resolve(params);
     }
     return true;
   }

@@ -1,0 +1,350 @@
+/**
+ * checkTranscript: verifies a wire transcript is well-formed JSON-RPC 2.0 and keeps MSP's
+ * invariants 1–5 (ARCHITECTURE.md): one terminal per accepted turn, items closed before their
+ * turn's terminal, nothing after a terminal, `already_terminal` only after the terminal, and
+ * `viewCursor` strictly increasing per session.
+ */
+import { COMMAND_REJECTED_CODE, Notifications, RejectionReasons, cursorSequence, isObject, problemWithNotification } from "../protocol/index.js";
+import type { TranscriptLine } from "./transcript.js";
+
+/** Options of {@link checkTranscript}. */
+export interface CheckTranscriptOptions {
+  /**
+   * The transcript is an excerpt of a longer exchange: a turn accepted in it may end after the
+   * excerpt does, and an item started in it may complete later. Without this, an accepted turn
+   * with no `turn/completed` is a problem (invariant 1). Duplicates are problems either way.
+   * @defaultValue false
+   */
+  excerpt?: boolean;
+}
+
+/** The verdict of {@link checkTranscript}: `ok` when `problems` is empty. */
+export interface TranscriptCheck {
+  ok: boolean;
+  /** One sentence per problem, each starting with `line <n>:` (1-based). */
+  problems: string[];
+}
+
+/** What {@link checkTranscript} accepts: the text, its lines, or parsed lines. */
+export type TranscriptInput = string | readonly string[] | readonly TranscriptLine[];
+
+interface Parsed {
+  line: number;
+  dir: "client" | "server";
+  message: Record<string, unknown>;
+}
+
+interface Request {
+  line: number;
+  method: string;
+  params: Record<string, unknown>;
+  answeredAt?: number;
+}
+
+/**
+ * Session-level state, which survives a reconnection (`<name>.2.jsonl` continues `<name>.jsonl`);
+ * JSON-RPC ids are per connection and reset with each part.
+ */
+class SessionHistory {
+  /** turnId -> where it was accepted ("part line n" text). */
+  readonly accepted = new Map<string, { at: string; part: number }>();
+  /** turnId -> where its turn/completed was, and its terminal. */
+  readonly terminals = new Map<string, { at: string; terminal: unknown }>();
+  /** itemId -> the open item/started. */
+  readonly openItems = new Map<string, { turnId: string; at: string; part: number }>();
+  readonly completedItems = new Map<string, string>();
+  /** sessionId -> last viewCursor and where. */
+  readonly cursors = new Map<string, { cursor: string; at: string }>();
+}
+
+function parseLines(input: TranscriptInput, problems: string[]): Parsed[] {
+  if (input.length > 0 && typeof input !== "string" && typeof input[0] !== "string") {
+    return (input as readonly TranscriptLine[]).map((l) => ({ line: l.line, dir: l.dir, message: l.message }));
+  }
+  const rows = typeof input === "string" ? input.split("\n") : (input as readonly string[]);
+  const out: Parsed[] = [];
+  rows.forEach((row, index) => {
+    const line = index + 1;
+    if (row.trim() === "") return;
+    let entry: unknown;
+    try {
+      entry = JSON.parse(row);
+    } catch {
+      problems.push(`line ${line}: not JSON`);
+      return;
+    }
+    if (!isObject(entry) || (entry["dir"] !== "client" && entry["dir"] !== "server") || typeof entry["raw"] !== "string") {
+      problems.push(`line ${line}: expected {"dir":"client"|"server","raw":"<JSON-RPC text>"}`);
+      return;
+    }
+    let message: unknown;
+    try {
+      message = JSON.parse(entry["raw"]);
+    } catch {
+      problems.push(`line ${line}: raw is not JSON`);
+      return;
+    }
+    if (!isObject(message)) {
+      problems.push(`line ${line}: raw must be a JSON-RPC message object`);
+      return;
+    }
+    out.push({ line, dir: entry["dir"], message });
+  });
+  return out;
+}
+
+function isId(id: unknown): id is string | number {
+  return typeof id === "string" || (typeof id === "number" && Number.isFinite(id));
+}
+
+function checkPart(input: TranscriptInput, part: number, label: (line: number) => string, history: SessionHistory, problems: string[]): void {
+  const requests = new Map<string, Request>();
+  const at = label;
+  for (const { line, dir, message } of parseLines(input, problems)) {
+    const here = at(line);
+    const say = (problem: string) => problems.push(`${here}: ${problem}`);
+    if (message["jsonrpc"] !== "2.0") say(`jsonrpc must be "2.0", got ${JSON.stringify(message["jsonrpc"]) ?? "nothing"}`);
+    const hasMethod = "method" in message;
+    const hasId = "id" in message;
+    if (hasMethod) {
+      const method = message["method"];
+      if (typeof method !== "string" || method === "") {
+        say("method must be a non-empty string");
+        continue;
+      }
+      const params = message["params"];
+      if (params !== undefined && !isObject(params) && !Array.isArray(params)) say(`${method}: params must be an object or an array`);
+      if (hasId) {
+        // A request.
+        if (!isId(message["id"])) {
+          say(`${method}: a request id must be a string or a number, got ${JSON.stringify(message["id"])}`);
+          continue;
+        }
+        if (dir === "server") {
+          say(`${method}: the host sent a request; MSP hosts send only responses and notifications`);
+          continue;
+        }
+        const key = JSON.stringify(message["id"]);
+        const earlier = requests.get(key);
+        if (earlier !== undefined && earlier.answeredAt === undefined) say(`${method}: request id ${key} is still in use by the request at ${at(earlier.line)}`);
+        requests.set(key, { line, method, params: isObject(params) ? params : {} });
+        continue;
+      }
+      // A notification.
+      if (dir === "client") continue; // MSP defines none; JSON-RPC allows them
+      checkNotification(method, isObject(params) ? params : undefined, here, part, history, say);
+      continue;
+    }
+    // A response.
+    if (!hasId) {
+      say("a message needs a method (request or notification) or an id (response)");
+      continue;
+    }
+    const hasResult = "result" in message;
+    const hasError = "error" in message;
+    if (hasResult === hasError) {
+      say(`a response must have exactly one of result and error, it has ${hasResult ? "both" : "neither"}`);
+      continue;
+    }
+    if (dir === "client") {
+      say("the client sent a response; MSP hosts send no requests to answer");
+      continue;
+    }
+    const id = message["id"];
+    if (id === null) {
+      if (!hasError) say("a response with a null id must be an error");
+      continue;
+    }
+    const key = JSON.stringify(id);
+    const request = requests.get(key);
+    if (request === undefined) {
+      say(`response to id ${key} matches no earlier client request`);
+      continue;
+    }
+    if (request.answeredAt !== undefined) {
+      say(`a second response to id ${key} (${request.method}); the first was at ${at(request.answeredAt)}`);
+      continue;
+    }
+    request.answeredAt = line;
+    const commandId = request.params["commandId"];
+    if (hasResult) checkResult(request, message["result"], commandId, here, part, history, say);
+    else checkError(request, message["error"], commandId, history, say);
+  }
+}
+
+function checkResult(
+  request: Request,
+  result: unknown,
+  commandId: unknown,
+  here: string,
+  part: number,
+  history: SessionHistory,
+  say: (p: string) => void,
+): void {
+  if (!isObject(result)) return say(`${request.method}: the result must be an object`);
+  if (result["status"] !== "accepted") say(`${request.method}: the result's status must be "accepted", got ${JSON.stringify(result["status"]) ?? "nothing"}`);
+  if (typeof result["commandId"] !== "string") say(`${request.method}: the result must carry the commandId`);
+  else if (typeof commandId === "string" && result["commandId"] !== commandId) {
+    say(`${request.method}: the result's commandId ${result["commandId"]} is not the request's ${commandId}`);
+  }
+  if (request.method === "turn/start") {
+    const turnId = result["turnId"];
+    if (typeof turnId !== "string") return say("turn/start: an accepted turn/start must carry a turnId");
+    if (!history.accepted.has(turnId)) history.accepted.set(turnId, { at: here, part });
+  }
+}
+
+function checkError(request: Request, error: unknown, commandId: unknown, history: SessionHistory, say: (p: string) => void): void {
+  if (!isObject(error) || typeof error["code"] !== "number" || typeof error["message"] !== "string") {
+    return say(`${request.method}: error must be {code: number, message: string, data?}`);
+  }
+  if (error["code"] !== COMMAND_REJECTED_CODE) return;
+  const data = error["data"];
+  if (!isObject(data) || typeof data["reason"] !== "string") return say(`${request.method}: a -32001 rejection needs data {commandId, reason, …}`);
+  if (typeof commandId === "string" && data["commandId"] !== commandId) say(`${request.method}: the rejection's data.commandId is not the request's ${commandId}`);
+  if (data["reason"] !== RejectionReasons.alreadyTerminal) return;
+  // Invariant 4.
+  const turnId = data["turnId"] ?? request.params["turnId"];
+  if (typeof turnId !== "string") return say(`${request.method}: an already_terminal rejection needs data.turnId`);
+  const terminal = history.terminals.get(turnId);
+  if (terminal === undefined) return say(`already_terminal rejection for turn ${turnId} before that turn's turn/completed (invariant 4)`);
+  if (data["terminal"] !== undefined && data["terminal"] !== terminal.terminal) {
+    say(`already_terminal rejection says terminal ${JSON.stringify(data["terminal"])}, but turn ${turnId} ended ${JSON.stringify(terminal.terminal)} at ${terminal.at}`);
+  }
+}
+
+function checkNotification(
+  method: string,
+  params: Record<string, unknown> | undefined,
+  here: string,
+  part: number,
+  history: SessionHistory,
+  say: (p: string) => void,
+): void {
+  const shape = problemWithNotification(method, params);
+  if (shape !== undefined) return say(`${method}: ${shape}`);
+  if (params === undefined) return;
+  // Invariant 5.
+  const sessionId = params["sessionId"];
+  const cursor = params["viewCursor"];
+  if (typeof sessionId === "string" && typeof cursor === "string") {
+    const last = history.cursors.get(sessionId);
+    if (last !== undefined && !cursorAfter(cursor, last.cursor)) {
+      say(`${method}: viewCursor ${cursor} does not increase on ${last.cursor} at ${last.at} (invariant 5)`);
+    }
+    history.cursors.set(sessionId, { cursor, at: here });
+  }
+  switch (method) {
+    case Notifications.turnStarted: {
+      const turnId = params["turnId"] as string;
+      const ended = history.terminals.get(turnId);
+      if (ended !== undefined) say(`turn/started for turn ${turnId} after its turn/completed at ${ended.at} (invariant 3)`);
+      return;
+    }
+    case Notifications.itemStarted:
+    case Notifications.itemUpdated:
+    case Notifications.itemCompleted: {
+      const item = params["item"] as Record<string, unknown>;
+      const turnId = item["turnId"] as string;
+      const itemId = item["itemId"] as string;
+      const ended = history.terminals.get(turnId);
+      if (ended !== undefined) return say(`${method} (item ${itemId}) for turn ${turnId} after its turn/completed at ${ended.at} (invariant 3)`);
+      if (method === Notifications.itemStarted) {
+        const open = history.openItems.get(itemId);
+        if (open !== undefined) say(`a second item/started for item ${itemId}; the first was at ${open.at}`);
+        else if (history.completedItems.has(itemId)) say(`item/started for item ${itemId} after its item/completed at ${history.completedItems.get(itemId)}`);
+        else history.openItems.set(itemId, { turnId, at: here, part });
+      } else if (method === Notifications.itemCompleted) {
+        const done = history.completedItems.get(itemId);
+        if (done !== undefined) say(`a second item/completed for item ${itemId}; the first was at ${done} (invariant 2)`);
+        else {
+          history.openItems.delete(itemId);
+          history.completedItems.set(itemId, here);
+        }
+      }
+      return;
+    }
+    case Notifications.turnCompleted: {
+      const turnId = params["turnId"] as string;
+      const ended = history.terminals.get(turnId);
+      if (ended !== undefined) return say(`a second turn/completed for turn ${turnId}; the first was at ${ended.at} (invariant 1)`);
+      history.terminals.set(turnId, { at: here, terminal: params["terminal"] });
+      for (const [itemId, open] of history.openItems) {
+        if (open.turnId !== turnId) continue;
+        say(`turn/completed for turn ${turnId} while item ${itemId}, started at ${open.at}, has no item/completed (invariant 2)`);
+        history.openItems.delete(itemId);
+      }
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+/** True when cursor `next` comes strictly after `last`: by the trailing `:<n>`, else as strings. */
+function cursorAfter(next: string, last: string): boolean {
+  const a = cursorSequence(next);
+  const b = cursorSequence(last);
+  if (a !== undefined && b !== undefined) return a > b;
+  return next > last;
+}
+
+function finish(history: SessionHistory, options: CheckTranscriptOptions, problemsOf: (part: number) => string[]): void {
+  if (options.excerpt === true) return;
+  for (const [turnId, accepted] of history.accepted) {
+    if (history.terminals.has(turnId)) continue;
+    problemsOf(accepted.part).push(
+      `${accepted.at}: turn ${turnId}, accepted here, never gets a turn/completed (invariant 1; pass {excerpt: true} for an excerpt)`,
+    );
+  }
+  for (const [itemId, open] of history.openItems) {
+    if (history.accepted.has(open.turnId) && !history.terminals.has(open.turnId)) continue; // reported above
+    problemsOf(open.part).push(`${open.at}: item ${itemId} of turn ${open.turnId}, started here, never gets an item/completed (invariant 2)`);
+  }
+}
+
+/**
+ * Check one transcript: JSON-RPC 2.0 well-formedness (`jsonrpc: "2.0"`; a request has a
+ * method and an id; a response has an id and exactly one of result and error, answers an
+ * earlier client request, and only once; every result carries the request's `commandId` and
+ * `status: "accepted"`) and MSP's invariants 1–5. Each problem names its 1-based line.
+ *
+ * An `item/completed` with no `item/started` before it, or a `turn/completed` for a turn the
+ * transcript never started, is fine: a transcript may begin mid-session. An accepted turn
+ * with no `turn/completed` is a problem unless `options.excerpt` is set; a duplicate terminal
+ * always is.
+ *
+ * @example
+ * ```ts
+ * const { ok, problems } = checkTranscript(readFileSync("transcripts/cancel-race.jsonl", "utf8"));
+ * if (!ok) console.error(problems.join("\n"));
+ * ```
+ */
+export function checkTranscript(lines: TranscriptInput, options: CheckTranscriptOptions = {}): TranscriptCheck {
+  const problems: string[] = [];
+  const history = new SessionHistory();
+  checkPart(lines, 1, (line) => `line ${line}`, history, problems);
+  finish(history, options, () => problems);
+  return { ok: problems.length === 0, problems };
+}
+
+/**
+ * Check the transcripts of successive connections to one host as one history, e.g. a crash
+ * (`survive-host-crash.jsonl`) and the reconnection that resumes it
+ * (`survive-host-crash.2.jsonl`). JSON-RPC ids reset with each part; turns, items and
+ * `viewCursor`s carry over, so a turn accepted in part 1 may get its terminal in part 2.
+ * Returns one verdict per part; a turn that never ends is reported in the part that accepted it.
+ *
+ * @example
+ * ```ts
+ * const [crash, resume] = checkTranscriptParts([readFileSync(a, "utf8"), readFileSync(b, "utf8")]);
+ * ```
+ */
+export function checkTranscriptParts(parts: readonly TranscriptInput[], options: CheckTranscriptOptions = {}): TranscriptCheck[] {
+  const history = new SessionHistory();
+  const problems: string[][] = parts.map(() => []);
+  const label = (part: number) => (line: number) => (parts.length > 1 ? `line ${line} (part ${part})` : `line ${line}`);
+  parts.forEach((part, index) => checkPart(part, index + 1, label(index + 1), history, problems[index] as string[]));
+  finish(history, options, (part) => problems[part - 1] as string[]);
+  return problems.map((p) => ({ ok: p.length === 0, problems: p }));
+}

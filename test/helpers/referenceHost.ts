@@ -1,0 +1,80 @@
+/**
+ * Test helpers for end-to-end runs: spawn the real reference host with spawnHost, and check
+ * whether a process is really gone.
+ */
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { MspClient } from "../../src/index.js";
+import { spawnHost, type SpawnedHost } from "../../src/node/index.js";
+import { formatTranscriptEntry, recordingChannel } from "../../src/testing/index.js";
+
+export const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
+
+export function model(name: string): string {
+  return join(repoRoot, "test", "fixtures", "models", name);
+}
+
+export interface HostRun {
+  host: SpawnedHost;
+  /** The wire as transcript lines, client and server, in order. */
+  wire: string[];
+}
+
+/** A fresh data dir, removed by the returned cleanup. */
+export function tempDataDir(): { dir: string; remove(): void } {
+  const dir = mkdtempSync(join(tmpdir(), "muse-e2e-"));
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** Spawn `muse-host serve --stdio` with the given model and extra flags, recording the wire. */
+export function startHost(modelFile: string, data: string, extra: string[] = []): HostRun {
+  const wire: string[] = [];
+  const host = spawnHost({
+    command: process.execPath,
+    args: ["--import", "tsx", join(repoRoot, "src/host/cli.ts"), "serve", "--stdio", "--script", modelFile, "--data", data, ...extra],
+    cwd: repoRoot,
+    stderr: "ignore",
+    killGraceMs: 1_000,
+    defaultTimeoutMs: 15_000,
+    wrapChannel: (c) => recordingChannel(c, (e) => wire.push(formatTranscriptEntry(e))),
+  });
+  return { host, wire };
+}
+
+/** True when `pid` no longer runs (gone, or a zombie nobody reaped). */
+export function processGone(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return true;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z");
+  } catch {
+    return true;
+  }
+}
+
+/** Resolve when `predicate` holds, checked on every notification; bounded. */
+export function until(msp: MspClient, predicate: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+  if (predicate()) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const check = () => {
+      if (!predicate()) return;
+      finish();
+      resolve();
+    };
+    const timer = setTimeout(() => {
+      finish();
+      reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}`));
+    }, timeoutMs);
+    const finish = () => {
+      clearTimeout(timer);
+      msp.events.off("notification", check);
+    };
+    msp.events.on("notification", check);
+  });
+}
