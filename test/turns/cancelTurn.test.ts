@@ -1,0 +1,81 @@
+import { describe, expect, it } from "vitest";
+import { cancelTurn, MspError } from "../../src/index.js";
+import { makePeer, rejection, result, SESSION, terminal } from "../helpers/peer.js";
+
+describe("cancelTurn", () => {
+  it("resolves accepted + the turn's own terminal, which arrives after the ack", async () => {
+    const peer = makePeer();
+    const p = cancelTurn(peer.client, { sessionId: SESSION, turnId: "t" });
+    const sent = await peer.nth(1);
+    expect(sent["method"]).toBe("turn/cancel");
+    expect(sent["params"]).toMatchObject({ sessionId: SESSION, turnId: "t" });
+    expect((sent["params"] as Record<string, unknown>)["keepInbox"]).toBeUndefined();
+    peer.send(result(sent["id"], { commandId: "c", turnId: "t" }));
+    peer.send(terminal("t", 1, "cancelled", "cancelled during tool execution"));
+    const outcome = await p;
+    expect(outcome.ack).toBe("accepted");
+    expect(outcome.terminal.terminal).toBe("cancelled");
+    await peer.client.close();
+  });
+
+  it("reads already_terminal as done, with the terminal that preceded the rejection", async () => {
+    const peer = makePeer();
+    const p = cancelTurn(peer.client, { sessionId: SESSION, turnId: "t" });
+    const sent = await peer.nth(1);
+    peer.send(terminal("t", 1, "completed", "completed"));
+    peer.send(rejection(sent["id"], { commandId: "c", reason: "already_terminal", turnId: "t", terminal: "completed" }));
+    expect(await p).toMatchObject({ ack: "already_terminal", terminal: { terminal: "completed" } });
+    await peer.client.close();
+  });
+
+  it("throws every other rejection unchanged: a stale turnId does not wait forever", async () => {
+    const peer = makePeer();
+    const p = cancelTurn(peer.client, { sessionId: SESSION, turnId: "stale" }).catch((e: unknown) => e);
+    const sent = await peer.nth(1);
+    peer.send(rejection(sent["id"], { commandId: "c", reason: "unknown_turn", turnId: "stale" }));
+    const error = (await p) as MspError;
+    expect(error).toBeInstanceOf(MspError);
+    expect([error.kind, error.data["reason"]]).toEqual(["commandRejected", "unknown_turn"]);
+    expect(peer.client.turns.waiterCount).toBe(0);
+    await peer.client.close();
+  });
+
+  it("concurrent cancels of one turn share one request, each keeps its own signal", async () => {
+    const peer = makePeer();
+    const controller = new AbortController();
+    const a = cancelTurn(peer.client, { sessionId: SESSION, turnId: "t", keepInbox: true });
+    const b = cancelTurn(peer.client, { sessionId: SESSION, turnId: "t" }, { signal: controller.signal }).catch((e: unknown) => e);
+    const sent = await peer.nth(1);
+    expect((sent["params"] as Record<string, unknown>)["keepInbox"]).toBe(true);
+    controller.abort();
+    expect(((await b) as MspError).kind).toBe("aborted");
+    peer.send(result(sent["id"], { commandId: "c", turnId: "t" }));
+    peer.send(terminal("t", 1, "cancelled", "cancelled"));
+    expect((await a).terminal.terminal).toBe("cancelled");
+    expect(peer.received).toHaveLength(1);
+    // A later cancel of the same turn is a new request again.
+    const c = cancelTurn(peer.client, { sessionId: SESSION, turnId: "t" });
+    const sent2 = await peer.nth(2);
+    peer.send(rejection(sent2["id"], { commandId: "c2", reason: "already_terminal", turnId: "t", terminal: "cancelled" }));
+    expect((await c).ack).toBe("already_terminal");
+    await peer.client.close();
+  });
+
+  it("bounds the whole operation: ack received but no terminal → timeout", async () => {
+    const peer = makePeer();
+    const p = cancelTurn(peer.client, { sessionId: SESSION, turnId: "t" }, { timeoutMs: 30 }).catch((e: unknown) => e);
+    const sent = await peer.nth(1);
+    peer.send(result(sent["id"], { commandId: "c", turnId: "t" }));
+    const error = (await p) as MspError;
+    expect([error.kind, error.data["turnId"]]).toEqual(["timeout", "t"]);
+    await peer.client.close();
+  });
+
+  it("settles as connectionClosed when the connection closes mid-cancel", async () => {
+    const peer = makePeer();
+    const p = cancelTurn(peer.client, { sessionId: SESSION, turnId: "t" }).catch((e: unknown) => e);
+    await peer.nth(1);
+    await peer.client.close();
+    expect(((await p) as MspError).kind).toBe("connectionClosed");
+  });
+});
