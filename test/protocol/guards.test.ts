@@ -1,0 +1,32 @@
+import { describe, expect, it } from "vitest";
+import { cursorSequence, isCompatibleProtocol, isTurnCompleted, problemWithNotification } from "../../src/index.js";
+
+const base = { sessionId: "s", viewCursor: "v:s:1" };
+
+describe("protocol guards", () => {
+  it("accepts a well-formed turn/completed and names what is wrong with a bad one", () => {
+    expect(isTurnCompleted({ ...base, turnId: "t", terminal: "cancelled", reason: "r", durationMs: 1, cause: { kind: "user" } })).toBe(true);
+    expect(problemWithNotification("turn/completed", { ...base, turnId: "t", terminal: "stopped" })).toMatch(/terminal "stopped" is not one of completed, cancelled, failed/);
+    expect(problemWithNotification("turn/completed", { ...base, turnId: "t", terminal: "failed", cause: { kind: "alien" } })).toMatch(/cause/);
+    expect(problemWithNotification("turn/completed", { viewCursor: "v" })).toBe("sessionId must be a string");
+    expect(problemWithNotification("turn/completed", [1])).toBe("params must be an object");
+  });
+
+  it("checks item notifications' items", () => {
+    const item = { itemId: "i", kind: "toolCall", turnId: "t", revision: 1, status: "inProgress" };
+    expect(problemWithNotification("item/updated", { ...base, item })).toBeUndefined();
+    expect(problemWithNotification("item/updated", { ...base, item: { ...item, kind: "video" } })).toMatch(/item.kind "video"/);
+    expect(problemWithNotification("item/updated", { ...base, item: { ...item, revision: "2" } })).toBe("item.revision must be a number");
+  });
+
+  it("leaves methods MSP does not define unchecked", () => {
+    expect(problemWithNotification("vendor/thing", 42)).toBeUndefined();
+  });
+
+  it("reads cursor sequences and protocol compatibility", () => {
+    expect(cursorSequence("v:0198f0aa-1111-7000-8000-0000000000aa:9")).toBe(9);
+    expect(cursorSequence("opaque")).toBeUndefined();
+    expect(isCompatibleProtocol("1.7")).toBe(true);
+    expect(isCompatibleProtocol("2.0")).toBe(false);
+  });
+});
