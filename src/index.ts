@@ -21,6 +21,8 @@ export { cancelTurn } from "./turns/cancelTurn.js";
 export type { CancelOutcome, CancelTurnParams, HasConnection } from "./turns/cancelTurn.js";
 export { TurnHandle } from "./turns/turnHandle.js";
 export type { StartTurnParams, TurnStartResult, TurnCancelOptions } from "./turns/turnHandle.js";
+export { StopController, StopStates } from "./ui/stopController.js";
+export type { StopControllerOptions, StopSnapshot, StopState } from "./ui/stopController.js";
 export { NdjsonMessageReader, NdjsonMessageWriter } from "./framing/ndjson.js";
 export { ContentLengthMessageReader, ContentLengthMessageWriter } from "./framing/contentLength.js";
 export { FramedMessageReader } from "./framing/framedReader.js";

@@ -27,6 +27,8 @@ describe("public surface", () => {
       "Notifications",
       "PROTOCOL_VERSION",
       "RejectionReasons",
+      "StopController",
+      "StopStates",
       "Terminals",
       "TurnHandle",
       "TurnRecorder",

@@ -83,7 +83,7 @@ describe("TurnRecorder", () => {
     await fc.assert(
       fc.asyncProperty(fc.array(step, { maxLength: 30 }), async (steps) => {
         const r = new TurnRecorder();
-        const waits: Array<{ turn: number; controller: AbortController; settled: number; outcome?: string; promise: Promise<void> }> = [];
+        const waits: Array<{ turn: number; controller: AbortController; settled: number; outcome: string | undefined; promise: Promise<void> }> = [];
         const recorded = new Set<number>();
         let closed = false;
         for (const s of steps) {

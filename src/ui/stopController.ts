@@ -1,0 +1,156 @@
+/**
+ * StopController: the state machine behind a Stop button. It shows "stopping" from the click
+ * until the turn's OWN terminal arrives, treats a lost race (already_terminal) as done, and
+ * reports every other failure. Framework-neutral; `subscribe`/`getSnapshot` suit React's
+ * useSyncExternalStore.
+ */
+import { MspError } from "../errors.js";
+import type { TurnCompletedParams } from "../protocol/index.js";
+import type { CancelOutcome } from "../turns/cancelTurn.js";
+import type { TurnHandle } from "../turns/turnHandle.js";
+
+/**
+ * The states of a Stop button's turn:
+ * - `starting`: `turn/start` sent, no ack yet (Stop works: it is held until the ack);
+ * - `running`: acked, no terminal yet;
+ * - `stopping`: Stop pressed, waiting for the turn's own terminal;
+ * - `ended`: the turn reached its terminal (see `snapshot.terminal`);
+ * - `failed`: the turn could not start, the stop failed for real, or the connection closed.
+ *
+ * @example
+ * ```ts
+ * button.disabled = !controller.getSnapshot().canStop;
+ * ```
+ */
+export const StopStates = {
+  starting: "starting",
+  running: "running",
+  stopping: "stopping",
+  ended: "ended",
+  failed: "failed",
+} as const;
+
+/** One of {@link StopStates}. */
+export type StopState = (typeof StopStates)[keyof typeof StopStates];
+
+/** An immutable view of a {@link StopController}; a new object on every change. */
+export interface StopSnapshot {
+  readonly state: StopState;
+  /** True while pressing Stop would do something (`starting` or `running`). */
+  readonly canStop: boolean;
+  /** The turn's terminal, once `ended`. */
+  readonly terminal?: TurnCompletedParams;
+  /** How the host answered the Stop, if it was pressed: `accepted` or `already_terminal` (the race). */
+  readonly ack?: CancelOutcome["ack"];
+  /** What went wrong, when `failed`. */
+  readonly error?: MspError;
+}
+
+/** Options of a {@link StopController}. */
+export interface StopControllerOptions {
+  /** Bound on a stop: ack plus terminal. @unit milliseconds @defaultValue 30 000 */
+  stopTimeoutMs?: number;
+}
+
+/**
+ * Drives a Stop button for one turn.
+ *
+ * @example
+ * ```ts
+ * const turn = client.startTurn({ sessionId, input });
+ * const stop = new StopController(turn);
+ * stop.subscribe((s) => {
+ *   button.disabled = !s.canStop;
+ *   status.textContent = s.state === "ended" ? `stopped: ${s.terminal?.terminal}` : s.state;
+ * });
+ * button.onclick = () => void stop.stop();
+ * ```
+ */
+export class StopController {
+  readonly #turn: TurnHandle;
+  readonly #listeners = new Set<(snapshot: StopSnapshot) => void>();
+  readonly #stopTimeoutMs: number;
+  #snapshot: StopSnapshot = { state: StopStates.starting, canStop: true };
+  #stopping: Promise<StopSnapshot> | undefined;
+
+  constructor(turn: TurnHandle, options: StopControllerOptions = {}) {
+    this.#turn = turn;
+    this.#stopTimeoutMs = options.stopTimeoutMs ?? 30_000;
+    turn.accepted.then(
+      () => {
+        if (this.#snapshot.state === StopStates.starting) this.#set({ state: StopStates.running, canStop: true });
+      },
+      (error: unknown) => this.#fail(error),
+    );
+    turn.terminal.then(
+      (terminal) => this.#end(terminal),
+      (error: unknown) => {
+        if (this.#stopping === undefined) this.#fail(error);
+      },
+    );
+  }
+
+  /** The current snapshot (stable between changes). */
+  getSnapshot(): StopSnapshot {
+    return this.#snapshot;
+  }
+
+  /**
+   * Call `listener` on every change. Returns the unsubscribe function.
+   *
+   * @example
+   * ```ts
+   * const off = stop.subscribe(render);
+   * ```
+   */
+  subscribe(listener: (snapshot: StopSnapshot) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /**
+   * Press Stop. Idempotent: pressing again shares the first press. Resolves with the snapshot
+   * once the turn has ended (or the stop failed); never rejects.
+   *
+   * @example
+   * ```ts
+   * const { state, terminal } = await stop.stop(); // "ended", { terminal: "cancelled", … }
+   * ```
+   */
+  stop(): Promise<StopSnapshot> {
+    if (this.#stopping !== undefined) return this.#stopping;
+    if (!this.#snapshot.canStop) return Promise.resolve(this.#snapshot);
+    this.#set({ state: StopStates.stopping, canStop: false });
+    this.#stopping = this.#turn.cancel({ timeoutMs: this.#stopTimeoutMs }).then(
+      (outcome) => {
+        this.#end(outcome.terminal, outcome.ack);
+        return this.#snapshot;
+      },
+      (error: unknown) => {
+        this.#fail(error);
+        return this.#snapshot;
+      },
+    );
+    return this.#stopping;
+  }
+
+  #end(terminal: TurnCompletedParams, ack?: CancelOutcome["ack"]): void {
+    if (this.#snapshot.state === StopStates.ended) {
+      if (ack !== undefined && this.#snapshot.ack === undefined) this.#set({ ...this.#snapshot, ack });
+      return;
+    }
+    if (this.#snapshot.state === StopStates.stopping && ack === undefined) return; // the cancel's outcome will say
+    this.#set(ack === undefined ? { state: StopStates.ended, canStop: false, terminal } : { state: StopStates.ended, canStop: false, terminal, ack });
+  }
+
+  #fail(error: unknown): void {
+    if (this.#snapshot.state === StopStates.ended || this.#snapshot.state === StopStates.failed) return;
+    const mspError = MspError.is(error) ? error : new MspError("protocol", String(error), { problem: String(error) });
+    this.#set({ state: StopStates.failed, canStop: false, error: mspError });
+  }
+
+  #set(snapshot: StopSnapshot): void {
+    this.#snapshot = snapshot;
+    for (const listener of [...this.#listeners]) listener(snapshot);
+  }
+}
