@@ -6,16 +6,12 @@ import type { EventEmitter } from "eventemitter3";
 import { v7 as uuidv7 } from "uuid";
 import { MspConnection, type CloseInfo, type MspConnectionOptions, type MspEvents } from "./connection.js";
 import type { ByteChannel } from "./framing/byteChannel.js";
-import { ContentLengthMessageReader, ContentLengthMessageWriter } from "./framing/contentLength.js";
-import { NdjsonMessageReader, NdjsonMessageWriter } from "./framing/ndjson.js";
+import { createFraming, type Framing } from "./framing/createFraming.js";
 import type { WaitOptions } from "./internal/boundedWait.js";
 import { cancelTurn, type CancelOutcome, type CancelTurnParams } from "./turns/cancelTurn.js";
 import type { ItemLedger } from "./turns/itemLedger.js";
 import { startTurn, type StartTurnParams, type TurnHandle } from "./turns/turnHandle.js";
 import type { TurnRecorder } from "./turns/turnRecorder.js";
-
-/** How messages are framed on a byte channel. MSP's default is `"ndjson"`. */
-export type Framing = "ndjson" | "content-length";
 
 /** Options of {@link connect}. */
 export interface ConnectOptions extends MspConnectionOptions {
@@ -113,10 +109,7 @@ export class MspClient {
  * ```
  */
 export function connect(channel: ByteChannel, options: ConnectOptions = {}): MspClient {
-  const { framing = "ndjson", maxMessageBytes, ...connectionOptions } = options;
-  const readerOptions = maxMessageBytes === undefined ? {} : { maxMessageBytes };
-  if (framing !== "ndjson" && framing !== "content-length") throw new TypeError(`framing must be "ndjson" or "content-length", got ${JSON.stringify(framing)}`);
-  const reader = framing === "ndjson" ? new NdjsonMessageReader(channel, readerOptions) : new ContentLengthMessageReader(channel, readerOptions);
-  const writer = framing === "ndjson" ? new NdjsonMessageWriter(channel) : new ContentLengthMessageWriter(channel);
+  const { framing, maxMessageBytes, ...connectionOptions } = options;
+  const { reader, writer } = createFraming(channel, framing, maxMessageBytes);
   return new MspClient(new MspConnection(reader, writer, connectionOptions));
 }

@@ -7,7 +7,8 @@
  * @packageDocumentation
  */
 export { connect, MspClient } from "./client.js";
-export type { ConnectOptions, Framing } from "./client.js";
+export type { ConnectOptions } from "./client.js";
+export type { Framing } from "./framing/createFraming.js";
 export { MspConnection } from "./connection.js";
 export type { CloseInfo, CommandOptions, MspConnectionOptions, MspEvents, MspNotification, NotificationHandler } from "./connection.js";
 export { MspError, MspErrorKinds } from "./errors.js";
@@ -26,6 +27,7 @@ export type { StopControllerOptions, StopSnapshot, StopState } from "./ui/stopCo
 export { NdjsonMessageReader, NdjsonMessageWriter } from "./framing/ndjson.js";
 export { ContentLengthMessageReader, ContentLengthMessageWriter } from "./framing/contentLength.js";
 export { FramedMessageReader } from "./framing/framedReader.js";
+export { FramedMessageWriter } from "./framing/framedWriter.js";
 export type { ReaderOptions } from "./framing/framedReader.js";
 export { DEFAULT_MAX_MESSAGE_BYTES } from "./framing/limits.js";
 export type { FramingProblem } from "./framing/limits.js";

@@ -2,9 +2,10 @@
  * Content-Length framing (the LSP style, an option for MSP on stdio):
  * `Content-Length: N\r\n` headers, a blank line, then exactly N bytes of UTF-8 JSON.
  */
-import { AbstractMessageWriter, type Message, type MessageWriter } from "vscode-jsonrpc";
+import type { Message } from "vscode-jsonrpc";
 import type { ByteChannel } from "./byteChannel.js";
 import { FramedMessageReader, type ReaderOptions } from "./framedReader.js";
+import { FramedMessageWriter } from "./framedWriter.js";
 import { excerpt } from "./limits.js";
 
 /** Largest header block accepted before the blank line. @unit bytes */
@@ -126,31 +127,13 @@ const encoder = new TextEncoder();
  * await writer.write({ jsonrpc: "2.0", id: 1, method: "host/info", params: {} });
  * ```
  */
-export class ContentLengthMessageWriter extends AbstractMessageWriter implements MessageWriter {
-  readonly #channel: ByteChannel;
-  #errors = 0;
-
-  constructor(channel: ByteChannel) {
-    super();
-    this.#channel = channel;
-  }
-
-  async write(message: Message): Promise<void> {
+export class ContentLengthMessageWriter extends FramedMessageWriter {
+  protected encode(message: Message): Uint8Array {
     const body = encoder.encode(JSON.stringify(message));
     const header = encoder.encode(`Content-Length: ${body.length}\r\n\r\n`);
     const frame = new Uint8Array(header.length + body.length);
     frame.set(header, 0);
     frame.set(body, header.length);
-    try {
-      await this.#channel.write(frame);
-    } catch (error) {
-      this.#errors += 1;
-      this.fireError(error, message, this.#errors);
-      throw error;
-    }
-  }
-
-  end(): void {
-    this.#channel.end();
+    return frame;
   }
 }

@@ -3,9 +3,10 @@
  * UTF-8 line. Lines are split on the byte 0x0A, so a character split across chunks is
  * never decoded in halves.
  */
-import { AbstractMessageWriter, type Message, type MessageWriter } from "vscode-jsonrpc";
+import type { Message } from "vscode-jsonrpc";
 import type { ByteChannel } from "./byteChannel.js";
 import { FramedMessageReader, type ReaderOptions } from "./framedReader.js";
+import { FramedMessageWriter } from "./framedWriter.js";
 
 const NEWLINE = 0x0a;
 
@@ -103,27 +104,8 @@ const encoder = new TextEncoder();
  * await writer.write({ jsonrpc: "2.0", method: "ping" });
  * ```
  */
-export class NdjsonMessageWriter extends AbstractMessageWriter implements MessageWriter {
-  readonly #channel: ByteChannel;
-  #errors = 0;
-
-  constructor(channel: ByteChannel) {
-    super();
-    this.#channel = channel;
-  }
-
-  async write(message: Message): Promise<void> {
-    const bytes = encoder.encode(`${JSON.stringify(message)}\n`);
-    try {
-      await this.#channel.write(bytes);
-    } catch (error) {
-      this.#errors += 1;
-      this.fireError(error, message, this.#errors);
-      throw error;
-    }
-  }
-
-  end(): void {
-    this.#channel.end();
+export class NdjsonMessageWriter extends FramedMessageWriter {
+  protected encode(message: Message): Uint8Array {
+    return encoder.encode(`${JSON.stringify(message)}\n`);
   }
 }

@@ -7,8 +7,7 @@ import { MspClient, type ConnectOptions } from "../client.js";
 import { MspConnection } from "../connection.js";
 import type { CloseInfo } from "../connection.js";
 import type { ByteChannel } from "../framing/byteChannel.js";
-import { ContentLengthMessageReader, ContentLengthMessageWriter } from "../framing/contentLength.js";
-import { NdjsonMessageReader, NdjsonMessageWriter } from "../framing/ndjson.js";
+import { createFraming } from "../framing/createFraming.js";
 import { groupAlive, signalGroup } from "./processGroup.js";
 import { streamChannel } from "./streamChannel.js";
 
@@ -123,7 +122,7 @@ export class SpawnedHost extends MspClient {
  * ```
  */
 export function spawnHost(options: SpawnHostOptions): SpawnedHost {
-  const { command, args = [], env, cwd, stderr = "inherit", killGraceMs = 2_000, framing = "ndjson", maxMessageBytes, wrapChannel, ...connectionOptions } = options;
+  const { command, args = [], env, cwd, stderr = "inherit", killGraceMs = 2_000, framing, maxMessageBytes, wrapChannel, ...connectionOptions } = options;
   const child = spawn(command, [...args], {
     stdio: ["pipe", "pipe", stderr],
     detached: true,
@@ -158,10 +157,8 @@ export function spawnHost(options: SpawnHostOptions): SpawnedHost {
     if (exitStatus !== undefined) report();
     else setTimeout(report, EXIT_STATUS_WAIT_MS).unref();
   });
-  const readerOptions = maxMessageBytes === undefined ? {} : { maxMessageBytes };
   const wire = wrapChannel === undefined ? channel : wrapChannel(channel);
-  const reader = framing === "content-length" ? new ContentLengthMessageReader(wire, readerOptions) : new NdjsonMessageReader(wire, readerOptions);
-  const writer = framing === "content-length" ? new ContentLengthMessageWriter(wire) : new NdjsonMessageWriter(wire);
+  const { reader, writer } = createFraming(wire, framing, maxMessageBytes);
   return new SpawnedHost(new MspConnection(reader, writer, connectionOptions), child, exited, killGraceMs);
 }
 

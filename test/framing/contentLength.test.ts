@@ -1,21 +1,12 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { Message } from "vscode-jsonrpc";
-import { ContentLengthMessageReader, ContentLengthMessageWriter, type ByteChannel, type FramingProblem } from "../../src/index.js";
+import { ContentLengthMessageReader, ContentLengthMessageWriter } from "../../src/index.js";
 import { createLinkedPair } from "../../src/testing/index.js";
+import { readChunks } from "../helpers/readChunks.js";
 
 function readAll(chunks: Uint8Array[], maxMessageBytes?: number) {
-  const data = new Set<(c: Uint8Array) => void>();
-  const channel: ByteChannel = { onData: (l) => (data.add(l), () => data.delete(l)), onEnd: () => () => {}, onError: () => () => {}, write: () => {}, end: () => {} };
-  const reader = new ContentLengthMessageReader(channel, maxMessageBytes === undefined ? {} : { maxMessageBytes });
-  const messages: Message[] = [];
-  const problems: FramingProblem[] = [];
-  let closed = false;
-  reader.onProblem((p) => problems.push(p));
-  reader.onClose(() => (closed = true));
-  reader.listen((m) => messages.push(m));
-  for (const c of chunks) data.forEach((l) => l(c));
-  return { messages, problems, closed };
+  return readChunks((channel) => new ContentLengthMessageReader(channel, maxMessageBytes === undefined ? {} : { maxMessageBytes }), chunks);
 }
 
 const enc = new TextEncoder();

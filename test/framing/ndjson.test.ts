@@ -1,34 +1,12 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { Message } from "vscode-jsonrpc";
-import { NdjsonMessageReader, NdjsonMessageWriter, type ByteChannel, type FramingProblem } from "../../src/index.js";
+import { NdjsonMessageReader, NdjsonMessageWriter } from "../../src/index.js";
 import { createLinkedPair } from "../../src/testing/index.js";
-
-/** A channel we push chunks into by hand. */
-function manualChannel() {
-  const data = new Set<(c: Uint8Array) => void>();
-  const end = new Set<() => void>();
-  const channel: ByteChannel = {
-    onData: (l) => (data.add(l), () => data.delete(l)),
-    onEnd: (l) => (end.add(l), () => end.delete(l)),
-    onError: () => () => {},
-    write: () => {},
-    end: () => {},
-  };
-  return { channel, push: (c: Uint8Array) => data.forEach((l) => l(c)), finish: () => end.forEach((l) => l()) };
-}
+import { readChunks } from "../helpers/readChunks.js";
 
 function readAll(chunks: Uint8Array[], maxMessageBytes?: number) {
-  const { channel, push } = manualChannel();
-  const reader = new NdjsonMessageReader(channel, maxMessageBytes === undefined ? {} : { maxMessageBytes });
-  const messages: Message[] = [];
-  const problems: FramingProblem[] = [];
-  let closed = false;
-  reader.onProblem((p) => problems.push(p));
-  reader.onClose(() => (closed = true));
-  reader.listen((m) => messages.push(m));
-  for (const c of chunks) push(c);
-  return { messages, problems, closed };
+  return readChunks((channel) => new NdjsonMessageReader(channel, maxMessageBytes === undefined ? {} : { maxMessageBytes }), chunks);
 }
 
 const enc = new TextEncoder();

@@ -15,6 +15,7 @@ describe("public surface", () => {
       "DEFAULT_MAX_MESSAGE_BYTES",
       "DEFAULT_TERMINAL_CAPACITY",
       "FramedMessageReader",
+      "FramedMessageWriter",
       "ItemKinds",
       "ItemLedger",
       "ItemStatuses",
