@@ -12,7 +12,17 @@ export interface ReaderOptions {
   maxMessageBytes?: number;
 }
 
-/** Base class: framing subclasses implement {@link FramedMessageReader.consume}. */
+/**
+ * Base class of the byte-stream readers: framing subclasses implement
+ * {@link FramedMessageReader.consume}; this class subscribes, parses and reports problems.
+ *
+ * @example
+ * ```ts
+ * class LineReader extends FramedMessageReader {
+ *   protected consume(chunk: Uint8Array) { this.deliverText(new TextDecoder().decode(chunk)); }
+ * }
+ * ```
+ */
 export abstract class FramedMessageReader extends AbstractMessageReader {
   readonly #channel: ByteChannel;
   readonly #problems = new Emitter<FramingProblem>();
@@ -33,6 +43,14 @@ export abstract class FramedMessageReader extends AbstractMessageReader {
     return this.#problems.event;
   }
 
+  /**
+   * Start delivering parsed messages to `callback` (the connection calls this once).
+   *
+   * @example
+   * ```ts
+   * reader.listen((message) => console.log(message));
+   * ```
+   */
   listen(callback: DataCallback): Disposable {
     this.#callback = callback;
     this.#subscriptions = [
@@ -90,6 +108,7 @@ export abstract class FramedMessageReader extends AbstractMessageReader {
     for (const unsubscribe of this.#subscriptions.splice(0)) unsubscribe();
   }
 
+  /** Stop reading and release the channel subscriptions and emitters. */
   override dispose(): void {
     this.#unsubscribe();
     this.#problems.dispose();

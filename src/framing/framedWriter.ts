@@ -5,7 +5,17 @@
 import { AbstractMessageWriter, type Message, type MessageWriter } from "vscode-jsonrpc";
 import type { ByteChannel } from "./byteChannel.js";
 
-/** Base class: framing subclasses implement {@link FramedMessageWriter.encode}. */
+/**
+ * Base class of the byte-stream writers: framing subclasses implement
+ * {@link FramedMessageWriter.encode}; this class writes in call order and reports pipe errors.
+ *
+ * @example
+ * ```ts
+ * class LineWriter extends FramedMessageWriter {
+ *   protected encode(message: Message) { return new TextEncoder().encode(JSON.stringify(message) + "\n"); }
+ * }
+ * ```
+ */
 export abstract class FramedMessageWriter extends AbstractMessageWriter implements MessageWriter {
   readonly #channel: ByteChannel;
   #errors = 0;
@@ -18,6 +28,14 @@ export abstract class FramedMessageWriter extends AbstractMessageWriter implemen
   /** The bytes of one framed message. */
   protected abstract encode(message: Message): Uint8Array;
 
+  /**
+   * Write one message; rejects (and fires `onError`) when the channel is broken.
+   *
+   * @example
+   * ```ts
+   * await writer.write({ jsonrpc: "2.0", method: "ping" });
+   * ```
+   */
   async write(message: Message): Promise<void> {
     const bytes = this.encode(message);
     try {
@@ -29,6 +47,7 @@ export abstract class FramedMessageWriter extends AbstractMessageWriter implemen
     }
   }
 
+  /** Close the channel's writing side. */
   end(): void {
     this.#channel.end();
   }

@@ -284,7 +284,7 @@ export class SessionAgent {
       const index = this.#startedTurns++;
       const model = this.#models.get(modelName);
       this.#log.append({ type: "turnStarted", at: startedAt, turnId: turn.turnId, turn: index });
-      this.#emit("turn/started", { turnId: turn.turnId });
+      this.#emit("turn/started", { turnId: turn.turnId, model: modelName });
       let where: CancelPoint = "promptAssembly";
       try {
         if (model === undefined) throw new Error(`model ${modelName} is not loaded`);

@@ -5,6 +5,19 @@
 import type { Readable, Writable } from "node:stream";
 import type { ByteChannel, EndDetails, Unsubscribe } from "../framing/byteChannel.js";
 
+/** A {@link ByteChannel} over Node streams, whose owner can also signal its end. */
+export interface StreamChannel extends ByteChannel {
+  /**
+   * Signal end-of-stream once, with how the peer ended (a child's exit code or signal).
+   *
+   * @example
+   * ```ts
+   * child.once("exit", (exitCode, signal) => channel.emitEnd({ exitCode, signal }));
+   * ```
+   */
+  emitEnd(details?: EndDetails): void;
+}
+
 /**
  * Make a {@link ByteChannel} from a readable and a writable stream.
  *
@@ -13,7 +26,7 @@ import type { ByteChannel, EndDetails, Unsubscribe } from "../framing/byteChanne
  * const client = connect(streamChannel(socket, socket));
  * ```
  */
-export function streamChannel(readable: Readable, writable: Writable): ByteChannel & { emitEnd(details?: EndDetails): void } {
+export function streamChannel(readable: Readable, writable: Writable): StreamChannel {
   const endListeners = new Set<(details?: EndDetails) => void>();
   const errorListeners = new Set<(error: unknown) => void>();
   let ended = false;

@@ -71,7 +71,14 @@ export interface CancelCause {
   reason?: string;
 }
 
-/** Item kinds in a turn. */
+/**
+ * Item kinds in a turn.
+ *
+ * @example
+ * ```ts
+ * const tools = items.filter((i) => i.kind === ItemKinds.toolCall);
+ * ```
+ */
 export const ItemKinds = {
   message: "message",
   reasoning: "reasoning",
@@ -81,7 +88,14 @@ export const ItemKinds = {
 /** One of {@link ItemKinds}. */
 export type ItemKind = (typeof ItemKinds)[keyof typeof ItemKinds];
 
-/** Item statuses. Only `inProgress` is open; the other three are final. */
+/**
+ * Item statuses. Only `inProgress` is open; the other three are final.
+ *
+ * @example
+ * ```ts
+ * const open = items.filter((i) => i.status === ItemStatuses.inProgress);
+ * ```
+ */
 export const ItemStatuses = {
   inProgress: "inProgress",
   completed: "completed",
@@ -163,9 +177,10 @@ export interface NotificationBase {
   emittedAtMs?: number;
 }
 
-/** `turn/started` params. */
+/** `turn/started` params. `model` names the model running this turn (hosts may omit it). */
 export interface TurnStartedParams extends NotificationBase {
   turnId: string;
+  model?: string;
 }
 
 /** `item/started`, `item/updated`, `item/completed` params. */

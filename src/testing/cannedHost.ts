@@ -8,7 +8,14 @@ import { DEFAULT_MAX_MESSAGE_BYTES } from "../framing/limits.js";
 import { createLinkedPair, type LinkedChannel } from "./linkedPair.js";
 import { parseTranscript, readTranscript, type TranscriptLine } from "./transcript.js";
 
-/** JSON-RPC error code the canned host answers with when a client message does not match. */
+/**
+ * JSON-RPC error code the canned host answers with when a client message does not match.
+ *
+ * @example
+ * ```ts
+ * if (MspError.is(e) && e.kind === "rpcError" && e.data["code"] === TRANSCRIPT_MISMATCH_CODE) console.log(e.data["data"]);
+ * ```
+ */
 export const TRANSCRIPT_MISMATCH_CODE = -32099;
 
 /** Options of a {@link CannedHost}. */

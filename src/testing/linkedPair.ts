@@ -51,8 +51,9 @@ export function createLinkedPair(): [LinkedChannel, LinkedChannel] {
       write(bytes) {
         if (peer.ended) throw new Error("write after end: the linked peer has closed (EPIPE)");
         const copy = bytes.slice();
+        // Bytes written before an end or a crash still arrive, before the end notice: a pipe's
+        // buffered bytes outlive the writer.
         queueMicrotask(() => {
-          if (peer.ended) return;
           for (const listener of [...peer.data]) listener(copy);
         });
       },

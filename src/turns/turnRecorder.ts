@@ -14,7 +14,14 @@ export interface TurnRecorderOptions {
   defaultTimeoutMs?: number;
 }
 
-/** Default number of terminals a recorder retains. */
+/**
+ * Default number of terminals a recorder retains (10 000).
+ *
+ * @example
+ * ```ts
+ * connect(channel, { terminalCapacity: DEFAULT_TERMINAL_CAPACITY * 10 });
+ * ```
+ */
 export const DEFAULT_TERMINAL_CAPACITY = 10_000;
 
 /**

@@ -15,8 +15,10 @@ describe("createLinkedPair", () => {
     await Promise.resolve();
     await Promise.resolve();
     expect(got).toEqual([1, 2, 3]);
+    a.write(Uint8Array.of(9));
     a.destroy({ reason: "crash" });
     await new Promise((r) => setTimeout(r, 0));
+    expect(got).toEqual([1, 2, 3, 9]); // written before the crash: still delivered, before the end
     expect(ended).toEqual({ reason: "crash" });
     expect(() => b.write(Uint8Array.of(4))).toThrow(/EPIPE/);
   });

@@ -1,0 +1,38 @@
+/**
+ * two-waiters: a Stop handler (turn.cancel()) and a status indicator
+ * (msp.turns.terminalOf(turnId)) wait on the same turn. Each waiter joins that turn's waiter
+ * LIST, so neither evicts the other: both resolve with the same terminal.
+ */
+import assert from "node:assert/strict";
+import type { Recipe } from "./recipe.js";
+
+export const recipe: Recipe = {
+  name: "two-waiters",
+  summary: "A Stop handler and a status indicator on one turn both get the same terminal",
+  transcript: "two-waiters.jsonl",
+  async run(env) {
+    const msp = await env.connect();
+    const sessionId = await env.session(msp);
+    const turn = msp.startTurn({ sessionId, input: [{ type: "text", text: "Explain the phase machine" }] });
+    const { turnId } = await turn.accepted;
+
+    // #region waiters
+    // The status indicator: shows how the turn ended, whoever ended it.
+    const statusIndicator = msp.turns.terminalOf(turnId, { timeoutMs: 30_000 });
+
+    // The Stop handler, on another part of the page, waits on the same turn.
+    const stopHandler = turn.cancel({ timeoutMs: 30_000 });
+
+    const [shown, stopped] = await Promise.all([statusIndicator, stopHandler]);
+    // #endregion waiters
+
+    env.log(`status indicator and Stop handler both saw "${shown.terminal}": ${shown.reason}`);
+    assert.equal(stopped.terminal, shown, "both waiters resolve with the same turn/completed");
+    assert.equal(shown.terminal, "cancelled");
+    assert.equal(msp.turns.waiterCount, 0, "every waiter was removed when it settled");
+    const message = msp.items.itemsOf(turnId).find((item) => item.kind === "message");
+    assert.equal(message?.status, "cancelled");
+    assert.equal(message.kind === "message" && message.interrupted, true, "the salvaged prefix is marked interrupted");
+    await msp.close();
+  },
+};

@@ -1,0 +1,141 @@
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { checkTranscript, checkTranscriptParts, parseTranscript } from "../../src/testing/index.js";
+import { checkFiles, committedTranscripts, groupParts } from "../../scripts/transcripts-check.js";
+
+const read = (path: string) => readFileSync(path, "utf8");
+const S = "0198f0aa-1111-7000-8000-0000000000aa";
+const T = "018f6a1e-9b3c-7c21-a54a-2f30bd3c9f10";
+const C = "018f6a21-0f0f-7aaa-bbbb-0123456789ab";
+
+const client = (msg: unknown) => JSON.stringify({ dir: "client", raw: JSON.stringify(msg) });
+const server = (msg: unknown) => JSON.stringify({ dir: "server", raw: JSON.stringify(msg) });
+const start = [
+  client({ jsonrpc: "2.0", id: 1, method: "turn/start", params: { sessionId: S, commandId: T, input: [{ type: "text", text: "hi" }] } }),
+  server({ jsonrpc: "2.0", id: 1, result: { commandId: T, status: "accepted", turnId: T, startedNewTurn: true, disposition: "started" } }),
+];
+const note = (method: string, n: number, params: Record<string, unknown>) =>
+  server({ jsonrpc: "2.0", method, params: { sessionId: S, viewCursor: `v:${S}:${n}`, ...params }, emittedAtMs: 1754590945000 + n });
+const completed = (n: number, terminal = "completed") => note("turn/completed", n, { turnId: T, terminal, reason: terminal, durationMs: 10 });
+
+describe("checkTranscript on the committed transcripts", () => {
+  const files = committedTranscripts();
+  it("finds the committed transcripts", () => {
+    expect(files.length).toBeGreaterThanOrEqual(10);
+  });
+  const verdicts = checkFiles(files);
+  for (const file of files) {
+    it(`accepts ${file.split("/transcripts/")[1]}`, () => {
+      expect(verdicts.get(file)?.problems).toEqual([]);
+    });
+  }
+});
+
+describe("checkTranscript on the broken transcripts", () => {
+  const cases: Array<[string, RegExp]> = [
+    ["invariant-1-missing-terminal", /^line 2: turn 018f6a1e-\S+, accepted here, never gets a turn\/completed \(invariant 1/],
+    ["invariant-1-duplicate-terminal", /^line 4: a second turn\/completed for turn 018f6a1e-\S+; the first was at line 3 \(invariant 1\)$/],
+    ["invariant-2-unclosed-item", /^line 4: turn\/completed for turn \S+ while item 0198f0ad-\S+, started at line 3, has no item\/completed \(invariant 2\)$/],
+    ["invariant-3-item-after-terminal", /^line 4: item\/completed \(item \S+\) for turn \S+ after its turn\/completed at line 3 \(invariant 3\)$/],
+    ["invariant-4-early-already-terminal", /^line 4: already_terminal rejection for turn \S+ before that turn's turn\/completed \(invariant 4\)$/],
+    ["invariant-5-cursor-goes-back", /^line 4: turn\/completed: viewCursor v:\S+:9 does not increase on v:\S+:10 at line 3 \(invariant 5\)$/],
+    ["jsonrpc-result-and-error", /^line 2: a response must have exactly one of result and error, it has both$/],
+    ["jsonrpc-unmatched-response", /^line 2: response to id 7 matches no earlier client request$/],
+  ];
+  for (const [name, problem] of cases) {
+    it(`rejects broken/${name}.jsonl with one clear problem`, () => {
+      const verdict = checkTranscript(read(`transcripts/broken/${name}.jsonl`));
+      expect(verdict.ok).toBe(false);
+      expect(verdict.problems).toHaveLength(1);
+      expect(verdict.problems[0]).toMatch(problem);
+    });
+  }
+});
+
+describe("checkTranscript", () => {
+  it("takes text, lines, or parsed lines alike", () => {
+    const text = read("transcripts/cancel-race.jsonl");
+    expect(checkTranscript(text)).toEqual({ ok: true, problems: [] });
+    expect(checkTranscript(text.trimEnd().split("\n")).ok).toBe(true);
+    expect(checkTranscript(parseTranscript(text)).ok).toBe(true);
+    const broken = read("transcripts/broken/invariant-4-early-already-terminal.jsonl");
+    expect(checkTranscript(parseTranscript(broken)).problems).toEqual(checkTranscript(broken).problems);
+  });
+
+  it("lets an excerpt end before its turn does, but never forgives a duplicate terminal", () => {
+    const open = [...start, note("turn/started", 1, { turnId: T })];
+    expect(checkTranscript(open).ok).toBe(false);
+    expect(checkTranscript(open, { excerpt: true })).toEqual({ ok: true, problems: [] });
+    const dup = [...start, completed(1), completed(2)];
+    expect(checkTranscript(dup, { excerpt: true }).problems).toEqual([`line 4: a second turn/completed for turn ${T}; the first was at line 3 (invariant 1)`]);
+  });
+
+  it("accepts an item/completed with no item/started (a transcript may begin mid-turn)", () => {
+    const item = { itemId: "i1", kind: "message", turnId: T, revision: 3, status: "completed", recordedAt: "2025-08-07T18:42:45.000Z", text: "done" };
+    expect(checkTranscript([...start, note("item/completed", 1, { item }), completed(2)]).problems).toEqual([]);
+    expect(checkTranscript([...start, note("item/completed", 1, { item }), note("item/completed", 2, { item }), completed(3)]).problems).toEqual([
+      "line 4: a second item/completed for item i1; the first was at line 3 (invariant 2)",
+    ]);
+  });
+
+  it("flags nothing-after-terminal for turn/started too", () => {
+    expect(checkTranscript([...start, completed(1), note("turn/started", 2, { turnId: T })]).problems).toEqual([
+      `line 4: turn/started for turn ${T} after its turn/completed at line 3 (invariant 3)`,
+    ]);
+  });
+
+  it("compares viewCursors numerically by their trailing sequence, per session", () => {
+    // "…:10" after "…:9" is an increase, though a string compare says otherwise.
+    expect(checkTranscript([...start, note("turn/started", 9, { turnId: T }), completed(10)]).ok).toBe(true);
+    const other = server({ jsonrpc: "2.0", method: "turn/started", params: { sessionId: "other", viewCursor: "v:other:1", turnId: "t2" } });
+    expect(checkTranscript([...start, note("turn/started", 5, { turnId: T }), other, completed(6)]).ok).toBe(true);
+    // Opaque cursors fall back to a string compare.
+    const opaque = (c: string) => server({ jsonrpc: "2.0", method: "turn/started", params: { sessionId: "x", viewCursor: c, turnId: `t-${c}` } });
+    expect(checkTranscript([opaque("b"), opaque("a")]).problems).toEqual(["line 2: turn/started: viewCursor a does not increase on b at line 1 (invariant 5)"]);
+  });
+
+  it("checks JSON-RPC well-formedness, one problem per line", () => {
+    const problems = checkTranscript([
+      "not json",
+      client({ jsonrpc: "1.0", id: 1, method: "host/info", params: { commandId: C } }),
+      server({ jsonrpc: "2.0", id: 1 }),
+      server({ jsonrpc: "2.0", id: 1, result: { commandId: C, status: "accepted" } }),
+      server({ jsonrpc: "2.0", id: 1, result: { commandId: C, status: "accepted" } }),
+      client({ jsonrpc: "2.0", id: 2, method: "host/info", params: { commandId: C } }),
+      server({ jsonrpc: "2.0", id: 2, result: { status: "accepted" } }),
+      server({ jsonrpc: "2.0", method: "turn/completed", params: { sessionId: S, viewCursor: "v:1", turnId: T, terminal: "stopped" } }),
+    ]).problems;
+    expect(problems).toEqual([
+      "line 1: not JSON",
+      'line 2: jsonrpc must be "2.0", got "1.0"',
+      "line 3: a response must have exactly one of result and error, it has neither",
+      "line 5: a second response to id 1 (host/info); the first was at line 4",
+      "line 7: host/info: the result must carry the commandId",
+      'line 8: turn/completed: terminal "stopped" is not one of completed, cancelled, failed',
+    ]);
+  });
+
+  it("checks the parts of a reconnection as one history", () => {
+    const crash = read("transcripts/survive-host-crash.jsonl");
+    const resume = read("transcripts/survive-host-crash.2.jsonl");
+    expect(checkTranscript(crash).ok).toBe(false);
+    expect(checkTranscriptParts([crash, resume]).map((v) => v.ok)).toEqual([true, true]);
+    // Replaying from the start instead of after the cursor duplicates what was seen.
+    const [, replayAll] = checkTranscriptParts([crash, `${crash.split("\n").slice(2).join("\n")}\n${resume}`], { excerpt: true });
+    expect(replayAll?.problems[0]).toMatch(/^line 1 \(part 2\): turn\/started: viewCursor \S+:1 does not increase on \S+:3 at line 5 \(part 1\) \(invariant 5\)$/);
+    expect(groupParts(["t/a.2.jsonl", "t/b.jsonl", "t/a.jsonl"])).toEqual([["t/a.jsonl", "t/a.2.jsonl"], ["t/b.jsonl"]]);
+  });
+});
+
+describe("npm run transcripts:check", () => {
+  it("exits 0 on the committed transcripts and non-zero, naming file and line, on a broken one", async () => {
+    const { spawnSync } = await import("node:child_process");
+    const ok = spawnSync(process.execPath, ["--import", "tsx", "scripts/transcripts-check.ts"], { encoding: "utf8" });
+    expect(ok.status).toBe(0);
+    expect(ok.stdout).toMatch(/✓ transcripts\/cancel-race\.jsonl\n/);
+    const bad = spawnSync(process.execPath, ["--import", "tsx", "scripts/transcripts-check.ts", "transcripts/cancel-race.jsonl", "transcripts/broken/invariant-4-early-already-terminal.jsonl"], { encoding: "utf8" });
+    expect(bad.status).toBe(1);
+    expect(bad.stdout).toContain("✗ transcripts/broken/invariant-4-early-already-terminal.jsonl\n    transcripts/broken/invariant-4-early-already-terminal.jsonl: line 4: already_terminal rejection");
+    expect(bad.stdout).toMatch(/1 ok, 1 with problems\n$/);
+  }, 30_000);
+});
