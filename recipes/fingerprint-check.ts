@@ -26,6 +26,7 @@ export const recipe: Recipe = {
   name: "fingerprint-check",
   summary: "host/info first: refuse a host whose protocolVersion is incompatible, with a clear error",
   transcript: "fingerprint-check.jsonl",
+  liveModel: "scripted-small.json",
   async run(env) {
     // #region accept
     const msp = await env.connect();

@@ -10,6 +10,7 @@ import { recipe as gettingStarted } from "./getting-started.js";
 import { recipe as keepInbox } from "./keep-inbox.js";
 import type { Recipe } from "./recipe.js";
 import { recipe as staleTurn } from "./stale-turn.js";
+import { recipe as stopButton } from "./stop-button.js";
 import { recipe as surviveHostCrash } from "./survive-host-crash.js";
 import { recipe as switchModel } from "./switch-model.js";
 import { recipe as twoWaiters } from "./two-waiters.js";
@@ -17,6 +18,7 @@ import { recipe as twoWaiters } from "./two-waiters.js";
 export const recipes: readonly Recipe[] = [
   gettingStarted,
   cancelMidTurn,
+  stopButton,
   cancelRace,
   staleTurn,
   cancelBeforeAck,

@@ -45,13 +45,16 @@ export async function liveArm(recipe: Recipe, log: (line: string) => void, root:
   const model = join(root, "recipes", "models", recipe.liveModel);
   const data = mkdtempSync(join(tmpdir(), `muse-recipe-${recipe.name}-`));
   const recordDir = process.env["MUSE_RECORD_DIR"];
+  const named = Object.entries(recipe.liveModels ?? {});
+  const modelArgs = named.flatMap(([name, file]) => ["--model", `${name}=${join(root, "recipes", "models", file)}`]);
+  if (named[0] !== undefined) modelArgs.push("--default-model", named[0][0]);
   const hosts: SpawnedHost[] = [];
   const spawnOne = (): SpawnedHost => {
     const index = hosts.length;
     const lines: string[] = [];
     const host = spawnHost({
       command: process.execPath,
-      args: ["--import", "tsx", join(root, "src", "host", "cli.ts"), "serve", "--stdio", "--script", model, "--data", data, "--kill-grace-ms", "500"],
+      args: ["--import", "tsx", join(root, "src", "host", "cli.ts"), "serve", "--stdio", "--script", model, "--data", data, "--kill-grace-ms", "500", ...modelArgs],
       cwd: root,
       stderr: "ignore",
       killGraceMs: 1_000,

@@ -33,6 +33,8 @@ export interface Recipe {
   transcript: string;
   /** The scripted model its live arm runs against (under recipes/models/), if it has a live arm. */
   liveModel?: string;
+  /** More named models for the live host (`--model name=recipes/models/file`); the first is the default. */
+  liveModels?: Record<string, string>;
   /**
    * Canned arm: the host of the first transcript hangs up abruptly after its last line, as a
    * crashed host would. Later connections replay `<name>.2.jsonl`, `<name>.3.jsonl`, ….

@@ -23,6 +23,7 @@ export const recipe: Recipe = {
   summary: "Host dies mid-turn: every wait settles as connectionClosed; resume from the last viewCursor",
   transcript: "survive-host-crash.jsonl",
   cannedCrash: true,
+  liveModel: "survive-host-crash.json",
   async run(env) {
     const msp = await env.connect();
     const sessionId = await env.session(msp);

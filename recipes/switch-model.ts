@@ -11,6 +11,8 @@ export const recipe: Recipe = {
   name: "switch-model",
   summary: "session/setModel mid-session takes effect from the next turn; an unknown model is rejected",
   transcript: "switch-model.jsonl",
+  liveModel: "scripted-small.json",
+  liveModels: { "scripted-small": "scripted-small.json", "scripted-large": "scripted-large.json" },
   async run(env) {
     const msp = await env.connect();
 
