@@ -13,9 +13,16 @@ import type { ItemLedger } from "./turns/itemLedger.js";
 import { startTurn, type StartTurnParams, type TurnHandle } from "./turns/turnHandle.js";
 import type { TurnRecorder } from "./turns/turnRecorder.js";
 
-/** Options of {@link connect}. */
+/**
+ * Options of {@link connect}.
+ *
+ * @example
+ * ```ts
+ * const client = connect(channel, { framing: "content-length", maxMessageBytes: 1024 * 1024, defaultTimeoutMs: 10_000 });
+ * ```
+ */
 export interface ConnectOptions extends MspConnectionOptions {
-  /** @defaultValue "ndjson" */
+  /** How messages are framed on the channel. @defaultValue "ndjson" */
   framing?: Framing;
   /** Largest message accepted. @unit bytes @defaultValue 16 MiB */
   maxMessageBytes?: number;

@@ -41,19 +41,54 @@ import {
 import { ItemLedger, type LedgerItem } from "./turns/itemLedger.js";
 import { TurnRecorder } from "./turns/turnRecorder.js";
 
-/** A notification as the user's handler receives it: `{ method, params }`. */
+/**
+ * A notification as the user's handler receives it: `{ method, params }`.
+ *
+ * @example
+ * ```ts
+ * client.connection.onNotification((n: MspNotification) => {
+ *   if (n.method === "turn/completed") console.log(n.params?.["terminal"]);
+ * });
+ * ```
+ */
 export interface MspNotification {
   method: string;
   params: Record<string, unknown> | undefined;
 }
 
-/** The user's single, replace-only notification handler. */
+/**
+ * The user's single, replace-only notification handler.
+ *
+ * @example
+ * ```ts
+ * const log: NotificationHandler = ({ method, params }) => console.log(method, params);
+ * client.connection.onNotification(log);
+ * ```
+ */
 export type NotificationHandler = (notification: MspNotification) => void;
 
-/** Options of {@link MspConnection.command}. `timeoutMs` defaults to 60 000. */
+/**
+ * Options of {@link MspConnection.command}. `timeoutMs` (milliseconds) defaults to the
+ * connection's `defaultTimeoutMs`, 60 000 unless set.
+ *
+ * @example
+ * ```ts
+ * const controller = new AbortController();
+ * const options: CommandOptions = { timeoutMs: 5_000, signal: controller.signal };
+ * const info = await client.connection.command("host/info", {}, options);
+ * ```
+ */
 export type CommandOptions = WaitOptions;
 
-/** Why and how a connection closed. */
+/**
+ * Why and how a connection closed.
+ *
+ * @example
+ * ```ts
+ * const info: CloseInfo = await client.closed;
+ * console.log(info.reason, info.exitCode ?? info.signal);
+ * ```
+ */
 export interface CloseInfo {
   /** Plain-words reason, e.g. "closed by the client" or "the host closed the connection". */
   reason: string;
@@ -63,7 +98,16 @@ export interface CloseInfo {
   signal?: string | null;
 }
 
-/** The typed events of a connection (eventemitter3: any number of subscribers). */
+/**
+ * The typed events of a connection (eventemitter3: any number of subscribers).
+ *
+ * @example
+ * ```ts
+ * client.events.on("turn/completed", (params) => console.log(params.turnId, params.terminal));
+ * client.events.on("protocolError", (error) => console.warn(error.data["problem"]));
+ * client.events.once("close", (info) => console.log(`closed: ${info.reason}`));
+ * ```
+ */
 export interface MspEvents {
   /** Every well-formed notification, after the recorder and ledger saw it. */
   notification: [MspNotification];
@@ -84,7 +128,14 @@ export interface MspEvents {
   close: [CloseInfo];
 }
 
-/** Options of an {@link MspConnection}. */
+/**
+ * Options of an {@link MspConnection}.
+ *
+ * @example
+ * ```ts
+ * const client = connect(channel, { defaultTimeoutMs: 30_000, terminalCapacity: 1_000, itemTurnCapacity: 100 });
+ * ```
+ */
 export interface MspConnectionOptions {
   /** Default bound of every command and wait. @unit milliseconds @defaultValue 60 000 */
   defaultTimeoutMs?: number;

@@ -32,7 +32,20 @@ export const MspErrorKinds = {
   protocol: "protocol",
 } as const;
 
-/** One of {@link MspErrorKinds}. */
+/**
+ * One of {@link MspErrorKinds}.
+ *
+ * @example
+ * ```ts
+ * const counts = new Map<MspErrorKind, number>();
+ * try {
+ *   await client.connection.command("host/info", {}, { timeoutMs: 5_000 });
+ * } catch (e) {
+ *   if (!MspError.is(e)) throw e;
+ *   counts.set(e.kind, (counts.get(e.kind) ?? 0) + 1);
+ * }
+ * ```
+ */
 export type MspErrorKind = (typeof MspErrorKinds)[keyof typeof MspErrorKinds];
 
 const BRAND = Symbol.for("@muse-code/sdk/MspError");

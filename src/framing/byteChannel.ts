@@ -3,14 +3,31 @@
  * Node stdio, a socket, or an in-memory pair all adapt to it.
  */
 
-/** How a channel ended, when it knows: a child process's exit code or signal. */
+/**
+ * How a channel ended, when it knows: a child process's exit code or signal.
+ *
+ * @example
+ * ```ts
+ * channel.onEnd((details?: EndDetails) => {
+ *   if (details?.exitCode != null) console.log(`the host exited with code ${details.exitCode}`);
+ * });
+ * ```
+ */
 export interface EndDetails {
   exitCode?: number | null;
   signal?: string | null;
   reason?: string;
 }
 
-/** Something that can be stopped: returned by every `on…` subscription. */
+/**
+ * Something that can be stopped: returned by every `on…` subscription.
+ *
+ * @example
+ * ```ts
+ * const off: Unsubscribe = channel.onData((chunk) => console.log(`${chunk.byteLength} bytes`));
+ * off(); // stop listening
+ * ```
+ */
 export interface Unsubscribe {
   (): void;
 }

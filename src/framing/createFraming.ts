@@ -7,7 +7,15 @@ import type { FramedMessageReader } from "./framedReader.js";
 import type { FramedMessageWriter } from "./framedWriter.js";
 import { NdjsonMessageReader, NdjsonMessageWriter } from "./ndjson.js";
 
-/** How messages are framed on a byte channel. MSP's default is `"ndjson"`. */
+/**
+ * How messages are framed on a byte channel. MSP's default is `"ndjson"`.
+ *
+ * @example
+ * ```ts
+ * const framing: Framing = "content-length";
+ * const client = connect(channel, { framing });
+ * ```
+ */
 export type Framing = "ndjson" | "content-length";
 
 /** Make the reader and writer for `framing`; throws a TypeError on an unknown framing. */

@@ -6,7 +6,14 @@ import { AbstractMessageReader, Emitter, type DataCallback, type Disposable, typ
 import type { ByteChannel, EndDetails, Unsubscribe } from "./byteChannel.js";
 import { DEFAULT_MAX_MESSAGE_BYTES, isFramingProblem, parseMessage, type FramingProblem } from "./limits.js";
 
-/** Options shared by every reader. */
+/**
+ * Options shared by every reader.
+ *
+ * @example
+ * ```ts
+ * const reader = new NdjsonMessageReader(channel, { maxMessageBytes: 1024 * 1024 });
+ * ```
+ */
 export interface ReaderOptions {
   /** Largest accepted message. @unit bytes @defaultValue 16 MiB */
   maxMessageBytes?: number;

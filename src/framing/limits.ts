@@ -15,7 +15,14 @@ import type { Message } from "vscode-jsonrpc";
  */
 export const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 
-/** A framing-level problem; `fatal` ones mean the byte stream can no longer be trusted. */
+/**
+ * A framing-level problem; `fatal` ones mean the byte stream can no longer be trusted.
+ *
+ * @example
+ * ```ts
+ * reader.onProblem((p: FramingProblem) => console.warn(p.fatal ? "fatal:" : "skipped:", p.problem, p.text));
+ * ```
+ */
 export interface FramingProblem {
   problem: string;
   /** The offending text, cut to at most 200 characters. */

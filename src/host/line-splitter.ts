@@ -33,6 +33,11 @@ export class LineSplitter {
   #pendingBytes = 0;
   #skipping = false;
 
+  /**
+   * @param onLine - Called with each complete line, decoded as UTF-8, without its line ending.
+   * @param options - `maxLineBytes`: the longest line accepted, in bytes (default 16 MiB,
+   *   `DEFAULT_MAX_LINE_BYTES`); `onOverflow`: called once for each longer line, which is discarded.
+   */
   constructor(onLine: (line: string) => void, options: { maxLineBytes?: number; onOverflow?: () => void } = {}) {
     this.#onLine = onLine;
     this.#onOverflow = options.onOverflow;

@@ -146,10 +146,10 @@ export class MuseHost {
     }
   }
 
-  /** The fingerprint in `host/info`: sha256 hex of name, version, protocol version and sorted model names. */
+  /** The fingerprint in `host/info`: `sha256:` and the hex digest of name, version, protocol version and sorted model names. */
   get fingerprint(): string {
     const models = [...this.#options.models.keys()].sort();
-    return createHash("sha256").update([HOST_NAME, HOST_VERSION, PROTOCOL_VERSION, ...models].join("\n")).digest("hex");
+    return `sha256:${createHash("sha256").update([HOST_NAME, HOST_VERSION, PROTOCOL_VERSION, ...models].join("\n")).digest("hex")}`;
   }
 
   /** The live session agent of `sessionId`, if it is in memory. */
@@ -308,7 +308,7 @@ export class MuseHost {
 
   #requireModel(model: string, commandId: string): string {
     if (!this.#options.models.has(model)) {
-      throw rejection(commandId, RejectionReasons.unknownModel, `unknown model ${model}`, { model });
+      throw rejection(commandId, RejectionReasons.unknownModel, `unknown model ${model}`, { model, available: [...this.#options.models.keys()].sort() });
     }
     return model;
   }

@@ -13,6 +13,9 @@ import type { MessageTransport } from "./message-transport.js";
  * const transport = createStdioTransport(process.stdin, process.stdout);
  * host.connect(transport);
  * ```
+ *
+ * @param options - `maxLineBytes`: the longest line accepted, in bytes (default 16 MiB,
+ *   `DEFAULT_MAX_LINE_BYTES`).
  */
 export function createStdioTransport(input: Readable, output: Writable, options: { maxLineBytes?: number } = {}): MessageTransport {
   let onMessage: (text: string) => void = () => {};

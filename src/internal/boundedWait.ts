@@ -8,7 +8,16 @@ import type { JsonValue } from "../protocol/index.js";
 /** What a bounded wait is for, copied into its timeout/abort error's `data`. */
 export type WaitSubject = Record<string, JsonValue | undefined>;
 
-/** Options every public wait takes. */
+/**
+ * Options every public wait takes.
+ *
+ * @example
+ * ```ts
+ * const controller = new AbortController();
+ * const options: WaitOptions = { timeoutMs: 10_000, signal: controller.signal };
+ * const terminal = await client.turns.terminalOf(turnId, options);
+ * ```
+ */
 export interface WaitOptions {
   /** Give up after this long. `Infinity` waits until settled or the connection closes. @unit milliseconds */
   timeoutMs?: number;

@@ -11,7 +11,21 @@ import { createFraming } from "../framing/createFraming.js";
 import { groupAlive, signalGroup } from "./processGroup.js";
 import { streamChannel } from "./streamChannel.js";
 
-/** Options of {@link spawnHost}. */
+/**
+ * Options of {@link spawnHost}.
+ *
+ * @example
+ * ```ts
+ * const options: SpawnHostOptions = {
+ *   command: "muse-host",
+ *   args: ["serve", "--stdio", "--script", "model.json"],
+ *   stderr: "pipe",
+ *   killGraceMs: 500,
+ *   defaultTimeoutMs: 30_000,
+ * };
+ * const host = spawnHost(options);
+ * ```
+ */
 export interface SpawnHostOptions extends ConnectOptions {
   command: string;
   args?: readonly string[];
@@ -29,7 +43,15 @@ export interface SpawnHostOptions extends ConnectOptions {
   wrapChannel?: (channel: ByteChannel) => ByteChannel;
 }
 
-/** How a spawned host ended. */
+/**
+ * How a spawned host ended.
+ *
+ * @example
+ * ```ts
+ * const { exitCode, signal }: HostExit = await host.exited;
+ * console.log(signal ?? `exit code ${exitCode}`);
+ * ```
+ */
 export interface HostExit {
   exitCode: number | null;
   signal: NodeJS.Signals | null;

@@ -5,7 +5,16 @@
 import type { Readable, Writable } from "node:stream";
 import type { ByteChannel, EndDetails, Unsubscribe } from "../framing/byteChannel.js";
 
-/** A {@link ByteChannel} over Node streams, whose owner can also signal its end. */
+/**
+ * A {@link ByteChannel} over Node streams, whose owner can also signal its end.
+ *
+ * @example
+ * ```ts
+ * const channel: StreamChannel = streamChannel(socket, socket);
+ * socket.once("close", () => channel.emitEnd({ reason: "the socket closed" }));
+ * const client = connect(channel);
+ * ```
+ */
 export interface StreamChannel extends ByteChannel {
   /**
    * Signal end-of-stream once, with how the peer ended (a child's exit code or signal).

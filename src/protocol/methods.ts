@@ -20,7 +20,16 @@ export const Commands = {
   turnCancel: "turn/cancel",
 } as const;
 
-/** One of the {@link Commands} method names, e.g. `"turn/cancel"`. */
+/**
+ * One of the {@link Commands} method names, e.g. `"turn/cancel"`.
+ *
+ * @example
+ * ```ts
+ * function isCommand(method: string): method is CommandMethod {
+ *   return (Object.values(Commands) as string[]).includes(method);
+ * }
+ * ```
+ */
 export type CommandMethod = (typeof Commands)[keyof typeof Commands];
 
 /**
@@ -39,7 +48,16 @@ export const Notifications = {
   turnCompleted: "turn/completed",
 } as const;
 
-/** One of the {@link Notifications} method names, e.g. `"turn/completed"`. */
+/**
+ * One of the {@link Notifications} method names, e.g. `"turn/completed"`.
+ *
+ * @example
+ * ```ts
+ * function isMspNotification(method: string): method is NotificationMethod {
+ *   return (Object.values(Notifications) as string[]).includes(method);
+ * }
+ * ```
+ */
 export type NotificationMethod = (typeof Notifications)[keyof typeof Notifications];
 
 /**

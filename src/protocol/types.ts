@@ -4,10 +4,28 @@
  * and docs/protocol.md define them.
  */
 
-/** A JSON value as it appears on the wire. */
+/**
+ * A JSON value as it appears on the wire.
+ *
+ * @example
+ * ```ts
+ * if (MspError.is(e) && e.kind === "rpcError") {
+ *   const details: JsonValue = e.data["data"] ?? null;
+ *   console.log(JSON.stringify(details));
+ * }
+ * ```
+ */
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 
-/** A JSON object as it appears on the wire. */
+/**
+ * A JSON object as it appears on the wire.
+ *
+ * @example
+ * ```ts
+ * const info = await client.connection.command("host/info", {});
+ * const capabilities: JsonObject = info.capabilities;
+ * ```
+ */
 export type JsonObject = { [key: string]: JsonValue };
 
 /**
@@ -24,7 +42,15 @@ export const Terminals = {
   failed: "failed",
 } as const;
 
-/** One of {@link Terminals}: `"completed" | "cancelled" | "failed"`. */
+/**
+ * One of {@link Terminals}: `"completed" | "cancelled" | "failed"`.
+ *
+ * @example
+ * ```ts
+ * const labels: Record<Terminal, string> = { completed: "Done", cancelled: "Stopped", failed: "Failed" };
+ * status.textContent = labels[(await turn.terminal).terminal];
+ * ```
+ */
 export type Terminal = (typeof Terminals)[keyof typeof Terminals];
 
 /**
@@ -44,7 +70,17 @@ export const RejectionReasons = {
   shuttingDown: "shutting_down",
 } as const;
 
-/** One of {@link RejectionReasons}, e.g. `"already_terminal"`. */
+/**
+ * One of {@link RejectionReasons}, e.g. `"already_terminal"`.
+ *
+ * @example
+ * ```ts
+ * if (MspError.is(e) && e.kind === "commandRejected") {
+ *   const reason = e.data["reason"] as RejectionReason;
+ *   if (reason === RejectionReasons.unknownSession) console.log("the host forgot the session");
+ * }
+ * ```
+ */
 export type RejectionReason = (typeof RejectionReasons)[keyof typeof RejectionReasons];
 
 /**
@@ -62,10 +98,27 @@ export const CancelCauseKinds = {
   disposed: "disposed",
 } as const;
 
-/** One of {@link CancelCauseKinds}. */
+/**
+ * One of {@link CancelCauseKinds}.
+ *
+ * @example
+ * ```ts
+ * const who: Record<CancelCauseKind, string> = { user: "you", parent: "the parent turn", hook: "a hook", disposed: "shutdown" };
+ * const { cause } = await turn.terminal;
+ * if (cause !== undefined) console.log(`stopped by ${who[cause.kind]}`);
+ * ```
+ */
 export type CancelCauseKind = (typeof CancelCauseKinds)[keyof typeof CancelCauseKinds];
 
-/** The typed cause of a cancellation; `reason` is set for `hook` causes. */
+/**
+ * The typed cause of a cancellation; `reason` is set for `hook` causes.
+ *
+ * @example
+ * ```ts
+ * const { terminal, cause } = await turn.terminal;
+ * if (terminal === "cancelled" && cause?.kind === "hook") console.log(`a hook cancelled it: ${cause.reason}`);
+ * ```
+ */
 export interface CancelCause {
   kind: CancelCauseKind;
   reason?: string;
@@ -85,7 +138,15 @@ export const ItemKinds = {
   toolCall: "toolCall",
 } as const;
 
-/** One of {@link ItemKinds}. */
+/**
+ * One of {@link ItemKinds}.
+ *
+ * @example
+ * ```ts
+ * const icons: Record<ItemKind, string> = { message: "say", reasoning: "think", toolCall: "run" };
+ * for (const item of client.items.itemsOf(turnId)) console.log(icons[item.kind], item.itemId);
+ * ```
+ */
 export type ItemKind = (typeof ItemKinds)[keyof typeof ItemKinds];
 
 /**
@@ -103,10 +164,25 @@ export const ItemStatuses = {
   cancelled: "cancelled",
 } as const;
 
-/** One of {@link ItemStatuses}. */
+/**
+ * One of {@link ItemStatuses}.
+ *
+ * @example
+ * ```ts
+ * const isFinal = (status: ItemStatus) => status !== ItemStatuses.inProgress;
+ * ```
+ */
 export type ItemStatus = (typeof ItemStatuses)[keyof typeof ItemStatuses];
 
-/** Fields every item carries. `recordedAt` is an ISO-8601 timestamp. */
+/**
+ * Fields every item carries. `recordedAt` is an ISO-8601 timestamp.
+ *
+ * @example
+ * ```ts
+ * const row = (item: ItemBase) => `${item.kind} ${item.itemId} r${item.revision} ${item.status}`;
+ * client.events.on("item/updated", ({ item }) => console.log(row(item)));
+ * ```
+ */
 export interface ItemBase {
   itemId: string;
   kind: ItemKind;
@@ -117,21 +193,51 @@ export interface ItemBase {
   recordedAt: string;
 }
 
-/** Assistant text. `interrupted` marks a prefix salvaged from a cancelled stream. */
+/**
+ * Assistant text. `interrupted` marks a prefix salvaged from a cancelled stream.
+ *
+ * @example
+ * ```ts
+ * const show = (item: MessageItem) => console.log(item.interrupted ? `${item.text} [interrupted]` : item.text);
+ * client.events.on("item/completed", ({ item }) => {
+ *   if (item.kind === "message") show(item);
+ * });
+ * ```
+ */
 export interface MessageItem extends ItemBase {
   kind: "message";
   text: string;
   interrupted?: boolean;
 }
 
-/** Model reasoning text. */
+/**
+ * Model reasoning text.
+ *
+ * @example
+ * ```ts
+ * const show = (item: ReasoningItem) => console.log(`(thinking) ${item.text}`);
+ * client.events.on("item/updated", ({ item }) => {
+ *   if (item.kind === "reasoning") show(item);
+ * });
+ * ```
+ */
 export interface ReasoningItem extends ItemBase {
   kind: "reasoning";
   text: string;
   interrupted?: boolean;
 }
 
-/** A tool call. `args` is the JSON-encoded arguments string, as the model produced it. */
+/**
+ * A tool call. `args` is the JSON-encoded arguments string, as the model produced it.
+ *
+ * @example
+ * ```ts
+ * const show = (call: ToolCallItem) => console.log(`$ ${call.tool} ${call.args}`, call.status, call.visibleOutput, call.truncated ? "[truncated]" : "");
+ * client.events.on("item/completed", ({ item }) => {
+ *   if (item.kind === "toolCall") show(item);
+ * });
+ * ```
+ */
 export interface ToolCallItem extends ItemBase {
   kind: "toolCall";
   tool: string;
@@ -144,26 +250,73 @@ export interface ToolCallItem extends ItemBase {
   error?: JsonObject;
 }
 
-/** Any item. Discriminate on `kind`. */
+/**
+ * Any item. Discriminate on `kind`.
+ *
+ * @example
+ * ```ts
+ * function render(item: Item): string {
+ *   switch (item.kind) {
+ *     case "message": return item.text;
+ *     case "reasoning": return `(thinking) ${item.text}`;
+ *     case "toolCall": return `$ ${item.tool} ${item.args}`;
+ *   }
+ * }
+ * ```
+ */
 export type Item = MessageItem | ReasoningItem | ToolCallItem;
 
-/** One input element of `turn/start`. */
+/**
+ * One input element of `turn/start`.
+ *
+ * @example
+ * ```ts
+ * const input: TextInput = { type: "text", text: "Run the tests" };
+ * const turn = client.startTurn({ sessionId, input: [input] });
+ * ```
+ */
 export interface TextInput {
   type: "text";
   text: string;
 }
 
-/** What `turn/start.input` holds. */
+/**
+ * What `turn/start.input` holds.
+ *
+ * @example
+ * ```ts
+ * const input: TurnInput[] = [{ type: "text", text: "Fix the failing test" }];
+ * const ack = await client.connection.command("turn/start", { sessionId, input });
+ * ```
+ */
 export type TurnInput = TextInput;
 
-/** Where a notification came from in the host's own logs (opaque to clients). */
+/**
+ * Where a notification came from in the host's own logs (opaque to clients).
+ *
+ * @example
+ * ```ts
+ * client.events.on("turn/completed", ({ sourceRange }) => {
+ *   if (sourceRange !== undefined) console.debug(sourceRange.stream.id, sourceRange.first.sequence, sourceRange.last.sequence);
+ * });
+ * ```
+ */
 export interface SourceRange {
   stream: { kind: string; id: string };
   first: { id: string; sequence: number };
   last: { id: string; sequence: number };
 }
 
-/** Fields every MSP notification carries. */
+/**
+ * Fields every MSP notification carries.
+ *
+ * @example
+ * ```ts
+ * const seen = (params: NotificationBase) => console.debug(params.sessionId, params.viewCursor);
+ * client.events.on("turn/started", seen);
+ * client.events.on("turn/completed", seen);
+ * ```
+ */
 export interface NotificationBase {
   sessionId: string;
   /** Strictly increasing per session; pass the last one seen to `session/resume`. */
@@ -177,18 +330,42 @@ export interface NotificationBase {
   emittedAtMs?: number;
 }
 
-/** `turn/started` params. `model` names the model running this turn (hosts may omit it). */
+/**
+ * `turn/started` params. `model` names the model running this turn (hosts may omit it).
+ *
+ * @example
+ * ```ts
+ * client.events.on("turn/started", (params: TurnStartedParams) => {
+ *   console.log(`turn ${params.turnId} on ${params.model ?? "the session's model"}`);
+ * });
+ * ```
+ */
 export interface TurnStartedParams extends NotificationBase {
   turnId: string;
   model?: string;
 }
 
-/** `item/started`, `item/updated`, `item/completed` params. */
+/**
+ * `item/started`, `item/updated`, `item/completed` params.
+ *
+ * @example
+ * ```ts
+ * client.events.on("item/completed", ({ item }: ItemNotificationParams) => console.log(item.kind, item.status));
+ * ```
+ */
 export interface ItemNotificationParams extends NotificationBase {
   item: Item;
 }
 
-/** `turn/completed` params: the turn's one and only terminal. */
+/**
+ * `turn/completed` params: the turn's one and only terminal.
+ *
+ * @example
+ * ```ts
+ * const t: TurnCompletedParams = await client.turns.terminalOf(turnId, { timeoutMs: 10_000 });
+ * console.log(t.terminal, t.reason, `${t.durationMs} ms`);
+ * ```
+ */
 export interface TurnCompletedParams extends NotificationBase {
   turnId: string;
   terminal: Terminal;
@@ -198,7 +375,16 @@ export interface TurnCompletedParams extends NotificationBase {
   durationMs: number;
 }
 
-/** Maps each notification method to its params type. */
+/**
+ * Maps each notification method to its params type.
+ *
+ * @example
+ * ```ts
+ * function handle<M extends keyof NotificationParamsMap>(method: M, params: unknown, use: (p: NotificationParamsMap[M]) => void): void {
+ *   if (isNotification(method, params)) use(params);
+ * }
+ * ```
+ */
 export interface NotificationParamsMap {
   "turn/started": TurnStartedParams;
   "item/started": ItemNotificationParams;
@@ -207,24 +393,56 @@ export interface NotificationParamsMap {
   "turn/completed": TurnCompletedParams;
 }
 
-/** Fields every command's params carry (the client fills `commandId` in). */
+/**
+ * Fields every command's params carry (the client fills `commandId` in).
+ *
+ * @example
+ * ```ts
+ * // Reusing a commandId when retrying lets the host answer the retry with the first outcome.
+ * const commandId = "0198f0aa-1111-7000-8000-000000000001";
+ * const session = await client.connection.command("session/create", { commandId, model: "default" });
+ * ```
+ */
 export interface CommandParamsBase {
   commandId?: string;
 }
 
-/** Fields every command's result carries. */
+/**
+ * Fields every command's result carries.
+ *
+ * @example
+ * ```ts
+ * const { commandId, status } = await client.connection.command("host/info", {});
+ * // status is always "accepted"; a refusal rejects with an MspError of kind "commandRejected"
+ * ```
+ */
 export interface CommandResultBase {
   commandId: string;
   status: "accepted";
 }
 
-/** A model a host offers. */
+/**
+ * A model a host offers.
+ *
+ * @example
+ * ```ts
+ * const { models } = await client.connection.command("host/info", {});
+ * const ids = models.map((m: ModelInfo) => m.id);
+ * ```
+ */
 export interface ModelInfo {
   id: string;
   description?: string;
 }
 
-/** Maps each command method to its params and result. */
+/**
+ * Maps each command method to its params and result.
+ *
+ * @example
+ * ```ts
+ * type SessionCreateResult = CommandMap["session/create"]["result"]; // { commandId, status, sessionId, model }
+ * ```
+ */
 export interface CommandMap {
   "host/info": {
     params: CommandParamsBase;
@@ -259,12 +477,38 @@ export interface CommandMap {
   };
 }
 
-/** The params type of command `M`. */
+/**
+ * The params type of command `M`.
+ *
+ * @example
+ * ```ts
+ * const params: CommandParams<"turn/cancel"> = { sessionId, turnId, keepInbox: true };
+ * await client.connection.command("turn/cancel", params);
+ * ```
+ */
 export type CommandParams<M extends keyof CommandMap> = CommandMap[M]["params"];
-/** The result type of command `M`. */
+/**
+ * The result type of command `M`.
+ *
+ * @example
+ * ```ts
+ * const info: CommandResult<"host/info"> = await client.connection.command("host/info", {});
+ * console.log(info.name, info.version, info.protocolVersion);
+ * ```
+ */
 export type CommandResult<M extends keyof CommandMap> = CommandMap[M]["result"];
 
-/** `error.data` of a -32001 rejection. `terminal` and `turnId` accompany `already_terminal`. */
+/**
+ * `error.data` of a -32001 rejection. `terminal` and `turnId` accompany `already_terminal`.
+ *
+ * @example
+ * ```ts
+ * if (MspError.is(e) && e.kind === "commandRejected") {
+ *   const data = e.data as RejectionData;
+ *   if (data.reason === "already_terminal") console.log(`turn ${data.turnId} already ended: ${data.terminal}`);
+ * }
+ * ```
+ */
 export interface RejectionData {
   commandId: string;
   reason: RejectionReason | string;

@@ -18,7 +18,14 @@ import { parseTranscript, readTranscript, type TranscriptLine } from "./transcri
  */
 export const TRANSCRIPT_MISMATCH_CODE = -32099;
 
-/** Options of a {@link CannedHost}. */
+/**
+ * Options of a {@link CannedHost}.
+ *
+ * @example
+ * ```ts
+ * const host = CannedHost.fromFile("transcripts/survive-host-crash.jsonl", { hangUpAtEnd: true });
+ * ```
+ */
 export interface CannedHostOptions {
   /**
    * Drop the connection abruptly once the last line has played, as a host that crashed
@@ -28,7 +35,14 @@ export interface CannedHostOptions {
   hangUpAtEnd?: boolean;
 }
 
-/** Options of {@link CannedHost.done}. */
+/**
+ * Options of {@link CannedHost.done}.
+ *
+ * @example
+ * ```ts
+ * await host.done({ timeoutMs: 2_000 });
+ * ```
+ */
 export interface DoneOptions {
   /** How long to wait for the rest of the transcript to play. @unit milliseconds @defaultValue 5 000 */
   timeoutMs?: number;

@@ -7,7 +7,14 @@
 import { COMMAND_REJECTED_CODE, Notifications, RejectionReasons, cursorSequence, isObject, problemWithNotification } from "../protocol/index.js";
 import type { TranscriptLine } from "./transcript.js";
 
-/** Options of {@link checkTranscript}. */
+/**
+ * Options of {@link checkTranscript}.
+ *
+ * @example
+ * ```ts
+ * const { ok, problems } = checkTranscript(readFileSync("excerpt.jsonl", "utf8"), { excerpt: true });
+ * ```
+ */
 export interface CheckTranscriptOptions {
   /**
    * The transcript is an excerpt of a longer exchange: a turn accepted in it may end after the
@@ -18,14 +25,30 @@ export interface CheckTranscriptOptions {
   excerpt?: boolean;
 }
 
-/** The verdict of {@link checkTranscript}: `ok` when `problems` is empty. */
+/**
+ * The verdict of {@link checkTranscript}: `ok` when `problems` is empty.
+ *
+ * @example
+ * ```ts
+ * const check: TranscriptCheck = checkTranscript(readTranscript("transcripts/cancel-race.jsonl"));
+ * if (!check.ok) throw new Error(check.problems.join("\n"));
+ * ```
+ */
 export interface TranscriptCheck {
   ok: boolean;
   /** One sentence per problem, each starting with `line <n>:` (1-based). */
   problems: string[];
 }
 
-/** What {@link checkTranscript} accepts: the text, its lines, or parsed lines. */
+/**
+ * What {@link checkTranscript} accepts: the text, its lines, or parsed lines.
+ *
+ * @example
+ * ```ts
+ * const input: TranscriptInput = readFileSync("transcripts/cancel-race.jsonl", "utf8");
+ * checkTranscript(input);
+ * ```
+ */
 export type TranscriptInput = string | readonly string[] | readonly TranscriptLine[];
 
 interface Parsed {

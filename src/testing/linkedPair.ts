@@ -4,7 +4,16 @@
  */
 import type { ByteChannel, EndDetails, Unsubscribe } from "../framing/byteChannel.js";
 
-/** One end of a linked pair, with a way to cut the pipe abruptly (a simulated crash). */
+/**
+ * One end of a linked pair, with a way to cut the pipe abruptly (a simulated crash).
+ *
+ * @example
+ * ```ts
+ * const [clientSide, hostSide] = createLinkedPair();
+ * const client = connect(clientSide);
+ * hostSide.destroy({ exitCode: 1, reason: "simulated crash" }); // pending work settles as connectionClosed
+ * ```
+ */
 export interface LinkedChannel extends ByteChannel {
   /** End both directions at once, as a crashed peer would; the other end sees `onEnd(details)`. */
   destroy(details?: EndDetails): void;

@@ -4,13 +4,30 @@
  */
 import { readFileSync } from "node:fs";
 
-/** One line of a transcript: who sent it and the exact JSON-RPC text. */
+/**
+ * One line of a transcript: who sent it and the exact JSON-RPC text.
+ *
+ * @example
+ * ```ts
+ * const entry: TranscriptEntry = { dir: "client", raw: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "host/info", params: {} }) };
+ * appendFileSync("run.jsonl", `${formatTranscriptEntry(entry)}\n`);
+ * ```
+ */
 export interface TranscriptEntry {
   dir: "client" | "server";
   raw: string;
 }
 
-/** A parsed transcript entry with its 1-based line number and its decoded message. */
+/**
+ * A parsed transcript entry with its 1-based line number and its decoded message.
+ *
+ * @example
+ * ```ts
+ * for (const { line, dir, message } of readTranscript("transcripts/cancel-race.jsonl")) {
+ *   console.log(line, dir, message["method"] ?? message["id"]);
+ * }
+ * ```
+ */
 export interface TranscriptLine extends TranscriptEntry {
   line: number;
   message: Record<string, unknown>;

@@ -7,7 +7,15 @@ import { MspError } from "../errors.js";
 import { withSignal, type WaitOptions } from "../internal/boundedWait.js";
 import { Commands, type TurnCompletedParams } from "../protocol/index.js";
 
-/** What `turn/cancel` needs. `keepInbox: true` keeps queued turns alive. */
+/**
+ * What `turn/cancel` needs. `keepInbox: true` keeps queued turns alive.
+ *
+ * @example
+ * ```ts
+ * const params: CancelTurnParams = { sessionId, turnId, keepInbox: true };
+ * const { terminal } = await client.cancelTurn(params, { timeoutMs: 10_000 });
+ * ```
+ */
 export interface CancelTurnParams {
   sessionId: string;
   turnId: string;
@@ -17,13 +25,27 @@ export interface CancelTurnParams {
 /**
  * The outcome of a cancel: how the host answered, and the turn's real terminal.
  * `ack: "already_terminal"` means the turn finished first; its `terminal` says how.
+ *
+ * @example
+ * ```ts
+ * const outcome: CancelOutcome = await turn.cancel({ timeoutMs: 10_000 });
+ * if (outcome.ack === "already_terminal") console.log(`it finished first: ${outcome.terminal.terminal}`);
+ * ```
  */
 export interface CancelOutcome {
   ack: "accepted" | "already_terminal";
   terminal: TurnCompletedParams;
 }
 
-/** Anything with an MSP connection: an `MspClient`, or `{ connection }`. */
+/**
+ * Anything with an MSP connection: an `MspClient`, or `{ connection }`.
+ *
+ * @example
+ * ```ts
+ * const msp: HasConnection = { connection: client.connection };
+ * const { terminal } = await cancelTurn(msp, { sessionId, turnId });
+ * ```
+ */
 export interface HasConnection {
   readonly connection: MspConnection;
 }

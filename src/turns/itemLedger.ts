@@ -4,10 +4,26 @@
  */
 import type { Item } from "../protocol/index.js";
 
-/** An item as the ledger holds it. `synthesized` marks an item the SDK closed itself. */
+/**
+ * An item as the ledger holds it. `synthesized` marks an item the SDK closed itself.
+ *
+ * @example
+ * ```ts
+ * for (const item of client.items.itemsOf(turnId)) {
+ *   if (item.synthesized) console.log(`${item.itemId} was left open by the host; shown as cancelled`);
+ * }
+ * ```
+ */
 export type LedgerItem = Item & { synthesized?: true };
 
-/** Options for an {@link ItemLedger}. */
+/**
+ * Options for an {@link ItemLedger}.
+ *
+ * @example
+ * ```ts
+ * const ledger = new ItemLedger({ turnCapacity: 100 });
+ * ```
+ */
 export interface ItemLedgerOptions {
   /** How many turns' items to retain, least recently touched evicted first. @defaultValue 1 000 */
   turnCapacity?: number;

@@ -7,17 +7,41 @@ import { withSignal, type WaitOptions } from "../internal/boundedWait.js";
 import { Commands, type CommandResult, type TurnCompletedParams, type TurnInput } from "../protocol/index.js";
 import { cancelTurn, type CancelOutcome } from "./cancelTurn.js";
 
-/** Params of {@link MspClient.startTurn}. `commandId` (and so the turnId) is generated when missing. */
+/**
+ * Params of {@link MspClient.startTurn}. `commandId` (and so the turnId) is generated when missing.
+ *
+ * @example
+ * ```ts
+ * const params: StartTurnParams = { sessionId, input: [{ type: "text", text: "Run the tests" }] };
+ * const turn = client.startTurn(params);
+ * ```
+ */
 export interface StartTurnParams {
   sessionId: string;
   input: TurnInput[];
   commandId?: string;
 }
 
-/** The host's ack of `turn/start`. */
+/**
+ * The host's ack of `turn/start`.
+ *
+ * @example
+ * ```ts
+ * const ack: TurnStartResult = await turn.accepted;
+ * console.log(ack.turnId, ack.disposition); // disposition is "started" or "queued"
+ * ```
+ */
 export type TurnStartResult = CommandResult<"turn/start">;
 
-/** Options of {@link TurnHandle.cancel}. */
+/**
+ * Options of {@link TurnHandle.cancel}.
+ *
+ * @example
+ * ```ts
+ * const options: TurnCancelOptions = { keepInbox: true, timeoutMs: 10_000 };
+ * const { terminal } = await turn.cancel(options);
+ * ```
+ */
 export interface TurnCancelOptions extends WaitOptions {
   /** Keep queued turns alive (by default a cancel discards them, each with its own terminal). */
   keepInbox?: boolean;

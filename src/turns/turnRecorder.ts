@@ -6,7 +6,14 @@ import { boundedWait, type BoundedWait, type WaitOptions } from "../internal/bou
 import type { MspError } from "../errors.js";
 import type { TurnCompletedParams } from "../protocol/index.js";
 
-/** Options for a {@link TurnRecorder}. */
+/**
+ * Options for a {@link TurnRecorder}.
+ *
+ * @example
+ * ```ts
+ * const recorder = new TurnRecorder({ capacity: 1_000, defaultTimeoutMs: 30_000 });
+ * ```
+ */
 export interface TurnRecorderOptions {
   /** How many terminals to retain, least recently recorded evicted first. @defaultValue 10 000 */
   capacity?: number;

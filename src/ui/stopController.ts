@@ -30,10 +30,28 @@ export const StopStates = {
   failed: "failed",
 } as const;
 
-/** One of {@link StopStates}. */
+/**
+ * One of {@link StopStates}.
+ *
+ * @example
+ * ```ts
+ * const labels: Record<StopState, string> = { starting: "Stop", running: "Stop", stopping: "Stopping…", ended: "Done", failed: "Error" };
+ * button.textContent = labels[stop.getSnapshot().state];
+ * ```
+ */
 export type StopState = (typeof StopStates)[keyof typeof StopStates];
 
-/** An immutable view of a {@link StopController}; a new object on every change. */
+/**
+ * An immutable view of a {@link StopController}; a new object on every change.
+ *
+ * @example
+ * ```ts
+ * stop.subscribe((s: StopSnapshot) => {
+ *   button.disabled = !s.canStop;
+ *   if (s.state === "failed") console.error(s.error?.kind, s.error?.message);
+ * });
+ * ```
+ */
 export interface StopSnapshot {
   readonly state: StopState;
   /** True while pressing Stop would do something (`starting` or `running`). */
@@ -46,7 +64,14 @@ export interface StopSnapshot {
   readonly error?: MspError;
 }
 
-/** Options of a {@link StopController}. */
+/**
+ * Options of a {@link StopController}.
+ *
+ * @example
+ * ```ts
+ * const stop = new StopController(turn, { stopTimeoutMs: 10_000 });
+ * ```
+ */
 export interface StopControllerOptions {
   /** Bound on a stop: ack plus terminal. @unit milliseconds @defaultValue 30 000 */
   stopTimeoutMs?: number;

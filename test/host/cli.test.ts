@@ -46,7 +46,7 @@ describe("muse-host serve --stdio", () => {
     expect(parseError.id).toBeNull();
     const info = await host.request("host/info", { commandId: "info-1" });
     expect(info.result).toMatchObject({ commandId: "info-1", status: "accepted", name: "muse-host", protocolVersion: "1.0", models: [{ id: "default" }] });
-    expect(info.result?.["fingerprint"]).toMatch(/^[0-9a-f]{64}$/);
+    expect(info.result?.["fingerprint"]).toMatch(/^sha256:[0-9a-f]{64}$/);
     expect((await host.request("nope/nope", {})).error?.code).toBe(-32601);
     expect((await host.request("turn/start", { sessionId: 42, input: [] })).error?.code).toBe(-32602);
     expect((await host.request("turn/start", { sessionId: "no-such", input: [] })).error).toMatchObject({ code: -32001, data: { reason: "unknown_session" } });
@@ -199,5 +199,13 @@ describe("muse-host serve --stdio", () => {
     const next = (await restarted.request("turn/cancel", { sessionId, turnId })).error;
     expect(next).toMatchObject({ code: -32001, data: { reason: "already_terminal", terminal: "failed" } });
     expect(await restarted.stop()).toEqual({ code: 0, signal: null });
+  });
+});
+
+describe("HOST_VERSION", () => {
+  it("matches the package version", async () => {
+    const { HOST_VERSION } = await import("../../src/host/index.js");
+    const { readFileSync } = await import("node:fs");
+    expect(HOST_VERSION).toBe((JSON.parse(readFileSync("package.json", "utf8")) as { version: string }).version);
   });
 });
