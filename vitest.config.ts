@@ -14,6 +14,10 @@ export default defineConfig({
   },
   test: {
     include: ["test/**/*.test.ts"],
+    // Every suite runs in forked workers under --unhandled-rejections=strict: a rejection that
+    // escapes crashes its worker and fails the run (the fault suite's canary proves it).
+    pool: "forks",
+    execArgv: ["--unhandled-rejections=strict"],
     testTimeout: 20_000,
     hookTimeout: 20_000,
   },

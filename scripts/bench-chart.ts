@@ -12,7 +12,7 @@ interface Results {
   node: string;
   cpus: number;
   throughput: Record<string, { median: number; runs: number[] }>;
-  roundTrip: { sdk: { p50: number; p99: number }; bare: { p50: number; p99: number } };
+  roundTrip: { sdk: { p50: number; p99: number }; bare: { p50: number; p99: number }; floor?: { p50: number; p99: number } };
   cancel: { p50: number; p99: number };
   recorder: { heapMB: number };
   bundle: { gzipBytes: number };
@@ -62,7 +62,7 @@ target(bareRate * 1.2, "CL target 1.2× bare", "#6a1b9a", 42);
 
 const y0 = chartBottom + 70;
 const lines = [
-  `(b) command() round trip p50/p99: SDK ${r.roundTrip.sdk.p50.toFixed(0)}/${r.roundTrip.sdk.p99.toFixed(0)} µs · bare vscode-jsonrpc ${r.roundTrip.bare.p50.toFixed(0)}/${r.roundTrip.bare.p99.toFixed(0)} µs (target p50 ≤ 100 µs)`,
+  `(b) round trip p50/p99: SDK ${r.roundTrip.sdk.p50.toFixed(0)}/${r.roundTrip.sdk.p99.toFixed(0)} µs · bare vscode-jsonrpc ${r.roundTrip.bare.p50.toFixed(0)}/${r.roundTrip.bare.p99.toFixed(0)} µs${r.roundTrip.floor === undefined ? "" : ` · raw pipe floor ${r.roundTrip.floor.p50.toFixed(0)}/${r.roundTrip.floor.p99.toFixed(0)} µs`} (target p50 ≤ 100 µs)`,
   `(c) turn/cancel → turn/completed p50/p99: ${r.cancel.p50.toFixed(1)}/${r.cancel.p99.toFixed(1)} ms (target p99 ≤ 50 ms)`,
   `(d) recorder heap after 1 000 000 terminals: ${r.recorder.heapMB.toFixed(1)} MB (target ≤ 64 MB)`,
   `(e) browser core bundle: ${(r.bundle.gzipBytes / 1024).toFixed(1)} KB min+gz (target ≤ 20 KB)`,

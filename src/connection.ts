@@ -224,7 +224,6 @@ export class MspConnection {
     }
     this.#disposables.push(
       reader.onClose(() => this.#shutdown(this.#endInfo())),
-      reader.onError((error) => this.#protocolError(`transport error: ${String(error)}`)),
       writer.onError(([error]) => this.#shutdown({ reason: `write failed: ${error.message}` })),
       writer.onClose(() => this.#shutdown({ reason: "the transport closed" })),
     );
@@ -393,6 +392,8 @@ export class MspConnection {
       return;
     }
     const { wait, method } = pending;
+    // Answered: not abandoned. A second response to this id is then a protocol error.
+    this.#pending.delete(id as number);
     if (message.error !== undefined) {
       const { code, message: text, data } = message.error;
       if (code === COMMAND_REJECTED_CODE && isObject(data)) {

@@ -53,6 +53,7 @@ export function boundedWait<T>(
   });
   let settled = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
+  let unsubscribeAbort: () => void = () => {};
   const signal = options.signal;
   const timeoutMs = options.timeoutMs ?? options.defaultTimeoutMs;
 
@@ -60,7 +61,7 @@ export function boundedWait<T>(
     if (settled) return false;
     settled = true;
     if (timer !== undefined) clearTimeout(timer);
-    signal?.removeEventListener("abort", onAbort);
+    unsubscribeAbort();
     onSettle();
     return true;
   };
@@ -89,9 +90,41 @@ export function boundedWait<T>(
       if (finish()) rejectFn(new MspError(MspErrorKinds.timeout, `${what} timed out after ${timeoutMs} ms`, { ...subject, timeoutMs }));
     }, timeoutMs);
   }
-  signal?.addEventListener("abort", onAbort, { once: true });
+  if (signal !== undefined) unsubscribeAbort = onAbortOf(signal, onAbort);
   return wait;
 }
+
+/**
+ * One `abort` listener per signal, shared by every wait on it: a caller may hang any number of
+ * waits on one signal without a MaxListenersExceededWarning, and the listener goes when the
+ * last wait settles.
+ */
+const abortFanout = new WeakMap<AbortSignal, Set<() => void>>();
+
+function onAbortOf(signal: AbortSignal, callback: () => void): () => void {
+  let callbacks = abortFanout.get(signal);
+  if (callbacks === undefined) {
+    const set = new Set<() => void>();
+    callbacks = set;
+    const fire = () => {
+      abortFanout.delete(signal);
+      for (const cb of [...set]) cb();
+    };
+    abortFanout.set(signal, set);
+    signal.addEventListener("abort", fire, { once: true });
+    listenerOf.set(set, fire);
+  }
+  const set = callbacks;
+  set.add(callback);
+  return () => {
+    if (!set.delete(callback) || set.size > 0) return;
+    const fire = listenerOf.get(set);
+    if (fire !== undefined) signal.removeEventListener("abort", fire);
+    if (abortFanout.get(signal) === set) abortFanout.delete(signal);
+  };
+}
+
+const listenerOf = new WeakMap<Set<() => void>, () => void>();
 
 /** The `aborted` error for a wait, with the signal's reason as `cause`. */
 export function abortedError(what: string, subject: WaitSubject, reason: unknown): MspError {

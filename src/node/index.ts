@@ -9,5 +9,5 @@
 export { spawnHost, SpawnedHost } from "./spawnHost.js";
 export type { SpawnHostOptions, HostExit } from "./spawnHost.js";
 export { streamChannel } from "./streamChannel.js";
-export type { StreamChannel } from "./streamChannel.js";
+export type { StreamChannel, StreamChannelOptions } from "./streamChannel.js";
 export { signalGroup, groupAlive } from "./processGroup.js";

@@ -57,8 +57,15 @@ export interface HostExit {
   signal: NodeJS.Signals | null;
 }
 
-/** After stdout ends, how long to wait for the exit status before reporting without it. @unit milliseconds */
-const EXIT_STATUS_WAIT_MS = 200;
+/** Process groups of hosts still alive; killed if this process exits first. */
+const liveGroups = new Set<number>();
+let exitHookInstalled = false;
+function killLiveGroups(): void {
+  for (const pid of liveGroups) signalGroup(pid, "SIGKILL");
+}
+
+/** After a pipe to the host closes or breaks, how long to wait for its exit status before reporting without it. @unit milliseconds */
+const EXIT_STATUS_WAIT_MS = 50;
 
 /**
  * An {@link MspClient} connected to a child-process host.
@@ -76,7 +83,6 @@ export class SpawnedHost extends MspClient {
   /** Resolves with the host's exit code or signal once it has exited. */
   readonly exited: Promise<HostExit>;
   readonly #killGraceMs: number;
-  readonly #cleanupOnExit: () => void;
   #closing: Promise<CloseInfo> | undefined;
 
   /** @internal Use {@link spawnHost}. */
@@ -86,15 +92,21 @@ export class SpawnedHost extends MspClient {
     this.exited = exited;
     this.#killGraceMs = killGraceMs;
     const pid = child.pid;
-    // If this process exits first, take the host's whole group with it.
-    this.#cleanupOnExit = () => {
-      if (pid !== undefined) signalGroup(pid, "SIGKILL");
-    };
-    process.on("exit", this.#cleanupOnExit);
+    if (pid !== undefined) liveGroups.add(pid);
+    // If this process exits first, take the host's whole group with it (one listener for all hosts).
+    if (liveGroups.size > 0 && !exitHookInstalled) {
+      exitHookInstalled = true;
+      process.on("exit", killLiveGroups);
+    }
     void exited.then(() => {
+      if (pid === undefined) return;
       // Grandchildren may outlive the host: the group goes with it.
-      if (pid !== undefined && groupAlive(pid)) signalGroup(pid, "SIGKILL");
-      process.off("exit", this.#cleanupOnExit);
+      if (groupAlive(pid)) signalGroup(pid, "SIGKILL");
+      liveGroups.delete(pid);
+      if (liveGroups.size === 0 && exitHookInstalled) {
+        exitHookInstalled = false;
+        process.off("exit", killLiveGroups);
+      }
     });
   }
 
@@ -154,9 +166,17 @@ export function spawnHost(options: SpawnHostOptions): SpawnedHost {
   const stdin = child.stdin;
   const stdout = child.stdout;
   if (stdin === null || stdout === null) throw new Error("spawnHost: the child has no stdio pipes");
-  const channel = streamChannel(stdout, stdin);
   let exitStatus: HostExit | undefined;
-  let stdoutEnded = false;
+  let pipeDown: string | undefined;
+  let reportTimer: ReturnType<typeof setTimeout> | undefined;
+  // stdout's end, or a broken pipe (EPIPE), usually comes a moment before the exit status:
+  // wait briefly for it so pending work can say how the host ended.
+  const pipeClosed = (why: string) => {
+    pipeDown ??= why;
+    if (exitStatus !== undefined) report();
+    else reportTimer ??= setTimeout(report, EXIT_STATUS_WAIT_MS).unref();
+  };
+  const channel = streamChannel(stdout, stdin, { onPipeError: (error) => pipeClosed(`the pipe to the host broke: ${error instanceof Error ? error.message : String(error)}`) });
   const exited = new Promise<HostExit>((resolve) => {
     child.once("error", (error) => {
       // The host never started (ENOENT, EACCES): there is no exit to wait for.
@@ -169,16 +189,17 @@ export function spawnHost(options: SpawnHostOptions): SpawnedHost {
     child.once("exit", (exitCode, signal) => {
       exitStatus = { exitCode, signal };
       resolve(exitStatus);
-      if (stdoutEnded) report();
-      else setTimeout(report, EXIT_STATUS_WAIT_MS).unref();
+      if (pipeDown !== undefined) report();
+      else reportTimer ??= setTimeout(report, EXIT_STATUS_WAIT_MS).unref();
     });
   });
-  const report = () => channel.emitEnd(exitStatus === undefined ? {} : { exitCode: exitStatus.exitCode, signal: exitStatus.signal, reason: describeExit(exitStatus) });
-  stdout.once("end", () => {
-    stdoutEnded = true;
-    if (exitStatus !== undefined) report();
-    else setTimeout(report, EXIT_STATUS_WAIT_MS).unref();
-  });
+  const report = () => {
+    if (reportTimer !== undefined) clearTimeout(reportTimer);
+    channel.emitEnd(
+      exitStatus === undefined ? { reason: pipeDown ?? "the host closed its stdout" } : { exitCode: exitStatus.exitCode, signal: exitStatus.signal, reason: describeExit(exitStatus) },
+    );
+  };
+  stdout.once("end", () => pipeClosed("the host closed its stdout"));
   const wire = wrapChannel === undefined ? channel : wrapChannel(channel);
   const { reader, writer } = createFraming(wire, framing, maxMessageBytes);
   return new SpawnedHost(new MspConnection(reader, writer, connectionOptions), child, exited, killGraceMs);

@@ -27,6 +27,20 @@ export interface StreamChannel extends ByteChannel {
   emitEnd(details?: EndDetails): void;
 }
 
+/** Options of {@link streamChannel}. */
+export interface StreamChannelOptions {
+  /**
+   * Take pipe errors (EPIPE, ECONNRESET) yourself instead of reporting them through `onError`,
+   * e.g. to wait for a child's exit status and then call `emitEnd` with it.
+   *
+   * @example
+   * ```ts
+   * streamChannel(child.stdout, child.stdin, { onPipeError: () => setTimeout(reportExit, 50) });
+   * ```
+   */
+  onPipeError?: (error: unknown) => void;
+}
+
 /**
  * Make a {@link ByteChannel} from a readable and a writable stream.
  *
@@ -35,7 +49,7 @@ export interface StreamChannel extends ByteChannel {
  * const client = connect(streamChannel(socket, socket));
  * ```
  */
-export function streamChannel(readable: Readable, writable: Writable): StreamChannel {
+export function streamChannel(readable: Readable, writable: Writable, options: StreamChannelOptions = {}): StreamChannel {
   const endListeners = new Set<(details?: EndDetails) => void>();
   const errorListeners = new Set<(error: unknown) => void>();
   let ended = false;
@@ -44,9 +58,11 @@ export function streamChannel(readable: Readable, writable: Writable): StreamCha
     ended = true;
     for (const listener of [...endListeners]) listener(details);
   };
-  const emitError = (error: unknown) => {
-    for (const listener of [...errorListeners]) listener(error);
-  };
+  const emitError =
+    options.onPipeError ??
+    ((error: unknown) => {
+      for (const listener of [...errorListeners]) listener(error);
+    });
   // Always listen for errors: an unhandled 'error' event would crash the process.
   readable.on("error", emitError);
   writable.on("error", emitError);

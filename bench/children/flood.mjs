@@ -1,0 +1,36 @@
+#!/usr/bin/env node
+/**
+ * Bench child: writes N ~800-byte MSP notifications (9 item/updated then 1 turn/completed per
+ * turn, strictly increasing viewCursor) to stdout as fast as the pipe takes them, then waits for
+ * stdin EOF. argv: N, framing ("ndjson" | "content-length").
+ */
+const n = Number(process.argv[2] ?? 100_000);
+const framing = process.argv[3] ?? "ndjson";
+const SESSION = "0198f0aa-1111-7000-8000-0000000000aa";
+const pad = "lorem ipsum dolor sit amet, ".repeat(20).slice(0, 520);
+const parts = [];
+for (let i = 0; i < n; i++) {
+  const turnId = `0198f0aa-2222-7000-8000-${String(Math.floor(i / 10)).padStart(12, "0")}`;
+  const cursor = `v:${SESSION}:${i + 1}`;
+  const body =
+    i % 10 === 9
+      ? `{"jsonrpc":"2.0","method":"turn/completed","params":{"sessionId":"${SESSION}","viewCursor":"${cursor}","emittedAtMs":${i},"turnId":"${turnId}","terminal":"completed","reason":"completed","durationMs":12,"note":"${pad}"}}`
+      : `{"jsonrpc":"2.0","method":"item/updated","params":{"sessionId":"${SESSION}","viewCursor":"${cursor}","emittedAtMs":${i},"item":{"itemId":"${turnId}-m","kind":"message","turnId":"${turnId}","revision":${i % 10},"status":"inProgress","recordedAt":"2025-01-01T00:00:00.000Z","text":"${pad}"}}}`;
+  parts.push(framing === "ndjson" ? `${body}\n` : `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+}
+const data = Buffer.from(parts.join(""));
+process.stdin.resume();
+process.stdin.on("end", () => process.exit(0));
+// Start when the parent says go (one byte on stdin), so spawn time is not measured.
+process.stdin.once("data", () => {
+  let at = 0;
+  const CHUNK = 64 * 1024;
+  const pump = () => {
+    while (at < data.length) {
+      const ok = process.stdout.write(data.subarray(at, at + CHUNK));
+      at += CHUNK;
+      if (!ok) return void process.stdout.once("drain", pump);
+    }
+  };
+  pump();
+});

@@ -1,0 +1,339 @@
+/**
+ * `npm run bench`: the SDK measured side by side with the floor and bare vscode-jsonrpc, in one
+ * run, against real child processes. Prints one table with ratios and writes bench/results.json
+ * (rendered to docs/benchmarks.svg by scripts/bench-chart.ts). Not part of `npm test`.
+ *
+ * Usage: npm run bench [-- --quick]
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { gzipSync } from "node:zlib";
+import { build } from "esbuild";
+import * as rpc from "vscode-jsonrpc/node";
+import { TurnRecorder, type TurnCompletedParams } from "../src/index.js";
+import { spawnHost, type SpawnedHost } from "../src/node/index.js";
+
+const root = fileURLToPath(new URL("../", import.meta.url));
+const child = (name: string) => fileURLToPath(new URL(`./children/${name}`, import.meta.url));
+const quick = process.argv.includes("--quick");
+const N = quick ? 30_000 : 100_000;
+const REPS = quick ? 1 : 3;
+const RTT_ROUNDS = quick ? 1_000 : 5_000;
+const CANCEL_RUNS = 50;
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+const percentile = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)] as number;
+};
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const log = (s: string) => process.stderr.write(`${s}\n`);
+
+function stopChild(c: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (c.exitCode !== null || c.signalCode !== null) return resolve();
+    c.once("exit", () => resolve());
+    c.stdin?.end();
+    setTimeout(() => c.kill("SIGKILL"), 2_000).unref();
+  });
+}
+
+// ---------------------------------------------------------------- (a) notifications/s
+
+type Throughput = () => Promise<number>;
+
+/** Floor: split lines and JSON.parse in the parent, nothing else. */
+const floor: Throughput = () =>
+  new Promise((resolve, reject) => {
+    const c = spawn(process.execPath, [child("flood.mjs"), String(N), "ndjson"], { stdio: ["pipe", "pipe", "inherit"] });
+    let count = 0;
+    let first = 0;
+    let rest: Buffer | undefined;
+    let sink = 0;
+    c.stdout.on("data", (chunk: Buffer) => {
+      if (first === 0) first = performance.now();
+      let buf = rest === undefined ? chunk : Buffer.concat([rest, chunk]);
+      let start = 0;
+      let nl = buf.indexOf(10, start);
+      while (nl >= 0) {
+        const m = JSON.parse(buf.toString("utf8", start, nl)) as { method: string };
+        sink += m.method.length;
+        count++;
+        start = nl + 1;
+        nl = buf.indexOf(10, start);
+      }
+      rest = start < buf.length ? buf.subarray(start) : undefined;
+      buf = undefined as unknown as Buffer;
+      if (count === N) {
+        const rate = N / ((performance.now() - first) / 1000);
+        void stopChild(c).then(() => resolve(rate + sink * 0));
+      }
+    });
+    c.on("error", reject);
+    c.stdin.write("g");
+  });
+
+/** Bare vscode-jsonrpc: StreamMessageReader (Content-Length) + createMessageConnection. */
+const bare: Throughput = () =>
+  new Promise((resolve, reject) => {
+    const c = spawn(process.execPath, [child("flood.mjs"), String(N), "content-length"], { stdio: ["pipe", "pipe", "inherit"] });
+    const connection = rpc.createMessageConnection(new rpc.StreamMessageReader(c.stdout), new rpc.StreamMessageWriter(c.stdin));
+    let count = 0;
+    let first = 0;
+    connection.onNotification(() => {
+      if (count++ === 0) first = performance.now();
+      if (count === N) {
+        const rate = N / ((performance.now() - first) / 1000);
+        connection.dispose();
+        void stopChild(c).then(() => resolve(rate));
+      }
+    });
+    connection.listen();
+    c.on("error", reject);
+    c.stdin.write("g");
+  });
+
+/** The SDK's full path: spawnHost (connect + recorder + ledger + events) and a notification handler. */
+const sdk =
+  (framing: "ndjson" | "content-length"): Throughput =>
+  () =>
+    new Promise((resolve) => {
+      const host = spawnHost({ command: process.execPath, args: [child("flood.mjs"), String(N), framing], framing, stderr: "inherit" });
+      let count = 0;
+      let first = 0;
+      host.connection.onNotification(() => {
+        if (count++ === 0) first = performance.now();
+        if (count === N) {
+          const rate = N / ((performance.now() - first) / 1000);
+          void host.close().then(() => resolve(rate));
+        }
+      });
+      host.process.stdin?.write("g");
+    });
+
+async function throughput() {
+  const variants: Record<string, Throughput> = { floor, bare, sdk: sdk("ndjson"), sdkCL: sdk("content-length") };
+  const runs: Record<string, number[]> = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
+  // Interleave the variants, so machine noise hits all of them alike.
+  for (let r = 0; r < REPS; r++) {
+    for (const [name, run] of Object.entries(variants)) {
+      const rate = await run();
+      runs[name]?.push(rate);
+      log(`  (a) ${name} rep ${r + 1}: ${Math.round(rate).toLocaleString("en")} msg/s`);
+    }
+  }
+  return Object.fromEntries(Object.entries(runs).map(([k, v]) => [k, { median: median(v), runs: v }])) as Record<string, { median: number; runs: number[] }>;
+}
+
+// ---------------------------------------------------------------- (b) command() round trip
+
+async function roundTrips() {
+  const sdkHost: SpawnedHost = spawnHost({ command: process.execPath, args: [child("echo.mjs"), "ndjson"], stderr: "inherit" });
+  const c = spawn(process.execPath, [child("echo.mjs"), "content-length"], { stdio: ["pipe", "pipe", "inherit"] });
+  const bareConnection = rpc.createMessageConnection(new rpc.StreamMessageReader(c.stdout), new rpc.StreamMessageWriter(c.stdin));
+  bareConnection.listen();
+  // Floor: the same echo child over raw stdio, one line out, one line back, JSON.parse: no library.
+  const raw = spawn(process.execPath, [child("echo.mjs"), "ndjson"], { stdio: ["pipe", "pipe", "inherit"] });
+  let onLine: (() => void) | undefined;
+  let rawRest = "";
+  raw.stdout.setEncoding("utf8");
+  raw.stdout.on("data", (text: string) => {
+    rawRest += text;
+    let nl = rawRest.indexOf("\n");
+    while (nl >= 0) {
+      JSON.parse(rawRest.slice(0, nl));
+      rawRest = rawRest.slice(nl + 1);
+      nl = rawRest.indexOf("\n");
+      onLine?.();
+    }
+  });
+  let rawId = 0;
+  const rawRoundTrip = () =>
+    new Promise<void>((resolve) => {
+      onLine = resolve;
+      raw.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id: ++rawId, method: "host/info", params: { commandId: "c" } })}\n`);
+    });
+  const sdkTimes: number[] = [];
+  const bareTimes: number[] = [];
+  const rawTimes: number[] = [];
+  const WARMUP = 300;
+  // Alternate blocks, so both see the same machine.
+  for (let block = 0; block < 10; block++) {
+    for (let i = 0; i < WARMUP / 10 + RTT_ROUNDS / 10; i++) {
+      const t0 = performance.now();
+      await sdkHost.connection.command("host/info", {});
+      if (i >= WARMUP / 10) sdkTimes.push((performance.now() - t0) * 1000);
+    }
+    for (let i = 0; i < WARMUP / 10 + RTT_ROUNDS / 10; i++) {
+      const t0 = performance.now();
+      await bareConnection.sendRequest("host/info", { commandId: "c" });
+      if (i >= WARMUP / 10) bareTimes.push((performance.now() - t0) * 1000);
+    }
+    for (let i = 0; i < WARMUP / 10 + RTT_ROUNDS / 10; i++) {
+      const t0 = performance.now();
+      await rawRoundTrip();
+      if (i >= WARMUP / 10) rawTimes.push((performance.now() - t0) * 1000);
+    }
+  }
+  await stopChild(raw);
+  await sdkHost.close();
+  bareConnection.dispose();
+  await stopChild(c);
+  const stats = (xs: number[]) => ({ p50: percentile(xs, 50), p99: percentile(xs, 99), n: xs.length });
+  return { sdk: stats(sdkTimes), bare: stats(bareTimes), floor: stats(rawTimes) };
+}
+
+// ---------------------------------------------------------------- (c) cancel latency
+
+async function cancelLatency() {
+  const host = spawnHost({
+    command: process.execPath,
+    args: ["--import", "tsx", "src/host/cli.ts", "serve", "--stdio", "--script", "test/fixtures/models/shell-sleep.json"],
+    cwd: root,
+    stderr: "ignore",
+    killGraceMs: 500,
+  });
+  const { sessionId } = await host.connection.command("session/create", {}, { timeoutMs: 20_000 });
+  const times: number[] = [];
+  for (let i = 0; i < CANCEL_RUNS; i++) {
+    const toolRunning = new Promise<string>((resolve) => {
+      const onItem = (p: { item: { kind: string; turnId: string; visibleOutput?: string } }) => {
+        // The tool is running once its process printed its first line.
+        if (p.item.kind === "toolCall" && (p.item.visibleOutput ?? "").includes("grandchild")) {
+          host.events.off("item/updated", onItem);
+          resolve(p.item.turnId);
+        }
+      };
+      host.events.on("item/updated", onItem);
+    });
+    const turn = host.startTurn({ sessionId, input: [{ type: "text", text: `run ${i}` }] });
+    const turnId = await Promise.race([toolRunning, sleep(10_000).then(() => Promise.reject(new Error("the tool never started")))]);
+    const t0 = performance.now();
+    const completedAt = new Promise<number>((resolve) => {
+      const onDone = (p: TurnCompletedParams) => {
+        if (p.turnId === turnId) {
+          host.events.off("turn/completed", onDone);
+          resolve(performance.now());
+        }
+      };
+      host.events.on("turn/completed", onDone);
+    });
+    const outcome = await turn.cancel({ timeoutMs: 10_000 });
+    if (outcome.terminal.terminal !== "cancelled") throw new Error(`expected cancelled, got ${outcome.terminal.terminal}`);
+    times.push((await completedAt) - t0);
+  }
+  await host.close();
+  return { p50: percentile(times, 50), p99: percentile(times, 99), max: Math.max(...times), n: times.length };
+}
+
+// ---------------------------------------------------------------- (d) recorder heap
+
+async function recorderHeap() {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (gc === undefined) throw new Error("run with --expose-gc (npm run bench does)");
+  const settle = async () => {
+    for (let i = 0; i < 3; i++) {
+      gc();
+      await sleep(10);
+    }
+  };
+  await settle();
+  const before = process.memoryUsage().heapUsed;
+  const recorder = new TurnRecorder();
+  const TERMINALS = 1_000_000;
+  for (let i = 0; i < TERMINALS; i++) {
+    const turnId = `0198f0aa-2222-7000-8000-${String(i).padStart(12, "0")}`;
+    recorder.record({ sessionId: "0198f0aa-1111-7000-8000-0000000000aa", viewCursor: `v:s:${i}`, turnId, terminal: "completed", reason: "completed", durationMs: 5, emittedAtMs: i } as TurnCompletedParams);
+  }
+  await settle();
+  const after = process.memoryUsage().heapUsed;
+  const retained = recorder.size;
+  return { heapMB: (after - before) / (1024 * 1024), terminals: TERMINALS, retained };
+}
+
+// ---------------------------------------------------------------- (e) browser bundle
+
+async function bundleSize() {
+  const result = await build({
+    entryPoints: [`${root}src/index.ts`],
+    bundle: true,
+    minify: true,
+    platform: "browser",
+    format: "esm",
+    write: false,
+    metafile: true,
+    logLevel: "silent",
+  });
+  const code = result.outputFiles[0]?.contents ?? new Uint8Array();
+  const text = new TextDecoder().decode(code);
+  const nodeImports = Object.keys(result.metafile.inputs).filter((p) => p.startsWith("node:")).concat(/\bfrom\s*["']node:|require\(["']node:|import\(["']node:/.test(text) ? ["(in output)"] : []);
+  const byPackage: Record<string, number> = {};
+  for (const [path, input] of Object.entries(result.metafile.outputs[Object.keys(result.metafile.outputs)[0] as string]?.inputs ?? {})) {
+    const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(path)?.[1] ?? "sdk (src)";
+    byPackage[pkg] = (byPackage[pkg] ?? 0) + input.bytesInOutput;
+  }
+  return { minBytes: code.length, gzipBytes: gzipSync(code, { level: 9 }).length, nodeImports, byPackage };
+}
+
+// ---------------------------------------------------------------- table
+
+async function main() {
+  log(`bench: N=${N} notifications x ${REPS} reps, ${RTT_ROUNDS} round trips, ${CANCEL_RUNS} cancels (node ${process.version})`);
+  const a = await throughput();
+  log("  (b) round trips…");
+  const b = await roundTrips();
+  log("  (c) cancel latency…");
+  const c = await cancelLatency();
+  log("  (d) recorder heap…");
+  const d = await recorderHeap();
+  log("  (e) bundle…");
+  const e = await bundleSize();
+
+  const fl = a["floor"]?.median ?? NaN;
+  const br = a["bare"]?.median ?? NaN;
+  const sd = a["sdk"]?.median ?? NaN;
+  const cl = a["sdkCL"]?.median ?? NaN;
+  const k = (x: number) => `${Math.round(x / 1000)}k/s`;
+  const ok = (pass: boolean) => (pass ? "met" : "MISSED");
+  const rows: Array<[string, string, string, string]> = [
+    ["(a) floor: split lines + JSON.parse", "-", k(fl), ""],
+    ["(a) bare vscode-jsonrpc (Content-Length)", "-", k(br), ""],
+    ["(a) SDK NDJSON, full path", ">= 0.5x floor, >= 1.5x bare", `${k(sd)} = ${(sd / fl).toFixed(2)}x floor, ${(sd / br).toFixed(2)}x bare`, ok(sd / fl >= 0.5 && sd / br >= 1.5)],
+    ["(a) SDK Content-Length, full path", ">= 1.2x bare", `${k(cl)} = ${(cl / br).toFixed(2)}x bare, ${(cl / fl).toFixed(2)}x floor`, ok(cl / br >= 1.2)],
+    ["(b) command() round trip, SDK", "p50 <= 100 us", `p50 ${b.sdk.p50.toFixed(0)} us, p99 ${b.sdk.p99.toFixed(0)} us`, ok(b.sdk.p50 <= 100)],
+    ["(b) round trip floor: raw stdio line + JSON.parse", "-", `p50 ${b.floor.p50.toFixed(0)} us, p99 ${b.floor.p99.toFixed(0)} us`, ""],
+    ["(b) sendRequest round trip, bare vscode-jsonrpc", "-", `p50 ${b.bare.p50.toFixed(0)} us, p99 ${b.bare.p99.toFixed(0)} us (SDK/bare p50 ${(b.sdk.p50 / b.bare.p50).toFixed(2)}x)`, ""],
+    ["(c) turn/cancel -> turn/completed, reference host", "p99 <= 50 ms", `p50 ${c.p50.toFixed(1)} ms, p99 ${c.p99.toFixed(1)} ms (n=${c.n})`, ok(c.p99 <= 50)],
+    ["(d) recorder heap, 1 000 000 terminals, default capacity", "<= 64 MB", `${d.heapMB.toFixed(1)} MB (${d.retained.toLocaleString("en")} retained)`, ok(d.heapMB <= 64)],
+    ["(e) browser core bundle, esbuild min+gzip", "<= 20 KB, no node:", `${(e.gzipBytes / 1024).toFixed(1)} KB gz (${(e.minBytes / 1024).toFixed(1)} KB min), node: imports ${e.nodeImports.length}`, ok(e.gzipBytes <= 20 * 1024 && e.nodeImports.length === 0)],
+  ];
+  const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => r[i]?.length ?? 0), ["what", "target", "measured", "status"][i]?.length ?? 0));
+  const line = (r: string[]) => `| ${r.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join(" | ")} |`;
+  console.log(line(["what", "target", "measured", "status"]));
+  console.log(line(widths.map((w) => "-".repeat(w))));
+  for (const r of rows) console.log(line(r));
+  const results = {
+    date: new Date().toISOString(),
+    node: process.version,
+    cpus: (await import("node:os")).cpus().length,
+    config: { notifications: N, reps: REPS, roundTrips: RTT_ROUNDS, cancels: CANCEL_RUNS },
+    throughput: a,
+    ratios: { sdkOverFloor: sd / fl, sdkOverBare: sd / br, sdkClOverBare: cl / br },
+    roundTrip: b,
+    cancel: c,
+    recorder: d,
+    bundle: e,
+    table: rows,
+  };
+  writeFileSync(fileURLToPath(new URL("./results.json", import.meta.url)), `${JSON.stringify(results, null, 2)}\n`);
+  log("wrote bench/results.json");
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);
