@@ -16,6 +16,8 @@ import { spawnHost, type SpawnedHost } from "../src/node/index.js";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
 const child = (name: string) => fileURLToPath(new URL(`./children/${name}`, import.meta.url));
+/** The well-behaved echo host the leak tests use too. */
+const echoHost = fileURLToPath(new URL("../test/fixtures/faulty-hosts/echo.mjs", import.meta.url));
 const quick = process.argv.includes("--quick");
 const N = quick ? 30_000 : 100_000;
 const REPS = quick ? 1 : 3;
@@ -129,12 +131,12 @@ async function throughput() {
 // ---------------------------------------------------------------- (b) command() round trip
 
 async function roundTrips() {
-  const sdkHost: SpawnedHost = spawnHost({ command: process.execPath, args: [child("echo.mjs"), "ndjson"], stderr: "inherit" });
-  const c = spawn(process.execPath, [child("echo.mjs"), "content-length"], { stdio: ["pipe", "pipe", "inherit"] });
+  const sdkHost: SpawnedHost = spawnHost({ command: process.execPath, args: [echoHost, "ndjson"], stderr: "inherit" });
+  const c = spawn(process.execPath, [echoHost, "content-length"], { stdio: ["pipe", "pipe", "inherit"] });
   const bareConnection = rpc.createMessageConnection(new rpc.StreamMessageReader(c.stdout), new rpc.StreamMessageWriter(c.stdin));
   bareConnection.listen();
   // Floor: the same echo child over raw stdio, one line out, one line back, JSON.parse: no library.
-  const raw = spawn(process.execPath, [child("echo.mjs"), "ndjson"], { stdio: ["pipe", "pipe", "inherit"] });
+  const raw = spawn(process.execPath, [echoHost, "ndjson"], { stdio: ["pipe", "pipe", "inherit"] });
   let onLine: (() => void) | undefined;
   let rawRest = "";
   raw.stdout.setEncoding("utf8");

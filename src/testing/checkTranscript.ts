@@ -5,7 +5,7 @@
  * `viewCursor` strictly increasing per session.
  */
 import { COMMAND_REJECTED_CODE, Notifications, RejectionReasons, cursorSequence, isObject, problemWithNotification } from "../protocol/index.js";
-import type { TranscriptLine } from "./transcript.js";
+import { readTranscriptRows, type TranscriptLine } from "./transcript.js";
 
 /**
  * Options of {@link checkTranscript}.
@@ -84,36 +84,7 @@ function parseLines(input: TranscriptInput, problems: string[]): Parsed[] {
   if (input.length > 0 && typeof input !== "string" && typeof input[0] !== "string") {
     return (input as readonly TranscriptLine[]).map((l) => ({ line: l.line, dir: l.dir, message: l.message }));
   }
-  const rows = typeof input === "string" ? input.split("\n") : (input as readonly string[]);
-  const out: Parsed[] = [];
-  rows.forEach((row, index) => {
-    const line = index + 1;
-    if (row.trim() === "") return;
-    let entry: unknown;
-    try {
-      entry = JSON.parse(row);
-    } catch {
-      problems.push(`line ${line}: not JSON`);
-      return;
-    }
-    if (!isObject(entry) || (entry["dir"] !== "client" && entry["dir"] !== "server") || typeof entry["raw"] !== "string") {
-      problems.push(`line ${line}: expected {"dir":"client"|"server","raw":"<JSON-RPC text>"}`);
-      return;
-    }
-    let message: unknown;
-    try {
-      message = JSON.parse(entry["raw"]);
-    } catch {
-      problems.push(`line ${line}: raw is not JSON`);
-      return;
-    }
-    if (!isObject(message)) {
-      problems.push(`line ${line}: raw must be a JSON-RPC message object`);
-      return;
-    }
-    out.push({ line, dir: entry["dir"], message });
-  });
-  return out;
+  return readTranscriptRows(input as string | readonly string[], (line, problem) => problems.push(`line ${line}: ${problem}`));
 }
 
 function isId(id: unknown): id is string | number {

@@ -43,6 +43,17 @@ export interface TranscriptLine extends TranscriptEntry {
  * ```
  */
 export function parseTranscript(text: string | readonly string[]): TranscriptLine[] {
+  return readTranscriptRows(text, (line, problem, detail) => {
+    throw new SyntaxError(`transcript line ${line}: ${problem}${detail === undefined ? "" : ` (${detail})`}`);
+  });
+}
+
+/**
+ * Parse transcript rows, reporting each bad row through `report(line, problem, detail?)` and skipping
+ * it (the shared core of {@link parseTranscript}, which throws, and `checkTranscript`, which
+ * collects).
+ */
+export function readTranscriptRows(text: string | readonly string[], report: (line: number, problem: string, detail?: string) => void): TranscriptLine[] {
   const rows = typeof text === "string" ? text.split("\n") : text;
   const out: TranscriptLine[] = [];
   rows.forEach((row, index) => {
@@ -52,20 +63,20 @@ export function parseTranscript(text: string | readonly string[]): TranscriptLin
     try {
       entry = JSON.parse(row);
     } catch (error) {
-      throw new SyntaxError(`transcript line ${line}: not JSON (${(error as Error).message})`);
+      return report(line, "not JSON", (error as Error).message);
     }
     const e = entry as Partial<TranscriptEntry>;
     if (typeof entry !== "object" || entry === null || (e.dir !== "client" && e.dir !== "server") || typeof e.raw !== "string") {
-      throw new SyntaxError(`transcript line ${line}: expected {"dir":"client"|"server","raw":"…"}`);
+      return report(line, `expected {"dir":"client"|"server","raw":"<JSON-RPC text>"}`);
     }
     let message: unknown;
     try {
       message = JSON.parse(e.raw);
     } catch (error) {
-      throw new SyntaxError(`transcript line ${line}: raw is not JSON (${(error as Error).message})`);
+      return report(line, "raw is not JSON", (error as Error).message);
     }
     if (typeof message !== "object" || message === null || Array.isArray(message)) {
-      throw new SyntaxError(`transcript line ${line}: raw must be a JSON-RPC object`);
+      return report(line, "raw must be a JSON-RPC message object");
     }
     out.push({ dir: e.dir, raw: e.raw, line, message: message as Record<string, unknown> });
   });

@@ -79,8 +79,7 @@ describe("leaks", () => {
     }
   }, 60_000);
 
-  // KNOWN SDK BUG (see report): every SpawnedHost adds its own process.on("exit") listener, so an
-  // app with more than 10 hosts alive at once gets a MaxListenersExceededWarning.
+  // Regression: every SpawnedHost used to add its own process.on("exit") listener.
   it("12 hosts alive at once: no MaxListenersExceededWarning", async () => {
     const { warnings, stop } = collectWarnings();
     const hosts: SpawnedHost[] = [];
@@ -95,8 +94,7 @@ describe("leaks", () => {
     }
   }, 60_000);
 
-  // KNOWN SDK BUG (see report): each pending command/wait adds its own abort listener to the
-  // caller's signal, so 11 concurrent waits on one signal make Node warn.
+  // Regression: each pending command/wait used to add its own abort listener to the caller's signal.
   it("11 concurrent waits on one caller signal: no MaxListenersExceededWarning", async () => {
     const { connect } = await import("../../src/index.js");
     const { createLinkedPair } = await import("../../src/testing/index.js");
