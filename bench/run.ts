@@ -188,21 +188,25 @@ async function roundTrips() {
 
 // ---------------------------------------------------------------- (c) cancel latency
 
-async function cancelLatency() {
+/**
+ * turn/cancel sent → turn/completed received, once the model's shell tool has printed `marker`.
+ * The host's kill grace is 500 ms: a tool that ignores SIGTERM is SIGKILLed after it.
+ */
+async function cancelLatency(model = "shell-sleep.json", marker = "grandchild", runs = CANCEL_RUNS) {
   const host = spawnHost({
     command: process.execPath,
-    args: ["--import", "tsx", "src/host/cli.ts", "serve", "--stdio", "--script", "test/fixtures/models/shell-sleep.json"],
+    args: ["--import", "tsx", "src/host/cli.ts", "serve", "--stdio", "--script", `test/fixtures/models/${model}`, "--kill-grace-ms", "500"],
     cwd: root,
     stderr: "ignore",
     killGraceMs: 500,
   });
   const { sessionId } = await host.connection.command("session/create", {}, { timeoutMs: 20_000 });
   const times: number[] = [];
-  for (let i = 0; i < CANCEL_RUNS; i++) {
+  for (let i = 0; i < runs; i++) {
     const toolRunning = new Promise<string>((resolve) => {
       const onItem = (p: { item: { kind: string; turnId: string; visibleOutput?: string } }) => {
         // The tool is running once its process printed its first line.
-        if (p.item.kind === "toolCall" && (p.item.visibleOutput ?? "").includes("grandchild")) {
+        if (p.item.kind === "toolCall" && (p.item.visibleOutput ?? "").includes(marker)) {
           host.events.off("item/updated", onItem);
           resolve(p.item.turnId);
         }
@@ -287,6 +291,7 @@ async function main() {
   const b = await roundTrips();
   log("  (c) cancel latency…");
   const c = await cancelLatency();
+  const cStubborn = await cancelLatency("shell-stubborn.json", "stubborn", 5);
   log("  (d) recorder heap…");
   const d = await recorderHeap();
   log("  (e) bundle…");
@@ -307,6 +312,7 @@ async function main() {
     ["(b) round trip floor: raw stdio line + JSON.parse", "-", `p50 ${b.floor.p50.toFixed(0)} us, p99 ${b.floor.p99.toFixed(0)} us`, ""],
     ["(b) sendRequest round trip, bare vscode-jsonrpc", "-", `p50 ${b.bare.p50.toFixed(0)} us, p99 ${b.bare.p99.toFixed(0)} us (SDK/bare p50 ${(b.sdk.p50 / b.bare.p50).toFixed(2)}x)`, ""],
     ["(c) turn/cancel -> turn/completed, reference host", "p99 <= 50 ms", `p50 ${c.p50.toFixed(1)} ms, p99 ${c.p99.toFixed(1)} ms (n=${c.n})`, ok(c.p99 <= 50)],
+    ["(c) same, a tool that ignores SIGTERM (kill grace 500 ms)", "-", `p50 ${cStubborn.p50.toFixed(0)} ms, max ${cStubborn.max.toFixed(0)} ms (n=${cStubborn.n})`, ""],
     ["(d) recorder heap, 1 000 000 terminals, default capacity", "<= 64 MB", `${d.heapMB.toFixed(1)} MB (${d.retained.toLocaleString("en")} retained)`, ok(d.heapMB <= 64)],
     ["(e) browser core bundle, esbuild min+gzip", "<= 20 KB, no node:", `${(e.gzipBytes / 1024).toFixed(1)} KB gz (${(e.minBytes / 1024).toFixed(1)} KB min), node: imports ${e.nodeImports.length}`, ok(e.gzipBytes <= 20 * 1024 && e.nodeImports.length === 0)],
   ];
@@ -324,6 +330,7 @@ async function main() {
     ratios: { sdkOverFloor: sd / fl, sdkOverBare: sd / br, sdkClOverBare: cl / br },
     roundTrip: b,
     cancel: c,
+    cancelIgnoringSigterm: cStubborn,
     recorder: d,
     bundle: e,
     table: rows,
