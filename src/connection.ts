@@ -3,7 +3,7 @@
  * maps every failure to a typed MspError, and dispatches each incoming notification, in
  * wire order, to the recorder, the ledger, the typed events and the user's handler.
  */
-import { EventEmitter } from "eventemitter3";
+import type { EventEmitter } from "eventemitter3";
 import {
   AbstractMessageReader,
   createMessageConnection,
@@ -23,8 +23,10 @@ import type { FramedMessageReader } from "./framing/framedReader.js";
 import type { FramingProblem } from "./framing/limits.js";
 import { boundedWait, type BoundedWait, type WaitOptions } from "./internal/boundedWait.js";
 import { ensureRuntime } from "./internal/runtime.js";
+import { SafeEmitter } from "./internal/safeEmitter.js";
 import {
   COMMAND_REJECTED_CODE,
+  Commands,
   Notifications,
   problemWithNotification,
   isObject,
@@ -184,7 +186,7 @@ export class MspConnection {
   /** Every item at its latest revision. */
   readonly items: ItemLedger;
   /** Typed events; subscribe with `events.on(name, listener)`. */
-  readonly events = new EventEmitter<MspEvents>();
+  readonly events: EventEmitter<MspEvents> = new SafeEmitter<MspEvents>((error) => this.#reportHandlerError(error));
   /** Resolves (never rejects) once the connection has closed, with why. */
   readonly closed: Promise<CloseInfo>;
 
@@ -219,6 +221,12 @@ export class MspConnection {
         problems((problem) => {
           if (problem.fatal) this.#fatalProblem = problem;
           this.#protocolError(`framing: ${problem.problem}`, problem.text);
+          // A malformed answer to a pending command fails that command now, as `protocol`.
+          const pending = typeof problem.responseId === "number" ? this.#pending.get(problem.responseId) : undefined;
+          if (pending !== undefined) {
+            this.#pending.delete(problem.responseId as number);
+            pending.wait.reject(new MspError(MspErrorKinds.protocol, `${pending.method}: malformed response: ${problem.problem}`, { problem: problem.problem, message: problem.text ?? null }));
+          }
         }),
       );
     }
@@ -258,6 +266,14 @@ export class MspConnection {
     return this.#cursors.get(sessionId)?.cursor;
   }
 
+  /**
+   * The bound every command and wait uses when the caller gives no `timeoutMs`.
+   * @unit milliseconds
+   */
+  get defaultTimeoutMs(): number {
+    return this.#defaultTimeoutMs;
+  }
+
   /** Commands sent and not yet settled. */
   get pendingCount(): number {
     return this.#pending.size;
@@ -281,7 +297,19 @@ export class MspConnection {
     if (typeof method !== "string" || method.length === 0) return Promise.reject(new TypeError("command: method must be a non-empty string"));
     if (!isObject(params)) return Promise.reject(new TypeError(`command ${method}: params must be a plain object`));
     if (this.#closeError !== undefined) return Promise.reject(this.#closeError);
+    try {
+      JSON.stringify(params);
+    } catch (error) {
+      // The caller's mistake (a BigInt, a cycle): reject this command only, never the connection.
+      return Promise.reject(new TypeError(`command ${method}: params are not JSON-serializable (${error instanceof Error ? error.message : String(error)})`, { cause: error }));
+    }
     const commandId = typeof params["commandId"] === "string" ? params["commandId"] : uuidv7();
+    if (method === Commands.sessionResume && typeof params["sessionId"] === "string") {
+      // A resume replays from afterCursor: what follows may step back from what this connection saw.
+      const afterCursor = params["afterCursor"];
+      if (typeof afterCursor === "string") this.#cursors.set(params["sessionId"], { cursor: afterCursor, sequence: cursorSequence(afterCursor) });
+      else this.#cursors.delete(params["sessionId"]);
+    }
     const id = this.#nextId++;
     const wait = boundedWait<Record<string, unknown>>(
       `command ${method}`,
@@ -414,7 +442,12 @@ export class MspConnection {
     const params = message.params as Record<string, unknown> | undefined;
     const problem = problemWithNotification(method, params);
     if (problem !== undefined) return this.#protocolError(`${method}: ${problem}`, message);
-    if (!this.#advanceCursor(params)) return this.#protocolError(`${method}: viewCursor ${String(params?.["viewCursor"])} does not follow ${this.lastViewCursor(String(params?.["sessionId"]))}`, message);
+    if (!this.#advanceCursor(params)) {
+      this.#protocolError(`${method}: viewCursor ${String(params?.["viewCursor"])} does not follow ${this.lastViewCursor(String(params?.["sessionId"]))}`, message);
+      // A repeated or stepped-back notification is dropped, except a terminal: it is recorded
+      // (the recorder refuses a duplicate), so a waiter can never miss it.
+      if (method !== Notifications.turnCompleted) return;
+    }
     let synthesized: LedgerItem[] = [];
     if (method === Notifications.turnCompleted) {
       const terminal = params as unknown as TurnCompletedParams;
@@ -459,16 +492,24 @@ export class MspConnection {
     try {
       run();
     } catch (error) {
-      if (this.events.listenerCount("handlerError") > 0) {
-        try {
-          this.events.emit("handlerError", error);
-          return;
-        } catch {
-          // fall through to the console
-        }
-      }
-      console.error("@muse-code/sdk: a notification handler threw", error);
+      this.#reportHandlerError(error);
     }
+  }
+
+  #reportingHandlerError = false;
+
+  /** A listener or the user's handler threw: tell `handlerError` listeners, else the console. */
+  #reportHandlerError(error: unknown): void {
+    if (!this.#reportingHandlerError && this.events.listenerCount("handlerError") > 0) {
+      this.#reportingHandlerError = true;
+      try {
+        this.events.emit("handlerError", error);
+        return;
+      } finally {
+        this.#reportingHandlerError = false;
+      }
+    }
+    console.error("@muse-code/sdk: a notification handler threw", error);
   }
 }
 

@@ -108,6 +108,15 @@ export class ContentLengthMessageReader extends FramedMessageReader {
     return length;
   }
 
+  /** A header or body cut off by the end of the stream is reported, never silently dropped. */
+  protected override flush(): void {
+    if (this.#headerLength === 0 && this.#body === undefined) return;
+    const had = this.#body === undefined ? `${this.#headerLength} header bytes` : `${this.#bodyFilled} of ${this.#body.length} body bytes`;
+    this.#headerLength = 0;
+    this.#body = undefined;
+    this.problem({ problem: `the stream ended inside a message (${had})`, fatal: false });
+  }
+
   #finishBody(): void {
     const body = this.#body as Uint8Array;
     this.#body = undefined;

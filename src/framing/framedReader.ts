@@ -100,16 +100,24 @@ export abstract class FramedMessageReader extends AbstractMessageReader {
   /** Report a problem; a fatal one stops the reader and closes the connection. */
   protected problem(problem: FramingProblem): void {
     this.#problems.fire(problem);
-    if (problem.fatal) this.stop();
+    if (problem.fatal) this.stop(false);
   }
 
   /** Stop reading and signal close, once. */
-  protected stop(): void {
+  /**
+   * Stop reading and signal close, once. At end of stream, `flush` first hands over (or reports)
+   * whatever the framing still holds, so a last message is never dropped without a word.
+   */
+  protected stop(flush = true): void {
     if (this.#stopped) return;
     this.#stopped = true;
     this.#unsubscribe();
+    if (flush) this.flush();
     this.fireClose();
   }
+
+  /** End of stream: deliver or report bytes still buffered. Framings that buffer override it. */
+  protected flush(): void {}
 
   #unsubscribe(): void {
     for (const unsubscribe of this.#subscriptions.splice(0)) unsubscribe();

@@ -28,6 +28,8 @@ export interface FramingProblem {
   /** The offending text, cut to at most 200 characters. */
   text?: string;
   fatal: boolean;
+  /** The id of a malformed response, when it could be read: its command fails as `protocol`. */
+  responseId?: number | string;
 }
 
 /** Cut `text` for inclusion in an error. */
@@ -80,7 +82,13 @@ export function parseMessage(text: string): Message | FramingProblem {
     return { problem: `malformed JSON: ${(error as Error).message}`, text: excerpt(text), fatal: false };
   }
   const problem = problemWithMessage(value);
-  if (problem !== undefined) return { problem, text: excerpt(text), fatal: false };
+  if (problem !== undefined) {
+    const found: FramingProblem = { problem, text: excerpt(text), fatal: false };
+    const m = value as Record<string, unknown> | null;
+    const id = typeof m === "object" && m !== null && !Array.isArray(m) && !("method" in m) ? m["id"] : undefined;
+    if (typeof id === "number" || typeof id === "string") found.responseId = id;
+    return found;
+  }
   return value as Message;
 }
 

@@ -7,6 +7,7 @@ import type { Message } from "vscode-jsonrpc";
 import type { ByteChannel } from "./byteChannel.js";
 import { FramedMessageReader, type ReaderOptions } from "./framedReader.js";
 import { FramedMessageWriter } from "./framedWriter.js";
+import { excerpt, isFramingProblem, parseMessage } from "./limits.js";
 
 const NEWLINE = 0x0a;
 
@@ -67,6 +68,18 @@ export class NdjsonMessageReader extends FramedMessageReader {
       this.#pending.push(rest.slice());
       this.#pendingBytes += rest.length;
     }
+  }
+
+  /** A last line without its newline is still a message if it parses; otherwise it is reported. */
+  protected override flush(): void {
+    if (this.#pendingBytes === 0) return;
+    const text = this.#decoder.decode(concat(this.#pending, this.#pendingBytes));
+    this.#pending = [];
+    this.#pendingBytes = 0;
+    if (text.trim() === "") return;
+    const parsed = parseMessage(text.endsWith("\r") ? text.slice(0, -1) : text);
+    if (isFramingProblem(parsed)) this.problem({ problem: `the stream ended inside a message (${parsed.problem})`, text: excerpt(text), fatal: false });
+    else this.deliver(parsed);
   }
 
   #line(text: string): void {

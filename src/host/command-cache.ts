@@ -8,7 +8,39 @@
  * const outcome: CommandOutcome = { kind: "result", result: { commandId, status: "accepted" } };
  * ```
  */
-export type CommandOutcome = { kind: "result"; result: unknown } | { kind: "error"; error: { code: number; message: string; data?: unknown } };
+export type CommandOutcome = (
+  | {
+      kind: "result";
+      result: unknown;
+      /** A `session/resume`'s replay: the notifications with `after < n <= upTo`, re-sent on every answer. */
+      replay?: ReplayRange;
+    }
+  | {
+      kind: "error";
+      error: { code: number; message: string; data?: unknown };
+      /** An `already_terminal` rejection: that turn's terminal must precede it on every connection. */
+      terminalOf?: { sessionId: string; turnId: string };
+    }
+) & {
+  /** The method that produced it; the same commandId with another method is an error. */
+  method?: string;
+};
+
+/**
+ * The range of logged notifications a `session/resume` replays.
+ *
+ * @example
+ * ```ts
+ * const range: ReplayRange = { sessionId, after: 4, upTo: 9 }; // re-sends cursors 5..9
+ * ```
+ */
+export interface ReplayRange {
+  sessionId: string;
+  /** @unit cursor sequence, exclusive */
+  after: number;
+  /** @unit cursor sequence, inclusive */
+  upTo: number;
+}
 
 /**
  * Default number of commandIds remembered.

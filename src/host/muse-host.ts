@@ -15,7 +15,7 @@ import {
   type RejectionReason,
   type TurnInput,
 } from "../protocol/index.js";
-import { CommandCache, type CommandOutcome } from "./command-cache.js";
+import { CommandCache, type CommandOutcome, type ReplayRange } from "./command-cache.js";
 import { CommandError, JsonRpcErrorCodes, errorResponse, type JsonRpcId } from "./json-rpc.js";
 import type { MessageTransport } from "./message-transport.js";
 import type { ScriptedModel } from "./scripted-model.js";
@@ -67,15 +67,39 @@ export interface MuseHostOptions {
   commandCacheCapacity?: number;
   /** Diagnostics sink (the CLI writes to stderr). */
   logger?: (line: string) => void;
+  /**
+   * Called once when a session-log write fails. The host has already begun shutting down (every
+   * session cancelled with cause `disposed`, tools drained); the CLI exits non-zero after it.
+   */
+  onFatal?: (error: Error) => void;
 }
 
 interface Handled {
   result: Record<string, unknown>;
-  /** Runs right after the response is written, with the same reply channel (session/resume replays here). */
-  after?: (reply: (message: unknown) => void) => void;
+  /** Notifications re-sent right after the response, on the same channel (session/resume). */
+  replay?: ReplayRange;
 }
 
-type Connection = { transport: MessageTransport };
+/** One reply channel, and the turns whose terminal it has been sent. */
+interface Channel {
+  send: (message: unknown) => void;
+  terminalsSent: Set<string>;
+}
+
+type Connection = { transport: MessageTransport; channel: Channel };
+
+function newChannel(write: (message: unknown) => void): Channel {
+  const terminalsSent = new Set<string>();
+  return {
+    terminalsSent,
+    send(message) {
+      if (isObject(message) && message["method"] === "turn/completed" && isObject(message["params"])) {
+        terminalsSent.add(String(message["params"]["turnId"]));
+      }
+      write(message);
+    },
+  };
+}
 
 function rejection(commandId: string, reason: RejectionReason, message: string, details: Record<string, unknown> = {}): CommandError {
   return new CommandError(COMMAND_REJECTED_CODE, message, { commandId, reason, ...details });
@@ -132,7 +156,9 @@ export class MuseHost {
   readonly #cache: CommandCache;
   readonly #sessions = new Map<string, SessionAgent>();
   readonly #connections = new Set<Connection>();
+  readonly #channels = new WeakMap<(message: unknown) => void, Channel>();
   #shuttingDown: Promise<void> | undefined;
+  #failure: Error | undefined;
 
   constructor(options: MuseHostOptions) {
     if (!options.models.has(options.defaultModel)) throw new Error(`default model ${options.defaultModel} is not loaded`);
@@ -163,8 +189,9 @@ export class MuseHost {
    * stdin EOF starts a shutdown whose cancelled terminals must still reach stdout.
    */
   connect(transport: MessageTransport): void {
-    this.#connections.add({ transport });
-    transport.onMessage((text) => this.#onText(text, (message) => transport.send(message)));
+    const channel = newChannel((message) => transport.send(message));
+    this.#connections.add({ transport, channel });
+    transport.onMessage((text) => this.#onText(text, channel));
   }
 
   /** Stops sending notifications to `transport` and closes it (e.g. a WebSocket that went away). */
@@ -180,7 +207,17 @@ export class MuseHost {
    * Exposed for in-process use and tests; `connect` uses it.
    */
   handleText(text: string, reply: (message: unknown) => void): void {
-    this.#onText(text, reply);
+    let channel = this.#channels.get(reply);
+    if (channel === undefined) {
+      channel = newChannel(reply);
+      this.#channels.set(reply, channel);
+    }
+    this.#onText(text, channel);
+  }
+
+  /** The session-log error that made the host shut down, if one did. */
+  get failure(): Error | undefined {
+    return this.#failure;
   }
 
   /**
@@ -201,10 +238,53 @@ export class MuseHost {
 
   #publish(method: NotificationMethod, params: Record<string, unknown>): void {
     const message = { jsonrpc: "2.0", method, params };
-    for (const c of this.#connections) c.transport.send(message);
+    for (const c of this.#connections) c.channel.send(message);
   }
 
-  #onText(text: string, reply: (message: unknown) => void): void {
+  /** A session log could not be written: log it, shut down (cancel, drain), and tell the CLI. */
+  #fatal(error: Error, sessionId: string): void {
+    if (this.#failure !== undefined) return;
+    this.#failure = error;
+    this.#log(`session log of ${sessionId} failed: ${error.message}; shutting down`);
+    // Deferred: the failing write may be deep inside a turn's step or a command.
+    queueMicrotask(() => {
+      void this.shutdown();
+      this.#options.onFatal?.(error);
+    });
+  }
+
+  /** Sends an outcome on `channel`: the turn's terminal first if needed, the response, then any replay. */
+  #deliver(channel: Channel, id: JsonRpcId, outcome: CommandOutcome): void {
+    if (outcome.kind === "error") {
+      if (outcome.terminalOf !== undefined) this.#sendTerminalIfUnseen(channel, outcome.terminalOf.sessionId, outcome.terminalOf.turnId);
+      channel.send({ jsonrpc: "2.0", id, error: outcome.error });
+      return;
+    }
+    channel.send({ jsonrpc: "2.0", id, result: outcome.result });
+    if (outcome.replay !== undefined) {
+      const { sessionId, after, upTo } = outcome.replay;
+      for (const record of readSessionLog(sessionLogPath(this.dataDir, sessionId))) {
+        if (record.type === "notification" && record.n > after && record.n <= upTo) {
+          channel.send({ jsonrpc: "2.0", method: record.method, params: record.params });
+        }
+      }
+    }
+  }
+
+  /**
+   * Invariant 4 on every wire: an `already_terminal` rejection follows that turn's `turn/completed`.
+   * A channel that never got it (a new connection, a restarted host) is sent the logged terminal,
+   * with its original cursor, first.
+   */
+  #sendTerminalIfUnseen(channel: Channel, sessionId: string, turnId: string): void {
+    if (channel.terminalsSent.has(turnId)) return;
+    const state = this.#sessions.get(sessionId)?.turnState(turnId);
+    if (state?.state !== "terminal") return;
+    channel.send({ jsonrpc: "2.0", method: "turn/completed", params: state.params });
+  }
+
+  #onText(text: string, channel: Channel): void {
+    const reply = (message: unknown) => channel.send(message);
     let message: unknown;
     try {
       message = JSON.parse(text);
@@ -233,7 +313,7 @@ export class MuseHost {
       reply(errorResponse(id, JsonRpcErrorCodes.methodNotFound, `Method not found: ${method}`));
       return;
     }
-    const params = message["params"] ?? {};
+    const params = "params" in message ? message["params"] : {};
     if (!isObject(params)) {
       reply(errorResponse(id, JsonRpcErrorCodes.invalidParams, "params must be an object"));
       return;
@@ -244,29 +324,39 @@ export class MuseHost {
       return;
     }
     const commandId = given ?? uuidv7();
-    const seen = this.#cache.lookup(commandId);
-    if (seen !== undefined) {
-      reply(seen.kind === "result" ? { jsonrpc: "2.0", id, result: seen.result } : { jsonrpc: "2.0", id, error: seen.error });
-      return;
+    if (given !== undefined) {
+      const seen = this.#cache.lookup(given);
+      if (seen?.method !== undefined && seen.method !== method) {
+        reply(errorResponse(id, JsonRpcErrorCodes.invalidParams, `commandId ${given} was already used for ${seen.method}`));
+        return;
+      }
+      if (seen !== undefined) {
+        this.#deliver(channel, id, seen);
+        return;
+      }
     }
     let outcome: CommandOutcome;
-    let after: ((reply: (message: unknown) => void) => void) | undefined;
     try {
       const handled = this.#execute(method as CommandMethod, params, commandId);
-      outcome = { kind: "result", result: { commandId, status: "accepted", ...handled.result } };
-      after = handled.after;
+      outcome = { kind: "result", method, result: { commandId, status: "accepted", ...handled.result } };
+      if (handled.replay !== undefined) outcome.replay = handled.replay;
     } catch (error) {
       if (error instanceof CommandError) {
         const e = error.data === undefined ? { code: error.code, message: error.message } : { code: error.code, message: error.message, data: error.data };
-        outcome = { kind: "error", error: e };
+        outcome = { kind: "error", method, error: e };
+        const data = error.data;
+        if (isObject(data) && data["reason"] === RejectionReasons.alreadyTerminal && typeof params["sessionId"] === "string") {
+          outcome.terminalOf = { sessionId: params["sessionId"], turnId: String(data["turnId"]) };
+        }
       } else {
         this.#log(`internal error in ${method}: ${(error as Error).stack ?? String(error)}`);
         outcome = { kind: "error", error: { code: JsonRpcErrorCodes.internalError, message: `Internal error: ${(error as Error).message}` } };
       }
     }
-    this.#cache.remember(commandId, outcome);
-    reply(outcome.kind === "result" ? { jsonrpc: "2.0", id, result: outcome.result } : { jsonrpc: "2.0", id, error: outcome.error });
-    after?.(reply);
+    // Only a client-chosen commandId can be retried; an internal error is not an answer to repeat.
+    const internal = outcome.kind === "error" && outcome.error.code === JsonRpcErrorCodes.internalError;
+    if (given !== undefined && !internal) this.#cache.remember(given, outcome);
+    this.#deliver(channel, id, outcome);
   }
 
   #execute(method: CommandMethod, params: Record<string, unknown>, commandId: string): Handled {
@@ -298,7 +388,9 @@ export class MuseHost {
       case Commands.turnStart: {
         const session = this.#requireSession(params, commandId);
         const input = inputParam(params);
-        const disposition = session.startTurn(commandId, input);
+        // A retry of an accepted turn/start (after a restart or a cache eviction) answers the
+        // original acceptance and starts nothing.
+        const disposition = session.acceptedTurn(commandId) ?? session.startTurn(commandId, input);
         return { result: { turnId: commandId, startedNewTurn: true, disposition } };
       }
       case Commands.turnCancel:
@@ -313,7 +405,11 @@ export class MuseHost {
     return model;
   }
 
-  #newAgent(sessionId: string, modelName: string, seed: Partial<Pick<ConstructorParameters<typeof SessionAgent>[0], "lastCursor" | "startedTurns" | "terminals">> = {}): SessionAgent {
+  #newAgent(
+    sessionId: string,
+    modelName: string,
+    seed: Partial<Pick<ConstructorParameters<typeof SessionAgent>[0], "lastCursor" | "startedTurns" | "terminals" | "accepted">> = {},
+  ): SessionAgent {
     const shell: ShellOptions = {};
     if (this.#options.killGraceMs !== undefined) shell.killGraceMs = this.#options.killGraceMs;
     if (this.#options.outputCapBytes !== undefined) shell.outputCapBytes = this.#options.outputCapBytes;
@@ -323,6 +419,7 @@ export class MuseHost {
       models: this.#options.models,
       modelName,
       publish: (method, params) => this.#publish(method, params),
+      onLogFailure: (error) => this.#fatal(error, sessionId),
       shell,
       ...seed,
     });
@@ -333,9 +430,17 @@ export class MuseHost {
   #sessionCreate(params: Record<string, unknown>, commandId: string): Handled {
     const model = this.#requireModel(optionalString(params, "model") ?? this.#options.defaultModel, commandId);
     const sessionId = uuidv7();
-    const log = SessionLog.open(sessionLogPath(this.dataDir, sessionId));
-    log.append({ type: "session", at: Date.now(), sessionId, model });
-    log.close();
+    try {
+      const log = SessionLog.open(sessionLogPath(this.dataDir, sessionId));
+      try {
+        log.append({ type: "session", at: Date.now(), sessionId, model });
+      } finally {
+        log.close();
+      }
+    } catch (error) {
+      this.#fatal(error instanceof Error ? error : new Error(String(error)), sessionId);
+      throw error;
+    }
     this.#newAgent(sessionId, model);
     return { result: { sessionId, model } };
   }
@@ -348,12 +453,14 @@ export class MuseHost {
     const path = sessionLogPath(this.dataDir, sessionId);
     if (!existsSync(path)) return undefined;
     const summary = summarizeSessionLog(readSessionLog(path));
-    if (summary === undefined) return undefined;
+    // The log must be this very session's (a case-insensitive file system would open another spelling).
+    if (summary === undefined || summary.sessionId !== sessionId) return undefined;
     const model = this.#options.models.has(summary.model) ? summary.model : this.#options.defaultModel;
     return this.#newAgent(sessionId, model, {
       lastCursor: summary.lastCursor,
       startedTurns: summary.startedTurns,
       terminals: summary.terminals,
+      accepted: summary.accepted,
     });
   }
 
@@ -373,16 +480,15 @@ export class MuseHost {
       if (n === undefined) throw invalid(`afterCursor ${afterCursor} is not a cursor of session ${session.sessionId}`);
       after = n;
     }
-    const replay: Array<{ method: string; params: Record<string, unknown> }> = [];
+    let replayed = 0;
+    let upTo = after;
     for (const record of readSessionLog(session.logPath)) {
-      if (record.type === "notification" && record.n > after) replay.push({ method: record.method, params: record.params });
+      if (record.type === "notification" && record.n > after) {
+        replayed += 1;
+        upTo = Math.max(upTo, record.n);
+      }
     }
-    return {
-      result: { sessionId: session.sessionId, replayed: replay.length },
-      after: (reply) => {
-        for (const r of replay) reply({ jsonrpc: "2.0", method: r.method, params: r.params });
-      },
-    };
+    return { result: { sessionId: session.sessionId, replayed }, replay: { sessionId: session.sessionId, after, upTo } };
   }
 
   #turnCancel(params: Record<string, unknown>, commandId: string): Handled {

@@ -2,6 +2,7 @@
 import { basename } from "node:path";
 import { loadScriptedModel, type ScriptedModel } from "./scripted-model.js";
 import { createHost, HOST_VERSION, type MuseHostOptions } from "./muse-host.js";
+import { killAllToolGroups } from "./shell-tool.js";
 import { createStdioTransport } from "./stdio-transport.js";
 
 /**
@@ -123,8 +124,11 @@ export function loadServeModels(options: ServeOptions): Pick<MuseHostOptions, "m
 
 /**
  * Runs the `muse-host` command line and resolves with its exit code. `serve --stdio` resolves
- * when stdin ends or SIGTERM/SIGINT arrives, after running turns are cancelled (cause
- * `disposed`) and their tools drained. Logs go to stderr; stdout carries only protocol.
+ * when stdin ends, stdout breaks (the client stopped reading), or SIGTERM/SIGINT/SIGHUP arrives,
+ * after running turns are cancelled (cause `disposed`) and their tools drained: 0, or 1 when a
+ * session-log write failed. A second signal during the drain SIGKILLs every known tool process
+ * group and resolves at once with 128 + the signal number. Logs go to stderr; stdout carries only
+ * protocol.
  *
  * @example
  * ```ts
@@ -147,10 +151,11 @@ export async function runCli(argv: readonly string[]): Promise<number> {
     process.stderr.write(`${USAGE}\n`);
     return 2;
   }
+  let onFatal: (error: Error) => void = () => {};
   let host;
   try {
     const options = parseServeArgs(rest);
-    const hostOptions: MuseHostOptions = { ...loadServeModels(options), logger: err };
+    const hostOptions: MuseHostOptions = { ...loadServeModels(options), logger: err, onFatal: (error) => onFatal(error) };
     if (options.dataDir !== undefined) hostOptions.dataDir = options.dataDir;
     if (options.killGraceMs !== undefined) hostOptions.killGraceMs = options.killGraceMs;
     if (options.outputCapBytes !== undefined) hostOptions.outputCapBytes = options.outputCapBytes;
@@ -166,21 +171,37 @@ export async function runCli(argv: readonly string[]): Promise<number> {
   const served = host;
   return await new Promise<number>((resolve) => {
     let stopping = false;
+    const signals = ["SIGTERM", "SIGINT", "SIGHUP"] as const;
+    const codes: Record<(typeof signals)[number], number> = { SIGTERM: 143, SIGINT: 130, SIGHUP: 129 };
+    const handlers = new Map<NodeJS.Signals, () => void>();
+    const detach = () => {
+      for (const [signal, handler] of handlers) process.off(signal, handler);
+    };
+    const finish = (code: number) => {
+      detach();
+      // Pipes to stdout are synchronous on POSIX; the empty write confirms everything is flushed.
+      if (process.stdout.destroyed || !process.stdout.writable) resolve(code);
+      else process.stdout.write("", () => resolve(code));
+    };
     const stop = (why: string) => {
       if (stopping) return;
       stopping = true;
       err(`${why}: cancelling running turns and draining tools`);
-      void served.shutdown().then(() => {
-        process.off("SIGTERM", onTerm);
-        process.off("SIGINT", onInt);
-        // Pipes to stdout are synchronous on POSIX; the empty write confirms everything is flushed.
-        process.stdout.write("", () => resolve(0));
-      });
+      void served.shutdown().then(() => finish(served.failure === undefined ? 0 : 1));
     };
-    const onTerm = () => stop("SIGTERM");
-    const onInt = () => stop("SIGINT");
-    process.on("SIGTERM", onTerm);
-    process.on("SIGINT", onInt);
+    for (const signal of signals) {
+      const handler = () => {
+        if (!stopping) return stop(signal);
+        // A second signal while draining: stop waiting. SIGKILL every tool group still known.
+        const groups = killAllToolGroups("SIGKILL");
+        err(`${signal} again: killed ${groups} tool process group(s); exiting without draining`);
+        detach();
+        resolve(codes[signal]);
+      };
+      handlers.set(signal, handler);
+      process.on(signal, handler);
+    }
+    onFatal = (error) => stop(`session log write failed (${error.message})`);
     transport.onClose(() => stop("stdin closed"));
   });
 }

@@ -15,8 +15,8 @@ import type {
 } from "../protocol/index.js";
 import { PhaseMachine } from "./phase-machine.js";
 import { streamStep, type ScriptedModel, type ScriptedStep, type ScriptedToolCall } from "./scripted-model.js";
-import type { SessionLog } from "./session-log.js";
-import { runShell, type ShellOptions, type ToolResult } from "./shell-tool.js";
+import type { SessionLog, SessionLogRecord } from "./session-log.js";
+import { runShell, TOOL_PROCESSES_ESCAPED, type ShellOptions, type ToolResult } from "./shell-tool.js";
 import { viewCursor } from "./view-cursor.js";
 
 /**
@@ -99,8 +99,16 @@ export interface SessionAgentOptions {
   lastCursor?: number;
   /** Turns already started in earlier runs (picks the next script turn). */
   startedTurns?: number;
-  /** Terminals of turns completed in earlier runs. */
+  /** Terminals of turns completed in earlier runs (the logged params, with their cursors). */
   terminals?: Map<string, TurnCompletedParams>;
+  /** Every turn accepted in earlier runs, with its disposition (a retried turn/start answers it). */
+  accepted?: Map<string, "started" | "queued">;
+  /**
+   * Called once, synchronously, when a session-log write fails. From then on the session logs and
+   * publishes nothing more (a notification is never sent unless it is durable); the host is expected
+   * to shut down.
+   */
+  onLogFailure?: (error: Error) => void;
   /** Sends a notification (already logged) to the clients. */
   publish: (method: NotificationMethod, params: Record<string, unknown>) => void;
   shell?: ShellOptions;
@@ -133,6 +141,9 @@ export class SessionAgent {
   readonly #shell: ShellOptions;
   readonly #machine = new PhaseMachine();
   readonly #terminals: Map<string, TurnCompletedParams>;
+  readonly #accepted: Map<string, "started" | "queued">;
+  readonly #onLogFailure: (error: Error) => void;
+  #logFailure: Error | undefined;
   #inbox: AcceptedTurn[] = [];
   #running: AcceptedTurn | undefined;
   #modelName: string;
@@ -151,6 +162,35 @@ export class SessionAgent {
     this.#cursor = options.lastCursor ?? 0;
     this.#startedTurns = options.startedTurns ?? 0;
     this.#terminals = options.terminals ?? new Map();
+    this.#accepted = options.accepted ?? new Map();
+    this.#onLogFailure = options.onLogFailure ?? (() => {});
+  }
+
+  /** The error of the session-log write that failed, if one did. */
+  get logFailure(): Error | undefined {
+    return this.#logFailure;
+  }
+
+  /** The disposition turn `turnId` was accepted with, or `undefined` when it never was. */
+  acceptedTurn(turnId: string): "started" | "queued" | undefined {
+    return this.#accepted.get(turnId);
+  }
+
+  /** Appends durably; on failure records it, reports it once, and returns false. */
+  #append(record: SessionLogRecord): boolean {
+    if (this.#logFailure !== undefined) return false;
+    try {
+      this.#log.append(record);
+      return true;
+    } catch (error) {
+      this.#logFailure = error instanceof Error ? error : new Error(String(error));
+      this.#onLogFailure(this.#logFailure);
+      return false;
+    }
+  }
+
+  #appendOrThrow(record: SessionLogRecord): void {
+    if (!this.#append(record)) throw new Error(`session log ${this.#log.path} failed: ${this.#logFailure?.message ?? "unknown error"}`);
   }
 
   /** The model the next turn will use. */
@@ -171,8 +211,8 @@ export class SessionAgent {
   /** Switches the model from the next turn on; returns the previous model's name. */
   setModel(name: string): string {
     const previous = this.#modelName;
+    this.#appendOrThrow({ type: "model", at: Date.now(), model: name, previousModel: previous });
     this.#modelName = name;
-    this.#log.append({ type: "model", at: Date.now(), model: name, previousModel: previous });
     return previous;
   }
 
@@ -189,7 +229,8 @@ export class SessionAgent {
   startTurn(turnId: string, input: TurnInput[]): "started" | "queued" {
     const turn: AcceptedTurn = { turnId, input, acceptedAt: Date.now() };
     const disposition = this.#running === undefined && this.#inbox.length === 0 ? "started" : "queued";
-    this.#log.append({ type: "turnAccepted", at: turn.acceptedAt, turnId, input, disposition });
+    this.#appendOrThrow({ type: "turnAccepted", at: turn.acceptedAt, turnId, input, disposition });
+    this.#accepted.set(turnId, disposition);
     if (disposition === "started") this.#begin(turn);
     else this.#inbox.push(turn);
     return disposition;
@@ -201,15 +242,16 @@ export class SessionAgent {
    */
   cancel(cause: CancelCause, options: { keepInbox?: boolean } = {}): void {
     const keepInbox = options.keepInbox === true;
-    if (this.#running !== undefined) {
-      this.#log.append({ type: "cancelRequested", at: Date.now(), turnId: this.#running.turnId, cause, keepInbox });
+    const running = this.#running;
+    // Only the winning cause is logged: a later cancel of the same activity changes nothing.
+    if (this.#machine.cancel(cause) && running !== undefined) {
+      this.#append({ type: "cancelRequested", at: Date.now(), turnId: running.turnId, cause, keepInbox });
     }
     if (!keepInbox) {
       const discarded = this.#inbox;
       this.#inbox = [];
       for (const turn of discarded) this.#complete(turn.turnId, "cancelled", TurnReasons.discardedFromInbox, cause, turn.acceptedAt);
     }
-    this.#machine.cancel(cause);
   }
 
   /**
@@ -225,7 +267,7 @@ export class SessionAgent {
     const turn = this.#inbox[at];
     if (turn === undefined) return;
     this.#inbox.splice(at, 1);
-    this.#log.append({ type: "cancelRequested", at: Date.now(), turnId, cause, keepInbox });
+    this.#append({ type: "cancelRequested", at: Date.now(), turnId, cause, keepInbox });
     this.#complete(turnId, "cancelled", TurnReasons.cancelledBeforeStart, cause, turn.acceptedAt);
   }
 
@@ -239,7 +281,11 @@ export class SessionAgent {
   async dispose(): Promise<void> {
     this.cancel({ kind: "disposed" });
     await this.whenIdle();
-    this.#log.close();
+    try {
+      this.#log.close();
+    } catch {
+      // closing a log whose device failed; nothing more to write anyway
+    }
   }
 
   #begin(turn: AcceptedTurn): void {
@@ -250,13 +296,16 @@ export class SessionAgent {
     setImmediate(() => void this.#run(turn, modelName, signal));
   }
 
-  #emit(method: NotificationMethod, body: Record<string, unknown>): void {
-    this.#cursor += 1;
-    const n = this.#cursor;
+  /** Logs and publishes one notification; returns its params, or `undefined` when it could not be logged (then nothing is sent). */
+  #emit(method: NotificationMethod, body: Record<string, unknown>): Record<string, unknown> | undefined {
+    if (this.#logFailure !== undefined) return undefined;
+    const n = this.#cursor + 1;
     const emittedAtMs = Date.now();
     const params = { sessionId: this.sessionId, viewCursor: viewCursor(this.sessionId, n), emittedAtMs, ...body };
-    this.#log.append({ type: "notification", at: emittedAtMs, n, method, params });
+    if (!this.#append({ type: "notification", at: emittedAtMs, n, method, params })) return undefined;
+    this.#cursor = n;
     this.#publish(method, params);
+    return params;
   }
 
   #emitItem(method: "item/started" | "item/updated" | "item/completed", item: Item): void {
@@ -266,12 +315,13 @@ export class SessionAgent {
   #complete(turnId: string, terminal: Terminal, reason: string, cause: CancelCause | undefined, since: number): void {
     const body: Record<string, unknown> = { turnId, terminal, reason, durationMs: Date.now() - since };
     if (cause !== undefined) body["cause"] = { ...cause };
-    this.#emit("turn/completed", body);
+    const sent = this.#emit("turn/completed", body);
+    if (sent === undefined) return; // not durable, so not sent: a restart closes it ("host restarted")
+    this.#terminals.set(turnId, sent as unknown as TurnCompletedParams);
     const at = Date.now();
-    this.#log.append(
+    this.#append(
       cause === undefined ? { type: "turnCompleted", at, turnId, terminal, reason } : { type: "turnCompleted", at, turnId, terminal, reason, cause },
     );
-    this.#terminals.set(turnId, body as unknown as TurnCompletedParams);
   }
 
   async #run(turn: AcceptedTurn, modelName: string, signal: AbortSignal): Promise<void> {
@@ -283,7 +333,7 @@ export class SessionAgent {
       const startedAt = Date.now();
       const index = this.#startedTurns++;
       const model = this.#models.get(modelName);
-      this.#log.append({ type: "turnStarted", at: startedAt, turnId: turn.turnId, turn: index });
+      this.#append({ type: "turnStarted", at: startedAt, turnId: turn.turnId, turn: index });
       this.#emit("turn/started", { turnId: turn.turnId, model: modelName });
       let where: CancelPoint = "promptAssembly";
       try {
@@ -325,13 +375,26 @@ export class SessionAgent {
   /** Streams one step's text items; returns its tool calls (dropped if the stream is interrupted). */
   async #streamStep(turnId: string, step: ScriptedStep, signal: AbortSignal): Promise<ScriptedToolCall[]> {
     const calls: ScriptedToolCall[] = [];
+    // The open item. It is announced (item/started) only once its text has non-whitespace
+    // content, so an interrupted stream never salvages a whitespace-only item.
     let open: TextItem | undefined;
+    let announced = false;
+    const announce = (item: TextItem) => {
+      this.#emitItem("item/started", { ...item, text: "", revision: 1 });
+      announced = true;
+    };
     const close = (status: "completed" | "cancelled" | "failed") => {
       if (open === undefined) return;
-      const done: TextItem = { ...open, revision: open.revision + 1, status, recordedAt: new Date().toISOString() };
+      const item = open;
+      open = undefined;
+      if (!announced) {
+        if (status !== "completed" || item.text === "") return; // nothing worth salvaging
+        announce(item);
+        item.revision = 1;
+      }
+      const done: TextItem = { ...item, revision: item.revision + 1, status, recordedAt: new Date().toISOString() };
       if (status !== "completed") done.interrupted = true;
       this.#emitItem("item/completed", done);
-      open = undefined;
     };
     signal.throwIfAborted(); // before iterating the stream
     try {
@@ -347,11 +410,18 @@ export class SessionAgent {
         let current: TextItem;
         if (open === undefined) {
           current = newTextItem(kind, turnId);
-          this.#emitItem("item/started", current);
+          announced = false;
         } else {
           current = open;
         }
-        current = { ...current, text: current.text + chunk.delta, revision: current.revision + 1, recordedAt: new Date().toISOString() };
+        const text = current.text + chunk.delta;
+        if (!announced) {
+          open = { ...current, text };
+          if (text.trim() === "") continue;
+          announce(current);
+          current = { ...current, revision: 1 };
+        }
+        current = { ...current, text, revision: current.revision + 1, recordedAt: new Date().toISOString() };
         open = current;
         this.#emitItem("item/updated", current);
       }
@@ -442,6 +512,7 @@ export class SessionAgent {
       truncated: result.truncated,
     };
     if (result.failureReason !== undefined) final.failureReason = result.failureReason;
+    if (result.escaped === true) final.error = { ...TOOL_PROCESSES_ESCAPED };
     this.#emitItem("item/completed", final);
   }
 

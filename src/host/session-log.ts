@@ -1,5 +1,5 @@
 /** The session log: one append-only JSONL file per session, each record made durable before it is acted on. */
-import { closeSync, existsSync, fdatasyncSync, mkdirSync, openSync, readFileSync, readSync, fstatSync, writeSync } from "node:fs";
+import { closeSync, existsSync, fdatasyncSync, fsyncSync, mkdirSync, openSync, readFileSync, readSync, fstatSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { CancelCause, Item, NotificationMethod, Terminal, TurnCompletedParams, TurnInput } from "../protocol/index.js";
 
@@ -56,7 +56,22 @@ export class SessionLog {
   /** Opens (creating if needed) the log at `path` for appending. */
   static open(path: string): SessionLog {
     mkdirSync(dirname(path), { recursive: true });
+    const created = !existsSync(path);
     const fd = openSync(path, "a+");
+    if (created) {
+      // Make the new directory entry itself durable, not just the file's contents.
+      try {
+        const dir = openSync(dirname(path), "r");
+        try {
+          fsyncSync(dir);
+        } finally {
+          closeSync(dir);
+        }
+      } catch (error) {
+        closeSync(fd);
+        throw error;
+      }
+    }
     // A crash can leave a torn last line; start our first record on a fresh line.
     const size = fstatSync(fd).size;
     if (size > 0) {
@@ -70,7 +85,9 @@ export class SessionLog {
   /** Appends `record` durably (write + fdatasync). */
   append(record: SessionLogRecord): void {
     if (this.#fd === undefined) throw new Error(`session log ${this.path} is closed`);
-    writeSync(this.#fd, `${JSON.stringify(record)}\n`);
+    const bytes = Buffer.from(`${JSON.stringify(record)}\n`, "utf8");
+    // A short write (e.g. a file-size limit) is retried until it completes or throws.
+    for (let at = 0; at < bytes.length; ) at += writeSync(this.#fd, bytes, at, bytes.length - at);
     fdatasyncSync(this.#fd);
   }
 
@@ -137,8 +154,10 @@ export interface SessionLogSummary {
   lastCursor: number;
   /** How many turns have started (the next turn plays script turn `startedTurns`). */
   startedTurns: number;
-  /** Every completed turn's terminal params, by turnId. */
+  /** Every completed turn's terminal params (exactly as sent, with its cursor), by turnId. */
   terminals: Map<string, TurnCompletedParams>;
+  /** Every accepted turn's disposition at acceptance, by turnId (completed turns included). */
+  accepted: Map<string, "started" | "queued">;
   /** Accepted turns with no `turnCompleted` record, in acceptance order. */
   openTurns: OpenTurn[];
   /** The last logged state of every item started but not completed, by itemId. */
@@ -166,6 +185,7 @@ export function summarizeSessionLog(records: readonly SessionLogRecord[]): Sessi
         lastCursor: 0,
         startedTurns: 0,
         terminals: new Map(),
+        accepted: new Map(),
         openTurns: [],
         openItems: new Map(),
       };
@@ -177,6 +197,7 @@ export function summarizeSessionLog(records: readonly SessionLogRecord[]): Sessi
         summary.model = r.model;
         break;
       case "turnAccepted":
+        summary.accepted.set(r.turnId, r.disposition);
         open.set(r.turnId, { turnId: r.turnId, since: r.at, started: false });
         break;
       case "turnStarted": {

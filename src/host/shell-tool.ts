@@ -33,6 +33,11 @@ export interface ToolResult {
   exitCode: number | null;
   /** The pid of the spawned `/bin/sh` (also its process-group id), when it spawned. */
   pid?: number;
+  /**
+   * True when processes outside the tool's process group still held its output pipes and the host
+   * stopped waiting for them (see {@link TOOL_PROCESSES_ESCAPED}).
+   */
+  escaped?: boolean;
 }
 
 /**
@@ -81,12 +86,62 @@ function killGroup(pid: number, signal: NodeJS.Signals): void {
   }
 }
 
+/** Process groups of shell tools that are running now (their leaders' pids). */
+const liveGroups = new Set<number>();
+
+/**
+ * Sends `signal` (default SIGKILL) to the process group of every shell tool still running in this
+ * process, and returns how many groups were signalled. The CLI uses it when a second SIGTERM,
+ * SIGINT or SIGHUP arrives while a shutdown is still draining.
+ *
+ * @example
+ * ```ts
+ * process.on("SIGTERM", () => { killAllToolGroups(); process.exit(143); });
+ * ```
+ */
+export function killAllToolGroups(signal: NodeJS.Signals = "SIGKILL"): number {
+  for (const pid of liveGroups) killGroup(pid, signal);
+  return liveGroups.size;
+}
+
+/**
+ * The `error` a tool call carries when processes left its process group (e.g. `setsid`) and kept
+ * its output pipes open: the host stopped waiting for them and did not kill them.
+ *
+ * @example
+ * ```ts
+ * if (item.error?.["code"] === TOOL_PROCESSES_ESCAPED.code) warn("a tool left processes running");
+ * ```
+ */
+export const TOOL_PROCESSES_ESCAPED = {
+  name: "ToolProcessesEscaped",
+  code: "TOOL_PROCESSES_ESCAPED",
+  message: "processes left the tool's process group and kept its output open; the host stopped waiting for them and could not kill them",
+} as const;
+
+/** The length of the longest prefix of `buf` that does not end inside a UTF-8 sequence. */
+function utf8SafeLength(buf: Buffer): number {
+  const end = buf.length;
+  // Look back at most 3 bytes for the lead byte of the last sequence.
+  for (let i = end - 1; i >= 0 && i >= end - 4; i--) {
+    const b = buf[i]!;
+    if ((b & 0xc0) === 0x80) continue; // continuation byte
+    const need = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
+    return end - i >= need ? end : i;
+  }
+  return end;
+}
+
 /**
  * Runs `command` with `/bin/sh -c` as the leader of a new process group, capturing stdout and
- * stderr (interleaved, capped at `outputCapBytes`). On `exec.signal` abort it sends SIGTERM to
- * the whole group, then SIGKILL after `killGraceMs`, and resolves only once every pipe has closed:
- * the call is drained, never abandoned. When the shell exits by itself, anything it left running
- * in its group is SIGKILLed, so no orphan outlives the call.
+ * stderr (interleaved, capped at `outputCapBytes`, never splitting a UTF-8 character). On
+ * `exec.signal` abort it sends SIGTERM to the whole group, then SIGKILL after `killGraceMs`, and
+ * resolves once every pipe has closed: the call is drained, never abandoned. When the shell exits
+ * by itself, anything it left running in its group is SIGKILLed, so no orphan outlives the call.
+ *
+ * A process that left the group (`setsid`) cannot be killed through it. If the pipes are still open
+ * `killGraceMs` after the group was SIGKILLed (or after the shell exited and its group was
+ * killed), the host stops reading them and resolves anyway with `escaped: true`.
  *
  * @example
  * ```ts
@@ -97,7 +152,7 @@ function killGroup(pid: number, signal: NodeJS.Signals): void {
 export function runShell(command: string, exec: ToolExecution, options: ShellOptions = {}): Promise<ToolResult> {
   const graceMs = options.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
   const cap = options.outputCapBytes ?? DEFAULT_OUTPUT_CAP_BYTES;
-  const kept: Buffer[] = [];
+  let kept: Buffer[] = [];
   let keptBytes = 0;
   let truncated = false;
   const visible = () => Buffer.concat(kept).toString("utf8");
@@ -109,8 +164,12 @@ export function runShell(command: string, exec: ToolExecution, options: ShellOpt
   return new Promise<ToolResult>((resolve) => {
     const child = spawn("/bin/sh", ["-c", command], { detached: true, stdio: ["ignore", "pipe", "pipe"] });
     const pid = child.pid;
+    if (pid !== undefined) liveGroups.add(pid);
     let graceTimer: NodeJS.Timeout | undefined;
+    let escapeTimer: NodeJS.Timeout | undefined;
     let aborted = false;
+    let exited = false;
+    let escaped = false;
     let exitCode: number | null = null;
     let spawnError: Error | undefined;
 
@@ -119,7 +178,10 @@ export function runShell(command: string, exec: ToolExecution, options: ShellOpt
       const room = cap - keptBytes;
       if (chunk.length > room) {
         if (room > 0) kept.push(chunk.subarray(0, room));
-        keptBytes = cap;
+        const all = Buffer.concat(kept);
+        const safe = all.subarray(0, utf8SafeLength(all));
+        kept = [safe];
+        keptBytes = safe.length;
         truncated = true;
       } else {
         kept.push(chunk);
@@ -130,11 +192,26 @@ export function runShell(command: string, exec: ToolExecution, options: ShellOpt
     child.stdout.on("data", onData);
     child.stderr.on("data", onData);
 
+    // The pipes are held open by processes outside the group: stop waiting for them.
+    const armEscapeTimer = () => {
+      if (escapeTimer !== undefined) return;
+      escapeTimer = setTimeout(() => {
+        escaped = true;
+        child.stdout.destroy();
+        child.stderr.destroy();
+      }, graceMs);
+    };
+
     const onAbort = () => {
-      if (pid === undefined || aborted) return;
+      // A cancel after the shell exited is too late to change the outcome: its group is already
+      // SIGKILLed and the call ends as its exit status says.
+      if (pid === undefined || aborted || exited) return;
       aborted = true;
       killGroup(pid, "SIGTERM");
-      graceTimer = setTimeout(() => killGroup(pid, "SIGKILL"), graceMs);
+      graceTimer = setTimeout(() => {
+        killGroup(pid, "SIGKILL");
+        armEscapeTimer();
+      }, graceMs);
     };
     exec.signal.addEventListener("abort", onAbort, { once: true });
     if (pid !== undefined) options.onSpawn?.(pid);
@@ -147,26 +224,36 @@ export function runShell(command: string, exec: ToolExecution, options: ShellOpt
       }
     });
     child.on("exit", (code) => {
+      exited = true;
       exitCode = code;
       // The leader is gone: nothing in its group may outlive it (this also closes held pipes).
-      if (pid !== undefined && !aborted) killGroup(pid, "SIGKILL");
+      // When cancelled, the rest of the group keeps its grace; the grace timer SIGKILLs it.
+      if (pid !== undefined && !aborted) {
+        killGroup(pid, "SIGKILL");
+        armEscapeTimer();
+      }
     });
     child.on("close", (code) => {
       if (graceTimer !== undefined) clearTimeout(graceTimer);
+      if (escapeTimer !== undefined) clearTimeout(escapeTimer);
       exec.signal.removeEventListener("abort", onAbort);
-      if (pid !== undefined) killGroup(pid, "SIGKILL"); // stragglers that closed their pipes
-      const base = { visibleOutput: visible(), truncated, exitCode: exitCode ?? code };
-      const withPid = pid === undefined ? base : { ...base, pid };
+      if (pid !== undefined) {
+        killGroup(pid, "SIGKILL"); // stragglers that closed their pipes
+        liveGroups.delete(pid);
+      }
+      const base: ToolResult = { status: "failed", visibleOutput: visible(), truncated, exitCode: exitCode ?? code };
+      if (pid !== undefined) base.pid = pid;
+      if (escaped) base.escaped = true;
       if (spawnError !== undefined) {
-        resolve({ ...withPid, status: "failed", failureReason: `spawn failed: ${spawnError.message}` });
+        resolve({ ...base, status: "failed", failureReason: `spawn failed: ${spawnError.message}` });
       } else if (aborted) {
-        resolve({ ...withPid, status: "cancelled", failureReason: "turn cancelled" });
+        resolve({ ...base, status: "cancelled", failureReason: "turn cancelled" });
       } else if (exitCode === 0) {
-        resolve({ ...withPid, status: "completed" });
+        resolve({ ...base, status: "completed" });
       } else if (exitCode === null) {
-        resolve({ ...withPid, status: "failed", failureReason: `killed by ${child.signalCode ?? "signal"}` });
+        resolve({ ...base, status: "failed", failureReason: `killed by ${child.signalCode ?? "signal"}` });
       } else {
-        resolve({ ...withPid, status: "failed", failureReason: `exit code ${exitCode}` });
+        resolve({ ...base, status: "failed", failureReason: `exit code ${exitCode}` });
       }
     });
   });

@@ -33,6 +33,12 @@ export function createStdioTransport(input: Readable, output: Writable, options:
     splitter.end();
     for (const h of closeHandlers) h();
   };
+  // A write error (EPIPE: the client stopped reading) means the client is gone: stop writing and
+  // treat it as the end of input, which runs the normal shutdown.
+  output.on("error", () => {
+    closed = true;
+    onEnd();
+  });
   input.on("data", onData);
   input.on("end", onEnd);
   input.on("close", onEnd);

@@ -1,5 +1,4 @@
 /** View cursors: the per-session, strictly increasing position of a notification, `v:<sessionId>:<n>`. */
-import { cursorSequence } from "../protocol/index.js";
 
 /**
  * Formats the view cursor of the `n`-th notification of a session.
@@ -20,10 +19,14 @@ export function viewCursor(sessionId: string, n: number): string {
  * ```ts
  * parseViewCursor(`v:${id}:4`, id); // 4
  * parseViewCursor("v:other:4", id); // undefined
+ * parseViewCursor(`v:${id}:04`, id); // undefined (strict: `0` or digits without a leading zero)
  * ```
  */
 export function parseViewCursor(cursor: string, sessionId: string): number | undefined {
-  if (!cursor.startsWith(`v:${sessionId}:`)) return undefined;
-  const n = cursorSequence(cursor);
-  return n !== undefined && n >= 0 ? n : undefined;
+  const prefix = `v:${sessionId}:`;
+  if (!cursor.startsWith(prefix)) return undefined;
+  const digits = cursor.slice(prefix.length);
+  if (!/^(0|[1-9][0-9]*)$/.test(digits)) return undefined;
+  const n = Number(digits);
+  return Number.isSafeInteger(n) ? n : undefined;
 }

@@ -5,6 +5,13 @@
 import { MspError, MspErrorKinds } from "../errors.js";
 import type { JsonValue } from "../protocol/index.js";
 
+/**
+ * The longest timer a runtime honours (2³¹−1 ms, about 24.8 days); a longer `timeoutMs` means
+ * "no time bound" (the wait still ends on abort or when the connection closes).
+ * @unit milliseconds
+ */
+export const MAX_TIMER_MS = 2_147_483_647;
+
 /** What a bounded wait is for, copied into its timeout/abort error's `data`. */
 export type WaitSubject = Record<string, JsonValue | undefined>;
 
@@ -19,7 +26,11 @@ export type WaitSubject = Record<string, JsonValue | undefined>;
  * ```
  */
 export interface WaitOptions {
-  /** Give up after this long. `Infinity` waits until settled or the connection closes. @unit milliseconds */
+  /**
+   * Give up after this long. `Infinity` (or anything over 2³¹−1 ms) waits until settled, aborted,
+   * or the connection closes. A negative or NaN value rejects with a RangeError.
+   * @unit milliseconds
+   */
   timeoutMs?: number;
   /** Give up when this signal aborts; the error's `cause` is `signal.reason`. */
   signal?: AbortSignal;
@@ -80,12 +91,17 @@ export function boundedWait<T>(
       return settled;
     },
   };
+  if (!(timeoutMs >= 0)) {
+    // Bad input is a typed rejection, never a synchronous throw out of command() or terminalOf().
+    if (finish()) rejectFn(new RangeError(`timeoutMs must be a non-negative number of milliseconds, got ${timeoutMs}`));
+    return wait;
+  }
   if (signal?.aborted) {
     onAbort();
     return wait;
   }
-  if (!(timeoutMs >= 0)) throw new RangeError(`timeoutMs must be a non-negative number of milliseconds, got ${timeoutMs}`);
-  if (Number.isFinite(timeoutMs)) {
+  // Timers cannot run longer than MAX_TIMER_MS (Node would fire at once): longer is "no timer".
+  if (timeoutMs <= MAX_TIMER_MS) {
     timer = setTimeout(() => {
       if (finish()) rejectFn(new MspError(MspErrorKinds.timeout, `${what} timed out after ${timeoutMs} ms`, { ...subject, timeoutMs }));
     }, timeoutMs);
@@ -132,12 +148,11 @@ export function abortedError(what: string, subject: WaitSubject, reason: unknown
 }
 
 /**
- * Race `promise` against `signal` without touching the underlying work; the abort listener is
- * removed when either side settles.
+ * Race `promise` against `timeoutMs` and `signal` without touching the underlying work: the
+ * caller stops waiting, the work goes on. Timer and abort listener go when either side settles.
  */
-export function withSignal<T>(promise: Promise<T>, what: string, subject: WaitSubject, signal: AbortSignal | undefined): Promise<T> {
-  if (signal === undefined) return promise;
-  const wait = boundedWait<T>(what, subject, { signal, timeoutMs: Infinity, defaultTimeoutMs: Infinity }, () => {});
+export function bounded<T>(promise: Promise<T>, what: string, subject: WaitSubject, options: WaitOptions & { defaultTimeoutMs: number }): Promise<T> {
+  const wait = boundedWait<T>(what, subject, options, () => {});
   promise.then(wait.resolve, wait.reject);
   return wait.promise;
 }

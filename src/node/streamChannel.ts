@@ -27,7 +27,14 @@ export interface StreamChannel extends ByteChannel {
   emitEnd(details?: EndDetails): void;
 }
 
-/** Options of {@link streamChannel}. */
+/**
+ * Options of {@link streamChannel}.
+ *
+ * @example
+ * ```ts
+ * const channel = streamChannel(child.stdout, child.stdin, { onPipeError: (e) => console.warn("pipe broke", e) });
+ * ```
+ */
 export interface StreamChannelOptions {
   /**
    * Take pipe errors (EPIPE, ECONNRESET) yourself instead of reporting them through `onError`,

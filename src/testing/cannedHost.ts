@@ -69,6 +69,8 @@ export class CannedHost {
   readonly #source: string;
   /** transcript string value -> the client's actual value (commandIds). */
   readonly #values = new Map<string, string>();
+  /** the client's actual commandId -> the transcript value it stands for. */
+  readonly #actuals = new Map<string, string>();
   /** transcript JSON-RPC id -> the client's actual id. */
   readonly #ids = new Map<string, Json>();
   #next = 0;
@@ -141,7 +143,17 @@ export class CannedHost {
    */
   attach(channel: ByteChannel | LinkedChannel): void {
     if (this.#channel !== undefined) throw new Error("CannedHost: already attached; make one host per client");
-    const linked: LinkedChannel = "destroy" in channel ? channel : { ...channel, destroy: () => channel.end() };
+    const linked: LinkedChannel =
+      "destroy" in channel
+        ? channel
+        : {
+            onData: (listener) => channel.onData(listener),
+            onEnd: (listener) => channel.onEnd(listener),
+            onError: (listener) => channel.onError(listener),
+            write: (bytes) => channel.write(bytes),
+            end: () => channel.end(),
+            destroy: () => channel.end(),
+          };
     this.#channel = linked;
     channel.onData((chunk) => this.#onBytes(chunk));
     channel.onEnd(() => {
@@ -251,7 +263,14 @@ export class CannedHost {
     const expectedCommandId = expectedParams["commandId"];
     const actualCommandId = actualParams["commandId"];
     if (typeof expectedCommandId === "string" && typeof actualCommandId === "string" && !this.#values.has(expectedCommandId)) {
+      const boundTo = this.#actuals.get(actualCommandId);
+      if (boundTo !== undefined && boundTo !== expectedCommandId) {
+        // A real host de-duplicates by commandId: this second command would get the first's answer.
+        problems.push(`params.commandId: ${JSON.stringify(actualCommandId)} was already used for the command the transcript calls ${JSON.stringify(boundTo)}; a host would de-duplicate it`);
+        return problems;
+      }
       this.#values.set(expectedCommandId, actualCommandId);
+      this.#actuals.set(actualCommandId, expectedCommandId);
     }
     diff("params", this.#substitute(expectedParams), actualParams, problems);
     if (problems.length === 0 && "id" in expected) this.#ids.set(JSON.stringify(expected["id"]), actual["id"]);

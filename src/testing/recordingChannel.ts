@@ -44,8 +44,10 @@ export function recordingChannel(channel: ByteChannel, onEntry: (entry: Transcri
     onEnd: (listener) => channel.onEnd(listener),
     onError: (listener) => channel.onError(listener),
     write(bytes) {
+      // Recorded once handed to the channel: a write that throws sent nothing.
+      const written = channel.write(bytes);
       fromClient(bytes);
-      return channel.write(bytes);
+      return written;
     },
     end: () => channel.end(),
   };

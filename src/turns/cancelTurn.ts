@@ -4,7 +4,7 @@
  */
 import type { MspConnection } from "../connection.js";
 import { MspError } from "../errors.js";
-import { withSignal, type WaitOptions } from "../internal/boundedWait.js";
+import { boundedWait, type WaitOptions } from "../internal/boundedWait.js";
 import { Commands, type TurnCompletedParams } from "../protocol/index.js";
 
 /**
@@ -50,13 +50,22 @@ export interface HasConnection {
   readonly connection: MspConnection;
 }
 
-const inFlight = new WeakMap<MspConnection, Map<string, Promise<CancelOutcome["ack"]>>>();
+/** One `turn/cancel` on the wire, shared by every concurrent caller with the same turn and keepInbox. */
+interface SharedCancel {
+  readonly ack: Promise<CancelOutcome["ack"]>;
+  /** Aborts the shared command once every joined caller has stopped waiting for it. */
+  readonly controller: AbortController;
+  waiting: number;
+}
+
+const inFlight = new WeakMap<MspConnection, Map<string, SharedCancel>>();
 
 /**
- * Cancel a turn and resolve with its real terminal. `timeoutMs` (default: the connection's,
- * 60 000) bounds the whole operation, ack and terminal together. Concurrent cancels of one
- * turn share one `turn/cancel` request (the first caller's `keepInbox` is sent); each caller
- * keeps its own bound and signal.
+ * Cancel a turn and resolve with its real terminal. `timeoutMs` (default: the connection's
+ * `defaultTimeoutMs`, 60 000) bounds the whole operation, ack and terminal together.
+ * Concurrent cancels of one turn with the same `keepInbox` share one `turn/cancel` request;
+ * each caller keeps its own bound and signal, and the request is abandoned only when every
+ * caller has given up on it.
  *
  * @example
  * ```ts
@@ -67,34 +76,49 @@ const inFlight = new WeakMap<MspConnection, Map<string, Promise<CancelOutcome["a
 export async function cancelTurn(msp: HasConnection, params: CancelTurnParams, options: WaitOptions = {}): Promise<CancelOutcome> {
   const connection = msp.connection;
   const started = Date.now();
+  const budget = options.timeoutMs ?? connection.defaultTimeoutMs;
   const { turnId } = params;
-  let shared = inFlight.get(connection);
-  if (shared === undefined) {
-    shared = new Map();
-    inFlight.set(connection, shared);
-  }
-  let request = shared.get(turnId);
-  if (request === undefined) {
-    const commandParams: { sessionId: string; turnId: string; keepInbox?: boolean } = { sessionId: params.sessionId, turnId };
-    if (params.keepInbox !== undefined) commandParams.keepInbox = params.keepInbox;
-    const requests = shared;
-    request = connection.command(Commands.turnCancel, commandParams, options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }).then(
-      () => "accepted" as const,
-      (error: unknown) => {
-        if (MspError.is(error) && error.isAlreadyTerminal()) return "already_terminal" as const;
-        throw error;
-      },
-    );
-    requests.set(turnId, request);
-    const forget = () => {
-      if (requests.get(turnId) === request) requests.delete(turnId);
-    };
-    request.then(forget, forget);
-  }
-  const ack = await withSignal(request, `cancelling turn ${turnId}`, { turnId }, options.signal);
-  const waitOptions: WaitOptions = {};
+  const shared = sharedCancel(connection, params);
+  shared.waiting += 1;
+  const wait = boundedWait<CancelOutcome["ack"]>(`cancelling turn ${turnId}`, { method: Commands.turnCancel, turnId }, { ...options, defaultTimeoutMs: budget }, () => {
+    shared.waiting -= 1;
+    if (shared.waiting === 0) shared.controller.abort();
+  });
+  shared.ack.then(wait.resolve, wait.reject);
+  const ack = await wait.promise;
+  const waitOptions: WaitOptions = { timeoutMs: Math.max(0, budget - (Date.now() - started)) };
   if (options.signal !== undefined) waitOptions.signal = options.signal;
-  if (options.timeoutMs !== undefined) waitOptions.timeoutMs = Math.max(0, options.timeoutMs - (Date.now() - started));
   const terminal = await connection.turns.terminalOf(turnId, waitOptions);
   return { ack, terminal };
+}
+
+/** The in-flight `turn/cancel` for this turn and keepInbox, sending one if there is none. */
+function sharedCancel(connection: MspConnection, params: CancelTurnParams): SharedCancel {
+  let requests = inFlight.get(connection);
+  if (requests === undefined) {
+    requests = new Map();
+    inFlight.set(connection, requests);
+  }
+  const key = `${params.turnId}${params.keepInbox === true ? "\u0000keepInbox" : ""}`;
+  const existing = requests.get(key);
+  if (existing !== undefined) return existing;
+  const commandParams: { sessionId: string; turnId: string; keepInbox?: boolean } = { sessionId: params.sessionId, turnId: params.turnId };
+  if (params.keepInbox !== undefined) commandParams.keepInbox = params.keepInbox;
+  const controller = new AbortController();
+  // Unbounded by time on its own: each caller's bound applies to its own wait.
+  const ack = connection.command(Commands.turnCancel, commandParams, { timeoutMs: Infinity, signal: controller.signal }).then(
+    () => "accepted" as const,
+    (error: unknown) => {
+      if (MspError.is(error) && error.isAlreadyTerminal()) return "already_terminal" as const;
+      throw error;
+    },
+  );
+  const entry: SharedCancel = { ack, controller, waiting: 0 };
+  const map = requests;
+  map.set(key, entry);
+  const forget = () => {
+    if (map.get(key) === entry) map.delete(key);
+  };
+  ack.then(forget, forget);
+  return entry;
 }

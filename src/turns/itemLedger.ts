@@ -117,9 +117,11 @@ export class ItemLedger {
     let items = this.#turns.get(turnId);
     if (items === undefined) {
       items = new Map();
-      this.#turns.set(turnId, items);
-      if (this.#turns.size > this.#turnCapacity) this.#turns.delete(this.#turns.keys().next().value as string);
+      if (this.#turns.size >= this.#turnCapacity) this.#turns.delete(this.#turns.keys().next().value as string);
+    } else {
+      this.#turns.delete(turnId); // most recently touched goes last
     }
+    this.#turns.set(turnId, items);
     return items;
   }
 }

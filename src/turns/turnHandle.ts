@@ -3,7 +3,7 @@
  * the turn's own end, and `cancel()` works even while `turn/start` is still in flight.
  */
 import type { MspConnection } from "../connection.js";
-import { withSignal, type WaitOptions } from "../internal/boundedWait.js";
+import { bounded, type WaitOptions } from "../internal/boundedWait.js";
 import { Commands, type CommandResult, type TurnCompletedParams, type TurnInput } from "../protocol/index.js";
 import { cancelTurn, type CancelOutcome } from "./cancelTurn.js";
 
@@ -95,7 +95,8 @@ export class TurnHandle {
   }
 
   /**
-   * The turn's terminal, bounded by `timeoutMs` (default 60 000) and `signal`.
+   * The turn's terminal, bounded by `timeoutMs` (default: the connection's, 60 000; the wait for
+   * the ack included) and `signal`.
    *
    * @example
    * ```ts
@@ -103,13 +104,14 @@ export class TurnHandle {
    * ```
    */
   async waitForTerminal(options: WaitOptions = {}): Promise<TurnCompletedParams> {
-    const ack = await withSignal(this.accepted, "waiting for turn/start", { commandId: this.commandId }, options.signal);
-    return this.#connection.turns.terminalOf(ack.turnId, options);
+    const { ack, rest } = await this.#acked(options);
+    return this.#connection.turns.terminalOf(ack.turnId, rest);
   }
 
   /**
    * Cancel this turn and resolve with its real terminal. Called before the ack, the cancel is
-   * held and sent once the turnId is known. `already_terminal` resolves as done.
+   * held and sent once the turnId is known. `already_terminal` resolves as done. `timeoutMs`
+   * (default: the connection's) bounds the whole operation, the wait for the ack included.
    *
    * @example
    * ```ts
@@ -117,15 +119,23 @@ export class TurnHandle {
    * ```
    */
   async cancel(options: TurnCancelOptions = {}): Promise<CancelOutcome> {
-    const started = Date.now();
-    const ack = await withSignal(this.accepted, "waiting for turn/start", { commandId: this.commandId }, options.signal);
-    const { keepInbox, ...wait } = options;
-    if (wait.timeoutMs !== undefined) wait.timeoutMs = Math.max(0, wait.timeoutMs - (Date.now() - started));
+    const { keepInbox, ...waitOptions } = options;
+    const { ack, rest } = await this.#acked(waitOptions);
     return cancelTurn(
       { connection: this.#connection },
       keepInbox === undefined ? { sessionId: this.sessionId, turnId: ack.turnId } : { sessionId: this.sessionId, turnId: ack.turnId, keepInbox },
-      wait,
+      rest,
     );
+  }
+
+  /** Wait for the ack within the caller's bound; returns the bound that is left. */
+  async #acked(options: WaitOptions): Promise<{ ack: TurnStartResult; rest: WaitOptions }> {
+    const started = Date.now();
+    const budget = options.timeoutMs ?? this.#connection.defaultTimeoutMs;
+    const ack = await bounded(this.accepted, "waiting for the turn/start ack", { method: Commands.turnStart, commandId: this.commandId }, { ...options, defaultTimeoutMs: budget });
+    const rest: WaitOptions = { timeoutMs: Math.max(0, budget - (Date.now() - started)) };
+    if (options.signal !== undefined) rest.signal = options.signal;
+    return { ack, rest };
   }
 }
 

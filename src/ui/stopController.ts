@@ -15,7 +15,9 @@ import type { TurnHandle } from "../turns/turnHandle.js";
  * - `running`: acked, no terminal yet;
  * - `stopping`: Stop pressed, waiting for the turn's own terminal;
  * - `ended`: the turn reached its terminal (see `snapshot.terminal`);
- * - `failed`: the turn could not start, the stop failed for real, or the connection closed.
+ * - `failed`: the turn could not start, the stop failed, or the connection closed. After a stop
+ *   that timed out (the turn may still be running) `canStop` is true again: Stop can be retried,
+ *   and the turn's terminal, when it comes, still moves the state to `ended`.
  *
  * @example
  * ```ts
@@ -97,6 +99,8 @@ export class StopController {
   readonly #stopTimeoutMs: number;
   #snapshot: StopSnapshot = { state: StopStates.starting, canStop: true };
   #stopping: Promise<StopSnapshot> | undefined;
+  /** The turn's terminal, once it arrived (kept even while a stop is pending). */
+  #terminal: TurnCompletedParams | undefined;
 
   constructor(turn: TurnHandle, options: StopControllerOptions = {}) {
     this.#turn = turn;
@@ -110,7 +114,7 @@ export class StopController {
     turn.terminal.then(
       (terminal) => this.#end(terminal),
       (error: unknown) => {
-        if (this.#stopping === undefined) this.#fail(error);
+        if (this.#snapshot.state !== StopStates.stopping) this.#fail(error);
       },
     );
   }
@@ -152,7 +156,14 @@ export class StopController {
         return this.#snapshot;
       },
       (error: unknown) => {
-        this.#fail(error);
+        if (this.#terminal !== undefined) {
+          // The turn's own terminal already arrived: that is the outcome, whatever the cancel did.
+          this.#set({ state: StopStates.ended, canStop: false, terminal: this.#terminal });
+        } else {
+          const retryable = MspError.is(error) && (error.kind === "timeout" || error.kind === "aborted");
+          this.#stopping = undefined; // a later press is a new attempt
+          this.#fail(error, retryable);
+        }
         return this.#snapshot;
       },
     );
@@ -160,6 +171,7 @@ export class StopController {
   }
 
   #end(terminal: TurnCompletedParams, ack?: CancelOutcome["ack"]): void {
+    this.#terminal = terminal;
     if (this.#snapshot.state === StopStates.ended) {
       if (ack !== undefined && this.#snapshot.ack === undefined) this.#set({ ...this.#snapshot, ack });
       return;
@@ -168,10 +180,12 @@ export class StopController {
     this.#set(ack === undefined ? { state: StopStates.ended, canStop: false, terminal } : { state: StopStates.ended, canStop: false, terminal, ack });
   }
 
-  #fail(error: unknown): void {
-    if (this.#snapshot.state === StopStates.ended || this.#snapshot.state === StopStates.failed) return;
+  /** Fail, unless the turn already ended. `canStop` stays true when the turn may still be running (a stop that timed out). */
+  #fail(error: unknown, canStop = false): void {
+    if (this.#snapshot.state === StopStates.ended) return;
+    if (this.#snapshot.state === StopStates.failed && !this.#snapshot.canStop) return;
     const mspError = MspError.is(error) ? error : new MspError("protocol", String(error), { problem: String(error) });
-    this.#set({ state: StopStates.failed, canStop: false, error: mspError });
+    this.#set({ state: StopStates.failed, canStop, error: mspError });
   }
 
   #set(snapshot: StopSnapshot): void {

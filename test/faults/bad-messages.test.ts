@@ -27,7 +27,8 @@ const BAD: Array<{ name: string; actions: Action[]; problem: RegExp }> = [
   { name: "wrong jsonrpc version", actions: [["send", { ...started("x"), jsonrpc: "1.0" }]], problem: /jsonrpc must be "2.0"/ },
   { name: "missing jsonrpc", actions: [["raw", '{"method":"turn/started","params":{}}\n']], problem: /jsonrpc must be "2.0"/ },
   { name: "neither method nor id", actions: [["raw", '{"jsonrpc":"2.0","params":{}}\n']], problem: /method or an id/ },
-  { name: "response with both result and error", actions: [["raw", '{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"m"}}\n']], problem: /exactly one of result and error/ },
+  // (id 77 is no pending command's: a malformed answer to a PENDING command fails that command as `protocol`, tested in connectionRobustness)
+  { name: "response with both result and error", actions: [["raw", '{"jsonrpc":"2.0","id":77,"result":{},"error":{"code":1,"message":"m"}}\n']], problem: /exactly one of result and error/ },
   { name: "response to an unknown id", actions: [["send", { jsonrpc: "2.0", id: 999, result: { status: "accepted" } }]], problem: /unknown id 999/ },
   { name: "response id 0 (we number from 1)", actions: [["send", { jsonrpc: "2.0", id: 0, result: { status: "accepted" } }]], problem: /unknown id 0/ },
   { name: 'response id ""', actions: [["send", { jsonrpc: "2.0", id: "", result: { status: "accepted" } }]], problem: /unknown id ""/ },

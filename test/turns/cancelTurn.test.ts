@@ -44,7 +44,7 @@ describe("cancelTurn", () => {
     const peer = makePeer();
     const controller = new AbortController();
     const a = cancelTurn(peer.client, { sessionId: SESSION, turnId: "t", keepInbox: true });
-    const b = cancelTurn(peer.client, { sessionId: SESSION, turnId: "t" }, { signal: controller.signal }).catch((e: unknown) => e);
+    const b = cancelTurn(peer.client, { sessionId: SESSION, turnId: "t", keepInbox: true }, { signal: controller.signal }).catch((e: unknown) => e);
     const sent = await peer.nth(1);
     expect((sent["params"] as Record<string, unknown>)["keepInbox"]).toBe(true);
     controller.abort();
@@ -58,6 +58,47 @@ describe("cancelTurn", () => {
     const sent2 = await peer.nth(2);
     peer.send(rejection(sent2["id"], { commandId: "c2", reason: "already_terminal", turnId: "t", terminal: "cancelled" }));
     expect((await c).ack).toBe("already_terminal");
+    await peer.client.close();
+  });
+
+  it("a different keepInbox is a different request: a joined caller never gets the other's inbox policy", async () => {
+    const peer = makePeer();
+    const keep = cancelTurn(peer.client, { sessionId: SESSION, turnId: "t", keepInbox: true });
+    const discard = cancelTurn(peer.client, { sessionId: SESSION, turnId: "t" });
+    const [first, second] = [await peer.nth(1), await peer.nth(2)];
+    expect((first["params"] as Record<string, unknown>)["keepInbox"]).toBe(true);
+    expect((second["params"] as Record<string, unknown>)["keepInbox"]).toBeUndefined();
+    peer.send(result(first["id"], { commandId: "c1", turnId: "t" }));
+    peer.send(result(second["id"], { commandId: "c2", turnId: "t" }));
+    peer.send(terminal("t", 1, "cancelled", "cancelled"));
+    expect([(await keep).ack, (await discard).ack]).toEqual(["accepted", "accepted"]);
+    await peer.client.close();
+  });
+
+  it("each joined caller keeps its own time bound: a short first caller does not fail a patient second one", async () => {
+    const peer = makePeer();
+    const impatient = cancelTurn(peer.client, { sessionId: SESSION, turnId: "t" }, { timeoutMs: 20 }).catch((e: unknown) => e);
+    const patient = cancelTurn(peer.client, { sessionId: SESSION, turnId: "t" }, { timeoutMs: 5_000 });
+    const sent = await peer.nth(1);
+    const error = (await impatient) as MspError;
+    expect([error.kind, error.data["timeoutMs"]]).toEqual(["timeout", 20]);
+    peer.send(result(sent["id"], { commandId: "c", turnId: "t" }));
+    peer.send(terminal("t", 1, "cancelled", "cancelled"));
+    expect((await patient).terminal.terminal).toBe("cancelled");
+    expect(peer.received).toHaveLength(1);
+    await peer.client.close();
+  });
+
+  it("without timeoutMs the connection's default bounds ack and terminal together", async () => {
+    const peer = makePeer({ defaultTimeoutMs: 200 });
+    const p = cancelTurn(peer.client, { sessionId: SESSION, turnId: "t" }).catch((e: unknown) => e);
+    const sent = await peer.nth(1);
+    await new Promise((r) => setTimeout(r, 60));
+    peer.send(result(sent["id"], { commandId: "c", turnId: "t" }));
+    const error = (await p) as MspError;
+    // The terminal wait got what was left of the one 200 ms budget, not a fresh 200 ms.
+    expect([error.kind, error.data["turnId"]]).toEqual(["timeout", "t"]);
+    expect(error.data["timeoutMs"]).toBeLessThanOrEqual(140);
     await peer.client.close();
   });
 

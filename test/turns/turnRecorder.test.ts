@@ -49,8 +49,20 @@ describe("TurnRecorder", () => {
     expect(r.waiterCount).toBe(0);
   });
 
-  it("rejects a bad timeout with a RangeError", () => {
-    expect(() => new TurnRecorder().terminalOf("t", { timeoutMs: -1 })).toThrow(RangeError);
+  it("rejects a bad timeout with a RangeError, as a rejection (never a synchronous throw), leaving no waiter", async () => {
+    const r = new TurnRecorder();
+    await expect(r.terminalOf("t", { timeoutMs: -1 })).rejects.toThrow(RangeError);
+    await expect(r.terminalOf("t", { timeoutMs: Number.NaN })).rejects.toThrow(RangeError);
+    expect(r.waiterCount).toBe(0);
+  });
+
+  it("treats a timeoutMs beyond the runtime's timer range as unbounded, not as 1 ms", async () => {
+    const r = new TurnRecorder();
+    const wait = r.terminalOf("t", { timeoutMs: 2 ** 31 });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(r.waiterCount).toBe(1);
+    r.record(terminal("t"));
+    expect((await wait).turnId).toBe("t");
   });
 
   it("keeps at most `capacity` terminals, evicting the oldest", () => {
