@@ -443,10 +443,13 @@ export class MspConnection {
     const problem = problemWithNotification(method, params);
     if (problem !== undefined) return this.#protocolError(`${method}: ${problem}`, message);
     if (!this.#advanceCursor(params)) {
-      this.#protocolError(`${method}: viewCursor ${String(params?.["viewCursor"])} does not follow ${this.lastViewCursor(String(params?.["sessionId"]))}`, message);
-      // A repeated or stepped-back notification is dropped, except a terminal: it is recorded
-      // (the recorder refuses a duplicate), so a waiter can never miss it.
-      if (method !== Notifications.turnCompleted) return;
+      // A terminal this connection has not recorded is news even with an old cursor (a restarted
+      // host re-sends a logged turn/completed before its already_terminal): record it, so no
+      // waiter misses it. Anything else that repeats or steps back is reported and dropped.
+      const newTerminal = method === Notifications.turnCompleted && this.turns.get(String(params?.["turnId"])) === undefined;
+      if (!newTerminal) {
+        return this.#protocolError(`${method}: viewCursor ${String(params?.["viewCursor"])} does not follow ${this.lastViewCursor(String(params?.["sessionId"]))}`, message);
+      }
     }
     let synthesized: LedgerItem[] = [];
     if (method === Notifications.turnCompleted) {

@@ -98,14 +98,23 @@ describe("robustness: viewCursor and resume", () => {
     await peer.client.close();
   });
 
-  it("a stepped-back terminal is reported but still recorded, so no waiter misses it", async () => {
+  it("a terminal not yet recorded is recorded even with an old cursor; a stepped-back repeat is reported and dropped", async () => {
     const peer = makePeer();
     const problems: string[] = [];
+    const seen: string[] = [];
     peer.client.events.on("protocolError", (e) => problems.push(String(e.data["problem"])));
+    peer.client.connection.onNotification((n) => seen.push(`${n.method}:${String(n.params?.["turnId"])}`));
     peer.send(notification("turn/started", { turnId: "x" }, 5));
-    peer.send(terminal("t", 4));
+    peer.send(terminal("t", 4)); // e.g. re-sent by a restarted host before its already_terminal
     expect((await peer.client.turns.terminalOf("t", { timeoutMs: 1_000 })).turnId).toBe("t");
-    expect(problems[0]).toMatch(/does not follow/);
+    expect(problems).toEqual([]);
+    peer.send(notification("turn/started", { turnId: "x" }, 3)); // a stepped-back repeat
+    peer.send(terminal("t", 2)); // a stepped-back duplicate terminal
+    peer.send(terminal("z", 6));
+    await peer.client.turns.terminalOf("z", { timeoutMs: 1_000 });
+    expect(problems).toHaveLength(2);
+    expect(problems.every((p) => /does not follow/.test(p))).toBe(true);
+    expect(seen).toEqual(["turn/started:x", "turn/completed:t", "turn/completed:z"]);
     await peer.client.close();
   });
 });

@@ -57,12 +57,15 @@ export class HostProcess {
     this.exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
   }
 
-  /** Starts `muse-host serve --stdio ...args`. */
-  static start(args: string[]): HostProcess {
-    const child = spawn(process.execPath, ["--import", "tsx", "src/host/cli.ts", "serve", "--stdio", ...args], {
-      cwd: repoRoot,
-      stdio: ["pipe", "pipe", "pipe"],
-    });
+  /**
+   * Starts `muse-host serve --stdio ...args`. `fileSizeLimitBlocks` runs it under `ulimit -f`
+   * (512-byte blocks), so a session-log write past that size fails with EFBIG.
+   */
+  static start(args: string[], options: { fileSizeLimitBlocks?: number } = {}): HostProcess {
+    const node = [process.execPath, "--import", "tsx", "src/host/cli.ts", "serve", "--stdio", ...args];
+    const [command, ...rest] =
+      options.fileSizeLimitBlocks === undefined ? node : ["/bin/sh", "-c", `ulimit -f ${options.fileSizeLimitBlocks}; exec "$@"`, "sh", ...node];
+    const child = spawn(command!, rest, { cwd: repoRoot, stdio: ["pipe", "pipe", "pipe"] });
     return new HostProcess(child);
   }
 

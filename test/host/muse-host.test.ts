@@ -1,5 +1,5 @@
 /** In-process tests of the host core and agent loop over an in-memory transport. */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -20,7 +20,7 @@ afterEach(async () => {
   for (const c of cleanups.splice(0)) await c();
 });
 
-function harness(models: Record<string, string>, options: { killGraceMs?: number } = {}): Harness {
+function harness(models: Record<string, string>, options: { killGraceMs?: number; commandCacheCapacity?: number } = {}): Harness {
   const dataDir = mkdtempSync(join(tmpdir(), "muse-host-unit-"));
   const host = createHost({
     models: new Map(Object.entries(models).map(([name, file]) => [name, loadScriptedModel(fixture(file), name)])),
@@ -176,5 +176,116 @@ describe("MuseHost agent loop", () => {
     expect(replay).toEqual(live.slice(3));
     expect(h.request("session/resume", { sessionId, afterCursor: "v:other:1" }).error?.code).toBe(-32602);
     expect(invariantProblems(live, [t1, t2])).toEqual([]);
+  }, 10_000);
+});
+
+describe("MuseHost retries, caching and parameter checks", () => {
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+  it("a turn/start retried after its cache entry was evicted starts nothing; commands without a commandId are not cached", async () => {
+    const h = harness({ default: "hello.json" }, { commandCacheCapacity: 2 });
+    const sessionId = h.request("session/create", { commandId: "create-1" }).result?.["sessionId"] as string;
+    const params = { sessionId, commandId: "0198f0aa-0000-7000-8000-0000000000bb", input: [] };
+    const ack = h.request("turn/start", params);
+    await h.waitFor(completedOf(params.commandId));
+    for (let i = 0; i < 5; i++) h.request("host/info", {}); // no commandId: nothing to retry, nothing cached
+    expect(h.request("session/create", { commandId: "create-1" }).result?.["sessionId"]).toBe(sessionId);
+    for (let i = 0; i < 3; i++) h.request("host/info", { commandId: `info-${i}` }); // evicts the turn/start
+    const retried = h.request("turn/start", params);
+    expect(retried.result).toEqual(ack.result);
+    await sleep(100);
+    expect(h.wire.filter((m) => m.method === "turn/started")).toHaveLength(1);
+    expect(h.wire.filter(completedOf(params.commandId))).toHaveLength(1);
+  });
+
+  it("does not cache an internal error: a retry runs the command again", () => {
+    const h = harness({ default: "hello.json" });
+    const sessionId = h.request("session/create", {}).result?.["sessionId"] as string;
+    const agent = h.host.session(sessionId)!;
+    const original = agent.startTurn.bind(agent);
+    let calls = 0;
+    agent.startTurn = (turnId, input) => {
+      if (calls++ === 0) throw new Error("transient");
+      return original(turnId, input);
+    };
+    const params = { sessionId, commandId: "0198f0aa-0000-7000-8000-0000000000cc", input: [] };
+    expect(h.request("turn/start", params).error?.code).toBe(-32603);
+    expect(h.request("turn/start", params).result).toMatchObject({ turnId: params.commandId, disposition: "started" });
+  });
+
+  it("a retried session/resume re-sends the same range it answered", async () => {
+    const h = harness({ default: "hello.json" });
+    const sessionId = h.request("session/create", {}).result?.["sessionId"] as string;
+    const t1 = h.request("turn/start", { sessionId, input: [] }).result?.["turnId"] as string;
+    await h.waitFor(completedOf(t1));
+    const live = h.wire.filter((m) => m.method !== undefined);
+    const afterCursor = String(live[1]?.params?.["viewCursor"]);
+    const params = { sessionId, afterCursor, commandId: "resume-1" };
+    let before = h.wire.length;
+    const first = h.request("session/resume", params);
+    const firstReplay = h.wire.slice(before + 1);
+    expect(first.result?.["replayed"]).toBe(live.length - 2);
+    expect(firstReplay).toEqual(live.slice(2));
+    // A later turn adds notifications; the retry still answers and re-sends the original range.
+    const t2 = h.request("turn/start", { sessionId, input: [] }).result?.["turnId"] as string;
+    await h.waitFor(completedOf(t2));
+    before = h.wire.length;
+    const retry = h.request("session/resume", params);
+    expect(retry.result).toEqual(first.result);
+    expect(h.wire.slice(before + 1)).toEqual(firstReplay);
+  });
+
+  it("rejects with -32602: a commandId reused for another method, params null, malformed cursors", () => {
+    const h = harness({ default: "hello.json" });
+    const sessionId = h.request("session/create", { commandId: "shared" }).result?.["sessionId"] as string;
+    expect(h.request("host/info", { commandId: "shared" }).error).toMatchObject({ code: -32602, message: expect.stringContaining("session/create") });
+    expect(h.request("session/create", { commandId: "shared" }).result?.["sessionId"]).toBe(sessionId);
+    const id = 9_999;
+    let answer: WireMessage | undefined;
+    h.host.handleText(JSON.stringify({ jsonrpc: "2.0", id, method: "host/info", params: null }), (m) => (answer = m as WireMessage));
+    expect(answer?.error?.code).toBe(-32602);
+    for (const bad of [`v:${sessionId}:`, `v:${sessionId}:0x10`, `v:${sessionId}:01`, `v:${sessionId}:1e3`, `v:${sessionId}: 1`, `v:${sessionId}:-1`]) {
+      expect(h.request("session/resume", { sessionId, afterCursor: bad }).error?.code, bad).toBe(-32602);
+    }
+    expect(h.request("session/resume", { sessionId, afterCursor: `v:${sessionId}:0` }).result).toMatchObject({ replayed: 0 });
+  });
+
+  it("logs cancelRequested only for the cause that won", async () => {
+    const h = harness({ slow: "slow-text.json" });
+    const sessionId = h.request("session/create", {}).result?.["sessionId"] as string;
+    const turnId = h.request("turn/start", { sessionId, input: [] }).result?.["turnId"] as string;
+    await h.waitFor((m) => m.method === "item/updated");
+    h.request("turn/cancel", { sessionId, turnId });
+    expect(h.request("turn/cancel", { sessionId, turnId }).result).toMatchObject({ turnId }); // still running: accepted, changes nothing
+    await h.waitFor(completedOf(turnId));
+    const log = readFileSync(h.host.session(sessionId)!.logPath, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { type: string });
+    expect(log.filter((r) => r.type === "cancelRequested")).toHaveLength(1);
+  });
+
+  it("an interrupted stream does not salvage a whitespace-only item", async () => {
+    const h = harness({ ws: "slow-whitespace.json" });
+    const sessionId = h.request("session/create", {}).result?.["sessionId"] as string;
+    const turnId = h.request("turn/start", { sessionId, input: [] }).result?.["turnId"] as string;
+    await h.waitFor((m) => m.method === "turn/started");
+    await sleep(150); // two or three chunks of spaces have streamed
+    h.request("turn/cancel", { sessionId, turnId });
+    const done = await h.waitFor(completedOf(turnId));
+    expect(done.params).toMatchObject({ terminal: "cancelled", reason: "cancelled during model stream" });
+    expect(itemsOf(h.wire, "item/started", turnId)).toEqual([]);
+    expect(itemsOf(h.wire, "item/completed", turnId)).toEqual([]);
+  });
+
+  it("a whitespace-led stream that completes announces its item once it has content", async () => {
+    const h = harness({ ws: "slow-whitespace.json" });
+    const sessionId = h.request("session/create", {}).result?.["sessionId"] as string;
+    const turnId = h.request("turn/start", { sessionId, input: [] }).result?.["turnId"] as string;
+    await h.waitFor(completedOf(turnId), 6000);
+    const [started] = itemsOf(h.wire, "item/started", turnId);
+    expect(started).toMatchObject({ kind: "message", revision: 1, text: "" });
+    const updates = itemsOf(h.wire, "item/updated", turnId);
+    expect(String(updates[0]?.["text"]).trim()).not.toBe("");
+    expect(updates.map((u) => u["revision"])).toEqual(updates.map((_, i) => i + 2));
+    expect(itemsOf(h.wire, "item/completed", turnId)).toEqual([expect.objectContaining({ status: "completed", text: "            Hello after a long pause." })]);
+    expect(invariantProblems(h.wire, [turnId])).toEqual([]);
   }, 10_000);
 });

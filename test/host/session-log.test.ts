@@ -68,6 +68,11 @@ describe("summarizeSessionLog", () => {
       { turnId: "t3", since: 10, started: false },
     ]);
     expect(summary?.openItems.get("i1")).toMatchObject({ revision: 2, visibleOutput: "so far" });
+    expect([...(summary?.accepted.entries() ?? [])]).toEqual([
+      ["t1", "started"],
+      ["t2", "started"],
+      ["t3", "queued"],
+    ]);
   });
 
   it("treats a logged turn/completed notification as closing its turn even without the record", () => {

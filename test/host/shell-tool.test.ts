@@ -1,11 +1,22 @@
 /** Tests of the shell tool with real `sh` processes: output, caps, exit codes, group kill and grace. */
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { runShell } from "../../src/host/shell-tool.js";
 import { isProcessGone, waitGone } from "./host-process.js";
 
 function pidsIn(output: string, label: string): number {
   return Number(new RegExp(`${label} (\\d+)`).exec(output)?.[1]);
 }
+
+const strays: number[] = []; // processes a test let escape its group: killed even if the test fails
+afterEach(() => {
+  for (const pid of strays.splice(0)) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+});
 
 describe("runShell", () => {
   it("captures stdout and stderr and completes on exit 0", async () => {
@@ -89,5 +100,32 @@ describe("runShell", () => {
     expect(result.status).toBe("completed");
     const bg = pidsIn(result.visibleOutput, "bg");
     expect(await waitGone([bg], 1000)).toBe(true);
+  });
+
+  it("caps output without splitting a UTF-8 character", async () => {
+    const result = await runShell("printf 'a\\303\\251b'", { signal: new AbortController().signal }, { outputCapBytes: 2 });
+    expect(result.truncated).toBe(true);
+    expect(result.visibleOutput).toBe("a");
+  });
+
+  it("stops waiting for pipes held by a process that escaped the group, and a late cancel does not relabel an exit 0", async () => {
+    const abort = new AbortController();
+    let output = "";
+    let leader = 0;
+    const t0 = Date.now();
+    const done = runShell(
+      "setsid sh -c 'echo held $$; exec sleep 30' & sleep 0.1; exit 0",
+      { signal: abort.signal, onOutput: (out) => (output = out) },
+      { killGraceMs: 300, onSpawn: (pid) => (leader = pid) },
+    );
+    const deadline = Date.now() + 3000;
+    while (!(/held \d+/.test(output) && leader !== 0 && isProcessGone(leader)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    strays.push(pidsIn(output, "held"));
+    expect(isProcessGone(leader)).toBe(true); // the shell exited 0; the escaped sleep holds the pipes
+    abort.abort({ kind: "user" }); // too late to matter
+    const result = await done;
+    expect(Date.now() - t0).toBeLessThan(2000);
+    expect(result).toMatchObject({ status: "completed", exitCode: 0, escaped: true });
+    expect(result.failureReason).toBeUndefined();
   });
 });
