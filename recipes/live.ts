@@ -8,6 +8,7 @@ import { join } from "node:path";
 import type { MspClient } from "@muse-code/sdk";
 import { spawnHost, type SpawnedHost } from "@muse-code/sdk/node";
 import { formatTranscriptEntry, recordingChannel } from "@muse-code/sdk/testing";
+import { descendantsOf, killGroups } from "./processTree.js";
 import type { Recipe, RecipeArm } from "./recipe.js";
 
 /** Whether this checkout has the reference host to run live arms against. */
@@ -49,6 +50,7 @@ export async function liveArm(recipe: Recipe, log: (line: string) => void, root:
   const modelArgs = named.flatMap(([name, file]) => ["--model", `${name}=${join(root, "recipes", "models", file)}`]);
   if (named[0] !== undefined) modelArgs.push("--default-model", named[0][0]);
   const hosts: SpawnedHost[] = [];
+  const orphans: number[] = [];
   const spawnOne = (): SpawnedHost => {
     const index = hosts.length;
     const lines: string[] = [];
@@ -82,6 +84,8 @@ export async function liveArm(recipe: Recipe, log: (line: string) => void, root:
       async crashHost(msp) {
         const host = hosts.find((h) => h === msp);
         if (host === undefined) throw new Error("crashHost: not a host this arm spawned");
+        // A real crash: the host's group dies, its tools (in groups of their own) are orphaned.
+        orphans.push(...descendantsOf(host.pid));
         process.kill(-host.pid, "SIGKILL");
         await host.closed;
       },
@@ -91,6 +95,7 @@ export async function liveArm(recipe: Recipe, log: (line: string) => void, root:
     finish: async () => {},
     async dispose() {
       await Promise.all(hosts.map((h) => h.close()));
+      killGroups(orphans); // leave nothing behind
       rmSync(data, { recursive: true, force: true });
     },
   };

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { cancelTurn, MspError, type LedgerItem, type ToolCallItem } from "../../src/index.js";
-import { model, processGone, startHost, tempDataDir, until, type HostRun } from "../helpers/referenceHost.js";
+import { crashHost, killGroups, model, processGone, startHost, tempDataDir, until, type HostRun } from "../helpers/referenceHost.js";
 
 const input = [{ type: "text" as const, text: "go" }];
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -120,11 +120,13 @@ describe("SDK against the reference host (real processes)", () => {
     const { sessionId } = await r.host.connection.command("session/create", {});
     const turn = r.host.startTurn({ sessionId, input });
     const { turnId } = await turn.accepted;
-    await until(r.host, () => toolItems(r, turnId).length > 0, "the tool to start");
+    await until(r.host, () => /grandchild/.test(toolItems(r, turnId)[0]?.visibleOutput ?? ""), "the tool and its grandchild to run");
     const lastCursor = r.host.connection.lastViewCursor(sessionId);
     expect(lastCursor).toMatch(new RegExp(`^v:${sessionId}:\\d+$`));
     const waiting = r.host.turns.terminalOf(turnId, { timeoutMs: 10_000 }).catch((e: unknown) => e);
-    process.kill(-r.host.pid, "SIGKILL");
+    const orphans = crashHost(r.host.pid);
+    cleanups.push(() => killGroups(orphans));
+    expect(orphans.length).toBeGreaterThan(0);
     const error = (await waiting) as MspError;
     expect(error.kind).toBe("connectionClosed");
     expect(error.data["signal"]).toBe("SIGKILL");

@@ -9,6 +9,9 @@ import { fileURLToPath } from "node:url";
 import type { MspClient } from "../../src/index.js";
 import { spawnHost, type SpawnedHost } from "../../src/node/index.js";
 import { formatTranscriptEntry, recordingChannel } from "../../src/testing/index.js";
+import { descendantsOf, killGroups } from "../../recipes/processTree.js";
+
+export { killGroups };
 
 export const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -41,6 +44,17 @@ export function startHost(modelFile: string, data: string, extra: string[] = [])
     wrapChannel: (c) => recordingChannel(c, (e) => wire.push(formatTranscriptEntry(e))),
   });
   return { host, wire };
+}
+
+/**
+ * Simulate a host crash: SIGKILL the host's process group only. Its tools run in process groups
+ * of their own and would be orphaned, as in a real crash; they are returned so the caller can
+ * clean them up with {@link killGroups} once it has checked what it wanted.
+ */
+export function crashHost(pid: number): number[] {
+  const orphans = descendantsOf(pid);
+  process.kill(-pid, "SIGKILL");
+  return orphans;
 }
 
 /** True when `pid` no longer runs (gone, or a zombie nobody reaped). */
