@@ -27,7 +27,13 @@ function cannedEnv(recipe: Recipe, log: (line: string) => void): RecipeArm {
   const env: RecipeEnv = {
     mode: "canned",
     connect: async () => open(),
-    session: async () => sessionOfTranscript(transcriptFile(Math.max(0, hosts.length - 1))),
+    async session(msp) {
+      const path = transcriptFile(Math.max(0, hosts.length - 1));
+      // A transcript recorded from a live host starts with the session/create the live arm sent.
+      const first = readTranscript(path).find((line) => line.dir === "client");
+      if (first?.message["method"] === "session/create") return (await msp.connection.command("session/create", {})).sessionId;
+      return sessionOfTranscript(path);
+    },
     midWork: async () => {},
     async crashHost(msp) {
       // The transcript ends with the host's last words; the connection then drops.

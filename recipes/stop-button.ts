@@ -10,7 +10,8 @@ import type { Recipe } from "./recipe.js";
 export const recipe: Recipe = {
   name: "stop-button",
   summary: "StopController: 'stopping' from the click until the turn's own terminal; one cancel per turn",
-  transcript: "cancel-mid-turn.jsonl",
+  // Recorded from the reference host: `npm run recipes -- --live --only stop-button --record DIR`.
+  transcript: "stop-button.jsonl",
   liveModel: "cancel-mid-turn.json",
   async run(env) {
     const msp = await env.connect();

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { cancelTurn, MspError, type LedgerItem, type ToolCallItem } from "../../src/index.js";
+import { checkTranscriptParts } from "../../src/testing/index.js";
 import { crashHost, killGroups, model, processGone, startHost, tempDataDir, until, type HostRun } from "../helpers/referenceHost.js";
 
 const input = [{ type: "text" as const, text: "go" }];
@@ -13,6 +14,14 @@ function run(modelName: string, extra: string[] = []): HostRun & { data: string 
   const r = startHost(model(modelName), data.dir, extra);
   cleanups.push(data.remove, () => r.host.close().then(() => undefined));
   return { ...r, data: data.dir };
+}
+
+/** Close the hosts, then check their recorded wire against MSP's invariants, as one history. */
+async function expectWellFormed(...runs: HostRun[]): Promise<void> {
+  for (const r of runs) await r.host.close();
+  const check = checkTranscriptParts(runs.map((r) => r.wire));
+  expect(check.flatMap((part) => part.problems)).toEqual([]);
+  expect(runs.every((r) => r.wire.length > 0)).toBe(true);
 }
 
 function toolItems(r: HostRun, turnId: string): Array<ToolCallItem & LedgerItem> {
@@ -43,6 +52,7 @@ describe("SDK against the reference host (real processes)", () => {
     expect(tool?.visibleOutput).toContain(`started ${shellPid}`);
     expect(processGone(shellPid)).toBe(true);
     expect(processGone(grandchildPid)).toBe(true);
+    await expectWellFormed(r);
   });
 
   it("cancels mid-stream: the salvaged message is marked interrupted and its tool call dropped", async () => {
@@ -59,6 +69,7 @@ describe("SDK against the reference host (real processes)", () => {
     expect(message?.kind === "message" && message.interrupted).toBe(true);
     expect(message?.kind === "message" && "This answer streams slowly".startsWith(message.text.slice(0, 8))).toBe(true);
     expect(items.some((i) => i.kind === "toolCall")).toBe(false);
+    await expectWellFormed(r);
   });
 
   it("drains a tool that ignores SIGTERM (killed after the grace) and closes scheduled calls as aborted before dispatch", async () => {
@@ -77,6 +88,7 @@ describe("SDK against the reference host (real processes)", () => {
     expect(scheduled?.status).toBe("cancelled");
     expect(scheduled?.failureReason).toBe("tool call aborted before dispatch");
     expect(processGone(pid)).toBe(true);
+    await expectWellFormed(r);
   });
 
   it("keepInbox keeps a queued turn; the default discards it with its own cancelled terminal", async () => {
@@ -99,6 +111,8 @@ describe("SDK against the reference host (real processes)", () => {
     const discarded = await third.waitForTerminal({ timeoutMs: 10_000 });
     expect(discarded.terminal).toBe("cancelled");
     expect(discarded.reason).toBe("discarded from inbox");
+    expect((await queued.terminal).reason).toBe("cancelled during tool execution");
+    await expectWellFormed(r);
   });
 
   it("a cancel after completion gets already_terminal and resolves with the turn's own terminal", async () => {
@@ -113,6 +127,7 @@ describe("SDK against the reference host (real processes)", () => {
     expect(outcome).toEqual({ ack: "already_terminal", terminal: done });
     const stale = await cancelTurn(r.host, { sessionId, turnId: "0198f0aa-0000-7000-8000-000000000000" }).catch((e: unknown) => e);
     expect(MspError.is(stale) && stale.kind === "commandRejected" && stale.data["reason"]).toBe("unknown_turn");
+    await expectWellFormed(r);
   });
 
   it("SIGKILL mid-turn: waits settle connectionClosed; a restart on the same data dir replays the turn as failed", async () => {
@@ -144,5 +159,6 @@ describe("SDK against the reference host (real processes)", () => {
     expect(terminal.reason).toBe("host restarted");
     expect(replayed.at(-1)).toBe("turn/completed");
     expect(replayed.filter((m) => m === "turn/completed")).toHaveLength(1);
+    await expectWellFormed(r, again);
   });
 });
