@@ -56,6 +56,12 @@ import { TurnRecorder } from "./turns/turnRecorder.js";
 export interface MspNotification {
   method: string;
   params: Record<string, unknown> | undefined;
+  /**
+   * When the host emitted it, read from the message envelope (MSP puts `emittedAtMs` beside
+   * `params`, as the seed's wire shows). Absent when the host sent none.
+   * @unit milliseconds since the Unix epoch
+   */
+  emittedAtMs?: number;
 }
 
 /**
@@ -463,7 +469,8 @@ export class MspConnection {
     }
     for (const item of synthesized) this.#safely(() => this.events.emit("itemSynthesized", item));
     if (method in TYPED_EVENTS) this.#safely(() => this.events.emit(method as keyof MspEvents, params as never));
-    const notification: MspNotification = { method, params };
+    const emittedAtMs = (message as { emittedAtMs?: unknown }).emittedAtMs;
+    const notification: MspNotification = typeof emittedAtMs === "number" ? { method, params, emittedAtMs } : { method, params };
     this.#safely(() => this.events.emit("notification", notification));
     const handler = this.#handler;
     if (handler !== undefined) this.#safely(() => handler(notification));

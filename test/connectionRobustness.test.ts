@@ -179,3 +179,17 @@ describe("CannedHost", () => {
     await msp.close();
   });
 });
+
+describe("the notification envelope", () => {
+  it("hands the envelope's emittedAtMs to the user's handler and to `notification` listeners", async () => {
+    const peer = makePeer();
+    const got: Array<number | undefined> = [];
+    peer.client.connection.onNotification((n) => got.push(n.emittedAtMs));
+    peer.client.events.on("notification", (n) => got.push(n.emittedAtMs));
+    peer.send({ ...terminal("t", 1), emittedAtMs: 1754590945100 });
+    peer.send({ jsonrpc: "2.0", method: "turn/completed", params: { sessionId: SESSION, viewCursor: `v:${SESSION}:2`, turnId: "u", terminal: "completed", reason: "r", durationMs: 1 } });
+    await peer.client.turns.terminalOf("u");
+    expect(got).toEqual([1754590945100, 1754590945100, undefined, undefined]);
+    await peer.client.close();
+  });
+});

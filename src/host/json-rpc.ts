@@ -65,6 +65,22 @@ export interface JsonRpcNotification {
   jsonrpc: "2.0";
   method: string;
   params: unknown;
+  /** MSP: when the host emitted it, on the envelope beside `params` (as the seed's wire shows). @unit milliseconds since the Unix epoch */
+  emittedAtMs?: number;
+}
+
+/**
+ * The wire form of an MSP notification: `emittedAtMs` moves from the logged params to the
+ * envelope, beside `params`, as MSP puts it.
+ *
+ * @example
+ * ```ts
+ * channel.send(notificationMessage("turn/started", { sessionId, viewCursor, emittedAtMs: Date.now(), turnId }));
+ * ```
+ */
+export function notificationMessage(method: string, params: Record<string, unknown>): JsonRpcNotification {
+  const { emittedAtMs, ...rest } = params;
+  return typeof emittedAtMs === "number" ? { jsonrpc: "2.0", method, params: rest, emittedAtMs } : { jsonrpc: "2.0", method, params: rest };
 }
 
 /**

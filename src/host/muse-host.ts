@@ -16,7 +16,7 @@ import {
   type TurnInput,
 } from "../protocol/index.js";
 import { CommandCache, type CommandOutcome, type ReplayRange } from "./command-cache.js";
-import { CommandError, JsonRpcErrorCodes, errorResponse, type JsonRpcId } from "./json-rpc.js";
+import { CommandError, JsonRpcErrorCodes, errorResponse, notificationMessage, type JsonRpcId } from "./json-rpc.js";
 import type { MessageTransport } from "./message-transport.js";
 import type { ScriptedModel } from "./scripted-model.js";
 import { SessionAgent } from "./session-agent.js";
@@ -237,7 +237,7 @@ export class MuseHost {
   }
 
   #publish(method: NotificationMethod, params: Record<string, unknown>): void {
-    const message = { jsonrpc: "2.0", method, params };
+    const message = notificationMessage(method, params);
     for (const c of this.#connections) c.channel.send(message);
   }
 
@@ -265,7 +265,7 @@ export class MuseHost {
       const { sessionId, after, upTo } = outcome.replay;
       for (const record of readSessionLog(sessionLogPath(this.dataDir, sessionId))) {
         if (record.type === "notification" && record.n > after && record.n <= upTo) {
-          channel.send({ jsonrpc: "2.0", method: record.method, params: record.params });
+          channel.send(notificationMessage(record.method, record.params));
         }
       }
     }
@@ -280,7 +280,7 @@ export class MuseHost {
     if (channel.terminalsSent.has(turnId)) return;
     const state = this.#sessions.get(sessionId)?.turnState(turnId);
     if (state?.state !== "terminal") return;
-    channel.send({ jsonrpc: "2.0", method: "turn/completed", params: state.params });
+    channel.send(notificationMessage("turn/completed", state.params as unknown as Record<string, unknown>));
   }
 
   #onText(text: string, channel: Channel): void {
