@@ -71,6 +71,8 @@ export class CannedHost {
   readonly #values = new Map<string, string>();
   /** the client's actual commandId -> the transcript value it stands for. */
   readonly #actuals = new Map<string, string>();
+  /** Request ids the client has used: JSON-RPC ids must be unique among its requests. */
+  readonly #seenIds = new Set<string>();
   /** transcript JSON-RPC id -> the client's actual id. */
   readonly #ids = new Map<string, Json>();
   #next = 0;
@@ -255,6 +257,8 @@ export class CannedHost {
   /** Compare method and params, binding client-generated values on first sight. */
   #match(expected: Record<string, unknown>, actual: Record<string, unknown>): string[] {
     const problems: string[] = [];
+    if (actual["jsonrpc"] !== "2.0") problems.push(`jsonrpc: expected "2.0", got ${JSON.stringify(actual["jsonrpc"])}`);
+    if ("id" in actual && this.#seenIds.has(JSON.stringify(actual["id"]))) problems.push(`id: ${JSON.stringify(actual["id"])} was already used by an earlier request`);
     if (expected["method"] !== actual["method"]) problems.push(`method: expected ${JSON.stringify(expected["method"])}, got ${JSON.stringify(actual["method"])}`);
     if ("id" in expected !== "id" in actual) problems.push(`id: expected ${"id" in expected ? "a request" : "a notification"}`);
     const expectedParams = (expected["params"] ?? {}) as Record<string, unknown>;
@@ -274,6 +278,7 @@ export class CannedHost {
     }
     diff("params", this.#substitute(expectedParams), actualParams, problems);
     if (problems.length === 0 && "id" in expected) this.#ids.set(JSON.stringify(expected["id"]), actual["id"]);
+    if (problems.length === 0 && "id" in actual) this.#seenIds.add(JSON.stringify(actual["id"]));
     return problems;
   }
 

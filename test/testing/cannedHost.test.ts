@@ -35,3 +35,26 @@ describe("CannedHost", () => {
     await msp.closed;
   });
 });
+
+describe("CannedHost checks the client's envelope", () => {
+  it("refuses a request that is not JSON-RPC 2.0 or reuses an id", async () => {
+    const { createLinkedPair } = await import("../../src/testing/index.js");
+    const lines = [1, 2].flatMap((n) => [
+      JSON.stringify({ dir: "client", raw: JSON.stringify({ jsonrpc: "2.0", id: n, method: "host/info", params: { commandId: `c${n}` } }) }),
+      JSON.stringify({ dir: "server", raw: JSON.stringify({ jsonrpc: "2.0", id: n, result: { commandId: `c${n}`, status: "accepted" } }) }),
+    ]);
+    for (const [first, second, problem] of [
+      [{ jsonrpc: "2.0", id: 7, method: "host/info", params: { commandId: "a" } }, { jsonrpc: "2.0", id: 7, method: "host/info", params: { commandId: "b" } }, /id: 7 was already used/],
+      [{ jsonrpc: "1.0", id: 1, method: "host/info", params: { commandId: "a" } }, undefined, /jsonrpc: expected "2.0", got "1.0"/],
+    ] as const) {
+      const host = CannedHost.fromLines(lines);
+      const [client, hostSide] = createLinkedPair();
+      host.attach(hostSide);
+      const enc = new TextEncoder();
+      client.write(enc.encode(`${JSON.stringify(first)}\n`));
+      if (second !== undefined) client.write(enc.encode(`${JSON.stringify(second)}\n`));
+      await expect(host.done({ timeoutMs: 1_000 })).rejects.toThrow(problem);
+      client.end();
+    }
+  });
+});
