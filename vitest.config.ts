@@ -13,7 +13,8 @@ export default defineConfig({
     ],
   },
   test: {
-    include: ["test/**/*.test.ts"],
+    // MSP_TEST_ONLY runs one file outside the suite (the fault suite's canary uses it).
+    include: process.env["MSP_TEST_ONLY"] ? [process.env["MSP_TEST_ONLY"]] : ["test/**/*.test.ts"],
     // Every suite runs in forked workers under --unhandled-rejections=strict: a rejection that
     // escapes crashes its worker and fails the run (the fault suite's canary proves it).
     pool: "forks",

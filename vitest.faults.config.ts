@@ -9,5 +9,8 @@ import base from "./vitest.config.js";
 
 const config = mergeConfig(base, defineConfig({ test: { pool: "forks", execArgv: ["--unhandled-rejections=strict"] } }));
 // mergeConfig concatenates arrays: replace `include` rather than extend it.
-config.test = { ...config.test, include: ["test/faults/**/*.test.ts", "test/fuzz/**/*.test.ts", "test/leaks/**/*.test.ts"] };
+config.test = {
+  ...config.test,
+  include: process.env["MSP_TEST_ONLY"] ? [process.env["MSP_TEST_ONLY"]] : ["test/faults/**/*.test.ts", "test/fuzz/**/*.test.ts", "test/leaks/**/*.test.ts"],
+};
 export default config;
