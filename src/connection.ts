@@ -203,6 +203,9 @@ export class MspConnection {
   readonly #pending = new Map<number, PendingCommand>();
   readonly #abandoned = new Map<number, string>();
   readonly #cursors = new Map<string, { cursor: string; sequence: number | undefined }>();
+  readonly #followed = new Map<string, { resumed: boolean }>();
+  readonly #knownTurns = new Set<string>();
+  readonly #knownTurnCapacity: number;
   readonly #abort = new AbortController();
   readonly #defaultTimeoutMs: number;
   readonly #disposables: Disposable[] = [];
@@ -218,6 +221,7 @@ export class MspConnection {
     this.#writer = writer;
     this.#defaultTimeoutMs = options.defaultTimeoutMs ?? 60_000;
     this.turns = new TurnRecorder({ capacity: options.terminalCapacity ?? 10_000, defaultTimeoutMs: this.#defaultTimeoutMs });
+    this.#knownTurnCapacity = options.terminalCapacity ?? 10_000;
     this.items = new ItemLedger({ turnCapacity: options.itemTurnCapacity ?? 1_000 });
     this.closed = new Promise((resolve) => (this.#resolveClosed = resolve));
 
@@ -310,12 +314,7 @@ export class MspConnection {
       return Promise.reject(new TypeError(`command ${method}: params are not JSON-serializable (${error instanceof Error ? error.message : String(error)})`, { cause: error }));
     }
     const commandId = typeof params["commandId"] === "string" ? params["commandId"] : uuidv7();
-    if (method === Commands.sessionResume && typeof params["sessionId"] === "string") {
-      // A resume replays from afterCursor: what follows may step back from what this connection saw.
-      const afterCursor = params["afterCursor"];
-      if (typeof afterCursor === "string") this.#cursors.set(params["sessionId"], { cursor: afterCursor, sequence: cursorSequence(afterCursor) });
-      else this.#cursors.delete(params["sessionId"]);
-    }
+    this.#noteCommand(method, params, commandId);
     const id = this.#nextId++;
     const wait = boundedWait<Record<string, unknown>>(
       `command ${method}`,
@@ -460,11 +459,16 @@ export class MspConnection {
     let synthesized: LedgerItem[] = [];
     if (method === Notifications.turnCompleted) {
       const terminal = params as unknown as TurnCompletedParams;
+      // Reported, but still recorded: a waiter must never miss a terminal.
+      if (this.#strayTerminal(terminal)) this.#protocolError(`turn/completed for turn ${terminal.turnId}, which this connection never started, cancelled or saw in session ${terminal.sessionId}`, message);
       if (!this.turns.record(terminal)) return this.#protocolError(`a second turn/completed for turn ${terminal.turnId}`, message);
       synthesized = this.items.closeTurn(terminal.turnId);
+    } else if (method === Notifications.turnStarted) {
+      this.#knowTurn(String(params?.["turnId"]));
     } else if (method === Notifications.itemStarted || method === Notifications.itemUpdated || method === Notifications.itemCompleted) {
       const item = (params as unknown as ItemNotificationParams).item as Item;
       if (this.turns.get(item.turnId) !== undefined) return this.#protocolError(`${method} for turn ${item.turnId} after its turn/completed`, message);
+      this.#knowTurn(item.turnId);
       this.items.apply(item);
     }
     for (const item of synthesized) this.#safely(() => this.events.emit("itemSynthesized", item));
@@ -474,6 +478,38 @@ export class MspConnection {
     this.#safely(() => this.events.emit("notification", notification));
     const handler = this.#handler;
     if (handler !== undefined) this.#safely(() => handler(notification));
+  }
+
+  /**
+   * What this connection knows of sessions and turns, to tell a host's stray terminal from a
+   * legitimate one. A session it sends commands for is followed; a turn it started, cancelled or
+   * saw any notification of is known. A resume makes every turn of its session legitimate.
+   */
+  #noteCommand(method: string, params: Record<string, unknown>, commandId: string): void {
+    const sessionId = params["sessionId"];
+    if (typeof sessionId !== "string") return;
+    const session = this.#followed.get(sessionId) ?? { resumed: false };
+    this.#followed.set(sessionId, session);
+    if (method === Commands.turnStart) this.#knowTurn(commandId);
+    if (method === Commands.turnCancel && typeof params["turnId"] === "string") this.#knowTurn(params["turnId"]);
+    if (method === Commands.sessionResume) {
+      session.resumed = true;
+      // A resume replays from afterCursor: what follows may step back from what this connection saw.
+      const afterCursor = params["afterCursor"];
+      if (typeof afterCursor === "string") this.#cursors.set(sessionId, { cursor: afterCursor, sequence: cursorSequence(afterCursor) });
+      else this.#cursors.delete(sessionId);
+    }
+  }
+
+  #knowTurn(turnId: string): void {
+    this.#knownTurns.add(turnId);
+    if (this.#knownTurns.size > this.#knownTurnCapacity) this.#knownTurns.delete(this.#knownTurns.values().next().value as string);
+  }
+
+  /** True when a terminal for this turn is one the host should not have sent this connection. */
+  #strayTerminal(terminal: TurnCompletedParams): boolean {
+    const session = this.#followed.get(terminal.sessionId);
+    return session !== undefined && !session.resumed && !this.#knownTurns.has(terminal.turnId);
   }
 
   /** Track the session's viewCursor; false when it does not strictly increase (a duplicate or a step back). */

@@ -110,10 +110,24 @@ describe("bad messages from a real child", () => {
     expect(host.connection.isClosed).toBe(false);
   });
 
-  // The issue also lists "turn/completed for an unknown turn". The SDK records it (by design the
-  // client cannot know every turn of a session: session/resume, other clients, queued turns) and
-  // reports nothing. This pins today's behaviour; see the report for the design question.
-  it("a turn/completed for a turn this client never saw is recorded, not reported (pinned behaviour)", async () => {
+  // "turn/completed for an unknown turn": in a session this client follows (it sent commands
+  // there) and has not resumed, a terminal for a turn it never started, cancelled or saw is a
+  // protocol event; it is still recorded, so a waiter never misses it. A terminal in a session the
+  // client does not follow (another client's, a broadcast) is not the client's to judge.
+  it("a turn/completed for a turn this client never saw, in a session it follows, is reported and still recorded", async () => {
+    const host = spawnFaulty([["await", 1], ["respond", 1, { commandId: "c", turnId: "mine" }], ["send", completed("mine")], ["send", completed("stranger")], ["send", completed("after")], ["hang"]]);
+    const problems: MspError[] = [];
+    host.events.on("protocolError", (e) => problems.push(e));
+    await host.connection.command("turn/cancel", { sessionId: SESSION, turnId: "mine" });
+    await host.turns.terminalOf("after", { timeoutMs: 5_000 });
+    expect(host.turns.get("stranger")?.terminal).toBe("completed");
+    expect(problems.map((p) => String(p.data["problem"]))).toEqual([
+      `turn/completed for turn stranger, which this connection never started, cancelled or saw in session ${SESSION}`,
+      `turn/completed for turn after, which this connection never started, cancelled or saw in session ${SESSION}`,
+    ]);
+  });
+
+  it("a turn/completed in a session this client does not follow is recorded and not judged", async () => {
     const host = spawnFaulty([["send", completed("stranger")], ["send", completed("after")], ["hang"]]);
     const problems: MspError[] = [];
     host.events.on("protocolError", (e) => problems.push(e));
