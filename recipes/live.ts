@@ -10,6 +10,7 @@ import { spawnHost, type SpawnedHost } from "@muse-code/sdk/node";
 import { formatTranscriptEntry, recordingChannel } from "@muse-code/sdk/testing";
 import { descendantsOf, killGroups } from "./processTree.js";
 import type { Recipe, RecipeArm } from "./recipe.js";
+import { until } from "./until.js";
 
 /** Whether this checkout has the reference host to run live arms against. */
 export function liveAvailable(): boolean {
@@ -19,25 +20,7 @@ export function liveAvailable(): boolean {
 /** Resolve once the turn has a tool call running that has printed something. */
 function toolRunning(msp: MspClient, turnId: string, timeoutMs: number): Promise<void> {
   const running = () => msp.items.itemsOf(turnId).some((i) => i.kind === "toolCall" && i.status === "inProgress" && i.visibleOutput.length > 0);
-  if (running()) return Promise.resolve();
-  return new Promise((resolve, reject) => {
-    const check = () => {
-      if (!running()) return;
-      done();
-      resolve();
-    };
-    const timer = setTimeout(() => {
-      done();
-      reject(new Error(`turn ${turnId}: no running tool call within ${timeoutMs} ms`));
-    }, timeoutMs);
-    const done = () => {
-      clearTimeout(timer);
-      msp.events.off("item/updated", check);
-      msp.events.off("item/started", check);
-    };
-    msp.events.on("item/updated", check);
-    msp.events.on("item/started", check);
-  });
+  return until(msp, running, `a running tool call with output in turn ${turnId}`, timeoutMs);
 }
 
 /** Build the live environment for one recipe: a data dir, and a host spawned per connect(). */

@@ -6,12 +6,12 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { MspClient } from "../../src/index.js";
 import { spawnHost, type SpawnedHost } from "../../src/node/index.js";
 import { formatTranscriptEntry, recordingChannel } from "../../src/testing/index.js";
 import { descendantsOf, killGroups } from "../../recipes/processTree.js";
 
 export { killGroups };
+export { until } from "../../recipes/until.js";
 
 export const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -72,23 +72,3 @@ export function processGone(pid: number): boolean {
   }
 }
 
-/** Resolve when `predicate` holds, checked on every notification; bounded. */
-export function until(msp: MspClient, predicate: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  if (predicate()) return Promise.resolve();
-  return new Promise((resolve, reject) => {
-    const check = () => {
-      if (!predicate()) return;
-      finish();
-      resolve();
-    };
-    const timer = setTimeout(() => {
-      finish();
-      reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}`));
-    }, timeoutMs);
-    const finish = () => {
-      clearTimeout(timer);
-      msp.events.off("notification", check);
-    };
-    msp.events.on("notification", check);
-  });
-}
