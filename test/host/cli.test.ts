@@ -1,29 +1,8 @@
 /** End to end: the real `muse-host serve --stdio` child process, spoken to in raw NDJSON JSON-RPC. */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { fixture, HostProcess, invariantProblems, isProcessGone, waitGone, type WireMessage } from "./host-process.js";
+import { describe, expect, it } from "vitest";
+import { fixture, HostProcess, invariantProblems, isProcessGone, useHostProcesses, waitGone, type WireMessage } from "./host-process.js";
 
-const running: HostProcess[] = [];
-const dirs: string[] = [];
-
-function start(args: string[]): HostProcess {
-  const host = HostProcess.start(args);
-  running.push(host);
-  return host;
-}
-
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), "muse-host-test-"));
-  dirs.push(dir);
-  return dir;
-}
-
-afterEach(async () => {
-  for (const host of running.splice(0)) await host.kill();
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+const { start, tempDir } = useHostProcesses("muse-host-test-");
 
 async function createSession(host: HostProcess): Promise<string> {
   const created = await host.request("session/create", {});

@@ -1,6 +1,9 @@
 /** Test helper: spawns the real `muse-host serve --stdio` and speaks raw NDJSON JSON-RPC to it. */
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach } from "vitest";
 import { fileURLToPath } from "node:url";
 
 /** The repository root (the host is started from here so `--import tsx` resolves). */
@@ -219,4 +222,37 @@ export function invariantProblems(wire: readonly WireMessage[], acceptedTurnIds:
   for (const m of wire) if (m.method === "turn/completed") counts.set(m.params!["turnId"] as string, (counts.get(m.params!["turnId"] as string) ?? 0) + 1);
   for (const [t, c] of counts) if (c > 1) problems.push(`turn ${t} has ${c} turn/completed`);
   return problems;
+}
+
+/**
+ * Per-test host processes and temp dirs, killed and removed after each test (pass or fail).
+ *
+ * @example
+ * ```ts
+ * const { start, tempDir } = useHostProcesses("muse-host-test-");
+ * const host = start(["--script", fixture("hello.json"), "--data", tempDir()]);
+ * ```
+ */
+export function useHostProcesses(prefix: string): {
+  start(args: string[], options?: { fileSizeLimitBlocks?: number }): HostProcess;
+  tempDir(): string;
+} {
+  const running: HostProcess[] = [];
+  const dirs: string[] = [];
+  afterEach(async () => {
+    for (const host of running.splice(0)) await host.kill();
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+  return {
+    start(args, options = {}) {
+      const host = HostProcess.start(args, options);
+      running.push(host);
+      return host;
+    },
+    tempDir() {
+      const dir = mkdtempSync(join(tmpdir(), prefix));
+      dirs.push(dir);
+      return dir;
+    },
+  };
 }

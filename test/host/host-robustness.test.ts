@@ -3,30 +3,15 @@
  * tools that escape their process group, signals, session-log write failures, and invariant 4
  * after a restart.
  */
-import { copyFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { copyFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { fixture, HostProcess, invariantProblems, isProcessGone, waitGone, type WireMessage } from "./host-process.js";
+import { fixture, HostProcess, invariantProblems, isProcessGone, useHostProcesses, waitGone, type WireMessage } from "./host-process.js";
 
-const running: HostProcess[] = [];
-const dirs: string[] = [];
+const { start, tempDir } = useHostProcesses("muse-host-robust-");
 const strays: number[] = []; // pids a test expects to outlive the host (escaped processes)
 
-function start(args: string[], options: { fileSizeLimitBlocks?: number } = {}): HostProcess {
-  const host = HostProcess.start(args, options);
-  running.push(host);
-  return host;
-}
-
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), "muse-host-robust-"));
-  dirs.push(dir);
-  return dir;
-}
-
-afterEach(async () => {
-  for (const host of running.splice(0)) await host.kill();
+afterEach(() => {
   for (const pid of strays.splice(0)) {
     try {
       process.kill(pid, "SIGKILL");
@@ -34,7 +19,6 @@ afterEach(async () => {
       // already gone
     }
   }
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
 const isCompletedOf = (turnId: string) => (m: WireMessage) => m.method === "turn/completed" && m.params?.["turnId"] === turnId;
