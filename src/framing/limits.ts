@@ -45,7 +45,7 @@ function isValidId(id: unknown): boolean {
  * What is wrong with a parsed JSON-RPC 2.0 message, or `undefined` when it is well-formed.
  * Checks the envelope only (version, id, method, result/error); MSP params are checked later.
  */
-export function problemWithMessage(value: unknown): string | undefined {
+function problemWithMessage(value: unknown): string | undefined {
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     return Array.isArray(value) ? "JSON-RPC batches are not part of MSP" : "a JSON-RPC message must be a JSON object";
   }

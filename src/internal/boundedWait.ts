@@ -10,7 +10,7 @@ import type { JsonValue } from "../protocol/index.js";
  * "no time bound" (the wait still ends on abort or when the connection closes).
  * @unit milliseconds
  */
-export const MAX_TIMER_MS = 2_147_483_647;
+const MAX_TIMER_MS = 2_147_483_647;
 
 /** What a bounded wait is for, copied into its timeout/abort error's `data`. */
 export type WaitSubject = Record<string, JsonValue | undefined>;
@@ -143,7 +143,7 @@ function onAbortOf(signal: AbortSignal, callback: () => void): () => void {
 const listenerOf = new WeakMap<Set<() => void>, () => void>();
 
 /** The `aborted` error for a wait, with the signal's reason as `cause`. */
-export function abortedError(what: string, subject: WaitSubject, reason: unknown): MspError {
+function abortedError(what: string, subject: WaitSubject, reason: unknown): MspError {
   return new MspError(MspErrorKinds.aborted, `${what} was aborted`, subject, { cause: reason });
 }
 
