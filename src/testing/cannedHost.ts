@@ -6,6 +6,7 @@ import { connect, type ConnectOptions, type MspClient } from "../client.js";
 import type { ByteChannel } from "../framing/byteChannel.js";
 import { DEFAULT_MAX_MESSAGE_BYTES } from "../framing/limits.js";
 import { createLinkedPair, type LinkedChannel } from "./linkedPair.js";
+import { lineSplitter } from "./lineSplitter.js";
 import { parseTranscript, readTranscript, type TranscriptLine } from "./transcript.js";
 
 /**
@@ -80,9 +81,7 @@ export class CannedHost {
   #failure: Error | undefined;
   #finished = false;
   readonly #settle: Array<() => void> = [];
-  readonly #decoder = new TextDecoder();
   readonly #encoder = new TextEncoder();
-  #buffer = "";
 
   readonly #hangUpAtEnd: boolean;
 
@@ -157,7 +156,12 @@ export class CannedHost {
             destroy: () => channel.end(),
           };
     this.#channel = linked;
-    channel.onData((chunk) => this.#onBytes(chunk));
+    channel.onData(
+      lineSplitter((text) => this.#onClientMessage(text), {
+        maxPending: DEFAULT_MAX_MESSAGE_BYTES,
+        onOverflow: () => this.#fail(new Error(`${this.#source}: the client sent an unterminated line over 16 MiB`)),
+      }),
+    );
     channel.onEnd(() => {
       if (!this.#finished && this.#failure === undefined) {
         const next = this.#lines[this.#next];
@@ -219,17 +223,6 @@ export class CannedHost {
     this.#notify();
   }
 
-  #onBytes(chunk: Uint8Array): void {
-    this.#buffer += this.#decoder.decode(chunk, { stream: true });
-    if (this.#buffer.length > DEFAULT_MAX_MESSAGE_BYTES) return this.#fail(new Error(`${this.#source}: the client sent an unterminated line over 16 MiB`));
-    let newline = this.#buffer.indexOf("\n");
-    while (newline >= 0) {
-      const text = this.#buffer.slice(0, newline);
-      this.#buffer = this.#buffer.slice(newline + 1);
-      if (text.trim() !== "") this.#onClientMessage(text);
-      newline = this.#buffer.indexOf("\n");
-    }
-  }
 
   #onClientMessage(text: string): void {
     if (this.#failure !== undefined) return;

@@ -3,23 +3,8 @@
  * out as a transcript entry, in wire order. New fixtures come from real runs, not hand copies.
  */
 import type { ByteChannel } from "../framing/byteChannel.js";
+import { lineSplitter } from "./lineSplitter.js";
 import type { TranscriptEntry } from "./transcript.js";
-
-/** Splits a byte stream into text lines, handling characters split across chunks. */
-function lineSplitter(onLine: (line: string) => void): (chunk: Uint8Array) => void {
-  const decoder = new TextDecoder();
-  let buffer = "";
-  return (chunk) => {
-    buffer += decoder.decode(chunk, { stream: true });
-    let at = buffer.indexOf("\n");
-    while (at >= 0) {
-      const line = buffer.slice(0, at).replace(/\r$/, "");
-      buffer = buffer.slice(at + 1);
-      if (line.trim() !== "") onLine(line);
-      at = buffer.indexOf("\n");
-    }
-  };
-}
 
 /**
  * Wrap `channel` (NDJSON framing) so that each message the client writes is recorded as
