@@ -20,6 +20,7 @@ import { v7 as uuidv7 } from "uuid";
 import { MspError, MspErrorKinds } from "./errors.js";
 import type { EndDetails } from "./framing/byteChannel.js";
 import type { FramedMessageReader } from "./framing/framedReader.js";
+import { MessageEncodingError } from "./framing/framedWriter.js";
 import type { FramingProblem } from "./framing/limits.js";
 import { boundedWait, type BoundedWait, type WaitOptions } from "./internal/boundedWait.js";
 import { ensureRuntime } from "./internal/runtime.js";
@@ -307,12 +308,6 @@ export class MspConnection {
     if (typeof method !== "string" || method.length === 0) return Promise.reject(new TypeError("command: method must be a non-empty string"));
     if (!isObject(params)) return Promise.reject(new TypeError(`command ${method}: params must be a plain object`));
     if (this.#closeError !== undefined) return Promise.reject(this.#closeError);
-    try {
-      JSON.stringify(params);
-    } catch (error) {
-      // The caller's mistake (a BigInt, a cycle): reject this command only, never the connection.
-      return Promise.reject(new TypeError(`command ${method}: params are not JSON-serializable (${error instanceof Error ? error.message : String(error)})`, { cause: error }));
-    }
     const commandId = typeof params["commandId"] === "string" ? params["commandId"] : uuidv7();
     this.#noteCommand(method, params, commandId);
     const id = this.#nextId++;
@@ -328,6 +323,12 @@ export class MspConnection {
     this.#pending.set(id, { method, wait });
     const message = { jsonrpc: "2.0", id, method, params: { ...params, commandId } };
     this.#writer.write(message as Message).catch((error: unknown) => {
+      if (error instanceof MessageEncodingError) {
+        // The caller's mistake: reject this command only, never the connection.
+        this.#pending.delete(id);
+        wait.reject(new TypeError(`command ${method}: params are ${error.message}`, { cause: error.cause }));
+        return;
+      }
       this.#shutdown({ reason: `write failed: ${error instanceof Error ? error.message : String(error)}` });
     });
     return wait.promise;

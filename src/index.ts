@@ -27,7 +27,7 @@ export type { StopControllerOptions, StopSnapshot, StopState } from "./ui/stopCo
 export { NdjsonMessageReader, NdjsonMessageWriter } from "./framing/ndjson.js";
 export { ContentLengthMessageReader, ContentLengthMessageWriter } from "./framing/contentLength.js";
 export { FramedMessageReader } from "./framing/framedReader.js";
-export { FramedMessageWriter } from "./framing/framedWriter.js";
+export { FramedMessageWriter, MessageEncodingError } from "./framing/framedWriter.js";
 export type { ReaderOptions } from "./framing/framedReader.js";
 export { DEFAULT_MAX_MESSAGE_BYTES } from "./framing/limits.js";
 export type { FramingProblem } from "./framing/limits.js";

@@ -6,6 +6,22 @@ import { AbstractMessageWriter, type Message, type MessageWriter } from "vscode-
 import type { ByteChannel } from "./byteChannel.js";
 
 /**
+ * A message that cannot be encoded (not JSON-serializable). Nothing was written: the channel
+ * is unharmed, unlike a write that fails.
+ *
+ * @example
+ * ```ts
+ * writer.write(message).catch((e) => { if (e instanceof MessageEncodingError) console.warn(e.message); });
+ * ```
+ */
+export class MessageEncodingError extends TypeError {
+  constructor(cause: unknown) {
+    super(`not JSON-serializable (${cause instanceof Error ? cause.message : String(cause)})`, { cause });
+    this.name = "MessageEncodingError";
+  }
+}
+
+/**
  * Base class of the byte-stream writers: framing subclasses implement
  * {@link FramedMessageWriter.encode}; this class writes in call order and reports pipe errors.
  *
@@ -37,7 +53,13 @@ export abstract class FramedMessageWriter extends AbstractMessageWriter implemen
    * ```
    */
   async write(message: Message): Promise<void> {
-    const bytes = this.encode(message);
+    let bytes: Uint8Array;
+    try {
+      bytes = this.encode(message);
+    } catch (error) {
+      // The message itself is bad (a BigInt, a cycle): nothing was sent and the channel is fine.
+      throw new MessageEncodingError(error);
+    }
     try {
       await this.#channel.write(bytes);
     } catch (error) {

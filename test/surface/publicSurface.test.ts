@@ -19,6 +19,7 @@ describe("public surface", () => {
       "ItemKinds",
       "ItemLedger",
       "ItemStatuses",
+      "MessageEncodingError",
       "MspClient",
       "MspConnection",
       "MspError",
