@@ -2,9 +2,11 @@
  * StopController: the state machine behind a Stop button. It shows "stopping" from the click
  * until the turn's OWN terminal arrives, treats a lost race (already_terminal) as done, and
  * reports every other failure. Framework-neutral; `subscribe`/`getSnapshot` suit React's
- * useSyncExternalStore.
+ * useSyncExternalStore. Subscribers are isolated: one that throws is reported and cannot break
+ * the others or `stop()`.
  */
 import { MspError } from "../errors.js";
+import { SafeEmitter } from "../internal/safeEmitter.js";
 import type { TurnCompletedParams } from "../protocol/index.js";
 import type { CancelOutcome } from "../turns/cancelTurn.js";
 import type { TurnHandle } from "../turns/turnHandle.js";
@@ -50,7 +52,7 @@ export type StopState = (typeof StopStates)[keyof typeof StopStates];
  * ```ts
  * stop.subscribe((s: StopSnapshot) => {
  *   button.disabled = !s.canStop;
- *   if (s.state === "failed") console.error(s.error?.kind, s.error?.message);
+ *   if (s.state === "failed") console.error(MspError.is(s.error) ? s.error.kind : s.error?.name, s.error?.message);
  * });
  * ```
  */
@@ -62,25 +64,45 @@ export interface StopSnapshot {
   readonly terminal?: TurnCompletedParams;
   /** How the host answered the Stop, if it was pressed: `accepted` or `already_terminal` (the race). */
   readonly ack?: CancelOutcome["ack"];
-  /** What went wrong, when `failed`. */
-  readonly error?: MspError;
+  /**
+   * What went wrong, when `failed`: an {@link MspError} for a runtime failure (timeout,
+   * rejection, closed connection, …), or the `TypeError`/`RangeError` itself when the turn
+   * failed on the caller's own mistake (e.g. `startTurn` with unserializable input or a
+   * negative `timeoutMs`). Never relabelled.
+   */
+  readonly error?: MspError | TypeError | RangeError;
 }
 
 /**
- * Options of a {@link StopController}.
+ * Options of a {@link StopController}. Checked when the controller is built: a bad value throws
+ * there (`TypeError` for a wrong type, `RangeError` for a negative or NaN `stopTimeoutMs`), so
+ * `stop()` itself never has to reject.
  *
  * @example
  * ```ts
- * const stop = new StopController(turn, { stopTimeoutMs: 10_000 });
+ * const stop = new StopController(turn, {
+ *   stopTimeoutMs: 10_000,
+ *   onSubscriberError: (error) => reportToSentry(error),
+ * });
  * ```
  */
 export interface StopControllerOptions {
-  /** Bound on a stop: ack plus terminal. @unit milliseconds @defaultValue 30 000 */
+  /**
+   * Bound on a stop: ack plus terminal. `Infinity` waits for as long as the connection lives.
+   * @unit milliseconds
+   * @defaultValue 30 000
+   */
   stopTimeoutMs?: number;
+  /**
+   * Receives whatever a subscriber throws. The throw never reaches `stop()` or the other
+   * subscribers, which still see the change. Default: `console.error`.
+   */
+  onSubscriberError?: (error: unknown) => void;
 }
 
 /**
- * Drives a Stop button for one turn.
+ * Drives a Stop button for one turn. `stop()` never rejects; the constructor throws a
+ * `TypeError`/`RangeError` on bad arguments (see {@link StopControllerOptions}).
  *
  * @example
  * ```ts
@@ -95,7 +117,7 @@ export interface StopControllerOptions {
  */
 export class StopController {
   readonly #turn: TurnHandle;
-  readonly #listeners = new Set<(snapshot: StopSnapshot) => void>();
+  readonly #listeners: SafeEmitter<{ change: [StopSnapshot] }>;
   readonly #stopTimeoutMs: number;
   #snapshot: StopSnapshot = { state: StopStates.starting, canStop: true };
   #stopping: Promise<StopSnapshot> | undefined;
@@ -103,8 +125,15 @@ export class StopController {
   #terminal: TurnCompletedParams | undefined;
 
   constructor(turn: TurnHandle, options: StopControllerOptions = {}) {
+    // The caller's mistakes throw here, synchronously, before any async work: stop() keeps "never rejects".
+    if (typeof turn !== "object" || turn === null || typeof turn.cancel !== "function") throw new TypeError("StopController: turn must be a TurnHandle (from client.startTurn)");
+    const { stopTimeoutMs = 30_000, onSubscriberError } = options;
+    if (typeof stopTimeoutMs !== "number") throw new TypeError(`StopController: stopTimeoutMs must be a number of milliseconds, got ${typeof stopTimeoutMs}`);
+    if (!(stopTimeoutMs >= 0)) throw new RangeError(`StopController: stopTimeoutMs must be a non-negative number of milliseconds, got ${stopTimeoutMs}`);
+    if (onSubscriberError !== undefined && typeof onSubscriberError !== "function") throw new TypeError("StopController: onSubscriberError must be a function");
     this.#turn = turn;
-    this.#stopTimeoutMs = options.stopTimeoutMs ?? 30_000;
+    this.#stopTimeoutMs = stopTimeoutMs;
+    this.#listeners = new SafeEmitter((error) => reportSubscriberError(error, onSubscriberError));
     turn.accepted.then(
       () => {
         if (this.#snapshot.state === StopStates.starting) this.#set({ state: StopStates.running, canStop: true });
@@ -125,7 +154,8 @@ export class StopController {
   }
 
   /**
-   * Call `listener` on every change. Returns the unsubscribe function.
+   * Call `listener` on every change. Returns the unsubscribe function. A listener that throws is
+   * reported to `onSubscriberError` (default `console.error`); the others still run.
    *
    * @example
    * ```ts
@@ -133,8 +163,8 @@ export class StopController {
    * ```
    */
   subscribe(listener: (snapshot: StopSnapshot) => void): () => void {
-    this.#listeners.add(listener);
-    return () => this.#listeners.delete(listener);
+    this.#listeners.on("change", listener);
+    return () => void this.#listeners.off("change", listener);
   }
 
   /**
@@ -184,12 +214,33 @@ export class StopController {
   #fail(error: unknown, canStop = false): void {
     if (this.#snapshot.state === StopStates.ended) return;
     if (this.#snapshot.state === StopStates.failed && !this.#snapshot.canStop) return;
-    const mspError = MspError.is(error) ? error : new MspError("protocol", String(error), { problem: String(error) });
-    this.#set({ state: StopStates.failed, canStop, error: mspError });
+    this.#set({ state: StopStates.failed, canStop, error: stopError(error) });
   }
 
   #set(snapshot: StopSnapshot): void {
     this.#snapshot = snapshot;
-    for (const listener of [...this.#listeners]) listener(snapshot);
+    this.#listeners.emit("change", snapshot);
   }
+}
+
+/**
+ * The snapshot's `error`: an MspError or the caller's own TypeError/RangeError as they are.
+ * Anything else (the SDK rejects with nothing else) is wrapped, with the original as `cause`.
+ */
+function stopError(error: unknown): MspError | TypeError | RangeError {
+  if (MspError.is(error) || error instanceof TypeError || error instanceof RangeError) return error;
+  return new MspError("protocol", String(error), { problem: String(error) }, { cause: error });
+}
+
+/** Hand a subscriber's throw to the user's callback, else (or if that throws too) to the console. */
+function reportSubscriberError(error: unknown, onSubscriberError: ((error: unknown) => void) | undefined): void {
+  if (onSubscriberError !== undefined) {
+    try {
+      onSubscriberError(error);
+      return;
+    } catch (reporterError) {
+      console.error("@muse-code/sdk: StopController onSubscriberError threw", reporterError);
+    }
+  }
+  console.error("@muse-code/sdk: a StopController subscriber threw", error);
 }

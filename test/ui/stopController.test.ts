@@ -66,7 +66,7 @@ describe("StopController", () => {
     peer.send(rejection(cancel["id"], { commandId: "c", reason: "unknown_session" }));
     const final = await pressed;
     expect(final.state).toBe("failed");
-    expect(final.error?.data["reason"]).toBe("unknown_session");
+    expect(final.error).toMatchObject({ kind: "commandRejected", data: { reason: "unknown_session" } });
     await peer.client.close();
   });
 
@@ -77,5 +77,116 @@ describe("StopController", () => {
     await peer.client.close();
     await new Promise((r) => setTimeout(r, 0));
     expect(stop.getSnapshot()).toMatchObject({ state: "failed", canStop: false, error: { kind: "connectionClosed" } });
+  });
+});
+
+describe("StopController keeps its word", () => {
+  function acked(peer: ReturnType<typeof makePeer>, options: ConstructorParameters<typeof StopController>[1] = {}) {
+    const turn = peer.client.startTurn({ sessionId: SESSION, input });
+    const stop = new StopController(turn, options);
+    return { turn, stop };
+  }
+
+  it("a subscriber that throws does not make stop() throw or reject; the others still see every change; the throw is reported", async () => {
+    const peer = makePeer();
+    const reported: unknown[] = [];
+    const { turn, stop } = acked(peer, { onSubscriberError: (error) => reported.push(error) });
+    const seen: StopState[] = [];
+    stop.subscribe(() => {
+      throw new Error("render failed");
+    });
+    stop.subscribe((s) => seen.push(s.state));
+    const start = await peer.nth(1);
+    peer.send(result(start["id"], { commandId: turn.commandId, turnId: turn.commandId, startedNewTurn: true, disposition: "started" }));
+    await turn.accepted;
+    await Promise.resolve();
+    const pressed = stop.stop(); // the "stopping" change runs the throwing subscriber synchronously
+    const cancel = await peer.nth(2);
+    peer.send(result(cancel["id"], { commandId: "c", turnId: turn.commandId }));
+    peer.send(terminal(turn.commandId, 1, "cancelled", "cancelled"));
+    await expect(pressed).resolves.toMatchObject({ state: "ended", ack: "accepted" });
+    expect(seen).toEqual(["running", "stopping", "ended"]);
+    expect(reported.map((e) => (e as Error).message)).toEqual(["render failed", "render failed", "render failed"]);
+    await peer.client.close();
+  });
+
+  it("without onSubscriberError a throwing subscriber goes to console.error, not into stop()", async () => {
+    const peer = makePeer();
+    const { turn, stop } = acked(peer);
+    const errors: unknown[][] = [];
+    const original = console.error;
+    console.error = (...args: unknown[]) => void errors.push(args);
+    try {
+      stop.subscribe(() => {
+        throw new TypeError("bad render");
+      });
+      const pressed = stop.stop(); // held until the ack
+      const start = await peer.nth(1);
+      peer.send(result(start["id"], { commandId: turn.commandId, turnId: turn.commandId, startedNewTurn: true, disposition: "started" }));
+      const cancel = await peer.nth(2);
+      peer.send(result(cancel["id"], { commandId: "c", turnId: turn.commandId }));
+      peer.send(terminal(turn.commandId, 1, "cancelled", "cancelled"));
+      await expect(pressed).resolves.toMatchObject({ state: "ended" });
+    } finally {
+      console.error = original;
+    }
+    expect(errors.length).toBeGreaterThan(0);
+    expect(errors[0]?.[0]).toMatch(/StopController subscriber threw/);
+    expect((errors[0]?.[1] as Error).message).toBe("bad render");
+    await peer.client.close();
+  });
+
+  it("an onSubscriberError that throws itself still cannot reach stop()", async () => {
+    const peer = makePeer();
+    const original = console.error;
+    console.error = () => {};
+    try {
+      const { stop } = acked(peer, {
+        onSubscriberError: () => {
+          throw new Error("reporter broke too");
+        },
+      });
+      stop.subscribe(() => {
+        throw new Error("render failed");
+      });
+      await peer.nth(1);
+      const pressed = stop.stop();
+      await peer.client.close();
+      await expect(pressed).resolves.toMatchObject({ state: "failed", error: { kind: "connectionClosed" } });
+    } finally {
+      console.error = original;
+    }
+  });
+
+  it("a bad stopTimeoutMs is the caller's mistake: the constructor throws a RangeError before any async work", async () => {
+    const peer = makePeer();
+    const turn = peer.client.startTurn({ sessionId: SESSION, input });
+    for (const bad of [-1, Number.NaN]) {
+      expect(() => new StopController(turn, { stopTimeoutMs: bad })).toThrow(RangeError);
+    }
+    expect(() => new StopController(turn, { stopTimeoutMs: "10" as unknown as number })).toThrow(TypeError);
+    expect(() => new StopController(turn, { onSubscriberError: 1 as unknown as () => void })).toThrow(TypeError);
+    expect(() => new StopController(undefined as unknown as typeof turn)).toThrow(TypeError);
+    expect(new StopController(turn, { stopTimeoutMs: Infinity }).getSnapshot().state).toBe("starting");
+    await peer.client.close();
+  });
+
+  it("a TypeError or RangeError from the turn (the caller's own mistake) is kept as is, not relabelled as a protocol error", async () => {
+    const peer = makePeer();
+    const badParams = peer.client.startTurn({ sessionId: SESSION, input: 1n as unknown as typeof input });
+    const a = new StopController(badParams);
+    const badTimeout = peer.client.startTurn({ sessionId: SESSION, input }, { timeoutMs: -5 });
+    const b = new StopController(badTimeout);
+    await badParams.accepted.catch(() => {});
+    await badTimeout.accepted.catch(() => {});
+    await Promise.resolve();
+    const ea = a.getSnapshot().error;
+    const eb = b.getSnapshot().error;
+    expect(a.getSnapshot().state).toBe("failed");
+    expect(ea).toBeInstanceOf(TypeError);
+    expect(b.getSnapshot().state).toBe("failed");
+    expect(eb).toBeInstanceOf(RangeError);
+    expect(await a.stop()).toMatchObject({ state: "failed", canStop: false });
+    await peer.client.close();
   });
 });
