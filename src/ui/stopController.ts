@@ -82,7 +82,7 @@ export interface StopSnapshot {
  * ```ts
  * const stop = new StopController(turn, {
  *   stopTimeoutMs: 10_000,
- *   onSubscriberError: (error) => reportToSentry(error),
+ *   onSubscriberError: (error) => console.warn("the Stop button failed to render", error),
  * });
  * ```
  */
