@@ -1,7 +1,6 @@
 /** The host core: JSON-RPC dispatch of MSP commands, idempotency, sessions, and fan-out of notifications. */
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { v7 as uuidv7 } from "uuid";
 import {
@@ -23,6 +22,7 @@ import { SessionAgent } from "./session-agent.js";
 import { readSessionLog, SessionLog, sessionLogPath, summarizeSessionLog } from "./session-log.js";
 import { recoverSessions, type RecoveredSession } from "./session-recovery.js";
 import type { ShellOptions } from "./shell-tool.js";
+import { createTempDataDir, type TempDataDir } from "./temp-data-dir.js";
 import { parseViewCursor } from "./view-cursor.js";
 
 /**
@@ -57,7 +57,11 @@ export interface MuseHostOptions {
   models: ReadonlyMap<string, ScriptedModel>;
   /** The model of a `session/create` without `model`. Must be in `models`. */
   defaultModel: string;
-  /** Where session logs live (`<dataDir>/sessions`). Default: a fresh temp dir. */
+  /**
+   * Where session logs live (`<dataDir>/sessions`). Default: a fresh temp dir
+   * (`<os tmpdir>/muse-host-XXXXXX`) that the host removes when its shutdown ends, or when the
+   * process exits, whichever comes first.
+   */
   dataDir?: string;
   /** @unit milliseconds between SIGTERM and SIGKILL of a cancelled shell tool (default 2000) */
   killGraceMs?: number;
@@ -159,12 +163,15 @@ export class MuseHost {
   readonly #channels = new WeakMap<(message: unknown) => void, Channel>();
   #shuttingDown: Promise<void> | undefined;
   #failure: Error | undefined;
+  /** The temp data dir this host created (no `dataDir` given), removed after shutdown. */
+  readonly #tempDataDir: TempDataDir | undefined;
 
   constructor(options: MuseHostOptions) {
     if (!options.models.has(options.defaultModel)) throw new Error(`default model ${options.defaultModel} is not loaded`);
     this.#options = options;
     this.#cache = new CommandCache(options.commandCacheCapacity);
-    this.dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "muse-host-"));
+    this.#tempDataDir = options.dataDir === undefined ? createTempDataDir() : undefined;
+    this.dataDir = options.dataDir ?? (this.#tempDataDir as TempDataDir).path;
     mkdirSync(join(this.dataDir, "sessions"), { recursive: true });
     this.recovered = recoverSessions(this.dataDir);
     for (const r of this.recovered) {
@@ -222,12 +229,14 @@ export class MuseHost {
 
   /**
    * Shuts down: new commands are rejected with `shutting_down`, every session is cancelled with
-   * cause `disposed`, its tools are drained, and its log closed. Idempotent.
+   * cause `disposed`, its tools are drained, and its log closed. A temp data dir the host created
+   * itself (no `dataDir` option) is removed last. Idempotent.
    */
   shutdown(): Promise<void> {
     this.#shuttingDown ??= (async () => {
       await Promise.all([...this.#sessions.values()].map((s) => s.dispose()));
       for (const c of this.#connections) c.transport.close();
+      this.#tempDataDir?.remove();
     })();
     return this.#shuttingDown;
   }

@@ -165,7 +165,6 @@ export async function runCli(argv: readonly string[]): Promise<number> {
     process.stderr.write(`${USAGE}\n`);
     return 2;
   }
-  err(`serving on stdio (data ${host.dataDir}, ${basename(process.execPath)} ${process.version})`);
   const transport = createStdioTransport(process.stdin, process.stdout);
   host.connect(transport);
   const served = host;
@@ -203,5 +202,7 @@ export async function runCli(argv: readonly string[]): Promise<number> {
     }
     onFatal = (error) => stop(`session log write failed (${error.message})`);
     transport.onClose(() => stop("stdin closed"));
+    // Only now, with every signal handled: a supervisor may signal the host as soon as it reads this.
+    err(`serving on stdio (data ${served.dataDir}, ${basename(process.execPath)} ${process.version})`);
   });
 }
