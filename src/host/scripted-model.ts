@@ -2,6 +2,7 @@
 import { readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { isObject } from "../protocol/index.js";
+import { parseJsonText } from "./json-syntax.js";
 
 /**
  * A tool call a scripted step asks for. `args` is any JSON object.
@@ -82,8 +83,43 @@ function fail(where: string, what: string): never {
   throw new Error(`invalid scripted model at ${where}: ${what}`);
 }
 
+/** The keys each object of a script may have; any other key is a typo and is rejected. */
+const KNOWN_KEYS = {
+  script: ["turns", "description"],
+  turn: ["steps"],
+  step: ["reasoning", "text", "chunkSize", "chunkDelayMs", "toolCalls"],
+  toolCall: ["tool", "args"],
+} as const;
+
+/** `where` extended by one key, as a JSON path: `.key`, or `["odd key"]`. */
+function pathOf(where: string, key: string): string {
+  return /^[A-Za-z_$][\w$]*$/.test(key) ? `${where}.${key}` : `${where}[${JSON.stringify(key)}]`;
+}
+
+/** Edit distance, to suggest the key a typo meant. */
+function distance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) {
+      row[j] = Math.min((previous[j] ?? 0) + 1, (row[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    previous = row;
+  }
+  return previous[b.length] ?? 0;
+}
+
+function rejectUnknownKeys(raw: Record<string, unknown>, known: readonly string[], where: string): void {
+  for (const key of Object.keys(raw)) {
+    if (known.includes(key)) continue;
+    const near = known.filter((k) => distance(key.toLowerCase(), k.toLowerCase()) <= 2).sort((x, y) => distance(key, x) - distance(key, y))[0];
+    fail(pathOf(where, key), `unknown key (expected one of ${known.join(", ")}${near === undefined ? "" : `; did you mean ${near}?`})`);
+  }
+}
+
 function parseStep(raw: unknown, where: string): ScriptedStep {
   if (!isObject(raw)) fail(where, "a step must be an object");
+  rejectUnknownKeys(raw, KNOWN_KEYS.step, where);
   const { reasoning, text, chunkSize, chunkDelayMs, toolCalls } = raw;
   if (reasoning !== undefined && typeof reasoning !== "string") fail(where, "reasoning must be a string");
   if (text !== undefined && typeof text !== "string") fail(where, "text must be a string");
@@ -97,6 +133,7 @@ function parseStep(raw: unknown, where: string): ScriptedStep {
   const calls = (toolCalls ?? []).map((call: unknown, i: number): ScriptedToolCall => {
     const at = `${where}.toolCalls[${i}]`;
     if (!isObject(call)) fail(at, "a tool call must be an object");
+    rejectUnknownKeys(call, KNOWN_KEYS.toolCall, at);
     if (typeof call["tool"] !== "string" || call["tool"] === "") fail(at, "tool must be a non-empty string");
     const args = call["args"] ?? {};
     if (!isObject(args)) fail(at, "args must be an object");
@@ -114,7 +151,9 @@ function parseStep(raw: unknown, where: string): ScriptedStep {
 
 /**
  * Validates a parsed script (the JSON value of a model file) and builds a {@link ScriptedModel}.
- * Throws an `Error` naming the first problem.
+ * Throws an `Error` naming the first problem and its JSON path, e.g.
+ * `invalid scripted model at $.turns[0].steps[1].txt: unknown key (expected one of reasoning, text, …; did you mean text?)`.
+ * Unknown keys are rejected; the script's top level may carry a `description` string.
  *
  * @example
  * ```ts
@@ -124,11 +163,14 @@ function parseStep(raw: unknown, where: string): ScriptedStep {
  */
 export function parseScriptedModel(value: unknown, name: string): ScriptedModel {
   if (!isObject(value)) fail("$", "the script must be an object");
+  rejectUnknownKeys(value, KNOWN_KEYS.script, "$");
+  if (value["description"] !== undefined && typeof value["description"] !== "string") fail("$.description", "description must be a string");
   const turnsRaw = value["turns"];
   if (!Array.isArray(turnsRaw) || turnsRaw.length === 0) fail("$.turns", "turns must be a non-empty array");
   const turns = turnsRaw.map((t: unknown, i: number): ScriptedTurn => {
     const where = `$.turns[${i}]`;
     if (!isObject(t)) fail(where, "a turn must be an object");
+    rejectUnknownKeys(t, KNOWN_KEYS.turn, where);
     const steps = t["steps"];
     if (!Array.isArray(steps) || steps.length === 0) fail(`${where}.steps`, "steps must be a non-empty array");
     return { steps: steps.map((s: unknown, j: number) => parseStep(s, `${where}.steps[${j}]`)) };
@@ -145,7 +187,10 @@ export function parseScriptedModel(value: unknown, name: string): ScriptedModel 
 }
 
 /**
- * Reads and validates a scripted model file (see docs/reference-host.md for the format).
+ * Reads and validates a scripted model file (see docs/reference-host.md for the format). Every
+ * error names the file: `path:line:column: invalid JSON: …` for a syntax error,
+ * `path: invalid scripted model at $.turns[0]…: …` for a script that is JSON but not a script,
+ * and `cannot read scripted model NAME from path: …` when the file cannot be read.
  *
  * @example
  * ```ts
@@ -153,13 +198,18 @@ export function parseScriptedModel(value: unknown, name: string): ScriptedModel 
  * ```
  */
 export function loadScriptedModel(path: string, name: string): ScriptedModel {
-  let value: unknown;
+  let text: string;
   try {
-    value = JSON.parse(readFileSync(path, "utf8"));
+    text = readFileSync(path, "utf8");
   } catch (error) {
     throw new Error(`cannot read scripted model ${name} from ${path}: ${(error as Error).message}`);
   }
-  return parseScriptedModel(value, name);
+  const value = parseJsonText(text, path);
+  try {
+    return parseScriptedModel(value, name);
+  } catch (error) {
+    throw new Error(`${path}: ${(error as Error).message}`);
+  }
 }
 
 function* chunksOf(text: string, size: number): Generator<string> {

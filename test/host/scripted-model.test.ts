@@ -30,13 +30,42 @@ describe("loadScriptedModel", () => {
     expect(() => parseScriptedModel({ turns: [{ steps: [{ toolCalls: [{ args: {} }] }] }] }, "x")).toThrow(/toolCalls\[0\]: tool must be a non-empty string/);
   });
 
-  it("reports unreadable and non-JSON files with the model name", () => {
+  it("reports an unreadable file with the model name, and a non-JSON file as file:line:column", () => {
     const dir = mkdtempSync(join(tmpdir(), "muse-model-"));
     try {
       const path = join(dir, "bad.json");
       writeFileSync(path, "{ nope");
-      expect(() => loadScriptedModel(path, "bad")).toThrow(/cannot read scripted model bad/);
-      expect(() => loadScriptedModel(join(dir, "missing.json"), "gone")).toThrow(/cannot read scripted model gone/);
+      expect(() => loadScriptedModel(path, "bad")).toThrow(`${path}:1:3: invalid JSON: expected a property name in double quotes, found 'n'`);
+      writeFileSync(path, '{\n  "turns": [\n    { "steps": [{ "text": "a", }] }\n  ]\n}\n');
+      expect(() => loadScriptedModel(path, "bad")).toThrow(`${path}:3:32: invalid JSON: unexpected '}' after ',': JSON allows no trailing comma`);
+      expect(() => loadScriptedModel(join(dir, "missing.json"), "gone")).toThrow(/cannot read scripted model gone from .*missing\.json: ENOENT/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("rejects an unknown key with its JSON path, the keys it expected and the nearest one", () => {
+    const step = (extra: Record<string, unknown>) => ({ turns: [{ steps: [{ text: "a" }, extra] }] });
+    expect(() => parseScriptedModel(step({ txt: "hi" }), "x")).toThrow(
+      "invalid scripted model at $.turns[0].steps[1].txt: unknown key (expected one of reasoning, text, chunkSize, chunkDelayMs, toolCalls; did you mean text?)",
+    );
+    expect(() => parseScriptedModel(step({ chunk_delay_ms: 5 }), "x")).toThrow(/steps\[1\]\.chunk_delay_ms: unknown key \(expected one of .*\)$/);
+    expect(() => parseScriptedModel(step({ "tool calls": [] }), "x")).toThrow(/steps\[1\]\["tool calls"\]: unknown key .*did you mean toolCalls\?/);
+    expect(() => parseScriptedModel({ turns: [{ steps: [{ text: "a" }], step: [] }] }, "x")).toThrow(/\$\.turns\[0\]\.step: unknown key \(expected one of steps; did you mean steps\?\)/);
+    expect(() => parseScriptedModel({ turns: [{ steps: [{ toolCalls: [{ tool: "shell", arg: {} }] }] }] }, "x")).toThrow(
+      /\$\.turns\[0\]\.steps\[0\]\.toolCalls\[0\]\.arg: unknown key \(expected one of tool, args; did you mean args\?\)/,
+    );
+    expect(() => parseScriptedModel({ turn: [] }, "x")).toThrow(/\$\.turn: unknown key \(expected one of turns, description; did you mean turns\?\)/);
+    expect(() => parseScriptedModel({ description: 3, turns: [{ steps: [{}] }] }, "x")).toThrow(/\$\.description: description must be a string/);
+    expect(parseScriptedModel({ description: "what this model shows", turns: [{ steps: [{}] }] }, "x").turns).toHaveLength(1);
+  });
+
+  it("names the file when a model file is JSON but not a valid script", () => {
+    const dir = mkdtempSync(join(tmpdir(), "muse-model-"));
+    try {
+      const path = join(dir, "typo.json");
+      writeFileSync(path, JSON.stringify({ turns: [{ steps: [{ txt: "hi" }] }] }));
+      expect(() => loadScriptedModel(path, "typo")).toThrow(`${path}: invalid scripted model at $.turns[0].steps[0].txt: unknown key`);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
