@@ -4,7 +4,7 @@
  */
 export { MuseHost, createHost, HOST_NAME, HOST_VERSION } from "./muse-host.js";
 export type { MuseHostOptions } from "./muse-host.js";
-export { runCli, parseServeArgs, loadServeModels, USAGE } from "./run-cli.js";
+export { runCli, parseServeArgs, loadServeModels, USAGE, HELP } from "./run-cli.js";
 export type { ServeOptions } from "./run-cli.js";
 export { loadScriptedModel, parseScriptedModel, streamStep } from "./scripted-model.js";
 export type { ScriptedModel, ScriptedTurn, ScriptedStep, ScriptedToolCall, ModelChunk } from "./scripted-model.js";

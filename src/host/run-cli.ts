@@ -2,7 +2,7 @@
 import { basename } from "node:path";
 import { loadScriptedModel, type ScriptedModel } from "./scripted-model.js";
 import { createHost, HOST_VERSION, type MuseHostOptions } from "./muse-host.js";
-import { killAllToolGroups } from "./shell-tool.js";
+import { DEFAULT_KILL_GRACE_MS, DEFAULT_OUTPUT_CAP_BYTES, killAllToolGroups } from "./shell-tool.js";
 import { createStdioTransport } from "./stdio-transport.js";
 
 /**
@@ -28,7 +28,7 @@ export interface ServeOptions {
 }
 
 /**
- * The usage text of `muse-host`.
+ * The usage synopsis of `muse-host` (printed after a bad command line; {@link HELP} explains each flag).
  *
  * @example
  * ```ts
@@ -38,6 +38,43 @@ export interface ServeOptions {
 export const USAGE = `usage: muse-host serve --stdio --script PATH [--data DIR] [--model NAME=PATH ...]
                        [--default-model NAME] [--kill-grace-ms N] [--output-cap-bytes N]
        muse-host --version | --help`;
+
+/**
+ * What `muse-host --help` prints: the synopsis, then one line per flag saying what it does,
+ * with its default and unit.
+ *
+ * @example
+ * ```ts
+ * process.stdout.write(`${HELP}\n`);
+ * ```
+ */
+export const HELP = `${USAGE}
+
+The reference MSP host: a scripted model and a real shell tool, served over stdio.
+stdout carries only protocol (NDJSON JSON-RPC); logs go to stderr.
+
+serve flags (each also takes --flag=VALUE):
+  --stdio                serve MSP on stdin/stdout, one JSON-RPC message per line (required)
+  --script PATH          scripted model file, loaded as the model named "default"
+                         (required unless a --model is given)
+  --model NAME=PATH      one more scripted model, chosen per session by session/create {model}
+                         or session/setModel; repeatable
+  --default-model NAME   model of a session/create without "model" (default: "default" when
+                         --script is given, else the first --model)
+  --data DIR             keep session logs in DIR/sessions/ so a restarted host can resume them
+                         (default: a fresh temp dir, removed when the host exits)
+  --kill-grace-ms N      on cancel or shutdown, milliseconds from SIGTERM to SIGKILL of a tool's
+                         process group (default: ${DEFAULT_KILL_GRACE_MS})
+  --output-cap-bytes N   bytes of output kept per tool call; the rest is cut, truncated: true
+                         (default: ${DEFAULT_OUTPUT_CAP_BYTES})
+
+other commands:
+  --version              print the host version and exit
+  --help, -h             print this help and exit
+
+Exit: 0 after stdin EOF or SIGTERM/SIGINT/SIGHUP (running turns cancelled, tools drained); a
+second signal stops the drain (128 + signal number); 1 if a session log could not be written;
+2 on a bad command line or model file.`;
 
 function nonNegativeInt(flag: string, value: string): number {
   const n = Number(value);
@@ -143,26 +180,32 @@ export async function runCli(argv: readonly string[]): Promise<number> {
     return 0;
   }
   if (command === "--help" || command === "-h") {
-    process.stdout.write(`${USAGE}\n`);
+    process.stdout.write(`${HELP}\n`);
     return 0;
   }
-  if (command !== "serve") {
-    err(command === undefined ? "missing command" : `unknown command ${command}`);
-    process.stderr.write(`${USAGE}\n`);
+  const usageError = (message: string) => {
+    err(message);
+    process.stderr.write(`${USAGE}\n(muse-host --help says what each flag does)\n`);
     return 2;
+  };
+  if (command !== "serve") return usageError(command === undefined ? "missing command" : `unknown command ${command}`);
+  let options: ServeOptions;
+  try {
+    options = parseServeArgs(rest);
+  } catch (error) {
+    return usageError((error as Error).message);
   }
   let onFatal: (error: Error) => void = () => {};
   let host;
   try {
-    const options = parseServeArgs(rest);
     const hostOptions: MuseHostOptions = { ...loadServeModels(options), logger: err, onFatal: (error) => onFatal(error) };
     if (options.dataDir !== undefined) hostOptions.dataDir = options.dataDir;
     if (options.killGraceMs !== undefined) hostOptions.killGraceMs = options.killGraceMs;
     if (options.outputCapBytes !== undefined) hostOptions.outputCapBytes = options.outputCapBytes;
     host = createHost(hostOptions);
   } catch (error) {
+    // A model file that cannot be read or is not a valid script: the message names the file (and line:column).
     err((error as Error).message);
-    process.stderr.write(`${USAGE}\n`);
     return 2;
   }
   const transport = createStdioTransport(process.stdin, process.stdout);
