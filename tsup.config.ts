@@ -15,4 +15,6 @@ export default defineConfig({
   target: "node20",
   splitting: true,
   treeshake: true,
+  // Class names survive bundling: an error prints as MspError, not as esbuild's renamed _MspError.
+  keepNames: true,
 });
