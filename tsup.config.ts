@@ -17,4 +17,6 @@ export default defineConfig({
   treeshake: true,
   // Class names survive bundling: an error prints as MspError, not as esbuild's renamed _MspError.
   keepNames: true,
+  // import.meta.url works in the CJS build too (spawnReferenceHost finds the package's own files with it).
+  shims: true,
 });

@@ -1,7 +1,10 @@
 /**
- * `@muse-code/sdk/host`: the reference MSP host (scripted model, real shell tool, session log).
+ * `@muse-code/sdk/host`: the reference MSP host (scripted model, real shell tool, session log),
+ * and `spawnReferenceHost` to start the copy bundled in this package with its example models.
  * Any new export added here becomes public API. Use named exports, not wildcards.
  */
+export { spawnReferenceHost, exampleModelPath } from "./spawnReferenceHost.js";
+export type { SpawnReferenceHostOptions, ExampleModelName } from "./spawnReferenceHost.js";
 export { MuseHost, createHost, HOST_NAME, HOST_VERSION } from "./muse-host.js";
 export type { MuseHostOptions } from "./muse-host.js";
 export { runCli, parseServeArgs, loadServeModels, USAGE, HELP } from "./run-cli.js";
