@@ -7,6 +7,7 @@ import { v7 as uuidv7 } from "uuid";
 import { MspConnection, type CloseInfo, type MspConnectionOptions, type MspEvents } from "./connection.js";
 import type { ByteChannel } from "./framing/byteChannel.js";
 import { createFraming, type Framing } from "./framing/createFraming.js";
+import { asyncDispose } from "./internal/asyncDispose.js";
 import type { WaitOptions } from "./internal/boundedWait.js";
 import { cancelTurn, type CancelOutcome, type CancelTurnParams } from "./turns/cancelTurn.js";
 import type { ItemLedger } from "./turns/itemLedger.js";
@@ -104,6 +105,22 @@ export class MspClient {
    */
   close(): Promise<CloseInfo> {
     return this.connection.close();
+  }
+
+  /**
+   * `await using`: leaving the block closes the client as {@link MspClient.close} does (a
+   * spawned host is also stopped), even when the block throws.
+   *
+   * @example
+   * ```ts
+   * {
+   *   await using client = connect(channel);
+   *   await client.connection.command("host/info", {});
+   * } // closed here
+   * ```
+   */
+  async [asyncDispose](): Promise<void> {
+    await this.close();
   }
 }
 

@@ -68,13 +68,16 @@ function killLiveGroups(): void {
 const EXIT_STATUS_WAIT_MS = 50;
 
 /**
- * An {@link MspClient} connected to a child-process host.
+ * An {@link MspClient} connected to a child-process host. `close()` stops the host; so does
+ * leaving an `await using` block (`[Symbol.asyncDispose]` calls `close()`). Until then the
+ * open pipes to the host keep the Node process alive.
  *
  * @example
  * ```ts
- * const host = spawnHost({ command: "muse-host", args: ["serve", "--stdio", "--script", "model.json"] });
- * console.log(host.pid);
- * await host.close();
+ * {
+ *   await using host = spawnHost({ command: "muse-host", args: ["serve", "--stdio", "--script", "model.json"] });
+ *   console.log(host.pid);
+ * } // the host is stopped here, its process group included
  * ```
  */
 export class SpawnedHost extends MspClient {

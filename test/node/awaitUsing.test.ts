@@ -1,0 +1,111 @@
+/**
+ * `await using` on clients and spawned hosts: leaving the block closes the client, and stops a
+ * spawned host (real process), also when the block throws. Where a runtime has no
+ * Symbol.asyncDispose (older browsers), the key is Symbol.for("Symbol.asyncDispose"), which
+ * downlevelled `await using` looks up.
+ */
+import { runInNewContext } from "node:vm";
+import { build } from "esbuild";
+import { describe, expect, it } from "vitest";
+import { connect, type MspClient } from "../../src/index.js";
+import { createLinkedPair } from "../../src/testing/index.js";
+import { spawnReferenceHost } from "../../src/host/index.js";
+import type { SpawnedHost } from "../../src/node/index.js";
+import { isProcessGone, repoRoot } from "../host/host-process.js";
+
+/** A client on one end of an in-memory pair, and a flag that turns true when it closes. */
+function pairedClient(): { client: MspClient; closed: () => boolean } {
+  const [clientSide] = createLinkedPair();
+  const client = connect(clientSide);
+  let closed = false;
+  client.events.on("close", () => (closed = true));
+  return { client, closed: () => closed };
+}
+
+describe("await using", () => {
+  it("MspClient: leaving the block closes it, and pending work settles connectionClosed", async () => {
+    let closed = () => false;
+    let pending: Promise<unknown> = Promise.resolve();
+    {
+      const made = pairedClient();
+      await using client = made.client;
+      closed = made.closed;
+      pending = client.connection.command("host/info", {}).catch((e: unknown) => e);
+      expect(closed()).toBe(false);
+    }
+    expect(closed()).toBe(true);
+    expect(await pending).toMatchObject({ kind: "connectionClosed" });
+  });
+
+  it("MspClient: a block that throws still closes it, and the block's error is the one that surfaces", async () => {
+    let closed = () => false;
+    const run = async () => {
+      const made = pairedClient();
+      await using client = made.client;
+      closed = made.closed;
+      void client;
+      throw new Error("the app failed");
+    };
+    await expect(run()).rejects.toThrow("the app failed");
+    expect(closed()).toBe(true);
+  });
+
+  it("SpawnedHost: leaving the block stops the host process, also when the block throws", async () => {
+    let first: SpawnedHost | undefined;
+    {
+      await using host = spawnReferenceHost({ stderr: "ignore" });
+      first = host;
+      const { sessionId } = await host.connection.command("session/create", {});
+      expect(sessionId).toBeTypeOf("string");
+      expect(isProcessGone(host.pid)).toBe(false);
+    }
+    expect(first.process.exitCode ?? first.process.signalCode).not.toBeNull();
+    expect(isProcessGone(first.pid)).toBe(true);
+
+    let second: SpawnedHost | undefined;
+    const run = async () => {
+      await using host = spawnReferenceHost({ stderr: "ignore" });
+      second = host;
+      await host.connection.command("host/info", {});
+      throw new Error("the app failed");
+    };
+    await expect(run()).rejects.toThrow("the app failed");
+    expect(second?.process.exitCode ?? second?.process.signalCode).not.toBeNull();
+    expect(isProcessGone(second!.pid)).toBe(true);
+  });
+
+  it("uses Symbol.asyncDispose when the runtime has it", () => {
+    const { client } = pairedClient();
+    expect(typeof client[Symbol.asyncDispose]).toBe("function");
+    void client.close();
+  });
+
+  it("in a runtime without Symbol.asyncDispose, downlevelled `await using` still disposes (the key is Symbol.for)", async () => {
+    // A realm of its own: Node's polyfilled Symbol.asyncDispose is only on the main realm's Symbol.
+    expect(runInNewContext("typeof Symbol.asyncDispose")).toBe("undefined");
+    const bundled = await build({
+      stdin: {
+        contents: `
+          import { asyncDispose } from "./src/internal/asyncDispose.ts";
+          class Resource { disposed = false; async [asyncDispose]() { this.disposed = true; } }
+          export async function run() {
+            const resource = new Resource();
+            { await using held = resource; void held; }
+            return { disposed: resource.disposed, registered: asyncDispose === Symbol.for("Symbol.asyncDispose") };
+          }`,
+        resolveDir: repoRoot,
+        loader: "ts",
+      },
+      bundle: true,
+      write: false,
+      format: "iife",
+      globalName: "probe",
+      target: "es2022", // no native `await using`: esbuild lowers it
+      logLevel: "silent",
+    });
+    const code = bundled.outputFiles[0]?.text ?? "";
+    expect(code).toContain("Symbol.for"); // the lowering's own fallback lookup
+    const result: unknown = await runInNewContext(`${code}; probe.run()`);
+    expect(JSON.parse(JSON.stringify(result))).toEqual({ disposed: true, registered: true });
+  });
+});
