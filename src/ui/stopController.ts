@@ -163,6 +163,8 @@ export class StopController {
    * ```
    */
   subscribe(listener: (snapshot: StopSnapshot) => void): () => void {
+    // A function subscribed twice is still called once per change (subscriptions are a set).
+    this.#listeners.off("change", listener);
     this.#listeners.on("change", listener);
     return () => void this.#listeners.off("change", listener);
   }

@@ -158,6 +158,22 @@ describe("StopController keeps its word", () => {
     }
   });
 
+  it("a function subscribed twice is called once per change; its unsubscribe removes it", async () => {
+    const peer = makePeer();
+    const { stop } = acked(peer);
+    const seen: StopState[] = [];
+    const listener = (s: { state: StopState }) => void seen.push(s.state);
+    stop.subscribe(listener);
+    const off = stop.subscribe(listener);
+    await peer.nth(1);
+    void stop.stop();
+    expect(seen).toEqual(["stopping"]);
+    off();
+    await peer.client.close();
+    await new Promise((r) => setTimeout(r, 0));
+    expect(seen).toEqual(["stopping"]);
+  });
+
   it("a bad stopTimeoutMs is the caller's mistake: the constructor throws a RangeError before any async work", async () => {
     const peer = makePeer();
     const turn = peer.client.startTurn({ sessionId: SESSION, input });
