@@ -170,8 +170,12 @@ export class MuseHost {
     if (!options.models.has(options.defaultModel)) throw new Error(`default model ${options.defaultModel} is not loaded`);
     this.#options = options;
     this.#cache = new CommandCache(options.commandCacheCapacity);
-    this.#tempDataDir = options.dataDir === undefined ? createTempDataDir() : undefined;
-    this.dataDir = options.dataDir ?? (this.#tempDataDir as TempDataDir).path;
+    if (options.dataDir === undefined) {
+      this.#tempDataDir = createTempDataDir();
+      this.dataDir = this.#tempDataDir.path;
+    } else {
+      this.dataDir = options.dataDir;
+    }
     mkdirSync(join(this.dataDir, "sessions"), { recursive: true });
     this.recovered = recoverSessions(this.dataDir);
     for (const r of this.recovered) {
