@@ -2,6 +2,7 @@
  * ItemLedger: every item of every recent turn at its latest revision, so a UI can render a
  * turn's history, and an item left open when its turn ended is shown honestly as cancelled.
  */
+import { BoundedMap } from "../internal/boundedMap.js";
 import type { Item } from "../protocol/index.js";
 
 /**
@@ -38,11 +39,11 @@ export interface ItemLedgerOptions {
  * ```
  */
 export class ItemLedger {
-  readonly #turns = new Map<string, Map<string, LedgerItem>>();
-  readonly #turnCapacity: number;
+  readonly #turns: BoundedMap<string, Map<string, LedgerItem>>;
 
   constructor(options: ItemLedgerOptions = {}) {
-    this.#turnCapacity = options.turnCapacity ?? 1_000;
+    // A capacity below 1 still keeps the turn being applied, as it always has.
+    this.#turns = new BoundedMap({ capacity: Math.max(1, options.turnCapacity ?? 1_000), order: "recency" });
   }
 
   /**
@@ -114,14 +115,8 @@ export class ItemLedger {
   }
 
   #touch(turnId: string): Map<string, LedgerItem> {
-    let items = this.#turns.get(turnId);
-    if (items === undefined) {
-      items = new Map();
-      if (this.#turns.size >= this.#turnCapacity) this.#turns.delete(this.#turns.keys().next().value as string);
-    } else {
-      this.#turns.delete(turnId); // most recently touched goes last
-    }
-    this.#turns.set(turnId, items);
+    const items = this.#turns.get(turnId) ?? new Map<string, LedgerItem>();
+    this.#turns.set(turnId, items); // most recently touched goes last; the least recently touched turn is evicted
     return items;
   }
 }

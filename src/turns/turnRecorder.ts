@@ -2,6 +2,7 @@
  * TurnRecorder: records every `turn/completed` by turnId and keeps a LIST of waiters per
  * turn, so a terminal can never slip past and a second waiter can never evict the first.
  */
+import { BoundedMap } from "../internal/boundedMap.js";
 import { boundedWait, type BoundedWait, type WaitOptions } from "../internal/boundedWait.js";
 import type { MspError } from "../errors.js";
 import type { TurnCompletedParams } from "../protocol/index.js";
@@ -43,16 +44,14 @@ export const DEFAULT_TERMINAL_CAPACITY = 10_000;
  * ```
  */
 export class TurnRecorder {
-  readonly #terminals = new Map<string, TurnCompletedParams>();
+  readonly #terminals: BoundedMap<string, TurnCompletedParams>;
   readonly #waiters = new Map<string, Array<BoundedWait<TurnCompletedParams>>>();
-  readonly #capacity: number;
   readonly #defaultTimeoutMs: number;
   #closedWith: MspError | undefined;
 
   constructor(options: TurnRecorderOptions = {}) {
-    this.#capacity = options.capacity ?? DEFAULT_TERMINAL_CAPACITY;
+    this.#terminals = new BoundedMap({ capacity: options.capacity ?? DEFAULT_TERMINAL_CAPACITY });
     this.#defaultTimeoutMs = options.defaultTimeoutMs ?? 60_000;
-    if (!(this.#capacity >= 1)) throw new RangeError(`capacity must be at least 1, got ${this.#capacity}`);
   }
 
   /**
@@ -67,10 +66,6 @@ export class TurnRecorder {
   record(params: TurnCompletedParams): boolean {
     if (this.#terminals.has(params.turnId)) return false;
     this.#terminals.set(params.turnId, params);
-    if (this.#terminals.size > this.#capacity) {
-      const oldest = this.#terminals.keys().next().value as string;
-      this.#terminals.delete(oldest);
-    }
     const list = this.#waiters.get(params.turnId);
     if (list !== undefined) {
       this.#waiters.delete(params.turnId);
