@@ -31,7 +31,7 @@ import {
   Notifications,
   problemWithNotification,
   isObject,
-  cursorSequence,
+  parseViewCursor,
   type CommandMap,
   type CommandParams,
   type CommandResult,
@@ -497,7 +497,7 @@ export class MspConnection {
       session.resumed = true;
       // A resume replays from afterCursor: what follows may step back from what this connection saw.
       const afterCursor = params["afterCursor"];
-      if (typeof afterCursor === "string") this.#cursors.set(sessionId, { cursor: afterCursor, sequence: cursorSequence(afterCursor) });
+      if (typeof afterCursor === "string") this.#cursors.set(sessionId, { cursor: afterCursor, sequence: parseViewCursor(afterCursor, sessionId) });
       else this.#cursors.delete(sessionId);
     }
   }
@@ -518,7 +518,7 @@ export class MspConnection {
     const sessionId = params?.["sessionId"];
     const cursor = params?.["viewCursor"];
     if (typeof sessionId !== "string" || typeof cursor !== "string") return true;
-    const sequence = cursorSequence(cursor);
+    const sequence = parseViewCursor(cursor, sessionId);
     const last = this.#cursors.get(sessionId);
     if (last !== undefined) {
       const ahead = sequence !== undefined && last.sequence !== undefined ? sequence > last.sequence : cursor !== last.cursor;

@@ -46,7 +46,6 @@ export {
   isItem,
   isNotification,
   problemWithNotification,
-  cursorSequence,
   isCompatibleProtocol,
 } from "./protocol/index.js";
 export type {

@@ -25,4 +25,3 @@ export type { MessageTransport } from "./message-transport.js";
 export { LineSplitter, DEFAULT_MAX_LINE_BYTES } from "./line-splitter.js";
 export { JsonRpcErrorCodes, CommandError, errorResponse, notificationMessage } from "./json-rpc.js";
 export type { JsonRpcId, JsonRpcError, JsonRpcResponse, JsonRpcNotification } from "./json-rpc.js";
-export { viewCursor, parseViewCursor } from "./view-cursor.js";

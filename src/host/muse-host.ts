@@ -23,7 +23,7 @@ import { SessionAgent } from "./session-agent.js";
 import { readSessionLog, SessionLog, sessionLogPath, summarizeSessionLog } from "./session-log.js";
 import { recoverSessions, type RecoveredSession } from "./session-recovery.js";
 import type { ShellOptions } from "./shell-tool.js";
-import { parseViewCursor } from "./view-cursor.js";
+import { parseViewCursor } from "../protocol/cursor.js";
 
 /**
  * The host's name in `host/info`.

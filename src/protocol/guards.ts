@@ -145,22 +145,6 @@ export function isItem(value: unknown): value is Item {
 }
 
 /**
- * The sequence number of a `viewCursor` of the form `v:<sessionId>:<n>`, or `undefined`
- * when the cursor has another form. Cursors are otherwise opaque.
- *
- * @example
- * ```ts
- * cursorSequence("v:0198f0aa-1111-7000-8000-0000000000aa:9"); // 9
- * ```
- */
-export function cursorSequence(viewCursor: string): number | undefined {
-  const at = viewCursor.lastIndexOf(":");
-  if (at < 0) return undefined;
-  const n = Number(viewCursor.slice(at + 1));
-  return Number.isSafeInteger(n) ? n : undefined;
-}
-
-/**
  * True when a host's `protocolVersion` is compatible with this package's (same major).
  *
  * @example

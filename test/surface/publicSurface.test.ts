@@ -36,7 +36,6 @@ describe("public surface", () => {
       "TurnRecorder",
       "cancelTurn",
       "connect",
-      "cursorSequence",
       "isCompatibleProtocol",
       "isItem",
       "isNotification",
