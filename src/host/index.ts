@@ -22,6 +22,5 @@ export { CommandCache, DEFAULT_COMMAND_CACHE_CAPACITY } from "./command-cache.js
 export type { CommandOutcome, ReplayRange } from "./command-cache.js";
 export { createStdioTransport } from "./stdio-transport.js";
 export type { MessageTransport } from "./message-transport.js";
-export { LineSplitter, DEFAULT_MAX_LINE_BYTES } from "./line-splitter.js";
 export { JsonRpcErrorCodes, CommandError, errorResponse, notificationMessage } from "./json-rpc.js";
 export type { JsonRpcId, JsonRpcError, JsonRpcResponse, JsonRpcNotification } from "./json-rpc.js";

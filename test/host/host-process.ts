@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach } from "vitest";
 import { fileURLToPath } from "node:url";
+import { LineSplitter } from "../../src/protocol/lineSplitter.js";
 
 /** The repository root (the host is started from here so `--import tsx` resolves). */
 export const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
@@ -39,20 +40,13 @@ export class HostProcess {
   stderr = "";
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   #nextId = 1;
-  #buffer = "";
   #listeners = new Set<() => void>();
 
   private constructor(child: ChildProcessWithoutNullStreams) {
     this.child = child;
-    child.stdout.setEncoding("utf8");
-    child.stdout.on("data", (chunk: string) => {
-      this.#buffer += chunk;
-      let nl: number;
-      while ((nl = this.#buffer.indexOf("\n")) >= 0) {
-        const line = this.#buffer.slice(0, nl);
-        this.#buffer = this.#buffer.slice(nl + 1);
-        if (line.trim() !== "") this.wire.push(JSON.parse(line) as WireMessage);
-      }
+    const lines = new LineSplitter((line) => this.wire.push(JSON.parse(line) as WireMessage));
+    child.stdout.on("data", (chunk: Buffer) => {
+      lines.push(chunk);
       for (const l of [...this.#listeners]) l();
     });
     child.stderr.setEncoding("utf8");
