@@ -17,7 +17,7 @@ import {
   type ResponseMessage,
 } from "vscode-jsonrpc";
 import { v7 as uuidv7 } from "uuid";
-import { MspError, MspErrorKinds } from "./errors.js";
+import { MspError, MspErrorKinds, type CommandRejectedData, type ConnectionClosedData, type ProtocolData } from "./errors.js";
 import type { EndDetails } from "./framing/byteChannel.js";
 import type { FramedMessageReader } from "./framing/framedReader.js";
 import { MessageEncodingError } from "./framing/framedWriter.js";
@@ -113,7 +113,7 @@ export interface CloseInfo {
  * @example
  * ```ts
  * client.events.on("turn/completed", (params) => console.log(params.turnId, params.terminal));
- * client.events.on("protocolError", (error) => console.warn(error.data["problem"]));
+ * client.events.on("protocolError", (error) => console.warn(error.data.problem));
  * client.events.once("close", (info) => console.log(`closed: ${info.reason}`));
  * ```
  */
@@ -127,8 +127,8 @@ export interface MspEvents {
   "turn/completed": [TurnCompletedParams];
   /** An item the host left `inProgress` when its turn ended, now shown as `cancelled`. */
   itemSynthesized: [LedgerItem];
-  /** The host sent something MSP does not allow; the message is in `error.data.message`. */
-  protocolError: [MspError];
+  /** The host sent something MSP does not allow: `error.data.problem` says what, `error.data.message` shows it. */
+  protocolError: [MspError<"protocol">];
   /** A response arrived for a command that had already timed out or been aborted. */
   lateResponse: [{ id: number; method: string; response: JsonValue }];
   /** A notification handler or event listener threw. */
@@ -373,9 +373,9 @@ export class MspConnection {
 
   #shutdown(info: CloseInfo): void {
     if (this.#closeError !== undefined) return;
-    const data: Record<string, JsonValue | undefined> = { reason: info.reason };
-    if (info.exitCode !== undefined) data["exitCode"] = info.exitCode;
-    if (info.signal !== undefined) data["signal"] = info.signal;
+    const data: ConnectionClosedData = { reason: info.reason };
+    if (info.exitCode !== undefined) data.exitCode = info.exitCode;
+    if (info.signal !== undefined) data.signal = info.signal;
     const error = new MspError(MspErrorKinds.connectionClosed, `connection closed: ${info.reason}`, data);
     this.#closeError = error;
     for (const { wait } of [...this.#pending.values()]) wait.reject(error);
@@ -432,7 +432,7 @@ export class MspConnection {
       const { code, message: text, data } = message.error;
       if (code === COMMAND_REJECTED_CODE && isObject(data)) {
         const reason = typeof data["reason"] === "string" ? data["reason"] : "unspecified";
-        wait.reject(new MspError(MspErrorKinds.commandRejected, `${method} rejected: ${reason}`, data as Record<string, JsonValue>));
+        wait.reject(new MspError(MspErrorKinds.commandRejected, `${method} rejected: ${reason}`, data as unknown as CommandRejectedData));
       } else {
         wait.reject(new MspError(MspErrorKinds.rpcError, `${method} failed: ${text} (${code})`, { code, message: text, data: (data ?? null) as JsonValue }));
       }
@@ -529,8 +529,8 @@ export class MspConnection {
   }
 
   #protocolError(problem: string, offending?: unknown): void {
-    const data: Record<string, JsonValue | undefined> = { problem };
-    if (offending !== undefined) data["message"] = offending as JsonValue;
+    const data: ProtocolData = { problem };
+    if (offending !== undefined) data.message = offending as JsonValue;
     const error = new MspError(MspErrorKinds.protocol, `protocol error: ${problem}`, data);
     this.#safely(() => this.events.emit("protocolError", error));
   }

@@ -12,7 +12,7 @@ export type { Framing } from "./framing/createFraming.js";
 export { MspConnection } from "./connection.js";
 export type { CloseInfo, CommandOptions, MspConnectionOptions, MspEvents, MspNotification, NotificationHandler } from "./connection.js";
 export { MspError, MspErrorKinds } from "./errors.js";
-export type { MspErrorKind } from "./errors.js";
+export type { AbortedData, AnyMspError, CommandRejectedData, ConnectionClosedData, MspErrorDataMap, MspErrorKind, ProtocolData, RpcErrorData, TimeoutData } from "./errors.js";
 export type { WaitOptions } from "./internal/boundedWait.js";
 export { TurnRecorder, DEFAULT_TERMINAL_CAPACITY } from "./turns/turnRecorder.js";
 export type { TurnRecorderOptions } from "./turns/turnRecorder.js";

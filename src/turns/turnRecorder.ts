@@ -47,7 +47,7 @@ export class TurnRecorder {
   readonly #terminals: BoundedMap<string, TurnCompletedParams>;
   readonly #waiters = new Map<string, Array<BoundedWait<TurnCompletedParams>>>();
   readonly #defaultTimeoutMs: number;
-  #closedWith: MspError | undefined;
+  #closedWith: MspError<"connectionClosed"> | undefined;
 
   constructor(options: TurnRecorderOptions = {}) {
     this.#terminals = new BoundedMap({ capacity: options.capacity ?? DEFAULT_TERMINAL_CAPACITY });
@@ -126,7 +126,7 @@ export class TurnRecorder {
    * Settle every pending waiter with `error` (the connection closed) and reject later waits
    * for unrecorded turns with it too. Recorded terminals stay readable.
    */
-  closeAll(error: MspError): void {
+  closeAll(error: MspError<"connectionClosed">): void {
     this.#closedWith ??= error;
     const lists = [...this.#waiters.values()];
     this.#waiters.clear();

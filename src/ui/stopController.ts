@@ -4,7 +4,7 @@
  * reports every other failure. Framework-neutral; `subscribe`/`getSnapshot` suit React's
  * useSyncExternalStore.
  */
-import { MspError } from "../errors.js";
+import { MspError, type AnyMspError } from "../errors.js";
 import type { TurnCompletedParams } from "../protocol/index.js";
 import type { CancelOutcome } from "../turns/cancelTurn.js";
 import type { TurnHandle } from "../turns/turnHandle.js";
@@ -63,7 +63,7 @@ export interface StopSnapshot {
   /** How the host answered the Stop, if it was pressed: `accepted` or `already_terminal` (the race). */
   readonly ack?: CancelOutcome["ack"];
   /** What went wrong, when `failed`. */
-  readonly error?: MspError;
+  readonly error?: AnyMspError;
 }
 
 /**

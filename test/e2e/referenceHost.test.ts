@@ -149,7 +149,7 @@ describe("SDK against the reference host (real processes)", () => {
     const orphans = crashHost(r.host.pid);
     cleanups.push(() => killGroups(orphans));
     expect(orphans.length).toBeGreaterThan(0);
-    const error = (await waiting) as MspError;
+    const error = (await waiting) as MspError<"connectionClosed">;
     expect(error.kind).toBe("connectionClosed");
     expect(error.data["signal"]).toBe("SIGKILL");
     const seenBefore = r.host.items.itemsOf(turnId).length;

@@ -60,7 +60,7 @@ describe("spawnHost", () => {
 
   it("a command that cannot start settles as connectionClosed, and close() does not hang", async () => {
     const host = spawnHost({ command: "/nonexistent/muse-host", stderr: "ignore" });
-    const error = (await host.connection.command("host/info", {}).catch((e: unknown) => e)) as MspError;
+    const error = (await host.connection.command("host/info", {}).catch((e: unknown) => e)) as MspError<"connectionClosed">;
     expect(error.kind).toBe("connectionClosed");
     expect(String(error.data["reason"])).toMatch(/could not start|ENOENT|closed/);
     await host.close();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { StopController, type StopState } from "../../src/index.js";
+import { StopController, type MspError, type StopState } from "../../src/index.js";
 import { makePeer, rejection, result, SESSION, terminal } from "../helpers/peer.js";
 
 const input = [{ type: "text" as const, text: "hi" }];
@@ -66,7 +66,7 @@ describe("StopController", () => {
     peer.send(rejection(cancel["id"], { commandId: "c", reason: "unknown_session" }));
     const final = await pressed;
     expect(final.state).toBe("failed");
-    expect(final.error?.data["reason"]).toBe("unknown_session");
+    expect((final.error as MspError<"commandRejected"> | undefined)?.data["reason"]).toBe("unknown_session");
     await peer.client.close();
   });
 
