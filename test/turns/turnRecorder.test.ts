@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { MspError, TurnRecorder, type TurnCompletedParams } from "../../src/index.js";
+import { MspError, type TurnCompletedParams } from "../../src/index.js";
+import { TurnRecorder } from "../../src/turns/turnRecorder.js";
 
 const terminal = (turnId: string, kind: TurnCompletedParams["terminal"] = "completed"): TurnCompletedParams => ({
   sessionId: "s",
