@@ -171,12 +171,14 @@ class RequestTap extends AbstractMessageReader {
 }
 
 /**
- * An MSP connection over any framed reader and writer. Usually made by {@link connect} or
- * `spawnHost`; use it directly to plug in a transport of your own.
+ * An MSP connection over any vscode-jsonrpc reader and writer pair. Usually made by
+ * {@link connect} or `spawnHost` and reached as `client.connection`; construct it yourself
+ * (from `@muse-code/sdk/framing`) to plug in a transport of your own, and wrap it in an `MspClient`.
  *
  * @example
  * ```ts
- * const msp = connect(channel);
+ * const connection = new MspConnection(new NdjsonMessageReader(channel), new NdjsonMessageWriter(channel));
+ * const msp = new MspClient(connection);
  * msp.connection.onNotification((n) => console.log(n.method));
  * const ack = await msp.connection.command("turn/start", { sessionId, input });
  * ```

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { cancelTurn, MspError, type LedgerItem, type ToolCallItem } from "../../src/index.js";
 import { checkTranscriptParts } from "../../src/testing/index.js";
-import { crashHost, killGroups, model, processGone, startHost, tempDataDir, until, type HostRun } from "../helpers/referenceHost.js";
+import { processGone } from "../helpers/processGone.js";
+import { crashHost, killGroups, model, startHost, tempDataDir, until, type HostRun } from "../helpers/referenceHost.js";
 
 const input = [{ type: "text" as const, text: "go" }];
 const cleanups: Array<() => Promise<void> | void> = [];

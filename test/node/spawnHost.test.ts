@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { MspError } from "../../src/index.js";
 import { spawnHost } from "../../src/node/index.js";
-import { processGone } from "../helpers/referenceHost.js";
+import { processGone } from "../helpers/processGone.js";
 
 async function pidFrom(file: string): Promise<number> {
   for (let i = 0; i < 200; i++) {
