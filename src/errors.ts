@@ -230,7 +230,7 @@ export class MspError<K extends MspErrorKind = MspErrorKind> extends Error {
    *
    * @example
    * ```ts
-   * if (MspError.is(e) && e.isAlreadyTerminal()) return recorder.get(turnId);
+   * if (MspError.is(e) && e.isAlreadyTerminal()) return client.turns.get(turnId);
    * ```
    */
   isAlreadyTerminal(): boolean {

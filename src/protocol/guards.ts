@@ -137,7 +137,7 @@ export function isTurnCompleted(params: unknown): params is TurnCompletedParams 
  *
  * @example
  * ```ts
- * if (isItem(params.item)) ledger.apply(params.item);
+ * if (isItem(params.item)) render(params.item);
  * ```
  */
 export function isItem(value: unknown): value is Item {
