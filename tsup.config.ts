@@ -3,6 +3,7 @@ import { defineConfig } from "tsup";
 export default defineConfig({
   entry: {
     index: "src/index.ts",
+    "framing/index": "src/framing/index.ts",
     "testing/index": "src/testing/index.ts",
     "node/index": "src/node/index.ts",
     "host/index": "src/host/index.ts",

@@ -6,6 +6,7 @@ const src = (path: string) => fileURLToPath(new URL(`./src/${path}`, import.meta
 export default defineConfig({
   resolve: {
     alias: [
+      { find: /^@muse-code\/sdk\/framing$/, replacement: src("framing/index.ts") },
       { find: /^@muse-code\/sdk\/testing$/, replacement: src("testing/index.ts") },
       { find: /^@muse-code\/sdk\/node$/, replacement: src("node/index.ts") },
       { find: /^@muse-code\/sdk\/host$/, replacement: src("host/index.ts") },

@@ -11,7 +11,8 @@ import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import { build } from "esbuild";
 import * as rpc from "vscode-jsonrpc/node";
-import { TurnRecorder, type TurnCompletedParams } from "../src/index.js";
+import type { TurnCompletedParams } from "../src/index.js";
+import { TurnRecorder } from "../src/turns/turnRecorder.js";
 import { spawnHost, type SpawnedHost } from "../src/node/index.js";
 
 const root = fileURLToPath(new URL("../", import.meta.url));

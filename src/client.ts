@@ -9,10 +9,10 @@ import type { ByteChannel } from "./framing/byteChannel.js";
 import { createFraming, type Framing } from "./framing/createFraming.js";
 import { asyncDispose } from "./internal/asyncDispose.js";
 import type { WaitOptions } from "./internal/boundedWait.js";
-import { cancelTurn, type CancelOutcome, type CancelTurnParams } from "./turns/cancelTurn.js";
-import type { ItemLedger } from "./turns/itemLedger.js";
+import { cancelTurnOn, type CancelOutcome, type CancelTurnParams } from "./turns/cancelTurn.js";
+import type { TurnItems } from "./turns/itemLedger.js";
 import { startTurn, type StartTurnParams, type TurnHandle } from "./turns/turnHandle.js";
-import type { TurnRecorder } from "./turns/turnRecorder.js";
+import type { TurnTerminals } from "./turns/turnRecorder.js";
 
 /**
  * Options of {@link connect}.
@@ -50,13 +50,13 @@ export class MspClient {
     this.connection = connection;
   }
 
-  /** Every turn's terminal: `get(turnId)` and bounded `terminalOf(turnId)`. */
-  get turns(): TurnRecorder {
+  /** Every turn's terminal, read-only: `get(turnId)` and bounded `terminalOf(turnId)`. */
+  get turns(): TurnTerminals {
     return this.connection.turns;
   }
 
-  /** Every item at its latest revision, by turn. */
-  get items(): ItemLedger {
+  /** Every item of recent turns at its latest revision, read-only: `itemsOf(turnId)` and `get(turnId, itemId)`. */
+  get items(): TurnItems {
     return this.connection.items;
   }
 
@@ -92,7 +92,7 @@ export class MspClient {
    * ```
    */
   cancelTurn(params: CancelTurnParams, options: WaitOptions = {}): Promise<CancelOutcome> {
-    return cancelTurn(this, params, options);
+    return cancelTurnOn(this.connection, params, options);
   }
 
   /**

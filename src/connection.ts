@@ -1,7 +1,8 @@
 /**
- * MspConnection: the one owner of a vscode-jsonrpc MessageConnection. It sends commands,
- * maps every failure to a typed MspError, and dispatches each incoming notification, in
- * wire order, to the recorder, the ledger, the typed events and the user's handler.
+ * MspConnection: the one owner of a vscode-jsonrpc MessageConnection, and JSON-RPC mechanics
+ * only. It sends commands, maps every failure to a typed MspError, and dispatches each incoming
+ * notification, in wire order, to the recorder, the ledger, the typed events and the user's
+ * handler. What it knows of sessions lives in SessionTracker; its command tables in PendingCommands.
  */
 import type { EventEmitter } from "eventemitter3";
 import {
@@ -17,21 +18,20 @@ import {
   type ResponseMessage,
 } from "vscode-jsonrpc";
 import { v7 as uuidv7 } from "uuid";
-import { MspError, MspErrorKinds } from "./errors.js";
+import { MspError, MspErrorKinds, type CommandRejectedData, type ConnectionClosedData, type ProtocolData } from "./errors.js";
 import type { EndDetails } from "./framing/byteChannel.js";
 import type { FramedMessageReader } from "./framing/framedReader.js";
 import { MessageEncodingError } from "./framing/framedWriter.js";
 import type { FramingProblem } from "./framing/limits.js";
-import { boundedWait, type BoundedWait, type WaitOptions } from "./internal/boundedWait.js";
+import { boundedWait, type WaitOptions } from "./internal/boundedWait.js";
+import { PendingCommands } from "./internal/pendingCommands.js";
 import { ensureRuntime } from "./internal/runtime.js";
 import { SafeEmitter } from "./internal/safeEmitter.js";
 import {
   COMMAND_REJECTED_CODE,
-  Commands,
   Notifications,
   problemWithNotification,
   isObject,
-  cursorSequence,
   type CommandMap,
   type CommandParams,
   type CommandResult,
@@ -41,8 +41,9 @@ import {
   type TurnCompletedParams,
   type TurnStartedParams,
 } from "./protocol/index.js";
-import { ItemLedger, type LedgerItem } from "./turns/itemLedger.js";
-import { TurnRecorder } from "./turns/turnRecorder.js";
+import { ItemLedger, type LedgerItem, type TurnItems } from "./turns/itemLedger.js";
+import { SessionTracker } from "./turns/sessionTracker.js";
+import { TurnRecorder, type TurnTerminals } from "./turns/turnRecorder.js";
 
 /**
  * A notification as the user's handler receives it: `{ method, params }`.
@@ -113,7 +114,7 @@ export interface CloseInfo {
  * @example
  * ```ts
  * client.events.on("turn/completed", (params) => console.log(params.turnId, params.terminal));
- * client.events.on("protocolError", (error) => console.warn(error.data["problem"]));
+ * client.events.on("protocolError", (error) => console.warn(error.data.problem));
  * client.events.once("close", (info) => console.log(`closed: ${info.reason}`));
  * ```
  */
@@ -127,8 +128,8 @@ export interface MspEvents {
   "turn/completed": [TurnCompletedParams];
   /** An item the host left `inProgress` when its turn ended, now shown as `cancelled`. */
   itemSynthesized: [LedgerItem];
-  /** The host sent something MSP does not allow; the message is in `error.data.message`. */
-  protocolError: [MspError];
+  /** The host sent something MSP does not allow: `error.data.problem` says what, `error.data.message` shows it. */
+  protocolError: [MspError<"protocol">];
   /** A response arrived for a command that had already timed out or been aborted. */
   lateResponse: [{ id: number; method: string; response: JsonValue }];
   /** A notification handler or event listener threw. */
@@ -154,11 +155,6 @@ export interface MspConnectionOptions {
   itemTurnCapacity?: number;
 }
 
-interface PendingCommand {
-  method: string;
-  wait: BoundedWait<Record<string, unknown>>;
-}
-
 /** Forwards host-to-client requests (not part of MSP) to vscode-jsonrpc, which answers "method not found". */
 class RequestTap extends AbstractMessageReader {
   #callback: DataCallback | undefined;
@@ -174,24 +170,20 @@ class RequestTap extends AbstractMessageReader {
   }
 }
 
-const ABANDONED_CAPACITY = 10_000;
-
 /**
- * An MSP connection over any framed reader and writer. Usually made by {@link connect} or
- * `spawnHost`; use it directly to plug in a transport of your own.
+ * An MSP connection over any vscode-jsonrpc reader and writer pair. Usually made by
+ * {@link connect} or `spawnHost` and reached as `client.connection`; construct it yourself
+ * (from `@muse-code/sdk/framing`) to plug in a transport of your own, and wrap it in an `MspClient`.
  *
  * @example
  * ```ts
- * const msp = connect(channel);
+ * const connection = new MspConnection(new NdjsonMessageReader(channel), new NdjsonMessageWriter(channel));
+ * const msp = new MspClient(connection);
  * msp.connection.onNotification((n) => console.log(n.method));
  * const ack = await msp.connection.command("turn/start", { sessionId, input });
  * ```
  */
 export class MspConnection {
-  /** Every turn terminal, recorded before anything else sees it. */
-  readonly turns: TurnRecorder;
-  /** Every item at its latest revision. */
-  readonly items: ItemLedger;
   /** Typed events; subscribe with `events.on(name, listener)`. */
   readonly events: EventEmitter<MspEvents> = new SafeEmitter<MspEvents>((error) => this.#reportHandlerError(error));
   /** Resolves (never rejects) once the connection has closed, with why. */
@@ -201,19 +193,16 @@ export class MspConnection {
   readonly #writer: MessageWriter;
   readonly #rpc: MessageConnection;
   readonly #tap = new RequestTap();
-  readonly #pending = new Map<number, PendingCommand>();
-  readonly #abandoned = new Map<number, string>();
-  readonly #cursors = new Map<string, { cursor: string; sequence: number | undefined }>();
-  readonly #followed = new Map<string, { resumed: boolean }>();
-  readonly #knownTurns = new Set<string>();
-  readonly #knownTurnCapacity: number;
+  readonly #commands = new PendingCommands();
+  readonly #turns: TurnRecorder;
+  readonly #items: ItemLedger;
+  readonly #sessions: SessionTracker;
   readonly #abort = new AbortController();
   readonly #defaultTimeoutMs: number;
   readonly #disposables: Disposable[] = [];
   #resolveClosed!: (info: CloseInfo) => void;
   #handler: NotificationHandler | undefined;
-  #nextId = 1;
-  #closeError: MspError | undefined;
+  #closeError: MspError<"connectionClosed"> | undefined;
   #fatalProblem: FramingProblem | undefined;
 
   constructor(reader: MessageReader, writer: MessageWriter, options: MspConnectionOptions = {}) {
@@ -221,9 +210,9 @@ export class MspConnection {
     this.#reader = reader;
     this.#writer = writer;
     this.#defaultTimeoutMs = options.defaultTimeoutMs ?? 60_000;
-    this.turns = new TurnRecorder({ capacity: options.terminalCapacity ?? 10_000, defaultTimeoutMs: this.#defaultTimeoutMs });
-    this.#knownTurnCapacity = options.terminalCapacity ?? 10_000;
-    this.items = new ItemLedger({ turnCapacity: options.itemTurnCapacity ?? 1_000 });
+    this.#turns = new TurnRecorder({ capacity: options.terminalCapacity ?? 10_000, defaultTimeoutMs: this.#defaultTimeoutMs });
+    this.#sessions = new SessionTracker(this.#turns, options.terminalCapacity ?? 10_000);
+    this.#items = new ItemLedger({ turnCapacity: options.itemTurnCapacity ?? 1_000 });
     this.closed = new Promise((resolve) => (this.#resolveClosed = resolve));
 
     const problems = (reader as Partial<FramedMessageReader>).onProblem;
@@ -233,9 +222,8 @@ export class MspConnection {
           if (problem.fatal) this.#fatalProblem = problem;
           this.#protocolError(`framing: ${problem.problem}`, problem.text);
           // A malformed answer to a pending command fails that command now, as `protocol`.
-          const pending = typeof problem.responseId === "number" ? this.#pending.get(problem.responseId) : undefined;
+          const pending = this.#commands.take(problem.responseId);
           if (pending !== undefined) {
-            this.#pending.delete(problem.responseId as number);
             pending.wait.reject(new MspError(MspErrorKinds.protocol, `${pending.method}: malformed response: ${problem.problem}`, { problem: problem.problem, message: problem.text ?? null }));
           }
         }),
@@ -251,6 +239,16 @@ export class MspConnection {
     this.#rpc.listen();
     // ONE internal handler, installed before any command can be sent.
     reader.listen((message) => this.#dispatch(message));
+  }
+
+  /** Every turn's terminal, recorded before anything else sees it: `get(turnId)` and bounded `terminalOf(turnId)`. */
+  get turns(): TurnTerminals {
+    return this.#turns;
+  }
+
+  /** Every item of recent turns at its latest revision: `itemsOf(turnId)` and `get(turnId, itemId)`. */
+  get items(): TurnItems {
+    return this.#items;
   }
 
   /** True once the connection has closed. */
@@ -274,7 +272,7 @@ export class MspConnection {
    * ```
    */
   lastViewCursor(sessionId: string): string | undefined {
-    return this.#cursors.get(sessionId)?.cursor;
+    return this.#sessions.lastViewCursor(sessionId);
   }
 
   /**
@@ -287,7 +285,7 @@ export class MspConnection {
 
   /** Commands sent and not yet settled. */
   get pendingCount(): number {
-    return this.#pending.size;
+    return this.#commands.size;
   }
 
   /**
@@ -309,23 +307,16 @@ export class MspConnection {
     if (!isObject(params)) return Promise.reject(new TypeError(`command ${method}: params must be a plain object`));
     if (this.#closeError !== undefined) return Promise.reject(this.#closeError);
     const commandId = typeof params["commandId"] === "string" ? params["commandId"] : uuidv7();
-    this.#noteCommand(method, params, commandId);
-    const id = this.#nextId++;
-    const wait = boundedWait<Record<string, unknown>>(
-      `command ${method}`,
-      { method, commandId },
-      { ...options, defaultTimeoutMs: this.#defaultTimeoutMs },
-      () => {
-        if (this.#pending.delete(id) && this.#closeError === undefined) this.#abandon(id, method);
-      },
-    );
+    this.#sessions.noteCommand(method, params, commandId);
+    const id = this.#commands.nextId();
+    const wait = boundedWait<Record<string, unknown>>(`command ${method}`, { method, commandId }, { ...options, defaultTimeoutMs: this.#defaultTimeoutMs }, () => this.#commands.settled(id));
     if (wait.settled) return wait.promise;
-    this.#pending.set(id, { method, wait });
+    this.#commands.add(id, { method, wait });
     const message = { jsonrpc: "2.0", id, method, params: { ...params, commandId } };
     this.#writer.write(message as Message).catch((error: unknown) => {
       if (error instanceof MessageEncodingError) {
         // The caller's mistake: reject this command only, never the connection.
-        this.#pending.delete(id);
+        this.#commands.take(id);
         wait.reject(new TypeError(`command ${method}: params are ${error.message}`, { cause: error.cause }));
         return;
       }
@@ -373,15 +364,13 @@ export class MspConnection {
 
   #shutdown(info: CloseInfo): void {
     if (this.#closeError !== undefined) return;
-    const data: Record<string, JsonValue | undefined> = { reason: info.reason };
-    if (info.exitCode !== undefined) data["exitCode"] = info.exitCode;
-    if (info.signal !== undefined) data["signal"] = info.signal;
+    const data: ConnectionClosedData = { reason: info.reason };
+    if (info.exitCode !== undefined) data.exitCode = info.exitCode;
+    if (info.signal !== undefined) data.signal = info.signal;
     const error = new MspError(MspErrorKinds.connectionClosed, `connection closed: ${info.reason}`, data);
     this.#closeError = error;
-    for (const { wait } of [...this.#pending.values()]) wait.reject(error);
-    this.#pending.clear();
-    this.#abandoned.clear();
-    this.turns.closeAll(error);
+    this.#commands.closeAll(error);
+    this.#turns.closeAll(error);
     for (const d of this.#disposables.splice(0)) d.dispose();
     try {
       this.#writer.end();
@@ -399,11 +388,6 @@ export class MspConnection {
     this.#resolveClosed(info);
   }
 
-  #abandon(id: number, method: string): void {
-    this.#abandoned.set(id, method);
-    if (this.#abandoned.size > ABANDONED_CAPACITY) this.#abandoned.delete(this.#abandoned.keys().next().value as number);
-  }
-
   #dispatch(message: Message): void {
     if (this.#closeError !== undefined) return;
     if (Message.isResponse(message)) this.#onResponse(message);
@@ -413,11 +397,11 @@ export class MspConnection {
 
   #onResponse(message: ResponseMessage): void {
     const id = message.id;
-    const pending = typeof id === "number" ? this.#pending.get(id) : undefined;
+    // Answered: no longer pending (nor abandoned). A second response to this id is then a protocol error.
+    const pending = this.#commands.take(id);
     if (pending === undefined) {
-      const late = typeof id === "number" ? this.#abandoned.get(id) : undefined;
+      const late = this.#commands.takeAbandoned(id);
       if (late !== undefined && typeof id === "number") {
-        this.#abandoned.delete(id);
         this.#safely(() => this.events.emit("lateResponse", { id, method: late, response: message as unknown as JsonValue }));
         return;
       }
@@ -426,13 +410,11 @@ export class MspConnection {
       return;
     }
     const { wait, method } = pending;
-    // Answered: not abandoned. A second response to this id is then a protocol error.
-    this.#pending.delete(id as number);
     if (message.error !== undefined) {
       const { code, message: text, data } = message.error;
       if (code === COMMAND_REJECTED_CODE && isObject(data)) {
         const reason = typeof data["reason"] === "string" ? data["reason"] : "unspecified";
-        wait.reject(new MspError(MspErrorKinds.commandRejected, `${method} rejected: ${reason}`, data as Record<string, JsonValue>));
+        wait.reject(new MspError(MspErrorKinds.commandRejected, `${method} rejected: ${reason}`, data as unknown as CommandRejectedData));
       } else {
         wait.reject(new MspError(MspErrorKinds.rpcError, `${method} failed: ${text} (${code})`, { code, message: text, data: (data ?? null) as JsonValue }));
       }
@@ -448,29 +430,17 @@ export class MspConnection {
     const params = message.params as Record<string, unknown> | undefined;
     const problem = problemWithNotification(method, params);
     if (problem !== undefined) return this.#protocolError(`${method}: ${problem}`, message);
-    if (!this.#advanceCursor(params)) {
-      // A terminal this connection has not recorded is news even with an old cursor (a restarted
-      // host re-sends a logged turn/completed before its already_terminal): record it, so no
-      // waiter misses it. Anything else that repeats or steps back is reported and dropped.
-      const newTerminal = method === Notifications.turnCompleted && this.turns.get(String(params?.["turnId"])) === undefined;
-      if (!newTerminal) {
-        return this.#protocolError(`${method}: viewCursor ${String(params?.["viewCursor"])} does not follow ${this.lastViewCursor(String(params?.["sessionId"]))}`, message);
-      }
-    }
+    const admission = this.#sessions.admit(method, params);
+    // A stray terminal is reported, but still recorded: a waiter must never miss a terminal.
+    if (admission.problem !== undefined) this.#protocolError(admission.problem, message);
+    if (!admission.deliver) return;
     let synthesized: LedgerItem[] = [];
     if (method === Notifications.turnCompleted) {
       const terminal = params as unknown as TurnCompletedParams;
-      // Reported, but still recorded: a waiter must never miss a terminal.
-      if (this.#strayTerminal(terminal)) this.#protocolError(`turn/completed for turn ${terminal.turnId}, which this connection never started, cancelled or saw in session ${terminal.sessionId}`, message);
-      if (!this.turns.record(terminal)) return this.#protocolError(`a second turn/completed for turn ${terminal.turnId}`, message);
-      synthesized = this.items.closeTurn(terminal.turnId);
-    } else if (method === Notifications.turnStarted) {
-      this.#knowTurn(String(params?.["turnId"]));
+      if (!this.#turns.record(terminal)) return this.#protocolError(`a second turn/completed for turn ${terminal.turnId}`, message);
+      synthesized = this.#items.closeTurn(terminal.turnId);
     } else if (method === Notifications.itemStarted || method === Notifications.itemUpdated || method === Notifications.itemCompleted) {
-      const item = (params as unknown as ItemNotificationParams).item as Item;
-      if (this.turns.get(item.turnId) !== undefined) return this.#protocolError(`${method} for turn ${item.turnId} after its turn/completed`, message);
-      this.#knowTurn(item.turnId);
-      this.items.apply(item);
+      this.#items.apply((params as unknown as ItemNotificationParams).item as Item);
     }
     for (const item of synthesized) this.#safely(() => this.events.emit("itemSynthesized", item));
     if (method in TYPED_EVENTS) this.#safely(() => this.events.emit(method as keyof MspEvents, params as never));
@@ -481,56 +451,9 @@ export class MspConnection {
     if (handler !== undefined) this.#safely(() => handler(notification));
   }
 
-  /**
-   * What this connection knows of sessions and turns, to tell a host's stray terminal from a
-   * legitimate one. A session it sends commands for is followed; a turn it started, cancelled or
-   * saw any notification of is known. A resume makes every turn of its session legitimate.
-   */
-  #noteCommand(method: string, params: Record<string, unknown>, commandId: string): void {
-    const sessionId = params["sessionId"];
-    if (typeof sessionId !== "string") return;
-    const session = this.#followed.get(sessionId) ?? { resumed: false };
-    this.#followed.set(sessionId, session);
-    if (method === Commands.turnStart) this.#knowTurn(commandId);
-    if (method === Commands.turnCancel && typeof params["turnId"] === "string") this.#knowTurn(params["turnId"]);
-    if (method === Commands.sessionResume) {
-      session.resumed = true;
-      // A resume replays from afterCursor: what follows may step back from what this connection saw.
-      const afterCursor = params["afterCursor"];
-      if (typeof afterCursor === "string") this.#cursors.set(sessionId, { cursor: afterCursor, sequence: cursorSequence(afterCursor) });
-      else this.#cursors.delete(sessionId);
-    }
-  }
-
-  #knowTurn(turnId: string): void {
-    this.#knownTurns.add(turnId);
-    if (this.#knownTurns.size > this.#knownTurnCapacity) this.#knownTurns.delete(this.#knownTurns.values().next().value as string);
-  }
-
-  /** True when a terminal for this turn is one the host should not have sent this connection. */
-  #strayTerminal(terminal: TurnCompletedParams): boolean {
-    const session = this.#followed.get(terminal.sessionId);
-    return session !== undefined && !session.resumed && !this.#knownTurns.has(terminal.turnId);
-  }
-
-  /** Track the session's viewCursor; false when it does not strictly increase (a duplicate or a step back). */
-  #advanceCursor(params: Record<string, unknown> | undefined): boolean {
-    const sessionId = params?.["sessionId"];
-    const cursor = params?.["viewCursor"];
-    if (typeof sessionId !== "string" || typeof cursor !== "string") return true;
-    const sequence = cursorSequence(cursor);
-    const last = this.#cursors.get(sessionId);
-    if (last !== undefined) {
-      const ahead = sequence !== undefined && last.sequence !== undefined ? sequence > last.sequence : cursor !== last.cursor;
-      if (!ahead) return false;
-    }
-    this.#cursors.set(sessionId, { cursor, sequence });
-    return true;
-  }
-
   #protocolError(problem: string, offending?: unknown): void {
-    const data: Record<string, JsonValue | undefined> = { problem };
-    if (offending !== undefined) data["message"] = offending as JsonValue;
+    const data: ProtocolData = { problem };
+    if (offending !== undefined) data.message = offending as JsonValue;
     const error = new MspError(MspErrorKinds.protocol, `protocol error: ${problem}`, data);
     this.#safely(() => this.events.emit("protocolError", error));
   }

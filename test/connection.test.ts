@@ -29,7 +29,7 @@ describe("MspConnection.command", () => {
     const error = await p.catch((e: unknown) => e);
     expect(error).toBeInstanceOf(MspError);
     expect((error as MspError).kind).toBe("commandRejected");
-    expect((error as MspError).data["reason"]).toBe("unknown_turn");
+    expect((error as MspError<"commandRejected">).data["reason"]).toBe("unknown_turn");
     await peer.client.close();
   });
 
@@ -46,7 +46,7 @@ describe("MspConnection.command", () => {
 
   it("reports a timeout and an abort as distinct kinds, with the signal's reason as cause", async () => {
     const peer = makePeer();
-    const timedOut = (await peer.client.connection.command("host/info", {}, { timeoutMs: 10 }).catch((e: unknown) => e)) as MspError;
+    const timedOut = (await peer.client.connection.command("host/info", {}, { timeoutMs: 10 }).catch((e: unknown) => e)) as MspError<"timeout">;
     expect(timedOut.kind).toBe("timeout");
     expect(timedOut.data["timeoutMs"]).toBe(10);
     const controller = new AbortController();
@@ -234,7 +234,7 @@ describe("MspConnection close", () => {
     const p = peer.client.connection.command("host/info", {}).catch((e: unknown) => e);
     await peer.nth(1);
     peer.channel.end();
-    const error = (await p) as MspError;
+    const error = (await p) as MspError<"connectionClosed">;
     expect(error.kind).toBe("connectionClosed");
     expect(error.data["reason"]).toBe("the host closed the connection");
     expect((await peer.client.closed).reason).toBe("the host closed the connection");
@@ -251,7 +251,7 @@ describe("MspConnection close", () => {
       end: () => {},
     });
     const waiting = client.turns.terminalOf("t").catch((e: unknown) => e);
-    const error = (await client.connection.command("host/info", {}).catch((e: unknown) => e)) as MspError;
+    const error = (await client.connection.command("host/info", {}).catch((e: unknown) => e)) as MspError<"connectionClosed">;
     expect(error.kind).toBe("connectionClosed");
     expect(error.data["reason"]).toBe("write failed: write EPIPE");
     expect(((await waiting) as MspError).kind).toBe("connectionClosed");

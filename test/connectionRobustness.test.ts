@@ -49,7 +49,7 @@ describe("robustness: one caller's mistake stays its own", () => {
     const p = peer.client.connection.command("host/info", {}, { timeoutMs: 5_000 }).catch((e: unknown) => e);
     const sent = await peer.nth(1);
     peer.send({ jsonrpc: "2.0", id: sent["id"], error: { code: "-32001", message: "bad" } });
-    const error = (await p) as MspError;
+    const error = (await p) as MspError<"protocol">;
     expect(error.kind).toBe("protocol");
     expect(String(error.data["problem"])).toMatch(/error must be/);
     expect(peer.client.connection.pendingCount).toBe(0);
@@ -123,7 +123,7 @@ describe("robustness: handles and the Stop button", () => {
   it("turn.cancel({timeoutMs}) before the ack is bounded by that timeoutMs, not turn/start's", async () => {
     const peer = makePeer({ defaultTimeoutMs: 10_000 });
     const turn = peer.client.startTurn({ sessionId: SESSION, input });
-    const error = (await turn.cancel({ timeoutMs: 30 }).catch((e: unknown) => e)) as MspError;
+    const error = (await turn.cancel({ timeoutMs: 30 }).catch((e: unknown) => e)) as MspError<"timeout">;
     expect([error.kind, error.data["method"], error.data["timeoutMs"]]).toEqual(["timeout", "turn/start", 30]);
     await peer.client.close();
   });

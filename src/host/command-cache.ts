@@ -1,4 +1,5 @@
 /** The idempotency cache: a repeated commandId gets the identical answer, without re-executing. */
+import { BoundedMap } from "../internal/boundedMap.js";
 
 /**
  * What a command answered: its result or its JSON-RPC error.
@@ -64,10 +65,11 @@ export const DEFAULT_COMMAND_CACHE_CAPACITY = 10_000;
  */
 export class CommandCache {
   readonly capacity: number;
-  readonly #entries = new Map<string, CommandOutcome>();
+  readonly #entries: BoundedMap<string, CommandOutcome>;
 
   constructor(capacity: number = DEFAULT_COMMAND_CACHE_CAPACITY) {
     this.capacity = Math.max(1, capacity);
+    this.#entries = new BoundedMap({ capacity: this.capacity, order: "recency" });
   }
 
   /** The remembered outcome of `commandId`, if any. */
@@ -77,13 +79,7 @@ export class CommandCache {
 
   /** Remembers `outcome` for `commandId`, evicting the oldest entry beyond capacity. */
   remember(commandId: string, outcome: CommandOutcome): void {
-    this.#entries.delete(commandId);
     this.#entries.set(commandId, outcome);
-    while (this.#entries.size > this.capacity) {
-      const oldest = this.#entries.keys().next();
-      if (oldest.done === true) break;
-      this.#entries.delete(oldest.value);
-    }
   }
 
   /** How many commandIds are remembered. */

@@ -23,7 +23,7 @@ import { readSessionLog, SessionLog, sessionLogPath, summarizeSessionLog } from 
 import { recoverSessions, type RecoveredSession } from "./session-recovery.js";
 import type { ShellOptions } from "./shell-tool.js";
 import { createTempDataDir, type TempDataDir } from "./temp-data-dir.js";
-import { parseViewCursor } from "./view-cursor.js";
+import { parseViewCursor } from "../protocol/cursor.js";
 
 /**
  * The host's name in `host/info`.
@@ -151,6 +151,16 @@ const knownMethods: ReadonlySet<string> = new Set(Object.values(Commands));
  * process.on("SIGTERM", () => void host.shutdown().then(() => process.exit(0)));
  * ```
  */
+/**
+ * The live session agent of `sessionId` in `host`, if it is in memory. For the host's own tests:
+ * not exported from `@muse-code/sdk/host`, so the agent's internals stay out of the public surface.
+ */
+export function sessionAgentOf(host: MuseHost, sessionId: string): SessionAgent | undefined {
+  return liveSession(host, sessionId);
+}
+
+let liveSession: (host: MuseHost, sessionId: string) => SessionAgent | undefined;
+
 export class MuseHost {
   /** The data directory holding `sessions/<sessionId>.jsonl`. */
   readonly dataDir: string;
@@ -189,9 +199,8 @@ export class MuseHost {
     return `sha256:${createHash("sha256").update([HOST_NAME, HOST_VERSION, PROTOCOL_VERSION, ...models].join("\n")).digest("hex")}`;
   }
 
-  /** The live session agent of `sessionId`, if it is in memory. */
-  session(sessionId: string): SessionAgent | undefined {
-    return this.#sessions.get(sessionId);
+  static {
+    liveSession = (host, sessionId) => host.#sessions.get(sessionId);
   }
 
   /**

@@ -17,7 +17,7 @@ import { PhaseMachine } from "./phase-machine.js";
 import { streamStep, type ScriptedModel, type ScriptedStep, type ScriptedToolCall } from "./scripted-model.js";
 import type { SessionLog, SessionLogRecord } from "./session-log.js";
 import { runShell, TOOL_PROCESSES_ESCAPED, type ShellOptions, type ToolResult } from "./shell-tool.js";
-import { viewCursor } from "./view-cursor.js";
+import { formatViewCursor } from "../protocol/cursor.js";
 
 /**
  * The `turn/completed.reason` strings the reference host uses.
@@ -301,7 +301,7 @@ export class SessionAgent {
     if (this.#logFailure !== undefined) return undefined;
     const n = this.#cursor + 1;
     const emittedAtMs = Date.now();
-    const params = { sessionId: this.sessionId, viewCursor: viewCursor(this.sessionId, n), emittedAtMs, ...body };
+    const params = { sessionId: this.sessionId, viewCursor: formatViewCursor(this.sessionId, n), emittedAtMs, ...body };
     if (!this.#append({ type: "notification", at: emittedAtMs, n, method, params })) return undefined;
     this.#cursor = n;
     this.#publish(method, params);

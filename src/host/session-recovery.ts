@@ -3,7 +3,7 @@ import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Item, TurnCompletedParams } from "../protocol/index.js";
 import { readSessionLog, SessionLog, summarizeSessionLog, type SessionLogRecord } from "./session-log.js";
-import { viewCursor } from "./view-cursor.js";
+import { formatViewCursor } from "../protocol/cursor.js";
 
 /**
  * The `turn/completed` reason of a turn a restart cut off.
@@ -65,7 +65,7 @@ export function recoverSessions(dataDir: string): RecoveredSession[] {
     const result: RecoveredSession = { sessionId, closedTurns: [], closedItems: [] };
     const note = (method: "item/completed" | "turn/completed", body: Record<string, unknown>): Record<string, unknown> => {
       n += 1;
-      const params = { sessionId, viewCursor: viewCursor(sessionId, n), emittedAtMs: now, ...body };
+      const params = { sessionId, viewCursor: formatViewCursor(sessionId, n), emittedAtMs: now, ...body };
       const record: SessionLogRecord = { type: "notification", at: now, n, method, params };
       log.append(record);
       return params;

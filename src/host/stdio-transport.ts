@@ -1,6 +1,6 @@
 /** The stdio transport: NDJSON over a readable and a writable stream (stdin/stdout for `serve --stdio`). */
 import type { Readable, Writable } from "node:stream";
-import { LineSplitter } from "./line-splitter.js";
+import { LineSplitter } from "../protocol/lineSplitter.js";
 import type { MessageTransport } from "./message-transport.js";
 
 /**

@@ -2,8 +2,7 @@
  * boundedWait: a promise that settles exactly once, by value, by timeout or by abort, and
  * removes its timer and abort listener the moment it settles.
  */
-import { MspError, MspErrorKinds } from "../errors.js";
-import type { JsonValue } from "../protocol/index.js";
+import { MspError, MspErrorKinds, type AbortedData } from "../errors.js";
 
 /**
  * The longest timer a runtime honours (2³¹−1 ms, about 24.8 days); a longer `timeoutMs` means
@@ -13,7 +12,7 @@ import type { JsonValue } from "../protocol/index.js";
 const MAX_TIMER_MS = 2_147_483_647;
 
 /** What a bounded wait is for, copied into its timeout/abort error's `data`. */
-export type WaitSubject = Record<string, JsonValue | undefined>;
+export type WaitSubject = AbortedData;
 
 /**
  * Options every public wait takes.
@@ -143,7 +142,7 @@ function onAbortOf(signal: AbortSignal, callback: () => void): () => void {
 const listenerOf = new WeakMap<Set<() => void>, () => void>();
 
 /** The `aborted` error for a wait, with the signal's reason as `cause`. */
-function abortedError(what: string, subject: WaitSubject, reason: unknown): MspError {
+function abortedError(what: string, subject: WaitSubject, reason: unknown): MspError<"aborted"> {
   return new MspError(MspErrorKinds.aborted, `${what} was aborted`, subject, { cause: reason });
 }
 

@@ -137,27 +137,11 @@ export function isTurnCompleted(params: unknown): params is TurnCompletedParams 
  *
  * @example
  * ```ts
- * if (isItem(params.item)) ledger.apply(params.item);
+ * if (isItem(params.item)) render(params.item);
  * ```
  */
 export function isItem(value: unknown): value is Item {
   return problemWithItem(value) === undefined;
-}
-
-/**
- * The sequence number of a `viewCursor` of the form `v:<sessionId>:<n>`, or `undefined`
- * when the cursor has another form. Cursors are otherwise opaque.
- *
- * @example
- * ```ts
- * cursorSequence("v:0198f0aa-1111-7000-8000-0000000000aa:9"); // 9
- * ```
- */
-export function cursorSequence(viewCursor: string): number | undefined {
-  const at = viewCursor.lastIndexOf(":");
-  if (at < 0) return undefined;
-  const n = Number(viewCursor.slice(at + 1));
-  return Number.isSafeInteger(n) ? n : undefined;
 }
 
 /**

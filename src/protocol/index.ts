@@ -35,6 +35,7 @@ export type {
   CommandResult,
   RejectionData,
 } from "./types.js";
+export { formatViewCursor, parseViewCursor } from "./cursor.js";
 export {
   isObject,
   problemWithItem,
@@ -42,6 +43,5 @@ export {
   isNotification,
   isTurnCompleted,
   isItem,
-  cursorSequence,
   isCompatibleProtocol,
 } from "./guards.js";

@@ -5,8 +5,8 @@
 import { connect, type ConnectOptions, type MspClient } from "../client.js";
 import type { ByteChannel } from "../framing/byteChannel.js";
 import { DEFAULT_MAX_MESSAGE_BYTES } from "../framing/limits.js";
+import { LineSplitter } from "../protocol/lineSplitter.js";
 import { createLinkedPair, type LinkedChannel } from "./linkedPair.js";
-import { lineSplitter } from "./lineSplitter.js";
 import { parseTranscript, readTranscript, type TranscriptLine } from "./transcript.js";
 
 /**
@@ -156,12 +156,11 @@ export class CannedHost {
             destroy: () => channel.end(),
           };
     this.#channel = linked;
-    channel.onData(
-      lineSplitter((text) => this.#onClientMessage(text), {
-        maxPending: DEFAULT_MAX_MESSAGE_BYTES,
-        onOverflow: () => this.#fail(new Error(`${this.#source}: the client sent an unterminated line over 16 MiB`)),
-      }),
-    );
+    const lines = new LineSplitter((text) => this.#onClientMessage(text), {
+      maxLineBytes: DEFAULT_MAX_MESSAGE_BYTES,
+      onOverflow: () => this.#fail(new Error(`${this.#source}: the client sent a line over 16 MiB`)),
+    });
+    channel.onData((chunk) => lines.push(chunk));
     channel.onEnd(() => {
       if (!this.#finished && this.#failure === undefined) {
         const next = this.#lines[this.#next];

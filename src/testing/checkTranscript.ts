@@ -4,7 +4,7 @@
  * turn's terminal, nothing after a terminal, `already_terminal` only after the terminal, and
  * `viewCursor` strictly increasing per session.
  */
-import { COMMAND_REJECTED_CODE, Notifications, RejectionReasons, cursorSequence, isObject, problemWithNotification } from "../protocol/index.js";
+import { COMMAND_REJECTED_CODE, Notifications, RejectionReasons, isObject, parseViewCursor, problemWithNotification } from "../protocol/index.js";
 import { readTranscriptRows, type TranscriptLine } from "./transcript.js";
 
 /**
@@ -223,7 +223,7 @@ function checkNotification(
   const cursor = params["viewCursor"];
   if (typeof sessionId === "string" && typeof cursor === "string") {
     const last = history.cursors.get(sessionId);
-    if (last !== undefined && !cursorAfter(cursor, last.cursor)) {
+    if (last !== undefined && !cursorAfter(cursor, last.cursor, sessionId)) {
       say(`${method}: viewCursor ${cursor} does not increase on ${last.cursor} at ${last.at} (invariant 5)`);
     }
     history.cursors.set(sessionId, { cursor, at: here });
@@ -275,10 +275,10 @@ function checkNotification(
   }
 }
 
-/** True when cursor `next` comes strictly after `last`: by the trailing `:<n>`, else as strings. */
-function cursorAfter(next: string, last: string): boolean {
-  const a = cursorSequence(next);
-  const b = cursorSequence(last);
+/** True when cursor `next` comes strictly after `last`: by their sequence numbers when both parse, else as strings. */
+function cursorAfter(next: string, last: string, sessionId: string): boolean {
+  const a = parseViewCursor(next, sessionId);
+  const b = parseViewCursor(last, sessionId);
   if (a !== undefined && b !== undefined) return a > b;
   return next > last;
 }

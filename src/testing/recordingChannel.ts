@@ -3,7 +3,7 @@
  * out as a transcript entry, in wire order. New fixtures come from real runs, not hand copies.
  */
 import type { ByteChannel } from "../framing/byteChannel.js";
-import { lineSplitter } from "./lineSplitter.js";
+import { LineSplitter } from "../protocol/lineSplitter.js";
 import type { TranscriptEntry } from "./transcript.js";
 
 /**
@@ -17,12 +17,13 @@ import type { TranscriptEntry } from "./transcript.js";
  * ```
  */
 export function recordingChannel(channel: ByteChannel, onEntry: (entry: TranscriptEntry) => void): ByteChannel {
-  const fromHost = lineSplitter((raw) => onEntry({ dir: "server", raw }));
-  const fromClient = lineSplitter((raw) => onEntry({ dir: "client", raw }));
+  // Unbounded: the reader enforces the message size; a recording keeps whatever crossed.
+  const fromHost = new LineSplitter((raw) => onEntry({ dir: "server", raw }), { maxLineBytes: Infinity });
+  const fromClient = new LineSplitter((raw) => onEntry({ dir: "client", raw }), { maxLineBytes: Infinity });
   return {
     onData(listener) {
       return channel.onData((chunk) => {
-        fromHost(chunk);
+        fromHost.push(chunk);
         listener(chunk);
       });
     },
@@ -31,7 +32,7 @@ export function recordingChannel(channel: ByteChannel, onEntry: (entry: Transcri
     write(bytes) {
       // Recorded once handed to the channel: a write that throws sent nothing.
       const written = channel.write(bytes);
-      fromClient(bytes);
+      fromClient.push(bytes);
       return written;
     },
     end: () => channel.end(),

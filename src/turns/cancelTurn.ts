@@ -2,6 +2,7 @@
  * cancelTurn: ask the host to cancel a turn, then wait for the turn's OWN terminal.
  * Only an `already_terminal` rejection reads as "already done"; every other one throws.
  */
+import type { MspClient } from "../client.js";
 import type { MspConnection } from "../connection.js";
 import { MspError } from "../errors.js";
 import { boundedWait, type WaitOptions } from "../internal/boundedWait.js";
@@ -37,19 +38,6 @@ export interface CancelOutcome {
   terminal: TurnCompletedParams;
 }
 
-/**
- * Anything with an MSP connection: an `MspClient`, or `{ connection }`.
- *
- * @example
- * ```ts
- * const msp: HasConnection = { connection: client.connection };
- * const { terminal } = await cancelTurn(msp, { sessionId, turnId });
- * ```
- */
-export interface HasConnection {
-  readonly connection: MspConnection;
-}
-
 /** One `turn/cancel` on the wire, shared by every concurrent caller with the same turn and keepInbox. */
 interface SharedCancel {
   readonly ack: Promise<CancelOutcome["ack"]>;
@@ -69,12 +57,16 @@ const inFlight = new WeakMap<MspConnection, Map<string, SharedCancel>>();
  *
  * @example
  * ```ts
- * const { ack, terminal } = await cancelTurn(msp, { sessionId, turnId }, { timeoutMs: 10_000 });
+ * const { ack, terminal } = await cancelTurn(client, { sessionId, turnId }, { timeoutMs: 10_000 });
  * console.log(ack, terminal.terminal); // "accepted" "cancelled", or "already_terminal" "completed"
  * ```
  */
-export async function cancelTurn(msp: HasConnection, params: CancelTurnParams, options: WaitOptions = {}): Promise<CancelOutcome> {
-  const connection = msp.connection;
+export function cancelTurn(client: MspClient, params: CancelTurnParams, options: WaitOptions = {}): Promise<CancelOutcome> {
+  return cancelTurnOn(client.connection, params, options);
+}
+
+/** {@link cancelTurn} on a connection: what `MspClient.cancelTurn` and `TurnHandle.cancel` run. */
+export async function cancelTurnOn(connection: MspConnection, params: CancelTurnParams, options: WaitOptions = {}): Promise<CancelOutcome> {
   const started = Date.now();
   const budget = options.timeoutMs ?? connection.defaultTimeoutMs;
   const { turnId } = params;

@@ -1,7 +1,9 @@
 /**
  * ItemLedger: every item of every recent turn at its latest revision, so a UI can render a
  * turn's history, and an item left open when its turn ended is shown honestly as cancelled.
+ * Users see it through its read-only view, {@link TurnItems} (`client.items`).
  */
+import { BoundedMap } from "../internal/boundedMap.js";
 import type { Item } from "../protocol/index.js";
 
 /**
@@ -30,19 +32,54 @@ export interface ItemLedgerOptions {
 }
 
 /**
- * Items by turn, at their latest revision, in first-seen order.
+ * The items of a connection's recent turns, read-only: `client.items`. Each item is at its latest
+ * revision; a turn's items are in the order they were first seen. Only the connection applies
+ * item notifications to it.
  *
  * @example
  * ```ts
  * for (const item of client.items.itemsOf(turnId)) render(item);
  * ```
  */
-export class ItemLedger {
-  readonly #turns = new Map<string, Map<string, LedgerItem>>();
-  readonly #turnCapacity: number;
+export interface TurnItems {
+  /**
+   * A turn's items at their latest revision, in the order they were first seen (empty for a turn
+   * not seen, or forgotten beyond the connection's `itemTurnCapacity`).
+   *
+   * @example
+   * ```ts
+   * const tools = client.items.itemsOf(turnId).filter((i) => i.kind === "toolCall");
+   * ```
+   */
+  itemsOf(turnId: string): LedgerItem[];
+  /**
+   * One item at its latest revision.
+   *
+   * @example
+   * ```ts
+   * client.items.get(turnId, itemId)?.status;
+   * ```
+   */
+  get(turnId: string, itemId: string): LedgerItem | undefined;
+  /** Number of turns retained. */
+  readonly turnCount: number;
+}
+
+/**
+ * Items by turn, at their latest revision, in first-seen order; serves the {@link TurnItems} view.
+ *
+ * @example
+ * ```ts
+ * const ledger = new ItemLedger({ turnCapacity: 100 });
+ * ledger.apply(params.item); // the connection does this for every item notification
+ * ```
+ */
+export class ItemLedger implements TurnItems {
+  readonly #turns: BoundedMap<string, Map<string, LedgerItem>>;
 
   constructor(options: ItemLedgerOptions = {}) {
-    this.#turnCapacity = options.turnCapacity ?? 1_000;
+    // A capacity below 1 still keeps the turn being applied, as it always has.
+    this.#turns = new BoundedMap({ capacity: Math.max(1, options.turnCapacity ?? 1_000), order: "recency" });
   }
 
   /**
@@ -84,26 +121,12 @@ export class ItemLedger {
     return synthesized;
   }
 
-  /**
-   * A turn's items at their latest revision, in the order they were first seen.
-   *
-   * @example
-   * ```ts
-   * ledger.itemsOf(turnId).filter((i) => i.kind === "toolCall");
-   * ```
-   */
+  /** See {@link TurnItems.itemsOf}. */
   itemsOf(turnId: string): LedgerItem[] {
     return [...(this.#turns.get(turnId)?.values() ?? [])];
   }
 
-  /**
-   * One item at its latest revision.
-   *
-   * @example
-   * ```ts
-   * ledger.get(turnId, itemId)?.status;
-   * ```
-   */
+  /** See {@link TurnItems.get}. */
   get(turnId: string, itemId: string): LedgerItem | undefined {
     return this.#turns.get(turnId)?.get(itemId);
   }
@@ -114,14 +137,8 @@ export class ItemLedger {
   }
 
   #touch(turnId: string): Map<string, LedgerItem> {
-    let items = this.#turns.get(turnId);
-    if (items === undefined) {
-      items = new Map();
-      if (this.#turns.size >= this.#turnCapacity) this.#turns.delete(this.#turns.keys().next().value as string);
-    } else {
-      this.#turns.delete(turnId); // most recently touched goes last
-    }
-    this.#turns.set(turnId, items);
+    const items = this.#turns.get(turnId) ?? new Map<string, LedgerItem>();
+    this.#turns.set(turnId, items); // most recently touched goes last; the least recently touched turn is evicted
     return items;
   }
 }

@@ -5,7 +5,7 @@
 import type { MspConnection } from "../connection.js";
 import { bounded, type WaitOptions } from "../internal/boundedWait.js";
 import { Commands, type CommandResult, type TurnCompletedParams, type TurnInput } from "../protocol/index.js";
-import { cancelTurn, type CancelOutcome } from "./cancelTurn.js";
+import { cancelTurnOn, type CancelOutcome } from "./cancelTurn.js";
 
 /**
  * Params of {@link MspClient.startTurn}. `commandId` (and so the turnId) is generated when missing.
@@ -121,8 +121,8 @@ export class TurnHandle {
   async cancel(options: TurnCancelOptions = {}): Promise<CancelOutcome> {
     const { keepInbox, ...waitOptions } = options;
     const { ack, rest } = await this.#acked(waitOptions);
-    return cancelTurn(
-      { connection: this.#connection },
+    return cancelTurnOn(
+      this.#connection,
       keepInbox === undefined ? { sessionId: this.sessionId, turnId: ack.turnId } : { sessionId: this.sessionId, turnId: ack.turnId, keepInbox },
       rest,
     );

@@ -1,7 +1,9 @@
 /**
  * TurnRecorder: records every `turn/completed` by turnId and keeps a LIST of waiters per
  * turn, so a terminal can never slip past and a second waiter can never evict the first.
+ * Users see it through its read-only view, {@link TurnTerminals} (`client.turns`).
  */
+import { BoundedMap } from "../internal/boundedMap.js";
 import { boundedWait, type BoundedWait, type WaitOptions } from "../internal/boundedWait.js";
 import type { MspError } from "../errors.js";
 import type { TurnCompletedParams } from "../protocol/index.js";
@@ -32,9 +34,10 @@ export interface TurnRecorderOptions {
 export const DEFAULT_TERMINAL_CAPACITY = 10_000;
 
 /**
- * Records turn terminals as they stream in and answers "how did turn X end?" — at once when
- * the terminal is already in, otherwise by joining that turn's waiter list. Every wait is
- * bounded (timeout, abort signal, or connection close).
+ * The turn terminals a connection has recorded, read-only: `client.turns`. It answers "how did
+ * turn X end?" at once when the terminal is already in, otherwise by joining that turn's waiter
+ * list. Every wait is bounded (timeout, abort signal, or connection close). Only the connection
+ * records terminals, before anything else sees them.
  *
  * @example
  * ```ts
@@ -42,17 +45,51 @@ export const DEFAULT_TERMINAL_CAPACITY = 10_000;
  * console.log(terminal.terminal); // "cancelled"
  * ```
  */
-export class TurnRecorder {
-  readonly #terminals = new Map<string, TurnCompletedParams>();
+export interface TurnTerminals {
+  /**
+   * The recorded terminal of a turn, or `undefined` if none is recorded (yet, or any more: the
+   * oldest are forgotten beyond the connection's `terminalCapacity`).
+   *
+   * @example
+   * ```ts
+   * client.turns.get(turnId)?.terminal; // "completed" | "cancelled" | "failed" | undefined
+   * ```
+   */
+  get(turnId: string): TurnCompletedParams | undefined;
+  /**
+   * The terminal of a turn: the record first, then a bounded wait on that turn's waiter list.
+   * Rejects with `MspError` kind `timeout`, `aborted`, or `connectionClosed`.
+   *
+   * @example
+   * ```ts
+   * const t = await client.turns.terminalOf(turnId, { timeoutMs: 5_000, signal });
+   * ```
+   */
+  terminalOf(turnId: string, options?: WaitOptions): Promise<TurnCompletedParams>;
+  /** Number of pending waiters, over all turns. */
+  readonly waiterCount: number;
+  /** Number of retained terminals. */
+  readonly size: number;
+}
+
+/**
+ * Records turn terminals as they stream in, and serves the {@link TurnTerminals} view.
+ *
+ * @example
+ * ```ts
+ * const recorder = new TurnRecorder({ capacity: 1_000 });
+ * recorder.record(params); // the connection does this for every turn/completed
+ * ```
+ */
+export class TurnRecorder implements TurnTerminals {
+  readonly #terminals: BoundedMap<string, TurnCompletedParams>;
   readonly #waiters = new Map<string, Array<BoundedWait<TurnCompletedParams>>>();
-  readonly #capacity: number;
   readonly #defaultTimeoutMs: number;
-  #closedWith: MspError | undefined;
+  #closedWith: MspError<"connectionClosed"> | undefined;
 
   constructor(options: TurnRecorderOptions = {}) {
-    this.#capacity = options.capacity ?? DEFAULT_TERMINAL_CAPACITY;
+    this.#terminals = new BoundedMap({ capacity: options.capacity ?? DEFAULT_TERMINAL_CAPACITY });
     this.#defaultTimeoutMs = options.defaultTimeoutMs ?? 60_000;
-    if (!(this.#capacity >= 1)) throw new RangeError(`capacity must be at least 1, got ${this.#capacity}`);
   }
 
   /**
@@ -67,10 +104,6 @@ export class TurnRecorder {
   record(params: TurnCompletedParams): boolean {
     if (this.#terminals.has(params.turnId)) return false;
     this.#terminals.set(params.turnId, params);
-    if (this.#terminals.size > this.#capacity) {
-      const oldest = this.#terminals.keys().next().value as string;
-      this.#terminals.delete(oldest);
-    }
     const list = this.#waiters.get(params.turnId);
     if (list !== undefined) {
       this.#waiters.delete(params.turnId);
@@ -79,27 +112,12 @@ export class TurnRecorder {
     return true;
   }
 
-  /**
-   * The recorded terminal of a turn, or `undefined` if none is recorded (yet, or any more).
-   *
-   * @example
-   * ```ts
-   * recorder.get(turnId)?.terminal; // "completed" | "cancelled" | "failed" | undefined
-   * ```
-   */
+  /** See {@link TurnTerminals.get}. */
   get(turnId: string): TurnCompletedParams | undefined {
     return this.#terminals.get(turnId);
   }
 
-  /**
-   * The terminal of a turn: the record first, then a bounded wait on that turn's waiter list.
-   * Rejects with `MspError` kind `timeout`, `aborted`, or `connectionClosed`.
-   *
-   * @example
-   * ```ts
-   * const t = await recorder.terminalOf(turnId, { timeoutMs: 5_000, signal });
-   * ```
-   */
+  /** See {@link TurnTerminals.terminalOf}. */
   terminalOf(turnId: string, options: WaitOptions = {}): Promise<TurnCompletedParams> {
     const recorded = this.#terminals.get(turnId);
     if (recorded !== undefined) return Promise.resolve(recorded);
@@ -131,7 +149,7 @@ export class TurnRecorder {
    * Settle every pending waiter with `error` (the connection closed) and reject later waits
    * for unrecorded turns with it too. Recorded terminals stay readable.
    */
-  closeAll(error: MspError): void {
+  closeAll(error: MspError<"connectionClosed">): void {
     this.#closedWith ??= error;
     const lists = [...this.#waiters.values()];
     this.#waiters.clear();

@@ -5,7 +5,7 @@
  * useSyncExternalStore. Subscribers are isolated: one that throws is reported and cannot break
  * the others or `stop()`.
  */
-import { MspError } from "../errors.js";
+import { MspError, type AnyMspError } from "../errors.js";
 import { SafeEmitter } from "../internal/safeEmitter.js";
 import type { TurnCompletedParams } from "../protocol/index.js";
 import type { CancelOutcome } from "../turns/cancelTurn.js";
@@ -70,7 +70,7 @@ export interface StopSnapshot {
    * failed on the caller's own mistake (e.g. `startTurn` with unserializable input or a
    * negative `timeoutMs`). Never relabelled.
    */
-  readonly error?: MspError | TypeError | RangeError;
+  readonly error?: AnyMspError | TypeError | RangeError;
 }
 
 /**
@@ -229,7 +229,7 @@ export class StopController {
  * The snapshot's `error`: an MspError or the caller's own TypeError/RangeError as they are.
  * Anything else (the SDK rejects with nothing else) is wrapped, with the original as `cause`.
  */
-function stopError(error: unknown): MspError | TypeError | RangeError {
+function stopError(error: unknown): AnyMspError | TypeError | RangeError {
   if (MspError.is(error) || error instanceof TypeError || error instanceof RangeError) return error;
   return new MspError("protocol", String(error), { problem: String(error) }, { cause: error });
 }

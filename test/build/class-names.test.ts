@@ -11,7 +11,7 @@ import { inspect } from "node:util";
 import { build } from "esbuild";
 import { afterAll, describe, expect, it } from "vitest";
 import tsupConfig from "../../tsup.config.js";
-import { repoRoot } from "../helpers/referenceHost.js";
+import { repoRoot } from "../helpers/repoRoot.js";
 
 const config = tsupConfig as { entry: Record<string, string>; target: string; keepNames?: boolean };
 // Inside the repo, so the bundles' external imports (eventemitter3, vscode-jsonrpc, uuid) resolve.

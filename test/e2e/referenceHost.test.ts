@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { cancelTurn, MspError, type LedgerItem, type ToolCallItem } from "../../src/index.js";
 import { checkTranscriptParts } from "../../src/testing/index.js";
-import { crashHost, killGroups, model, processGone, startHost, tempDataDir, until, type HostRun } from "../helpers/referenceHost.js";
+import { processGone } from "../helpers/processGone.js";
+import { crashHost, killGroups, model, startHost, tempDataDir, until, type HostRun } from "../helpers/referenceHost.js";
 
 const input = [{ type: "text" as const, text: "go" }];
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -149,7 +150,7 @@ describe("SDK against the reference host (real processes)", () => {
     const orphans = crashHost(r.host.pid);
     cleanups.push(() => killGroups(orphans));
     expect(orphans.length).toBeGreaterThan(0);
-    const error = (await waiting) as MspError;
+    const error = (await waiting) as MspError<"connectionClosed">;
     expect(error.kind).toBe("connectionClosed");
     expect(error.data["signal"]).toBe("SIGKILL");
     const seenBefore = r.host.items.itemsOf(turnId).length;

@@ -70,7 +70,7 @@ describe("bad messages from a real child", () => {
       if (params !== undefined && !Array.isArray(params) && typeof params["viewCursor"] === "string") params["viewCursor"] = `v:${SESSION}:${++wireCursor}`;
     }
     const host = spawnFaulty(actions);
-    const problems: MspError[] = [];
+    const problems: Array<MspError<"protocol">> = [];
     host.events.on("protocolError", (e) => problems.push(e));
     const handlerErrors: unknown[] = [];
     host.events.on("handlerError", (e) => handlerErrors.push(e));
@@ -99,7 +99,7 @@ describe("bad messages from a real child", () => {
   // read as a lateResponse (and answered ids were retained).
   it("a duplicate response is a protocol event, not a lateResponse", async () => {
     const host = spawnFaulty([["await", 1], ["respond", 1, { name: "h" }], ["respond", 1, { name: "again" }], ["send", completed("end")], ["hang"]]);
-    const problems: MspError[] = [];
+    const problems: Array<MspError<"protocol">> = [];
     const late: unknown[] = [];
     host.events.on("protocolError", (e) => problems.push(e));
     host.events.on("lateResponse", (r) => late.push(r));
@@ -116,7 +116,7 @@ describe("bad messages from a real child", () => {
   // client does not follow (another client's, a broadcast) is not the client's to judge.
   it("a turn/completed for a turn this client never saw, in a session it follows, is reported and still recorded", async () => {
     const host = spawnFaulty([["await", 1], ["respond", 1, { commandId: "c", turnId: "mine" }], ["send", completed("mine")], ["send", completed("stranger")], ["send", completed("after")], ["hang"]]);
-    const problems: MspError[] = [];
+    const problems: Array<MspError<"protocol">> = [];
     host.events.on("protocolError", (e) => problems.push(e));
     await host.connection.command("turn/cancel", { sessionId: SESSION, turnId: "mine" });
     await host.turns.terminalOf("after", { timeoutMs: 5_000 });
@@ -129,7 +129,7 @@ describe("bad messages from a real child", () => {
 
   it("a turn/completed in a session this client does not follow is recorded and not judged", async () => {
     const host = spawnFaulty([["send", completed("stranger")], ["send", completed("after")], ["hang"]]);
-    const problems: MspError[] = [];
+    const problems: Array<MspError<"protocol">> = [];
     host.events.on("protocolError", (e) => problems.push(e));
     await host.turns.terminalOf("after", { timeoutMs: 5_000 });
     expect(host.turns.get("stranger")?.terminal).toBe("completed");
@@ -145,7 +145,7 @@ describe("bad messages from a real child", () => {
           ? `${good}\n${big}\n${good}\n`
           : `Content-Length: ${Buffer.byteLength(good)}\r\n\r\n${good}Content-Length: ${Buffer.byteLength(big)}\r\n\r\n${big}`;
       const host = spawnFaulty([["await", 1], ["raw", wire], ["hang"]], { framing, maxMessageBytes: 4_096 });
-      const problems: MspError[] = [];
+      const problems: Array<MspError<"protocol">> = [];
       host.events.on("protocolError", (e) => problems.push(e));
       const seen: string[] = [];
       host.connection.onNotification((n) => seen.push(String(n.params?.["turnId"])));
@@ -162,7 +162,7 @@ describe("bad messages from a real child", () => {
     const frame = (text: string) => `Content-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`;
     const wire = [frame("{oops"), frame('"str"'), frame(JSON.stringify(started("ü-🌍"))), frame(JSON.stringify(completed("end")))].join("");
     const host = spawnFaulty([["raw", wire], ["hang"]], { framing: "content-length" });
-    const problems: MspError[] = [];
+    const problems: Array<MspError<"protocol">> = [];
     host.events.on("protocolError", (e) => problems.push(e));
     const seen: string[] = [];
     host.connection.onNotification((n) => seen.push(String(n.params?.["turnId"])));

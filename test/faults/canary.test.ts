@@ -5,13 +5,11 @@
  * started here.
  */
 import { execFile } from "node:child_process";
-import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { repoRoot } from "../helpers/repoRoot.js";
 import { useFaultHarness } from "./harness.js";
 
 useFaultHarness();
-
-const root = fileURLToPath(new URL("../../", import.meta.url));
 
 describe("the unhandled-rejection guard", () => {
   it.each(["vitest.config.ts", "vitest.faults.config.ts"])("a test that leaks a rejection fails the run (%s)", async (config) => {
@@ -19,7 +17,7 @@ describe("the unhandled-rejection guard", () => {
       execFile(
         process.execPath,
         ["node_modules/vitest/vitest.mjs", "run", "--config", config],
-        { cwd: root, env: { ...process.env, MSP_TEST_ONLY: "test/faults/canary.fixture.ts", CI: "1" }, timeout: 60_000 },
+        { cwd: repoRoot, env: { ...process.env, MSP_TEST_ONLY: "test/faults/canary.fixture.ts", CI: "1" }, timeout: 60_000 },
         (error, stdout, stderr) => resolve({ code: error === null ? 0 : ((error as { code?: number }).code ?? 1), output: `${stdout}${stderr}` }),
       );
     });

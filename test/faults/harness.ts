@@ -69,9 +69,9 @@ export async function outcome<T>(promise: Promise<T>): Promise<{ value?: T; erro
 }
 
 /** Expect a connectionClosed MspError. */
-export function expectClosed(error: unknown): MspError {
+export function expectClosed(error: unknown): MspError<"connectionClosed"> {
   expect(MspError.is(error), `expected an MspError, got ${String(error)}`).toBe(true);
-  const e = error as MspError;
+  const e = error as MspError<"connectionClosed">;
   expect(e.kind).toBe("connectionClosed");
   return e;
 }

@@ -120,7 +120,7 @@ describe("the child closes a pipe", () => {
   it("the child exits while a large write is blocked: the error carries exitCode 7 and no protocolError is emitted", async () => {
     const host = spawnFaulty([["stopReading"], ["send", READY], ["sleep", 100], ["exit", 7]]);
     await nextNotifications(host, 1);
-    const problems: MspError[] = [];
+    const problems: Array<MspError<"protocol">> = [];
     host.events.on("protocolError", (e) => problems.push(e));
     const r = await outcome(host.connection.command("host/info", { big: "x".repeat(4 * 1024 * 1024) }));
     expect(expectClosed(r.error).data["exitCode"]).toBe(7);

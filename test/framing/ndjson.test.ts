@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { Message } from "vscode-jsonrpc";
-import { NdjsonMessageReader, NdjsonMessageWriter } from "../../src/index.js";
+import { NdjsonMessageReader, NdjsonMessageWriter } from "../../src/framing/index.js";
 import { createLinkedPair } from "../../src/testing/index.js";
 import { readChunks } from "../helpers/readChunks.js";
 

@@ -6,7 +6,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { Message } from "vscode-jsonrpc";
-import { ContentLengthMessageReader, NdjsonMessageReader, type ByteChannel, type FramingProblem } from "../../src/index.js";
+import { ContentLengthMessageReader, NdjsonMessageReader, type ByteChannel, type FramingProblem } from "../../src/framing/index.js";
 
 const RUNS = 1_000;
 const enc = new TextEncoder();

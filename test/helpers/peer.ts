@@ -3,6 +3,7 @@
  * and writes whatever raw messages a test tells it to.
  */
 import { connect, type ConnectOptions, type MspClient } from "../../src/index.js";
+import { LineSplitter } from "../../src/protocol/lineSplitter.js";
 import { createLinkedPair, type LinkedChannel } from "../../src/testing/index.js";
 
 export interface Peer {
@@ -22,16 +23,9 @@ export function makePeer(options: ConnectOptions = {}): Peer {
   const [clientSide, hostSide] = createLinkedPair();
   const received: Array<Record<string, unknown>> = [];
   const waiting: Array<{ n: number; resolve: (m: Record<string, unknown>) => void }> = [];
-  let buffer = "";
-  const decoder = new TextDecoder();
+  const lines = new LineSplitter((line) => received.push(JSON.parse(line) as Record<string, unknown>));
   hostSide.onData((chunk) => {
-    buffer += decoder.decode(chunk, { stream: true });
-    let at = buffer.indexOf("\n");
-    while (at >= 0) {
-      received.push(JSON.parse(buffer.slice(0, at)) as Record<string, unknown>);
-      buffer = buffer.slice(at + 1);
-      at = buffer.indexOf("\n");
-    }
+    lines.push(chunk);
     for (const w of [...waiting]) {
       const m = received[w.n - 1];
       if (m !== undefined) {

@@ -3,7 +3,7 @@
  * it closed: the framing tests' one harness.
  */
 import type { Message } from "vscode-jsonrpc";
-import type { ByteChannel, FramedMessageReader, FramingProblem } from "../../src/index.js";
+import type { ByteChannel, FramedMessageReader, FramingProblem } from "../../src/framing/index.js";
 
 export interface ReadResult {
   messages: Message[];

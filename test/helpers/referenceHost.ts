@@ -1,19 +1,16 @@
 /**
- * Test helpers for end-to-end runs: spawn the real reference host with spawnHost, and check
- * whether a process is really gone.
+ * Test helpers for end-to-end runs: spawn the real reference host with spawnHost, and crash it.
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { spawnHost, type SpawnedHost } from "../../src/node/index.js";
 import { formatTranscriptEntry, recordingChannel } from "../../src/testing/index.js";
 import { descendantsOf, killGroups } from "../../recipes/processTree.js";
+import { repoRoot } from "./repoRoot.js";
 
 export { killGroups };
 export { until } from "../../recipes/until.js";
-
-export const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
 
 export function model(name: string): string {
   return join(repoRoot, "test", "fixtures", "models", name);
@@ -56,19 +53,3 @@ export function crashHost(pid: number): number[] {
   process.kill(-pid, "SIGKILL");
   return orphans;
 }
-
-/** True when `pid` no longer runs (gone, or a zombie nobody reaped). */
-export function processGone(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return true;
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z");
-  } catch {
-    return true;
-  }
-}
-

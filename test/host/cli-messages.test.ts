@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { HELP, USAGE, parseServeArgs } from "../../src/host/run-cli.js";
 import { DEFAULT_KILL_GRACE_MS, DEFAULT_OUTPUT_CAP_BYTES } from "../../src/host/shell-tool.js";
-import { repoRoot } from "./host-process.js";
+import { repoRoot } from "../helpers/repoRoot.js";
 
 const dirs: string[] = [];
 afterEach(() => {

@@ -1,6 +1,8 @@
 /** End to end: the real `muse-host serve --stdio` child process, spoken to in raw NDJSON JSON-RPC. */
 import { describe, expect, it } from "vitest";
-import { fixture, HostProcess, invariantProblems, isProcessGone, useHostProcesses, waitGone, type WireMessage } from "./host-process.js";
+import { checkTranscript } from "../../src/testing/index.js";
+import { fixture, HostProcess, useHostProcesses, type WireMessage } from "./host-process.js";
+import { processGone, waitGone } from "../helpers/processGone.js";
 
 const { start, tempDir } = useHostProcesses("muse-host-test-");
 
@@ -49,7 +51,7 @@ describe("muse-host serve --stdio", () => {
       ["message", "completed", "Hello there, friend!"],
     ]);
     expect(host.notifications("turn/started")).toHaveLength(1); // the repeated turn/start did not re-execute
-    expect(invariantProblems(host.wire, [params.commandId])).toEqual([]);
+    expect(checkTranscript(host.transcript).problems).toEqual([]);
     expect(await host.stop()).toEqual({ code: 0, signal: null });
   });
 
@@ -65,8 +67,8 @@ describe("muse-host serve --stdio", () => {
     const output = (updated.params?.["item"] as { visibleOutput: string }).visibleOutput;
     const shellPid = Number(/started (\d+)/.exec(output)?.[1]);
     const grandchildPid = Number(/grandchild (\d+)/.exec(output)?.[1]);
-    expect(isProcessGone(shellPid)).toBe(false);
-    expect(isProcessGone(grandchildPid)).toBe(false);
+    expect(processGone(shellPid)).toBe(false);
+    expect(processGone(grandchildPid)).toBe(false);
 
     const cancelSent = host.wire.length;
     const ack = await host.request("turn/cancel", { sessionId, turnId, commandId: "cancel-1" });
@@ -84,7 +86,7 @@ describe("muse-host serve --stdio", () => {
     expect(host.notifications("item/completed", turnId).map((p) => (p["item"] as { text?: string }).text)).not.toContain("Done.");
     expect(await waitGone([shellPid, grandchildPid], 2000)).toBe(true);
     expect(() => process.kill(shellPid, 0)).toThrow(expect.objectContaining({ code: "ESRCH" })); // reaped by the host
-    expect(invariantProblems(host.wire, [turnId])).toEqual([]);
+    expect(checkTranscript(host.transcript).problems).toEqual([]);
     expect(await host.stop()).toEqual({ code: 0, signal: null });
   });
 
@@ -98,7 +100,7 @@ describe("muse-host serve --stdio", () => {
     expect(host.indexOf((m) => m === rejected)).toBeGreaterThan(host.indexOf(isCompletedOf(turnId)));
     const unknown = await host.request("turn/cancel", { sessionId, turnId: "0198f0aa-dead-7000-8000-000000000000" });
     expect(unknown.error).toMatchObject({ code: -32001, data: { reason: "unknown_turn" } });
-    expect(invariantProblems(host.wire, [turnId])).toEqual([]);
+    expect(checkTranscript(host.transcript).problems).toEqual([]);
   });
 
   it("a default cancel discards queued turns, each with its own cancelled terminal", async () => {
@@ -116,7 +118,7 @@ describe("muse-host serve --stdio", () => {
       expect(t?.params).toMatchObject({ terminal: "cancelled", reason: "discarded from inbox", cause: { kind: "user" } });
     }
     expect(host.notifications("turn/started")).toHaveLength(1);
-    expect(invariantProblems(host.wire, [first, second, third].map((r) => r["turnId"] as string))).toEqual([]);
+    expect(checkTranscript(host.transcript).problems).toEqual([]);
     expect(await host.stop()).toEqual({ code: 0, signal: null });
   });
 
@@ -136,7 +138,7 @@ describe("muse-host serve --stdio", () => {
     expect(await host.stop()).toEqual({ code: 0, signal: null });
     const secondDone = host.wire.find(isCompletedOf(second));
     expect(secondDone?.params).toMatchObject({ terminal: "cancelled", reason: "cancelled during tool execution", cause: { kind: "disposed" } });
-    expect(invariantProblems(host.wire, [first, second])).toEqual([]);
+    expect(checkTranscript(host.transcript).problems).toEqual([]);
   });
 
   it("SIGTERM shuts down cleanly: turns cancelled with cause disposed, exit 0", async () => {
@@ -159,7 +161,7 @@ describe("muse-host serve --stdio", () => {
     const orphanPids = [Number(/started (\d+)/.exec(output)?.[1]), Number(/grandchild (\d+)/.exec(output)?.[1])];
     const lastCursor = String(host.wire.filter((m) => m.method !== undefined).at(-1)?.params?.["viewCursor"]);
     await host.kill();
-    for (const pid of orphanPids) if (!isProcessGone(pid)) process.kill(-orphanPids[0]!, "SIGKILL"); // a SIGKILLed host cannot clean up
+    for (const pid of orphanPids) if (!processGone(pid)) process.kill(-orphanPids[0]!, "SIGKILL"); // a SIGKILLed host cannot clean up
 
     const restarted = start(["--script", fixture("shell-sleep.json"), "--data", data]);
     const resumed = await restarted.request("session/resume", { sessionId, afterCursor: lastCursor });

@@ -1,13 +1,13 @@
 /** Test helper: spawns the real `muse-host serve --stdio` and speaks raw NDJSON JSON-RPC to it. */
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach } from "vitest";
 import { fileURLToPath } from "node:url";
-
-/** The repository root (the host is started from here so `--import tsx` resolves). */
-export const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
+import { LineSplitter } from "../../src/protocol/lineSplitter.js";
+import { formatTranscriptEntry } from "../../src/testing/index.js";
+import { repoRoot } from "../helpers/repoRoot.js";
 
 /** A model fixture's absolute path. */
 export function fixture(name: string): string {
@@ -24,7 +24,8 @@ export type WireMessage = Record<string, unknown> & {
 };
 
 /**
- * A running host child process. Every message it writes is kept in `wire` (in order).
+ * A running host child process. Every message it writes is kept in `wire` (in order), and both
+ * directions in `transcript`, for `checkTranscript`.
  *
  * @example
  * ```ts
@@ -36,23 +37,21 @@ export type WireMessage = Record<string, unknown> & {
 export class HostProcess {
   readonly child: ChildProcessWithoutNullStreams;
   readonly wire: WireMessage[] = [];
+  /** Every line each side wrote, as transcript lines, in the order this test saw them. */
+  readonly transcript: string[] = [];
   stderr = "";
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   #nextId = 1;
-  #buffer = "";
   #listeners = new Set<() => void>();
 
   private constructor(child: ChildProcessWithoutNullStreams) {
     this.child = child;
-    child.stdout.setEncoding("utf8");
-    child.stdout.on("data", (chunk: string) => {
-      this.#buffer += chunk;
-      let nl: number;
-      while ((nl = this.#buffer.indexOf("\n")) >= 0) {
-        const line = this.#buffer.slice(0, nl);
-        this.#buffer = this.#buffer.slice(nl + 1);
-        if (line.trim() !== "") this.wire.push(JSON.parse(line) as WireMessage);
-      }
+    const lines = new LineSplitter((line) => {
+      this.transcript.push(formatTranscriptEntry({ dir: "server", raw: line }));
+      this.wire.push(JSON.parse(line) as WireMessage);
+    });
+    child.stdout.on("data", (chunk: Buffer) => {
+      lines.push(chunk);
       for (const l of [...this.#listeners]) l();
     });
     child.stderr.setEncoding("utf8");
@@ -74,6 +73,7 @@ export class HostProcess {
 
   /** Writes one raw line. */
   writeLine(line: string): void {
+    this.transcript.push(formatTranscriptEntry({ dir: "client", raw: line }));
     this.child.stdin.write(`${line}\n`);
   }
 
@@ -150,78 +150,6 @@ export class HostProcess {
     }
     return outcome;
   }
-}
-
-/**
- * True when `pid` no longer runs: kill(pid, 0) throws ESRCH, or the process is a zombie (it has
- * exited; this sandbox's PID 1 does not reap orphans, so a killed grandchild can linger as one).
- */
-export function isProcessGone(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "ESRCH";
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z");
-  } catch {
-    return true;
-  }
-}
-
-/** Waits (bounded) until every pid is gone. */
-export async function waitGone(pids: number[], timeoutMs = 3000): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (pids.every(isProcessGone)) return true;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return pids.every(isProcessGone);
-}
-
-/**
- * Checks the MSP invariants on a host's wire: one terminal per accepted turn, every item closed
- * before its turn's terminal, nothing after a terminal, cursors strictly increasing per session,
- * already_terminal only after the terminal. Returns the problems found.
- */
-export function invariantProblems(wire: readonly WireMessage[], acceptedTurnIds: readonly string[]): string[] {
-  const problems: string[] = [];
-  const lastCursor = new Map<string, number>();
-  const terminals = new Map<string, number>();
-  const openItems = new Map<string, string>(); // itemId -> turnId
-  const itemTerminal = new Map<string, number>();
-  wire.forEach((m, i) => {
-    if (m.error?.data?.["reason"] === "already_terminal") {
-      const t = m.error.data["turnId"] as string;
-      if (!terminals.has(t)) problems.push(`already_terminal for ${t} before its turn/completed`);
-    }
-    if (m.method === undefined || m.params === undefined) return;
-    const p = m.params;
-    const sessionId = p["sessionId"] as string;
-    const n = Number(String(p["viewCursor"]).split(":").pop());
-    if (n <= (lastCursor.get(sessionId) ?? 0)) problems.push(`cursor ${String(p["viewCursor"])} not increasing at ${i}`);
-    lastCursor.set(sessionId, n);
-    const item = p["item"] as { itemId: string; turnId: string } | undefined;
-    const turnId = item?.turnId ?? (p["turnId"] as string);
-    if (terminals.has(turnId)) problems.push(`${m.method} for turn ${turnId} after its turn/completed`);
-    if (m.method === "item/started") openItems.set(item!.itemId, turnId);
-    if (m.method === "item/completed") {
-      if (!openItems.has(item!.itemId)) problems.push(`item/completed without item/started: ${item!.itemId}`);
-      if (itemTerminal.has(item!.itemId)) problems.push(`second item/completed for ${item!.itemId}`);
-      itemTerminal.set(item!.itemId, i);
-      openItems.delete(item!.itemId);
-    }
-    if (m.method === "turn/completed") {
-      for (const [itemId, t] of openItems) if (t === turnId) problems.push(`item ${itemId} open at turn/completed of ${turnId}`);
-      terminals.set(turnId, i);
-    }
-  });
-  for (const t of acceptedTurnIds) if (!terminals.has(t)) problems.push(`turn ${t} has no turn/completed`);
-  const counts = new Map<string, number>();
-  for (const m of wire) if (m.method === "turn/completed") counts.set(m.params!["turnId"] as string, (counts.get(m.params!["turnId"] as string) ?? 0) + 1);
-  for (const [t, c] of counts) if (c > 1) problems.push(`turn ${t} has ${c} turn/completed`);
-  return problems;
 }
 
 /**

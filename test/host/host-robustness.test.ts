@@ -6,7 +6,9 @@
 import { copyFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { fixture, HostProcess, invariantProblems, isProcessGone, useHostProcesses, waitGone, type WireMessage } from "./host-process.js";
+import { checkTranscript } from "../../src/testing/index.js";
+import { fixture, HostProcess, useHostProcesses, type WireMessage } from "./host-process.js";
+import { processGone, waitGone } from "../helpers/processGone.js";
 
 const { start, tempDir } = useHostProcesses("muse-host-robust-");
 const strays: number[] = []; // pids a test expects to outlive the host (escaped processes)
@@ -56,7 +58,7 @@ describe("muse-host robustness (real processes)", () => {
     const sessionId = await createSession(host);
     await host.request("turn/start", { sessionId, input: [] });
     const pid = Number(/stubborn (\d+)/.exec(outputOf(await host.waitFor(toolOutput(/stubborn \d+/))))?.[1]);
-    expect(isProcessGone(pid)).toBe(false);
+    expect(processGone(pid)).toBe(false);
     host.child.stdout.destroy(); // the client goes away without closing stdin
     host.send("host/info", {}); // the answer hits EPIPE
     expect(await Promise.race([host.exited, new Promise((r) => setTimeout(() => r("still running"), 5000))])).toEqual({ code: 0, signal: null });
@@ -76,7 +78,7 @@ describe("muse-host robustness (real processes)", () => {
     expect(done.params).toMatchObject({ terminal: "cancelled", reason: "cancelled during tool execution" });
     const item = host.notifications("item/completed", turnId).map((p) => p["item"] as Record<string, unknown>)[0];
     expect(item).toMatchObject({ kind: "toolCall", status: "cancelled", failureReason: "turn cancelled", error: { code: "TOOL_PROCESSES_ESCAPED" } });
-    expect(invariantProblems(host.wire, [turnId])).toEqual([]);
+    expect(checkTranscript(host.transcript).problems).toEqual([]);
     expect(await host.stop()).toEqual({ code: 0, signal: null });
   });
 
@@ -141,7 +143,7 @@ describe("muse-host robustness (real processes)", () => {
     const resent = second.wire.find(isCompletedOf(turnId));
     expect(resent?.params).toEqual(original.params); // the logged terminal, with its original cursor
     expect(second.indexOf(isCompletedOf(turnId))).toBeLessThan(second.indexOf((m) => m === rejected));
-    expect(invariantProblems(second.wire, [])).toEqual([]);
+    expect(checkTranscript(second.transcript).problems).toEqual([]);
     // Sent once per connection: a second late cancel is rejected without a repeat.
     await second.request("turn/cancel", { sessionId, turnId });
     expect(second.notifications("turn/completed", turnId)).toHaveLength(1);

@@ -3,14 +3,17 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { createHost, type MuseHost } from "../../src/host/muse-host.js";
+import { createHost, sessionAgentOf, type MuseHost } from "../../src/host/muse-host.js";
 import type { MessageTransport } from "../../src/host/message-transport.js";
 import { loadScriptedModel } from "../../src/host/scripted-model.js";
-import { fixture, invariantProblems, type WireMessage } from "./host-process.js";
+import { checkTranscript, formatTranscriptEntry } from "../../src/testing/index.js";
+import { fixture, type WireMessage } from "./host-process.js";
 
 interface Harness {
   host: MuseHost;
   wire: WireMessage[];
+  /** Both directions as transcript lines, for checkTranscript. */
+  transcript: string[];
   request(method: string, params: Record<string, unknown>): WireMessage;
   waitFor(predicate: (m: WireMessage) => boolean, timeoutMs?: number): Promise<WireMessage>;
 }
@@ -29,11 +32,16 @@ function harness(models: Record<string, string>, options: { killGraceMs?: number
     ...options,
   });
   const wire: WireMessage[] = [];
+  const transcript: string[] = [];
   let onMessage: (text: string) => void = () => {};
   const transport: MessageTransport = {
     onMessage: (cb) => (onMessage = cb),
     onClose: () => {},
-    send: (m) => wire.push(JSON.parse(JSON.stringify(m)) as WireMessage),
+    send: (m) => {
+      const raw = JSON.stringify(m);
+      transcript.push(formatTranscriptEntry({ dir: "server", raw }));
+      wire.push(JSON.parse(raw) as WireMessage);
+    },
     close: () => {},
   };
   host.connect(transport);
@@ -45,9 +53,12 @@ function harness(models: Record<string, string>, options: { killGraceMs?: number
   return {
     host,
     wire,
+    transcript,
     request(method, params) {
       const myId = ++id;
-      onMessage(JSON.stringify({ jsonrpc: "2.0", id: myId, method, params }));
+      const raw = JSON.stringify({ jsonrpc: "2.0", id: myId, method, params });
+      transcript.push(formatTranscriptEntry({ dir: "client", raw }));
+      onMessage(raw);
       const response = wire.find((m) => m.id === myId);
       if (response === undefined) throw new Error(`no synchronous response to ${method}`);
       return response;
@@ -87,7 +98,7 @@ describe("MuseHost agent loop", () => {
     expect(text.length).toBeLessThan(full.length);
     expect(full.startsWith(text)).toBe(true);
     expect(itemsOf(h.wire, "item/started", turnId).map((i) => i["kind"])).toEqual(["message"]); // no toolCall
-    expect(invariantProblems(h.wire, [turnId])).toEqual([]);
+    expect(checkTranscript(h.transcript).problems).toEqual([]);
   });
 
   it("gives undispatched tool calls a synthetic cancelled result and drains the in-flight one", async () => {
@@ -110,7 +121,7 @@ describe("MuseHost agent loop", () => {
       failureReason: "tool call aborted before dispatch",
       error: { name: "AbortError", code: "TOOL_ABORTED_BEFORE_DISPATCH" },
     });
-    expect(invariantProblems(h.wire, [turnId])).toEqual([]);
+    expect(checkTranscript(h.transcript).problems).toEqual([]);
   });
 
   it("a failing tool (non-zero exit) fails its item and the turn continues to completion", async () => {
@@ -130,7 +141,7 @@ describe("MuseHost agent loop", () => {
     expect(completed[1]).toMatchObject({ visibleOutput: "one\n" });
     expect(completed[2]).toMatchObject({ visibleOutput: "two\n", failureReason: "exit code 3" });
     for (const item of completed) expect(item["revision"]).toBeGreaterThanOrEqual(2);
-    expect(invariantProblems(h.wire, [turnId])).toEqual([]);
+    expect(checkTranscript(h.transcript).problems).toEqual([]);
   });
 
   it("setModel takes effect from the next turn; unknown models are rejected", async () => {
@@ -170,12 +181,13 @@ describe("MuseHost agent loop", () => {
     const live = h.wire.filter((m) => m.method !== undefined);
     const cursorAt = String(live[2]?.params?.["viewCursor"]);
     const before = h.wire.length;
+    const liveTranscript = [...h.transcript]; // the resume's replay repeats cursors on purpose
     const resumed = h.request("session/resume", { sessionId, afterCursor: cursorAt });
     const replay = h.wire.slice(before + 1);
     expect(resumed.result?.["replayed"]).toBe(live.length - 3);
     expect(replay).toEqual(live.slice(3));
     expect(h.request("session/resume", { sessionId, afterCursor: "v:other:1" }).error?.code).toBe(-32602);
-    expect(invariantProblems(live, [t1, t2])).toEqual([]);
+    expect(checkTranscript(liveTranscript).problems).toEqual([]);
   }, 10_000);
 });
 
@@ -201,7 +213,7 @@ describe("MuseHost retries, caching and parameter checks", () => {
   it("does not cache an internal error: a retry runs the command again", () => {
     const h = harness({ default: "hello.json" });
     const sessionId = h.request("session/create", {}).result?.["sessionId"] as string;
-    const agent = h.host.session(sessionId)!;
+    const agent = sessionAgentOf(h.host, sessionId)!;
     const original = agent.startTurn.bind(agent);
     let calls = 0;
     agent.startTurn = (turnId, input) => {
@@ -258,7 +270,7 @@ describe("MuseHost retries, caching and parameter checks", () => {
     h.request("turn/cancel", { sessionId, turnId });
     expect(h.request("turn/cancel", { sessionId, turnId }).result).toMatchObject({ turnId }); // still running: accepted, changes nothing
     await h.waitFor(completedOf(turnId));
-    const log = readFileSync(h.host.session(sessionId)!.logPath, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { type: string });
+    const log = readFileSync(sessionAgentOf(h.host, sessionId)!.logPath, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { type: string });
     expect(log.filter((r) => r.type === "cancelRequested")).toHaveLength(1);
   });
 
@@ -286,6 +298,6 @@ describe("MuseHost retries, caching and parameter checks", () => {
     expect(String(updates[0]?.["text"]).trim()).not.toBe("");
     expect(updates.map((u) => u["revision"])).toEqual(updates.map((_, i) => i + 2));
     expect(itemsOf(h.wire, "item/completed", turnId)).toEqual([expect.objectContaining({ status: "completed", text: "            Hello after a long pause." })]);
-    expect(invariantProblems(h.wire, [turnId])).toEqual([]);
+    expect(checkTranscript(h.transcript).problems).toEqual([]);
   }, 10_000);
 });

@@ -1,7 +1,7 @@
 /** Tests of the shell tool with real `sh` processes: output, caps, exit codes, group kill and grace. */
 import { afterEach, describe, expect, it } from "vitest";
 import { runShell } from "../../src/host/shell-tool.js";
-import { isProcessGone, waitGone } from "./host-process.js";
+import { processGone, waitGone } from "../helpers/processGone.js";
 
 function pidsIn(output: string, label: string): number {
   return Number(new RegExp(`${label} (\\d+)`).exec(output)?.[1]);
@@ -56,7 +56,7 @@ describe("runShell", () => {
     while (!/grandchild \d+/.test(output) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
     const shell = pidsIn(output, "started");
     const grandchild = pidsIn(output, "grandchild");
-    expect(isProcessGone(grandchild)).toBe(false);
+    expect(processGone(grandchild)).toBe(false);
     const t0 = Date.now();
     abort.abort({ kind: "user" });
     const result = await done;
@@ -77,7 +77,7 @@ describe("runShell", () => {
     const t0 = Date.now();
     abort.abort({ kind: "user" });
     await new Promise((r) => setTimeout(r, 200));
-    expect(isProcessGone(shell)).toBe(false); // still alive inside the grace
+    expect(processGone(shell)).toBe(false); // still alive inside the grace
     const result = await done;
     const elapsed = Date.now() - t0;
     expect(elapsed).toBeGreaterThanOrEqual(380);
@@ -119,9 +119,9 @@ describe("runShell", () => {
       { killGraceMs: 300, onSpawn: (pid) => (leader = pid) },
     );
     const deadline = Date.now() + 3000;
-    while (!(/held \d+/.test(output) && leader !== 0 && isProcessGone(leader)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    while (!(/held \d+/.test(output) && leader !== 0 && processGone(leader)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
     strays.push(pidsIn(output, "held"));
-    expect(isProcessGone(leader)).toBe(true); // the shell exited 0; the escaped sleep holds the pipes
+    expect(processGone(leader)).toBe(true); // the shell exited 0; the escaped sleep holds the pipes
     abort.abort({ kind: "user" }); // too late to matter
     const result = await done;
     expect(Date.now() - t0).toBeLessThan(2000);

@@ -10,7 +10,8 @@ import { describe, expect, it, onTestFinished } from "vitest";
 import type { LedgerItem, ToolCallItem } from "../../src/index.js";
 import { exampleModelPath, loadScriptedModel, spawnReferenceHost } from "../../src/host/index.js";
 import { until } from "../../recipes/until.js";
-import { isProcessGone, repoRoot } from "./host-process.js";
+import { processGone as isProcessGone } from "../helpers/processGone.js";
+import { repoRoot } from "../helpers/repoRoot.js";
 
 const input = [{ type: "text" as const, text: "go" }];
 

@@ -10,7 +10,8 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createHost } from "../../src/host/muse-host.js";
 import { loadScriptedModel } from "../../src/host/scripted-model.js";
-import { fixture, repoRoot } from "./host-process.js";
+import { repoRoot } from "../helpers/repoRoot.js";
+import { fixture } from "./host-process.js";
 
 const tmpDirs: string[] = [];
 const children: ChildProcessWithoutNullStreams[] = [];

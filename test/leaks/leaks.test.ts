@@ -9,9 +9,9 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { spawnHost, type SpawnedHost } from "../../src/node/index.js";
+import { repoRoot } from "../helpers/repoRoot.js";
 
 const run = promisify(execFile);
-const root = fileURLToPath(new URL("../../", import.meta.url));
 const probe = fileURLToPath(new URL("./roundtrips.script.ts", import.meta.url));
 const echo = fileURLToPath(new URL("../fixtures/faulty-hosts/echo.mjs", import.meta.url));
 
@@ -26,7 +26,7 @@ interface ProbeResult {
 }
 
 async function runProbe(roundTrips: number, env: Record<string, string> = {}): Promise<ProbeResult> {
-  const { stdout } = await run(process.execPath, ["--expose-gc", "--import", "tsx", probe, String(roundTrips)], { cwd: root, env: { ...process.env, ...env }, timeout: 90_000 });
+  const { stdout } = await run(process.execPath, ["--expose-gc", "--import", "tsx", probe, String(roundTrips)], { cwd: repoRoot, env: { ...process.env, ...env }, timeout: 90_000 });
   return JSON.parse(stdout.trim().split("\n").at(-1) as string) as ProbeResult;
 }
 

@@ -11,7 +11,8 @@ import { connect, type MspClient } from "../../src/index.js";
 import { createLinkedPair } from "../../src/testing/index.js";
 import { spawnReferenceHost } from "../../src/host/index.js";
 import type { SpawnedHost } from "../../src/node/index.js";
-import { isProcessGone, repoRoot } from "../host/host-process.js";
+import { processGone as isProcessGone } from "../helpers/processGone.js";
+import { repoRoot } from "../helpers/repoRoot.js";
 
 /** A client on one end of an in-memory pair, and a flag that turns true when it closes. */
 function pairedClient(): { client: MspClient; closed: () => boolean } {

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { MspError } from "../../src/index.js";
 import { spawnHost } from "../../src/node/index.js";
-import { processGone } from "../helpers/referenceHost.js";
+import { processGone } from "../helpers/processGone.js";
 
 async function pidFrom(file: string): Promise<number> {
   for (let i = 0; i < 200; i++) {
@@ -60,7 +60,7 @@ describe("spawnHost", () => {
 
   it("a command that cannot start settles as connectionClosed, and close() does not hang", async () => {
     const host = spawnHost({ command: "/nonexistent/muse-host", stderr: "ignore" });
-    const error = (await host.connection.command("host/info", {}).catch((e: unknown) => e)) as MspError;
+    const error = (await host.connection.command("host/info", {}).catch((e: unknown) => e)) as MspError<"connectionClosed">;
     expect(error.kind).toBe("connectionClosed");
     expect(String(error.data["reason"])).toMatch(/could not start|ENOENT|closed/);
     await host.close();

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { cursorSequence, isCompatibleProtocol, isTurnCompleted, problemWithNotification } from "../../src/index.js";
+import { isCompatibleProtocol, isTurnCompleted } from "../../src/index.js";
+import { problemWithNotification } from "../../src/protocol/guards.js";
 
 const base = { sessionId: "s", viewCursor: "v:s:1" };
 
@@ -23,9 +24,7 @@ describe("protocol guards", () => {
     expect(problemWithNotification("vendor/thing", 42)).toBeUndefined();
   });
 
-  it("reads cursor sequences and protocol compatibility", () => {
-    expect(cursorSequence("v:0198f0aa-1111-7000-8000-0000000000aa:9")).toBe(9);
-    expect(cursorSequence("opaque")).toBeUndefined();
+  it("reads protocol compatibility", () => {
     expect(isCompatibleProtocol("1.7")).toBe(true);
     expect(isCompatibleProtocol("2.0")).toBe(false);
   });

@@ -1,8 +1,12 @@
 import { build } from "esbuild";
 import { describe, expect, it } from "vitest";
 import * as core from "../../src/index.js";
+import type { MspClient, MspConnection } from "../../src/index.js";
+import * as framing from "../../src/framing/index.js";
+import * as host from "../../src/host/index.js";
 import * as node from "../../src/node/index.js";
 import * as testing from "../../src/testing/index.js";
+import { makePeer, SESSION, terminal } from "../helpers/peer.js";
 
 describe("public surface", () => {
   it("pins the sorted list of runtime exports of each entry point", () => {
@@ -10,22 +14,11 @@ describe("public surface", () => {
       "COMMAND_REJECTED_CODE",
       "CancelCauseKinds",
       "Commands",
-      "ContentLengthMessageReader",
-      "ContentLengthMessageWriter",
-      "DEFAULT_MAX_MESSAGE_BYTES",
-      "DEFAULT_TERMINAL_CAPACITY",
-      "FramedMessageReader",
-      "FramedMessageWriter",
       "ItemKinds",
-      "ItemLedger",
       "ItemStatuses",
-      "MessageEncodingError",
       "MspClient",
-      "MspConnection",
       "MspError",
       "MspErrorKinds",
-      "NdjsonMessageReader",
-      "NdjsonMessageWriter",
       "Notifications",
       "PROTOCOL_VERSION",
       "RejectionReasons",
@@ -33,26 +26,91 @@ describe("public surface", () => {
       "StopStates",
       "Terminals",
       "TurnHandle",
-      "TurnRecorder",
       "cancelTurn",
       "connect",
-      "cursorSequence",
       "isCompatibleProtocol",
       "isItem",
       "isNotification",
       "isTurnCompleted",
-      "problemWithNotification",
+    ]);
+    expect(Object.keys(framing).sort()).toEqual([
+      "ContentLengthMessageReader",
+      "ContentLengthMessageWriter",
+      "DEFAULT_MAX_MESSAGE_BYTES",
+      "FramedMessageReader",
+      "FramedMessageWriter",
+      "MessageEncodingError",
+      "MspConnection",
+      "NdjsonMessageReader",
+      "NdjsonMessageWriter",
     ]);
     expect(Object.keys(node).sort()).toEqual(["SpawnedHost", "groupAlive", "signalGroup", "spawnHost", "streamChannel"]);
     expect(Object.keys(testing).sort()).toEqual(
       ["CannedHost", "TRANSCRIPT_MISMATCH_CODE", "checkTranscript", "checkTranscriptParts", "createLinkedPair", "formatTranscriptEntry", "parseTranscript", "readTranscript", "recordingChannel"].sort(),
     );
+    expect(Object.keys(host).sort()).toEqual([
+      "CommandCache",
+      "CommandError",
+      "DEFAULT_COMMAND_CACHE_CAPACITY",
+      "DEFAULT_KILL_GRACE_MS",
+      "DEFAULT_OUTPUT_CAP_BYTES",
+      "HOST_NAME",
+      "HOST_RESTARTED_REASON",
+      "HOST_VERSION",
+      "JsonRpcErrorCodes",
+      "MuseHost",
+      "PhaseMachine",
+      "SessionAgent",
+      "SessionLog",
+      "TOOL_ABORTED_BEFORE_DISPATCH",
+      "TOOL_PROCESSES_ESCAPED",
+      "TurnReasons",
+      "USAGE",
+      "createHost",
+      "createStdioTransport",
+      "errorResponse",
+      "killAllToolGroups",
+      "loadScriptedModel",
+      "loadServeModels",
+      "notificationMessage",
+      "parseScriptedModel",
+      "parseServeArgs",
+      "readSessionLog",
+      "recoverSessions",
+      "runCli",
+      "runShell",
+      "sessionLogPath",
+      "streamStep",
+      "summarizeSessionLog",
+    ]);
+  });
+
+  // The `@ts-expect-error` lines are checked by `tsc -p tsconfig.json`: the mutators are not part of the views' types.
+  it("client.turns and client.items are read-only views: get and terminalOf, itemsOf and get, nothing that writes", async () => {
+    const { client, send } = makePeer();
+    const readOnly = (c: MspClient | MspConnection) => {
+      // @ts-expect-error only the connection records terminals
+      void c.turns.record;
+      // @ts-expect-error only the connection settles waiters on close
+      void c.turns.closeAll;
+      // @ts-expect-error only the connection applies items
+      void c.items.apply;
+      // @ts-expect-error only the connection closes a turn's items
+      void c.items.closeTurn;
+      return [c.turns.get("t")?.terminal, c.items.itemsOf("t").length, c.items.get("t", "i")];
+    };
+    send({ jsonrpc: "2.0", method: "item/started", params: { sessionId: SESSION, viewCursor: `v:${SESSION}:1`, item: { itemId: "i", kind: "message", turnId: "t", revision: 1, status: "inProgress", text: "" } } });
+    send(terminal("t", 2));
+    expect((await client.turns.terminalOf("t", { timeoutMs: 1_000 })).terminal).toBe("completed");
+    expect(readOnly(client)).toEqual(["completed", 1, expect.objectContaining({ status: "cancelled", synthesized: true })]);
+    expect(readOnly(client.connection)).toEqual(readOnly(client));
+    await client.close();
   });
 
   // Its size is a benchmark target (npm run bench), not a unit test.
-  it("the browser bundle of the core imports no node: module and nothing Node-only of ours", async () => {
+  it.each(["src/index.ts", "src/framing/index.ts"])("the browser bundle of %s imports no node: module and nothing Node-only of ours", async (entry) => {
     const out = await build({
-      entryPoints: ["src/index.ts"],
+      entryPoints: [entry],
       bundle: true,
       platform: "browser",
       format: "esm",

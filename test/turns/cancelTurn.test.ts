@@ -33,7 +33,7 @@ describe("cancelTurn", () => {
     const p = cancelTurn(peer.client, { sessionId: SESSION, turnId: "stale" }).catch((e: unknown) => e);
     const sent = await peer.nth(1);
     peer.send(rejection(sent["id"], { commandId: "c", reason: "unknown_turn", turnId: "stale" }));
-    const error = (await p) as MspError;
+    const error = (await p) as MspError<"commandRejected">;
     expect(error).toBeInstanceOf(MspError);
     expect([error.kind, error.data["reason"]]).toEqual(["commandRejected", "unknown_turn"]);
     expect(peer.client.turns.waiterCount).toBe(0);
@@ -80,7 +80,7 @@ describe("cancelTurn", () => {
     const impatient = cancelTurn(peer.client, { sessionId: SESSION, turnId: "t" }, { timeoutMs: 20 }).catch((e: unknown) => e);
     const patient = cancelTurn(peer.client, { sessionId: SESSION, turnId: "t" }, { timeoutMs: 5_000 });
     const sent = await peer.nth(1);
-    const error = (await impatient) as MspError;
+    const error = (await impatient) as MspError<"timeout">;
     expect([error.kind, error.data["timeoutMs"]]).toEqual(["timeout", 20]);
     peer.send(result(sent["id"], { commandId: "c", turnId: "t" }));
     peer.send(terminal("t", 1, "cancelled", "cancelled"));
@@ -95,7 +95,7 @@ describe("cancelTurn", () => {
     const sent = await peer.nth(1);
     await new Promise((r) => setTimeout(r, 60));
     peer.send(result(sent["id"], { commandId: "c", turnId: "t" }));
-    const error = (await p) as MspError;
+    const error = (await p) as MspError<"timeout">;
     // The terminal wait got what was left of the one 200 ms budget, not a fresh 200 ms.
     expect([error.kind, error.data["turnId"]]).toEqual(["timeout", "t"]);
     expect(error.data["timeoutMs"]).toBeLessThanOrEqual(140);
@@ -107,7 +107,7 @@ describe("cancelTurn", () => {
     const p = cancelTurn(peer.client, { sessionId: SESSION, turnId: "t" }, { timeoutMs: 30 }).catch((e: unknown) => e);
     const sent = await peer.nth(1);
     peer.send(result(sent["id"], { commandId: "c", turnId: "t" }));
-    const error = (await p) as MspError;
+    const error = (await p) as MspError<"timeout">;
     expect([error.kind, error.data["turnId"]]).toEqual(["timeout", "t"]);
     await peer.client.close();
   });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { ItemLedger, type Item } from "../../src/index.js";
+import type { Item } from "../../src/index.js";
+import { ItemLedger } from "../../src/turns/itemLedger.js";
 
 const msg = (itemId: string, revision: number, status: Item["status"], text = ""): Item => ({
   itemId,

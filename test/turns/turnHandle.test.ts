@@ -32,7 +32,7 @@ describe("TurnHandle", () => {
     const start = await peer.nth(1);
     peer.send(rejection(start["id"], { commandId: turn.commandId, reason: "unknown_session" }));
     for (const p of [turn.accepted, turn.cancel(), turn.terminal]) {
-      const e = (await p.catch((x: unknown) => x)) as MspError;
+      const e = (await p.catch((x: unknown) => x)) as MspError<"commandRejected">;
       expect([e.kind, e.data["reason"]]).toEqual(["commandRejected", "unknown_session"]);
     }
     await peer.client.close();

@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { MspError, TurnRecorder, type TurnCompletedParams } from "../../src/index.js";
+import { MspError, type TurnCompletedParams } from "../../src/index.js";
+import { TurnRecorder } from "../../src/turns/turnRecorder.js";
 
 const terminal = (turnId: string, kind: TurnCompletedParams["terminal"] = "completed"): TurnCompletedParams => ({
   sessionId: "s",
@@ -41,7 +42,7 @@ describe("TurnRecorder", () => {
 
   it("timeout and abort are distinct kinds; an already-aborted signal rejects at once", async () => {
     const r = new TurnRecorder();
-    const t = (await r.terminalOf("t", { timeoutMs: 1 }).catch((e: unknown) => e)) as MspError;
+    const t = (await r.terminalOf("t", { timeoutMs: 1 }).catch((e: unknown) => e)) as MspError<"timeout">;
     expect([t.kind, t.data["turnId"], t.data["timeoutMs"]]).toEqual(["timeout", "t", 1]);
     const reason = new Error("gone");
     const a = (await r.terminalOf("t", { signal: AbortSignal.abort(reason) }).catch((e: unknown) => e)) as MspError;
@@ -77,7 +78,7 @@ describe("TurnRecorder", () => {
     const r = new TurnRecorder();
     r.record(terminal("done"));
     const waiting = [r.terminalOf("x"), r.terminalOf("x"), r.terminalOf("y", { timeoutMs: Infinity })];
-    const closed = new MspError("connectionClosed", "closed");
+    const closed = new MspError("connectionClosed", "closed", { reason: "closed" });
     r.closeAll(closed);
     for (const w of waiting) await expect(w).rejects.toBe(closed);
     await expect(r.terminalOf("z")).rejects.toBe(closed);
@@ -119,11 +120,11 @@ describe("TurnRecorder", () => {
           } else if (s.op === "abort") {
             waits[s.index % Math.max(1, waits.length)]?.controller.abort();
           } else {
-            r.closeAll(new MspError("connectionClosed", "closed"));
+            r.closeAll(new MspError("connectionClosed", "closed", { reason: "closed" }));
             closed = true;
           }
         }
-        r.closeAll(new MspError("connectionClosed", "closed"));
+        r.closeAll(new MspError("connectionClosed", "closed", { reason: "closed" }));
         await Promise.all(waits.map((w) => w.promise));
         for (const w of waits) {
           expect(w.settled).toBe(1);

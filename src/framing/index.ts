@@ -1,0 +1,20 @@
+/**
+ * @muse-code/sdk/framing: for people who write their own transports. The NDJSON and
+ * Content-Length readers and writers over a ByteChannel, their base classes and limits, and the
+ * MspConnection class, which wraps any vscode-jsonrpc reader and writer pair. Browser-safe.
+ *
+ * Any new export added here becomes public API. Use named exports, not wildcards.
+ * Nothing under this entry may import `node:*`.
+ *
+ * @packageDocumentation
+ */
+export { NdjsonMessageReader, NdjsonMessageWriter } from "./ndjson.js";
+export { ContentLengthMessageReader, ContentLengthMessageWriter } from "./contentLength.js";
+export { FramedMessageReader } from "./framedReader.js";
+export type { ReaderOptions } from "./framedReader.js";
+export { FramedMessageWriter, MessageEncodingError } from "./framedWriter.js";
+export { DEFAULT_MAX_MESSAGE_BYTES } from "./limits.js";
+export type { FramingProblem } from "./limits.js";
+export type { ByteChannel, EndDetails, Unsubscribe } from "./byteChannel.js";
+export { MspConnection } from "../connection.js";
+export type { MspConnectionOptions } from "../connection.js";

@@ -1,0 +1,102 @@
+/**
+ * BoundedMap: a Map with a capacity that forgets its oldest entries first. The one bounded table
+ * of the SDK and the reference host (a pure data structure, so the host may import it too).
+ */
+
+/**
+ * Options of a {@link BoundedMap}.
+ *
+ * @example
+ * ```ts
+ * const cache = new BoundedMap<string, Outcome>({ capacity: 10_000, order: "recency" });
+ * ```
+ */
+export interface BoundedMapOptions<K, V> {
+  /** How many entries to keep; the oldest beyond it are evicted. At least 1 (`Infinity` for no bound). */
+  capacity: number;
+  /**
+   * What "oldest" means. `"insertion"` (the default): first set, as a `Map` orders keys; setting an
+   * existing key again keeps its place. `"recency"`: least recently set; setting a key again makes it
+   * the newest. Reading never reorders.
+   * @defaultValue "insertion"
+   */
+  order?: "insertion" | "recency";
+  /** Called with each entry the capacity evicts (never for `delete` or `clear`). */
+  onEvict?: (key: K, value: V) => void;
+}
+
+/**
+ * A Map bounded by `capacity`: once full, setting a new key evicts the oldest entry.
+ *
+ * @example
+ * ```ts
+ * const seen = new BoundedMap<string, number>({ capacity: 2 });
+ * seen.set("a", 1).set("b", 2).set("c", 3);
+ * seen.has("a"); // false: evicted, oldest first
+ * ```
+ */
+export class BoundedMap<K, V> {
+  readonly #entries = new Map<K, V>();
+  readonly #capacity: number;
+  readonly #recency: boolean;
+  readonly #onEvict: ((key: K, value: V) => void) | undefined;
+
+  constructor(options: BoundedMapOptions<K, V>) {
+    if (!(options.capacity >= 1)) throw new RangeError(`capacity must be at least 1, got ${options.capacity}`);
+    this.#capacity = options.capacity;
+    this.#recency = options.order === "recency";
+    this.#onEvict = options.onEvict;
+  }
+
+  /** The bound on {@link BoundedMap.size}. */
+  get capacity(): number {
+    return this.#capacity;
+  }
+
+  /** Number of entries held. */
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  /** The value of `key`, or `undefined`. Does not reorder. */
+  get(key: K): V | undefined {
+    return this.#entries.get(key);
+  }
+
+  /** True when `key` is held. */
+  has(key: K): boolean {
+    return this.#entries.has(key);
+  }
+
+  /** Set `key` (see {@link BoundedMapOptions.order} for where it goes), then evict the oldest beyond capacity. */
+  set(key: K, value: V): this {
+    if (this.#recency) this.#entries.delete(key);
+    this.#entries.set(key, value);
+    while (this.#entries.size > this.#capacity) {
+      const [oldestKey, oldestValue] = this.#entries.entries().next().value as [K, V];
+      this.#entries.delete(oldestKey);
+      this.#onEvict?.(oldestKey, oldestValue);
+    }
+    return this;
+  }
+
+  /** Remove `key`; true when it was held. */
+  delete(key: K): boolean {
+    return this.#entries.delete(key);
+  }
+
+  /** Remove every entry. */
+  clear(): void {
+    this.#entries.clear();
+  }
+
+  /** The values, oldest first. */
+  values(): IterableIterator<V> {
+    return this.#entries.values();
+  }
+
+  /** The entries, oldest first. */
+  [Symbol.iterator](): IterableIterator<[K, V]> {
+    return this.#entries[Symbol.iterator]();
+  }
+}

@@ -1,0 +1,108 @@
+/**
+ * SessionTracker: what one connection knows of its sessions. Each session's last `viewCursor`,
+ * the sessions it follows (sent commands for) or resumed, and the turns it knows. From those it
+ * decides, for every notification, whether it follows on from what came before, and whether a
+ * terminal is a stray one the host should not have sent this connection.
+ */
+import { BoundedMap } from "../internal/boundedMap.js";
+import { Commands, Notifications, parseViewCursor, type ItemNotificationParams, type TurnCompletedParams } from "../protocol/index.js";
+import type { TurnTerminals } from "./turnRecorder.js";
+
+/**
+ * What to do with a well-formed notification: deliver it or drop it. A `problem` is reported
+ * either way (a stray terminal is reported, yet delivered: no waiter may miss a terminal).
+ */
+export type Admission = { deliver: true; problem?: string } | { deliver: false; problem: string };
+
+/** The session knowledge of one connection. */
+export class SessionTracker {
+  readonly #terminals: TurnTerminals;
+  readonly #cursors = new Map<string, { cursor: string; sequence: number | undefined }>();
+  readonly #followed = new Map<string, { resumed: boolean }>();
+  readonly #knownTurns: BoundedMap<string, true>;
+
+  /** `terminals` tells which turns have ended; `knownTurnCapacity` bounds the turns remembered. */
+  constructor(terminals: TurnTerminals, knownTurnCapacity: number) {
+    this.#terminals = terminals;
+    this.#knownTurns = new BoundedMap({ capacity: knownTurnCapacity });
+  }
+
+  /** The last `viewCursor` seen for a session (or the `afterCursor` of its resume). */
+  lastViewCursor(sessionId: string): string | undefined {
+    return this.#cursors.get(sessionId)?.cursor;
+  }
+
+  /**
+   * A command is going out. A session it names is followed; a turn it starts or cancels is known.
+   * A resume makes every turn of its session legitimate, and its replay starts from `afterCursor`.
+   */
+  noteCommand(method: string, params: Record<string, unknown>, commandId: string): void {
+    const sessionId = params["sessionId"];
+    if (typeof sessionId !== "string") return;
+    const session = this.#followed.get(sessionId) ?? { resumed: false };
+    this.#followed.set(sessionId, session);
+    if (method === Commands.turnStart) this.#knowTurn(commandId);
+    if (method === Commands.turnCancel && typeof params["turnId"] === "string") this.#knowTurn(params["turnId"]);
+    if (method === Commands.sessionResume) {
+      session.resumed = true;
+      // A resume replays from afterCursor: what follows may step back from what this connection saw.
+      const afterCursor = params["afterCursor"];
+      if (typeof afterCursor === "string") this.#cursors.set(sessionId, { cursor: afterCursor, sequence: parseViewCursor(afterCursor, sessionId) });
+      else this.#cursors.delete(sessionId);
+    }
+  }
+
+  /**
+   * Admit a well-formed notification (its params already checked), in wire order: advance its
+   * session's cursor and learn its turn. Consult it before the notification is recorded.
+   */
+  admit(method: string, params: Record<string, unknown> | undefined): Admission {
+    if (!this.#advanceCursor(params)) {
+      // A terminal this connection has not recorded is news even with an old cursor (a restarted
+      // host re-sends a logged turn/completed before its already_terminal): deliver it, so no
+      // waiter misses it. Anything else that repeats or steps back is reported and dropped.
+      const newTerminal = method === Notifications.turnCompleted && this.#terminals.get(String(params?.["turnId"])) === undefined;
+      if (!newTerminal) {
+        return { deliver: false, problem: `${method}: viewCursor ${String(params?.["viewCursor"])} does not follow ${this.lastViewCursor(String(params?.["sessionId"]))}` };
+      }
+    }
+    if (method === Notifications.turnCompleted) {
+      const terminal = params as unknown as TurnCompletedParams;
+      if (this.#isStray(terminal)) {
+        return { deliver: true, problem: `turn/completed for turn ${terminal.turnId}, which this connection never started, cancelled or saw in session ${terminal.sessionId}` };
+      }
+    } else if (method === Notifications.turnStarted) {
+      this.#knowTurn(String(params?.["turnId"]));
+    } else if (method === Notifications.itemStarted || method === Notifications.itemUpdated || method === Notifications.itemCompleted) {
+      const { turnId } = (params as unknown as ItemNotificationParams).item;
+      if (this.#terminals.get(turnId) !== undefined) return { deliver: false, problem: `${method} for turn ${turnId} after its turn/completed` };
+      this.#knowTurn(turnId);
+    }
+    return { deliver: true };
+  }
+
+  #knowTurn(turnId: string): void {
+    this.#knownTurns.set(turnId, true);
+  }
+
+  /** True when this terminal is one the host should not have sent: a followed, never-resumed session's unknown turn. */
+  #isStray(terminal: TurnCompletedParams): boolean {
+    const session = this.#followed.get(terminal.sessionId);
+    return session !== undefined && !session.resumed && !this.#knownTurns.has(terminal.turnId);
+  }
+
+  /** Track the session's viewCursor; false when it does not strictly increase (a duplicate or a step back). */
+  #advanceCursor(params: Record<string, unknown> | undefined): boolean {
+    const sessionId = params?.["sessionId"];
+    const cursor = params?.["viewCursor"];
+    if (typeof sessionId !== "string" || typeof cursor !== "string") return true;
+    const sequence = parseViewCursor(cursor, sessionId);
+    const last = this.#cursors.get(sessionId);
+    if (last !== undefined) {
+      const ahead = sequence !== undefined && last.sequence !== undefined ? sequence > last.sequence : cursor !== last.cursor;
+      if (!ahead) return false;
+    }
+    this.#cursors.set(sessionId, { cursor, sequence });
+    return true;
+  }
+}

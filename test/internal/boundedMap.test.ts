@@ -1,0 +1,39 @@
+/** Tests of BoundedMap: capacity, oldest-first eviction by insertion or by recency, and onEvict. */
+import { describe, expect, it } from "vitest";
+import { BoundedMap } from "../../src/internal/boundedMap.js";
+
+describe("BoundedMap", () => {
+  it("keeps at most `capacity` entries, evicting the first inserted; setting a key again keeps its place", () => {
+    const evicted: Array<[string, number]> = [];
+    const m = new BoundedMap<string, number>({ capacity: 2, onEvict: (k, v) => evicted.push([k, v]) });
+    m.set("a", 1).set("b", 2).set("a", 10).set("c", 3);
+    expect([...m]).toEqual([["b", 2], ["c", 3]]);
+    expect(evicted).toEqual([["a", 10]]);
+    expect([m.size, m.capacity, m.has("a"), m.get("b")]).toEqual([2, 2, false, 2]);
+  });
+
+  it('with order "recency", setting a key again makes it the newest; reading never reorders', () => {
+    const m = new BoundedMap<string, number>({ capacity: 2, order: "recency" });
+    m.set("a", 1).set("b", 2);
+    expect(m.get("a")).toBe(1); // a read: "a" stays the oldest
+    m.set("a", 11).set("c", 3); // "a" refreshed, so "b" is the oldest
+    expect([...m.values()]).toEqual([11, 3]);
+    expect(m.has("b")).toBe(false);
+  });
+
+  it("delete and clear never call onEvict", () => {
+    let evictions = 0;
+    const m = new BoundedMap<number, string>({ capacity: 3, onEvict: () => evictions++ });
+    m.set(1, "x").set(2, "y");
+    expect([m.delete(1), m.delete(1)]).toEqual([true, false]);
+    m.clear();
+    expect([m.size, evictions]).toEqual([0, 0]);
+  });
+
+  it("refuses a capacity below 1 (or NaN), and takes Infinity as no bound", () => {
+    for (const capacity of [0, -1, Number.NaN]) expect(() => new BoundedMap({ capacity })).toThrow(RangeError);
+    const m = new BoundedMap<number, number>({ capacity: Infinity });
+    for (let i = 0; i < 1000; i += 1) m.set(i, i);
+    expect(m.size).toBe(1000);
+  });
+});

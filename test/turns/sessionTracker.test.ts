@@ -1,0 +1,74 @@
+/** Tests of SessionTracker: per-session cursors, resumes, known turns and the stray-terminal policy. */
+import { describe, expect, it } from "vitest";
+import { SessionTracker } from "../../src/turns/sessionTracker.js";
+import { TurnRecorder } from "../../src/turns/turnRecorder.js";
+
+const S = "0198f0aa-1111-7000-8000-0000000000aa";
+const at = (n: number, fields: Record<string, unknown> = {}) => ({ sessionId: S, viewCursor: `v:${S}:${n}`, ...fields });
+const ended = (turnId: string, n: number) => ({ ...at(n), turnId, terminal: "completed" as const, reason: "completed", durationMs: 1 });
+const item = (turnId: string, n: number) => at(n, { item: { itemId: `i-${turnId}`, kind: "message", turnId, revision: 1, status: "inProgress" } });
+
+function tracker(knownTurnCapacity = 10) {
+  const turns = new TurnRecorder();
+  return { turns, sessions: new SessionTracker(turns, knownTurnCapacity) };
+}
+
+describe("SessionTracker", () => {
+  it("delivers notifications whose viewCursor strictly increases per session, and drops a repeat or a step back", () => {
+    const { sessions } = tracker();
+    expect(sessions.admit("turn/started", at(1, { turnId: "t" }))).toEqual({ deliver: true });
+    expect(sessions.admit("turn/started", at(3, { turnId: "u" }))).toEqual({ deliver: true });
+    expect(sessions.lastViewCursor(S)).toBe(`v:${S}:3`);
+    expect(sessions.admit("item/started", item("t", 3))).toEqual({ deliver: false, problem: `item/started: viewCursor v:${S}:3 does not follow v:${S}:3` });
+    expect(sessions.admit("item/started", item("t", 2))).toMatchObject({ deliver: false });
+    expect(sessions.admit("turn/started", { sessionId: "other", viewCursor: "v:other:1", turnId: "x" })).toEqual({ deliver: true });
+    expect([sessions.lastViewCursor(S), sessions.lastViewCursor("nobody")]).toEqual([`v:${S}:3`, undefined]);
+  });
+
+  it("compares cursors it cannot parse for equality only", () => {
+    const { sessions } = tracker();
+    expect(sessions.admit("turn/started", { sessionId: S, viewCursor: "b", turnId: "t" }).deliver).toBe(true);
+    expect(sessions.admit("turn/started", { sessionId: S, viewCursor: "a", turnId: "t" }).deliver).toBe(true);
+    expect(sessions.admit("turn/started", { sessionId: S, viewCursor: "a", turnId: "t" }).deliver).toBe(false);
+  });
+
+  it("a resume replays from its afterCursor (or from the start without one)", () => {
+    const { sessions } = tracker();
+    sessions.admit("turn/started", at(5, { turnId: "t" }));
+    sessions.noteCommand("session/resume", { sessionId: S, afterCursor: `v:${S}:2` }, "c1");
+    expect(sessions.lastViewCursor(S)).toBe(`v:${S}:2`);
+    expect(sessions.admit("turn/started", at(3, { turnId: "t" })).deliver).toBe(true);
+    sessions.noteCommand("session/resume", { sessionId: S }, "c2");
+    expect(sessions.lastViewCursor(S)).toBeUndefined();
+    expect(sessions.admit("turn/started", at(1, { turnId: "t" })).deliver).toBe(true);
+  });
+
+  it("delivers a terminal not yet recorded even with an old cursor, but nothing else about an ended turn", () => {
+    const { turns, sessions } = tracker();
+    sessions.admit("turn/started", at(4, { turnId: "t" }));
+    expect(sessions.admit("turn/completed", ended("t", 2))).toEqual({ deliver: true });
+    turns.record(ended("t", 2));
+    expect(sessions.admit("turn/completed", ended("t", 2)).deliver).toBe(false);
+    expect(sessions.admit("item/updated", item("t", 5))).toEqual({ deliver: false, problem: "item/updated for turn t after its turn/completed" });
+  });
+
+  it("reports, yet delivers, a terminal for a turn of a followed session that this connection never started, cancelled or saw", () => {
+    const { sessions } = tracker();
+    const stray = { deliver: true, problem: `turn/completed for turn x, which this connection never started, cancelled or saw in session ${S}` };
+    expect(sessions.admit("turn/completed", ended("x", 1))).toEqual({ deliver: true }); // a session it does not follow: not its business
+    sessions.noteCommand("turn/start", { sessionId: S, input: [] }, "started");
+    sessions.noteCommand("turn/cancel", { sessionId: S, turnId: "cancelled" }, "c");
+    sessions.admit("item/started", item("seen", 2));
+    expect(sessions.admit("turn/completed", ended("x", 3))).toEqual(stray);
+    for (const [turnId, n] of [["started", 4], ["cancelled", 5], ["seen", 6]] as const) expect(sessions.admit("turn/completed", ended(turnId, n))).toEqual({ deliver: true });
+    sessions.noteCommand("session/resume", { sessionId: S, afterCursor: `v:${S}:6` }, "r");
+    expect(sessions.admit("turn/completed", ended("y", 7))).toEqual({ deliver: true }); // a resume makes every turn of its session legitimate
+  });
+
+  it("remembers at most knownTurnCapacity turns, the oldest forgotten first", () => {
+    const { sessions } = tracker(2);
+    for (const commandId of ["t1", "t2", "t3"]) sessions.noteCommand("turn/start", { sessionId: S, input: [] }, commandId);
+    expect(sessions.admit("turn/completed", ended("t1", 1)).problem).toMatch(/turn t1, which this connection never started/);
+    expect(sessions.admit("turn/completed", ended("t3", 2))).toEqual({ deliver: true });
+  });
+});
