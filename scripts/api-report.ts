@@ -2,7 +2,7 @@
  * api:check / api:update: one API Extractor report per public entry point, committed under etc/.
  *
  * Reads the .d.ts files that `npm run build` (tsup) emits and drives API Extractor through its Node
- * API, with configs built in memory from the ENTRY_POINTS table: adding an entry point is one row.
+ * API, with configs built in memory from the table in scripts/entry-points.ts: adding an entry point is one row.
  * Only API reports are produced: no .d.ts rollup, no doc model, no tsdoc-metadata.json. The TSDoc
  * dialect (our `@unit` block tag) is in etc/tsdoc.json, not at the root, where typedoc would read it
  * and replace the tags typedoc.json defines.
@@ -24,23 +24,7 @@ import { fileURLToPath } from "node:url";
 import { CompilerState, Extractor, ExtractorConfig, ExtractorLogLevel, type ExtractorMessage, type IConfigFile } from "@microsoft/api-extractor";
 import type { TSDocConfigFile as TSDocConfigFileClass } from "@microsoft/tsdoc-config";
 import ts from "typescript";
-
-/** One public entry point: its subpath in package.json "exports", its source, its built .d.ts, and its report's name under etc/. */
-export interface EntryPoint {
-  subpath: string;
-  src: string;
-  dts: string;
-  report: string;
-}
-
-/** Every public entry point. One whose source is not on this branch yet is skipped with a message. */
-export const ENTRY_POINTS: readonly EntryPoint[] = [
-  { subpath: ".", src: "src/index.ts", dts: "dist/index.d.ts", report: "sdk" },
-  { subpath: "./framing", src: "src/framing/index.ts", dts: "dist/framing/index.d.ts", report: "sdk-framing" },
-  { subpath: "./node", src: "src/node/index.ts", dts: "dist/node/index.d.ts", report: "sdk-node" },
-  { subpath: "./testing", src: "src/testing/index.ts", dts: "dist/testing/index.d.ts", report: "sdk-testing" },
-  { subpath: "./host", src: "src/host/index.ts", dts: "dist/host/index.d.ts", report: "sdk-host" },
-];
+import { ENTRY_POINTS, type EntryPoint } from "./entry-points.js";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 // The copy of @microsoft/tsdoc-config that API Extractor itself depends on (not a dependency of ours).
