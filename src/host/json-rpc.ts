@@ -76,7 +76,7 @@ export interface JsonRpcNotification {
  * @example
  * ```ts
  * const transport = createStdioTransport(process.stdin, process.stdout);
- * transport.send(notificationMessage("turn/started", { sessionId, viewCursor: viewCursor(sessionId, 3), emittedAtMs: Date.now(), turnId }));
+ * transport.send(notificationMessage("turn/started", { sessionId, viewCursor: `v:${sessionId}:3`, emittedAtMs: Date.now(), turnId }));
  * ```
  */
 export function notificationMessage(method: string, params: Record<string, unknown>): JsonRpcNotification {
