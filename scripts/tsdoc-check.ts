@@ -268,7 +268,7 @@ export function checkTsdoc(options: TsdocCheckOptions): TsdocCheck {
     if (file === undefined) continue;
     for (const diagnostic of [...examples.getSyntacticDiagnostics(file), ...examples.getSemanticDiagnostics(file)]) {
       const line = diagnostic.start === undefined ? 0 : (origin[lineOf(file, diagnostic.start) - 1] ?? 0);
-      const text = ts.flattenDiagnosticMessageText(diagnostic.messageText, " ");
+      const text = ts.flattenDiagnosticMessageText(diagnostic.messageText, " ").replace(/\s+/g, " ");
       const problem = `${relative(root, block.file)}:${line || block.line} (export ${block.label}): TS${diagnostic.code}: ${text}`;
       if (!problems.includes(problem)) problems.push(problem);
     }
