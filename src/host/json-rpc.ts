@@ -6,7 +6,7 @@
  *
  * @example
  * ```ts
- * reply({ jsonrpc: "2.0", id: null, error: { code: JsonRpcErrorCodes.parseError, message: "Parse error" } });
+ * const reply: JsonRpcResponse = { jsonrpc: "2.0", id: null, error: { code: JsonRpcErrorCodes.parseError, message: "Parse error" } };
  * ```
  */
 export const JsonRpcErrorCodes = {
@@ -75,7 +75,8 @@ export interface JsonRpcNotification {
  *
  * @example
  * ```ts
- * channel.send(notificationMessage("turn/started", { sessionId, viewCursor, emittedAtMs: Date.now(), turnId }));
+ * const transport = createStdioTransport(process.stdin, process.stdout);
+ * transport.send(notificationMessage("turn/started", { sessionId, viewCursor: `v:${sessionId}:3`, emittedAtMs: Date.now(), turnId }));
  * ```
  */
 export function notificationMessage(method: string, params: Record<string, unknown>): JsonRpcNotification {

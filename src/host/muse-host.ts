@@ -30,6 +30,7 @@ import { parseViewCursor } from "../protocol/cursor.js";
  *
  * @example
  * ```ts
+ * const info = await client.connection.command("host/info", {});
  * if (info.name === HOST_NAME) console.log("talking to the reference host");
  * ```
  */
@@ -49,6 +50,7 @@ export const HOST_VERSION = "0.1.0";
  *
  * @example
  * ```ts
+ * const models = new Map([["default", loadScriptedModel("models/hello.json", "default")]]);
  * const options: MuseHostOptions = { models, defaultModel: "default", dataDir: "/var/muse", killGraceMs: 500 };
  * ```
  */
@@ -146,7 +148,7 @@ const knownMethods: ReadonlySet<string> = new Set(Object.values(Commands));
  *
  * @example
  * ```ts
- * const host = createHost({ models: new Map([["default", model]]), defaultModel: "default" });
+ * const host = createHost({ models: new Map([["default", loadScriptedModel("models/hello.json", "default")]]), defaultModel: "default" });
  * host.connect(createStdioTransport(process.stdin, process.stdout));
  * process.on("SIGTERM", () => void host.shutdown().then(() => process.exit(0)));
  * ```
@@ -536,7 +538,7 @@ export class MuseHost {
  *
  * @example
  * ```ts
- * const host = createHost({ models: new Map([["default", loadScriptedModel(path, "default")]]), defaultModel: "default" });
+ * const host = createHost({ models: new Map([["default", loadScriptedModel("models/hello.json", "default")]]), defaultModel: "default" });
  * ```
  */
 export function createHost(options: MuseHostOptions): MuseHost {

@@ -6,6 +6,7 @@ import type { CancelCause } from "../protocol/index.js";
  *
  * @example
  * ```ts
+ * const machine = new PhaseMachine();
  * if (machine.phase.kind === "running") console.log(machine.phase.turnId, machine.phase.step);
  * ```
  */

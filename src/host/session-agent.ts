@@ -24,7 +24,7 @@ import { formatViewCursor } from "../protocol/cursor.js";
  *
  * @example
  * ```ts
- * if (params.reason === TurnReasons.cancelledDuringToolExecution) showToolStopped();
+ * if (params.reason === TurnReasons.cancelledDuringToolExecution) status.textContent = "Stopped while a tool ran";
  * ```
  */
 export const TurnReasons = {
@@ -43,7 +43,9 @@ export const TurnReasons = {
  *
  * @example
  * ```ts
- * if (item.failureReason === TOOL_ABORTED_BEFORE_DISPATCH.failureReason) showSkipped(item);
+ * client.events.on("item/completed", ({ item }) => {
+ *   if (item.kind === "toolCall" && item.failureReason === TOOL_ABORTED_BEFORE_DISPATCH.failureReason) console.log(`${item.tool} never ran`);
+ * });
  * ```
  */
 export const TOOL_ABORTED_BEFORE_DISPATCH = {
@@ -76,8 +78,10 @@ interface AcceptedTurn {
  *
  * @example
  * ```ts
- * const state = agent.turnState(turnId);
- * if (state?.state === "terminal") console.log(state.params.terminal);
+ * function showTurn(agent: SessionAgent, turnId: string): void {
+ *   const state: TurnState | undefined = agent.turnState(turnId);
+ *   if (state?.state === "terminal") console.log(state.params.terminal);
+ * }
  * ```
  */
 export type TurnState = { state: "running" } | { state: "queued" } | { state: "terminal"; params: TurnCompletedParams };
@@ -87,7 +91,13 @@ export type TurnState = { state: "running" } | { state: "queued" } | { state: "t
  *
  * @example
  * ```ts
- * const options: SessionAgentOptions = { sessionId, log, models, modelName: "default", publish: send };
+ * const options: SessionAgentOptions = {
+ *   sessionId,
+ *   log: SessionLog.open(sessionLogPath("/var/muse", sessionId)),
+ *   models: new Map([["default", loadScriptedModel("models/hello.json", "default")]]),
+ *   modelName: "default",
+ *   publish: (method, params) => console.log(method, params),
+ * };
  * ```
  */
 export interface SessionAgentOptions {
@@ -127,7 +137,9 @@ function newTextItem(kind: "message" | "reasoning", turnId: string): TextItem {
  *
  * @example
  * ```ts
- * const agent = new SessionAgent({ sessionId, log, models, modelName: "default", publish });
+ * const log = SessionLog.open(sessionLogPath("/var/muse", sessionId));
+ * const models = new Map([["default", loadScriptedModel("models/hello.json", "default")]]);
+ * const agent = new SessionAgent({ sessionId, log, models, modelName: "default", publish: (method, params) => console.log(method, params) });
  * agent.startTurn(turnId, [{ type: "text", text: "hi" }]); // "started"
  * agent.cancelTurn(turnId, { kind: "user" }, false);
  * await agent.whenIdle();

@@ -26,7 +26,7 @@ export type SessionLogRecord =
  *
  * @example
  * ```ts
- * sessionLogPath("/var/muse", id); // "/var/muse/sessions/<id>.jsonl"
+ * sessionLogPath("/var/muse", sessionId); // "/var/muse/sessions/<sessionId>.jsonl"
  * ```
  */
 export function sessionLogPath(dataDir: string, sessionId: string): string {
@@ -39,7 +39,7 @@ export function sessionLogPath(dataDir: string, sessionId: string): string {
  *
  * @example
  * ```ts
- * const log = SessionLog.open(sessionLogPath(dataDir, sessionId));
+ * const log = SessionLog.open(sessionLogPath("/var/muse", sessionId));
  * log.append({ type: "session", at: Date.now(), sessionId, model: "default" });
  * log.close();
  * ```
@@ -103,7 +103,7 @@ export class SessionLog {
  *
  * @example
  * ```ts
- * const records = readSessionLog(sessionLogPath(dataDir, sessionId));
+ * const records = readSessionLog(sessionLogPath("/var/muse", sessionId));
  * ```
  */
 export function readSessionLog(path: string): SessionLogRecord[] {
@@ -128,7 +128,8 @@ export function readSessionLog(path: string): SessionLogRecord[] {
  *
  * @example
  * ```ts
- * for (const t of summary.openTurns) console.error(t.turnId, t.started ? "was running" : "was queued");
+ * const summary = summarizeSessionLog(readSessionLog(sessionLogPath("/var/muse", sessionId)));
+ * for (const t of summary?.openTurns ?? []) console.error(t.turnId, t.started ? "was running" : "was queued");
  * ```
  */
 export interface OpenTurn {
@@ -143,7 +144,7 @@ export interface OpenTurn {
  *
  * @example
  * ```ts
- * const summary = summarizeSessionLog(readSessionLog(path));
+ * const summary = summarizeSessionLog(readSessionLog(sessionLogPath("/var/muse", sessionId)));
  * summary?.lastCursor; // 42
  * ```
  */
@@ -170,7 +171,7 @@ export interface SessionLogSummary {
  *
  * @example
  * ```ts
- * const summary = summarizeSessionLog(readSessionLog(path));
+ * const summary = summarizeSessionLog(readSessionLog(sessionLogPath("/var/muse", sessionId)));
  * if (summary) console.log(summary.openTurns.length, "turns were cut off");
  * ```
  */

@@ -10,7 +10,7 @@ import { formatViewCursor } from "../protocol/cursor.js";
  *
  * @example
  * ```ts
- * if (params.reason === HOST_RESTARTED_REASON) offerRetry();
+ * if (params.reason === HOST_RESTARTED_REASON) status.textContent = "The host restarted: send your message again";
  * ```
  */
 export const HOST_RESTARTED_REASON = "host restarted";
@@ -20,7 +20,7 @@ export const HOST_RESTARTED_REASON = "host restarted";
  *
  * @example
  * ```ts
- * const [first]: RecoveredSession[] = recoverSessions(dataDir);
+ * const [first]: RecoveredSession[] = recoverSessions("/var/muse");
  * ```
  */
 export interface RecoveredSession {
@@ -45,7 +45,7 @@ function failedItem(item: Item, recordedAt: string): Item {
  *
  * @example
  * ```ts
- * for (const s of recoverSessions(dataDir)) console.error(`closed ${s.closedTurns.length} turns of ${s.sessionId}`);
+ * for (const s of recoverSessions("/var/muse")) console.error(`closed ${s.closedTurns.length} turns of ${s.sessionId}`);
  * ```
  */
 export function recoverSessions(dataDir: string): RecoveredSession[] {

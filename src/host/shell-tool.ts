@@ -21,6 +21,7 @@ export interface ToolExecution {
  *
  * @example
  * ```ts
+ * const result: ToolResult = await runShell("exit 3", { signal });
  * if (result.status === "failed") console.error(result.failureReason); // "exit code 3"
  * ```
  */
@@ -63,7 +64,7 @@ export interface ShellOptions {
  *
  * @example
  * ```ts
- * const graceMs = options.killGraceMs ?? DEFAULT_KILL_GRACE_MS; // 2000
+ * await runShell("make test", { signal }, { killGraceMs: DEFAULT_KILL_GRACE_MS * 2 }); // 4 s from SIGTERM to SIGKILL
  * ```
  */
 export const DEFAULT_KILL_GRACE_MS = 2000;
@@ -73,7 +74,7 @@ export const DEFAULT_KILL_GRACE_MS = 2000;
  *
  * @example
  * ```ts
- * const cap = options.outputCapBytes ?? DEFAULT_OUTPUT_CAP_BYTES; // 65536
+ * await runShell("make test", { signal }, { outputCapBytes: DEFAULT_OUTPUT_CAP_BYTES * 4 }); // keep 256 KiB of output
  * ```
  */
 export const DEFAULT_OUTPUT_CAP_BYTES = 64 * 1024;
@@ -110,7 +111,9 @@ export function killAllToolGroups(signal: NodeJS.Signals = "SIGKILL"): number {
  *
  * @example
  * ```ts
- * if (item.error?.["code"] === TOOL_PROCESSES_ESCAPED.code) warn("a tool left processes running");
+ * client.events.on("item/completed", ({ item }) => {
+ *   if (item.kind === "toolCall" && item.error?.["code"] === TOOL_PROCESSES_ESCAPED.code) console.warn("a tool left processes running");
+ * });
  * ```
  */
 export const TOOL_PROCESSES_ESCAPED = {

@@ -10,6 +10,7 @@ import type { MessageTransport } from "./message-transport.js";
  *
  * @example
  * ```ts
+ * const host = createHost({ models: new Map([["default", loadScriptedModel("models/hello.json", "default")]]), defaultModel: "default" });
  * const transport = createStdioTransport(process.stdin, process.stdout);
  * host.connect(transport);
  * ```

@@ -66,7 +66,18 @@ export type NotificationMethod = (typeof Notifications)[keyof typeof Notificatio
  *
  * @example
  * ```ts
- * if (error.code === COMMAND_REJECTED_CODE) console.log(error.data.reason);
+ * // How a host refuses a command on the wire:
+ * const refusal = {
+ *   jsonrpc: "2.0",
+ *   id: 7,
+ *   error: { code: COMMAND_REJECTED_CODE, message: "turn already ended", data: { commandId: "c7", reason: "already_terminal" } },
+ * };
+ * // The client rejects with an MspError of kind "commandRejected" whose `data` is that `error.data`:
+ * try {
+ *   await client.connection.command("turn/cancel", { sessionId, turnId });
+ * } catch (error) {
+ *   if (error instanceof MspError && error.kind === "commandRejected") console.log(error.data.reason);
+ * }
  * ```
  */
 export const COMMAND_REJECTED_CODE = -32001;

@@ -33,7 +33,7 @@ export type JsonObject = { [key: string]: JsonValue };
  *
  * @example
  * ```ts
- * if (params.terminal === Terminals.cancelled) showStopped();
+ * if (params.terminal === Terminals.cancelled) status.textContent = "Stopped";
  * ```
  */
 export const Terminals = {
@@ -59,7 +59,7 @@ export type Terminal = (typeof Terminals)[keyof typeof Terminals];
  *
  * @example
  * ```ts
- * if (error.data["reason"] === RejectionReasons.alreadyTerminal) return;
+ * if (error instanceof MspError && error.kind === "commandRejected" && error.data.reason === RejectionReasons.alreadyTerminal) return;
  * ```
  */
 export const RejectionReasons = {
@@ -88,7 +88,7 @@ export type RejectionReason = (typeof RejectionReasons)[keyof typeof RejectionRe
  *
  * @example
  * ```ts
- * if (params.cause?.kind === CancelCauseKinds.user) label = "Stopped by you";
+ * if (params.cause?.kind === CancelCauseKinds.user) status.textContent = "Stopped by you";
  * ```
  */
 export const CancelCauseKinds = {
@@ -129,7 +129,7 @@ export interface CancelCause {
  *
  * @example
  * ```ts
- * const tools = items.filter((i) => i.kind === ItemKinds.toolCall);
+ * const tools = client.items.itemsOf(turnId).filter((i) => i.kind === ItemKinds.toolCall);
  * ```
  */
 export const ItemKinds = {
@@ -154,7 +154,7 @@ export type ItemKind = (typeof ItemKinds)[keyof typeof ItemKinds];
  *
  * @example
  * ```ts
- * const open = items.filter((i) => i.status === ItemStatuses.inProgress);
+ * const open = client.items.itemsOf(turnId).filter((i) => i.status === ItemStatuses.inProgress);
  * ```
  */
 export const ItemStatuses = {

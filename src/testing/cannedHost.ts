@@ -41,6 +41,7 @@ export interface CannedHostOptions {
  *
  * @example
  * ```ts
+ * const host = CannedHost.fromFile("transcripts/cancel-mid-turn.jsonl");
  * await host.done({ timeoutMs: 2_000 });
  * ```
  */
@@ -124,6 +125,7 @@ export class CannedHost {
    *
    * @example
    * ```ts
+   * const host = CannedHost.fromFile("transcripts/cancel-mid-turn.jsonl");
    * const msp = host.connect({ defaultTimeoutMs: 2_000 });
    * ```
    */
@@ -138,6 +140,7 @@ export class CannedHost {
    *
    * @example
    * ```ts
+   * const host = CannedHost.fromFile("transcripts/cancel-mid-turn.jsonl");
    * const [client, hostSide] = createLinkedPair();
    * host.attach(hostSide);
    * ```
@@ -181,6 +184,7 @@ export class CannedHost {
    *
    * @example
    * ```ts
+   * const host = CannedHost.fromFile("transcripts/cancel-mid-turn.jsonl");
    * await host.done({ timeoutMs: 1_000 });
    * ```
    */

@@ -12,6 +12,7 @@ import { readTranscriptRows, type TranscriptLine } from "./transcript.js";
  *
  * @example
  * ```ts
+ * import { readFileSync } from "node:fs";
  * const { ok, problems } = checkTranscript(readFileSync("excerpt.jsonl", "utf8"), { excerpt: true });
  * ```
  */
@@ -45,6 +46,7 @@ export interface TranscriptCheck {
  *
  * @example
  * ```ts
+ * import { readFileSync } from "node:fs";
  * const input: TranscriptInput = readFileSync("transcripts/cancel-race.jsonl", "utf8");
  * checkTranscript(input);
  * ```
@@ -310,6 +312,7 @@ function finish(history: SessionHistory, options: CheckTranscriptOptions, proble
  *
  * @example
  * ```ts
+ * import { readFileSync } from "node:fs";
  * const { ok, problems } = checkTranscript(readFileSync("transcripts/cancel-race.jsonl", "utf8"));
  * if (!ok) console.error(problems.join("\n"));
  * ```
@@ -331,7 +334,8 @@ export function checkTranscript(lines: TranscriptInput, options: CheckTranscript
  *
  * @example
  * ```ts
- * const [crash, resume] = checkTranscriptParts([readFileSync(a, "utf8"), readFileSync(b, "utf8")]);
+ * const parts = ["transcripts/survive-host-crash.jsonl", "transcripts/survive-host-crash.2.jsonl"].map((path) => readTranscript(path));
+ * const [crash, resume] = checkTranscriptParts(parts);
  * ```
  */
 export function checkTranscriptParts(parts: readonly TranscriptInput[], options: CheckTranscriptOptions = {}): TranscriptCheck[] {

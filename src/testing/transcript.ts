@@ -9,6 +9,7 @@ import { readFileSync } from "node:fs";
  *
  * @example
  * ```ts
+ * import { appendFileSync } from "node:fs";
  * const entry: TranscriptEntry = { dir: "client", raw: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "host/info", params: {} }) };
  * appendFileSync("run.jsonl", `${formatTranscriptEntry(entry)}\n`);
  * ```
@@ -39,6 +40,7 @@ export interface TranscriptLine extends TranscriptEntry {
  *
  * @example
  * ```ts
+ * import { readFileSync } from "node:fs";
  * const lines = parseTranscript(readFileSync("transcripts/cancel-race.jsonl", "utf8"));
  * ```
  */
@@ -88,7 +90,7 @@ export function readTranscriptRows(text: string | readonly string[], report: (li
  *
  * @example
  * ```ts
- * formatTranscriptEntry({ dir: "client", raw: JSON.stringify(msg) });
+ * formatTranscriptEntry({ dir: "client", raw: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "host/info", params: {} }) });
  * ```
  */
 export function formatTranscriptEntry(entry: TranscriptEntry): string {

@@ -1,0 +1,26 @@
+/**
+ * The public entry points of @muse-code/sdk, one row each: the table that api:check (scripts/api-report.ts)
+ * and tsdoc:check (scripts/tsdoc-check.ts) both walk. Adding an entry point is one row here.
+ */
+
+/** One public entry point: its subpath in package.json "exports", its source, its built .d.ts, and its report's name under etc/. */
+export interface EntryPoint {
+  subpath: string;
+  src: string;
+  dts: string;
+  report: string;
+}
+
+/** Every public entry point. A script skips, with a message, one whose source is not on this branch yet. */
+export const ENTRY_POINTS: readonly EntryPoint[] = [
+  { subpath: ".", src: "src/index.ts", dts: "dist/index.d.ts", report: "sdk" },
+  { subpath: "./framing", src: "src/framing/index.ts", dts: "dist/framing/index.d.ts", report: "sdk-framing" },
+  { subpath: "./node", src: "src/node/index.ts", dts: "dist/node/index.d.ts", report: "sdk-node" },
+  { subpath: "./testing", src: "src/testing/index.ts", dts: "dist/testing/index.d.ts", report: "sdk-testing" },
+  { subpath: "./host", src: "src/host/index.ts", dts: "dist/host/index.d.ts", report: "sdk-host" },
+];
+
+/** The name users import an entry point by: `@muse-code/sdk`, `@muse-code/sdk/node`, … */
+export function packageSpecifier(entry: Pick<EntryPoint, "subpath">): string {
+  return `@muse-code/sdk${entry.subpath.slice(1)}`;
+}
