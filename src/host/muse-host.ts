@@ -142,6 +142,16 @@ function inputParam(params: Record<string, unknown>): TurnInput[] {
 const knownMethods: ReadonlySet<string> = new Set(Object.values(Commands));
 
 /**
+ * The live session agent of `sessionId` in `host`, if it is in memory. For the host's own tests:
+ * not exported from `@muse-code/sdk/host`, so the agent's internals stay out of the public surface.
+ */
+export function sessionAgentOf(host: MuseHost, sessionId: string): SessionAgent | undefined {
+  return liveSession(host, sessionId);
+}
+
+let liveSession: (host: MuseHost, sessionId: string) => SessionAgent | undefined;
+
+/**
  * The reference host. Attach transports with {@link MuseHost.connect}; every connection receives
  * every notification. On construction it recovers the data dir (turns a crash left open are
  * closed as `failed: host restarted`).
@@ -153,16 +163,6 @@ const knownMethods: ReadonlySet<string> = new Set(Object.values(Commands));
  * process.on("SIGTERM", () => void host.shutdown().then(() => process.exit(0)));
  * ```
  */
-/**
- * The live session agent of `sessionId` in `host`, if it is in memory. For the host's own tests:
- * not exported from `@muse-code/sdk/host`, so the agent's internals stay out of the public surface.
- */
-export function sessionAgentOf(host: MuseHost, sessionId: string): SessionAgent | undefined {
-  return liveSession(host, sessionId);
-}
-
-let liveSession: (host: MuseHost, sessionId: string) => SessionAgent | undefined;
-
 export class MuseHost {
   /** The data directory holding `sessions/<sessionId>.jsonl`. */
   readonly dataDir: string;
