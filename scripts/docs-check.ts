@@ -325,13 +325,15 @@ export function lintExample(name: string, source: string): string[] {
   const problems: string[] = [];
   if (!source.startsWith("/**")) problems.push(`${name}:1: an example opens with a /** header */ saying what it shows`);
   source.split("\n").forEach((line, i) => {
-    for (const match of line.matchAll(/(?:\bfrom\s*|\bimport\s*\(?\s*)["']([^"']+)["']/g)) {
-      const specifier = match[1] as string;
+    const imports = [...line.matchAll(/(?:\bfrom\s*|\bimport\s*\(?\s*)["']([^"']+)["']/g)].map((match) => match[1] as string);
+    for (const specifier of imports) {
       if (!PUBLIC_ENTRY.test(specifier) && !specifier.startsWith("node:")) {
         problems.push(`${name}:${i + 1}: imports "${specifier}": an example may import only @muse-code/sdk, @muse-code/sdk/{node,host,testing,framing} and node: built-ins`);
       }
     }
-    if (REPO_PATH.test(line) && !/^\s*(\/\/|\*)/.test(line)) problems.push(`${name}:${i + 1}: names a path inside this repository; an example must run in an app outside it`);
+    if (imports.length === 0 && REPO_PATH.test(line) && !/^\s*(\/\/|\*)/.test(line)) {
+      problems.push(`${name}:${i + 1}: names a path inside this repository; an example must run in an app outside it`);
+    }
   });
   return problems;
 }
