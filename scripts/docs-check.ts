@@ -26,7 +26,7 @@
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { basename, join, relative, resolve } from "node:path";
+import { basename, dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { transformSync } from "esbuild";
@@ -266,6 +266,7 @@ export function checkDocs(options: DocsCheckOptions): DocsCheck {
       const talk = HARNESS_TALK.find((pattern) => pattern.test(line));
       if (talk !== undefined) problems.push(`${name}:${i + 1}: guides speak of the reader's app: no recipe harness (env.connect(), env.session(), …) and no "seed" (${(talk.exec(line) as RegExpExecArray)[0]})`);
     });
+    problems.push(...brokenLinks(name, file, lines, options.root));
     let changed = false;
     // Work bottom-up so rewriting a block does not shift the ones above it.
     for (const block of fencedBlocks(lines).reverse()) {
@@ -310,6 +311,32 @@ export function checkDocs(options: DocsCheckOptions): DocsCheck {
     }
   }
   return { ok: problems.length === 0, problems: problems.sort(byLocation), blocks: count, unchecked, written };
+}
+
+/** Where links to this repository on GitHub point: they must name a file or directory that exists. */
+const REPO_URL = /^https:\/\/github\.com\/muse-code\/sdk\/(?:blob|tree)\/main\/([^#?]+)/;
+
+/**
+ * Links of a markdown file (outside code blocks) whose target does not exist: a relative path
+ * (resolved from the file), or a file of this repository on GitHub (resolved from the root).
+ * Anchors are not checked here (typedoc checks them when it builds the site).
+ */
+export function brokenLinks(name: string, file: string, lines: readonly string[], root: string): string[] {
+  const problems: string[] = [];
+  const code = new Set<number>();
+  for (const block of fencedBlocks(lines)) for (let i = block.line - 1; i <= block.end; i += 1) code.add(i);
+  lines.forEach((line, i) => {
+    if (code.has(i)) return;
+    for (const match of line.matchAll(/\]\(([^)\s]+)\)/g)) {
+      const target = match[1] as string;
+      const inRepo = REPO_URL.exec(target);
+      let path: string | undefined;
+      if (inRepo !== null) path = resolve(root, decodeURIComponent(inRepo[1] as string));
+      else if (!/^[a-z][a-z+.-]*:/i.test(target) && !target.startsWith("#")) path = resolve(dirname(file), decodeURIComponent(target.replace(/#.*$/, "")));
+      if (path !== undefined && !existsSync(path)) problems.push(`${name}:${i + 1}: link to ${target}: no such file`);
+    }
+  });
+  return problems;
 }
 
 /**

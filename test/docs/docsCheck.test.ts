@@ -1,4 +1,4 @@
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -7,12 +7,16 @@ import { checkDocs, exampleFiles, fencedBlocks, lintExample, regionText, runDocs
 
 const root = process.cwd();
 let dir: string;
+/** A copy of the guides (their relative links still resolve: src/ is linked beside it). */
+let docsDir: string;
 let guide: string;
 
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), "docs-check-"));
-  guide = join(dir, "cancelling-a-turn.md");
-  cpSync(join(root, "docs/cancelling-a-turn.md"), guide);
+  docsDir = join(dir, "docs");
+  cpSync(join(root, "docs"), docsDir, { recursive: true, filter: (path) => !path.includes(join("docs", "api")) });
+  symlinkSync(join(root, "src"), join(dir, "src"));
+  guide = join(docsDir, "cancelling-a-turn.md");
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -62,14 +66,14 @@ describe("docs:check", () => {
     for (const file of files) expect(lintExample(file, readFileSync(file, "utf8"))).toEqual([]);
   });
 
-  it("passes on an unaltered copy of the cancel guide", () => {
-    expect(checkDocs({ docsDir: dir, root }).ok).toBe(true);
+  it("passes on an unaltered copy of the guides", () => {
+    expect(checkDocs({ docsDir, root }).problems).toEqual([]);
   });
 
   it("fails with file:line and a diff when one character of a wire block changes", () => {
     // "accepted" -> "accepteD" inside the cancel ack.
     const line = alter("transcript=transcripts/cancel-mid-turn.jsonl lines=3-4", '\\"status\\":\\"accepted\\"', '\\"status\\":\\"accepteD\\"');
-    const result = checkDocs({ docsDir: dir, root });
+    const result = checkDocs({ docsDir, root });
     expect(result.ok).toBe(false);
     expect(result.problems).toHaveLength(1);
     const problem = result.problems[0] as string;
@@ -80,17 +84,17 @@ describe("docs:check", () => {
 
   it("fails when a code sample drifts from its example, and --write syncs it back", () => {
     const line = alter("example=docs/examples/cancel-race.ts region=narrow", "already_terminal", "already_done");
-    const failed = checkDocs({ docsDir: dir, root });
+    const failed = checkDocs({ docsDir, root });
     expect(failed.problems.map((p) => p.split("\n")[0])).toEqual([`${guide}:${line}: block differs from docs/examples/cancel-race.ts region narrow (- source, + doc):`]);
-    const written = checkDocs({ docsDir: dir, root, write: true });
+    const written = checkDocs({ docsDir, root, write: true });
     expect(written.written).toHaveLength(1);
-    expect(checkDocs({ docsDir: dir, root }).ok).toBe(true);
+    expect(checkDocs({ docsDir, root }).ok).toBe(true);
     expect(readFileSync(guide, "utf8")).toBe(readFileSync(join(root, "docs/cancelling-a-turn.md"), "utf8"));
   });
 
   it("fails on a block with no source, a missing region or example, and lines out of range", () => {
     writeFileSync(
-      join(dir, "bad.md"),
+      join(docsDir, "bad.md"),
       [
         "# bad",
         "```jsonl",
@@ -108,7 +112,7 @@ describe("docs:check", () => {
         "",
       ].join("\n"),
     );
-    const problems = checkDocs({ docsDir: dir, root }).problems.map((p) => p.replace(/^.*bad\.md/, "bad.md"));
+    const problems = checkDocs({ docsDir, root }).problems.map((p) => p.replace(/^.*bad\.md/, "bad.md"));
     expect(problems).toEqual([
       "bad.md:2: a wire exchange must name its transcript: ```jsonl transcript=transcripts/<file>.jsonl lines=A-B",
       'bad.md:5: example docs/examples/cancel-race.ts has no region "nope" (// #region nope … // #endregion nope)',
@@ -118,9 +122,30 @@ describe("docs:check", () => {
     ]);
   });
 
+  it("fails on a link to a file that does not exist, relative or into this repository on GitHub", () => {
+    writeFileSync(
+      join(docsDir, "links.md"),
+      [
+        "# links",
+        "[fine](cancelling-a-turn.md#the-race-you-must-handle) [fine too](https://github.com/muse-code/sdk/tree/main/recipes)",
+        "[gone](gone.md) [elsewhere](https://example.com/x.md)",
+        "[gone on GitHub](https://github.com/muse-code/sdk/blob/main/recipes/nope.ts)",
+        "```md",
+        "[inside a code block](nowhere.md)",
+        "```",
+        "",
+      ].join("\n"),
+    );
+    const problems = checkDocs({ docsDir, root }).problems.map((p) => p.replace(/^.*links\.md/, "links.md"));
+    expect(problems).toEqual([
+      "links.md:3: link to gone.md: no such file",
+      "links.md:4: link to https://github.com/muse-code/sdk/blob/main/recipes/nope.ts: no such file",
+    ]);
+  });
+
   it("fails on recipe-harness talk and on seeds", () => {
-    writeFileSync(join(dir, "harness.md"), ["# harness", "", "Get a client with `env.connect()`.", "", "As seed 000 says.", ""].join("\n"));
-    const problems = checkDocs({ docsDir: dir, root }).problems.map((p) => p.replace(/^.*harness\.md/, "harness.md"));
+    writeFileSync(join(docsDir, "harness.md"), ["# harness", "", "Get a client with `env.connect()`.", "", "As seed 000 says.", ""].join("\n"));
+    const problems = checkDocs({ docsDir, root }).problems.map((p) => p.replace(/^.*harness\.md/, "harness.md"));
     expect(problems).toEqual([
       'harness.md:3: guides speak of the reader\'s app: no recipe harness (env.connect(), env.session(), …) and no "seed" (env.connect)',
       'harness.md:5: guides speak of the reader\'s app: no recipe harness (env.connect(), env.session(), …) and no "seed" (seed)',
@@ -132,7 +157,7 @@ describe("docs:check", () => {
     mkdirSync(examplesDir);
     const file = join(examplesDir, "stray.ts");
     writeFileSync(file, ['import { thing } from "../src/index.js";', 'const data = "dist/host/cli.js";', "console.log(thing, data);", ""].join("\n"));
-    expect(checkDocs({ docsDir: dir, root, examplesDir }).problems).toEqual([`${file}:1: no guide quotes this example (\`\`\`ts example=${file})`]);
+    expect(checkDocs({ docsDir, root, examplesDir }).problems).toEqual([`${file}:1: no guide quotes this example (\`\`\`ts example=${file})`]);
     expect(lintExample("stray.ts", readFileSync(file, "utf8"))).toEqual([
       "stray.ts:1: an example opens with a /** header */ saying what it shows",
       'stray.ts:1: imports "../src/index.js": an example may import only @muse-code/sdk, @muse-code/sdk/{node,host,testing,framing} and node: built-ins',
