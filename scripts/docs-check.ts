@@ -160,7 +160,11 @@ function readSource(root: string, path: string): string | undefined {
 }
 
 /** What a sourced block must contain, or a problem saying why it can't be known (or `skip` when its example was not run). */
-function expectedText(block: Block, root: string, runs: ReadonlyMap<string, ExampleRun> | undefined): { text: string; source: string } | { problem: string } | "skip" {
+function expectedText(
+  block: Block,
+  root: string,
+  runs: ReadonlyMap<string, ExampleRun> | undefined,
+): { text: string; source: string } | { problem: string } | "skip" {
   const transcript = block.attrs.get("transcript");
   const recipe = block.attrs.get("recipe");
   const example = block.attrs.get("example");
@@ -220,7 +224,10 @@ export function lineDiff(expected: string, actual: string): string {
   const lcs: number[][] = Array.from({ length: a.length + 1 }, () => new Array<number>(b.length + 1).fill(0));
   for (let i = a.length - 1; i >= 0; i -= 1) {
     for (let j = b.length - 1; j >= 0; j -= 1) {
-      (lcs[i] as number[])[j] = a[i] === b[j] ? ((lcs[i + 1] as number[])[j + 1] as number) + 1 : Math.max((lcs[i + 1] as number[])[j] as number, (lcs[i] as number[])[j + 1] as number);
+      (lcs[i] as number[])[j] =
+        a[i] === b[j]
+          ? ((lcs[i + 1] as number[])[j + 1] as number) + 1
+          : Math.max((lcs[i + 1] as number[])[j] as number, (lcs[i] as number[])[j + 1] as number);
     }
   }
   const out: string[] = [];
@@ -264,7 +271,10 @@ export function checkDocs(options: DocsCheckOptions): DocsCheck {
     const lines = readFileSync(file, "utf8").split("\n");
     lines.forEach((line, i) => {
       const talk = HARNESS_TALK.find((pattern) => pattern.test(line));
-      if (talk !== undefined) problems.push(`${name}:${i + 1}: guides speak of the reader's app: no recipe harness (env.connect(), env.session(), …) and no "seed" (${(talk.exec(line) as RegExpExecArray)[0]})`);
+      if (talk !== undefined)
+        problems.push(
+          `${name}:${i + 1}: guides speak of the reader's app: no recipe harness (env.connect(), env.session(), …) and no "seed" (${(talk.exec(line) as RegExpExecArray)[0]})`,
+        );
     });
     problems.push(...brokenLinks(name, file, lines, options.root));
     let changed = false;
@@ -272,8 +282,10 @@ export function checkDocs(options: DocsCheckOptions): DocsCheck {
     for (const block of fencedBlocks(lines).reverse()) {
       const sourced = SOURCE_ATTRS.some((attr) => block.attrs.has(attr));
       if (!sourced) {
-        if (block.lang === "jsonl") problems.push(`${name}:${block.line}: a wire exchange must name its transcript: \`\`\`jsonl transcript=transcripts/<file>.jsonl lines=A-B`);
-        if (block.lang === "ts" || block.lang === "typescript") problems.push(`${name}:${block.line}: a code sample must name the example it quotes: \`\`\`ts example=docs/examples/<file>.ts [region=<name>]`);
+        if (block.lang === "jsonl")
+          problems.push(`${name}:${block.line}: a wire exchange must name its transcript: \`\`\`jsonl transcript=transcripts/<file>.jsonl lines=A-B`);
+        if (block.lang === "ts" || block.lang === "typescript")
+          problems.push(`${name}:${block.line}: a code sample must name the example it quotes: \`\`\`ts example=docs/examples/<file>.ts [region=<name>]`);
         continue;
       }
       for (const attr of ["example", "output"] as const) {
@@ -355,7 +367,9 @@ export function lintExample(name: string, source: string): string[] {
     const imports = [...line.matchAll(/(?:\bfrom\s*|\bimport\s*\(?\s*)["']([^"']+)["']/g)].map((match) => match[1] as string);
     for (const specifier of imports) {
       if (!PUBLIC_ENTRY.test(specifier) && !specifier.startsWith("node:")) {
-        problems.push(`${name}:${i + 1}: imports "${specifier}": an example may import only @muse-code/sdk, @muse-code/sdk/{node,host,testing,framing} and node: built-ins`);
+        problems.push(
+          `${name}:${i + 1}: imports "${specifier}": an example may import only @muse-code/sdk, @muse-code/sdk/{node,host,testing,framing} and node: built-ins`,
+        );
       }
     }
     if (imports.length === 0 && REPO_PATH.test(line) && !/^\s*(\/\/|\*)/.test(line)) {
@@ -475,7 +489,14 @@ export function runProblem(run: ExampleRun, timeoutMs: number): string {
     : run.signal !== null
       ? `killed by ${run.signal} after ${run.ms} ms`
       : `exited with code ${String(run.exitCode)} after ${run.ms} ms`;
-  const printed = run.output.trimEnd() === "" ? "      (it printed nothing)" : run.output.trimEnd().split("\n").map((l) => `      | ${l}`).join("\n");
+  const printed =
+    run.output.trimEnd() === ""
+      ? "      (it printed nothing)"
+      : run.output
+          .trimEnd()
+          .split("\n")
+          .map((l) => `      | ${l}`)
+          .join("\n");
   return `${run.example}:1: example ${how}; its output:\n${printed}`;
 }
 

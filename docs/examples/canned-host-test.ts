@@ -29,7 +29,15 @@ const transcript = [
   line("server", { id: 2, result: { commandId: CANCEL, status: "accepted", turnId: TURN } }),
   line("server", {
     method: "turn/completed",
-    params: { sessionId: SESSION, viewCursor: `v:${SESSION}:1`, turnId: TURN, terminal: "cancelled", reason: "cancelled during tool execution", cause: { kind: "user" }, durationMs: 5100 },
+    params: {
+      sessionId: SESSION,
+      viewCursor: `v:${SESSION}:1`,
+      turnId: TURN,
+      terminal: "cancelled",
+      reason: "cancelled during tool execution",
+      cause: { kind: "user" },
+      durationMs: 5100,
+    },
     emittedAtMs: 1754590945100,
   }),
 ];

@@ -17,7 +17,16 @@ describe("the core bundle budget", () => {
   });
 
   it("holds: the browser core, minified and gzipped, is at most 24 KB and imports nothing from node:", async () => {
-    const result = await build({ entryPoints: [join(root, "src/index.ts")], bundle: true, minify: true, platform: "browser", format: "esm", write: false, metafile: true, logLevel: "silent" });
+    const result = await build({
+      entryPoints: [join(root, "src/index.ts")],
+      bundle: true,
+      minify: true,
+      platform: "browser",
+      format: "esm",
+      write: false,
+      metafile: true,
+      logLevel: "silent",
+    });
     const code = result.outputFiles[0]?.contents ?? new Uint8Array();
     expect(gzipSync(code, { level: 9 }).length).toBeLessThanOrEqual(BUDGET_BYTES);
     expect(Object.keys(result.metafile.inputs).filter((path) => path.startsWith("node:"))).toEqual([]);

@@ -85,7 +85,9 @@ describe("docs:check", () => {
   it("fails when a code sample drifts from its example, and --write syncs it back", () => {
     const line = alter("example=docs/examples/cancel-race.ts region=narrow", "already_terminal", "already_done");
     const failed = checkDocs({ docsDir, root });
-    expect(failed.problems.map((p) => p.split("\n")[0])).toEqual([`${guide}:${line}: block differs from docs/examples/cancel-race.ts region narrow (- source, + doc):`]);
+    expect(failed.problems.map((p) => p.split("\n")[0])).toEqual([
+      `${guide}:${line}: block differs from docs/examples/cancel-race.ts region narrow (- source, + doc):`,
+    ]);
     const written = checkDocs({ docsDir, root, write: true });
     expect(written.written).toHaveLength(1);
     expect(checkDocs({ docsDir, root }).ok).toBe(true);
@@ -199,7 +201,9 @@ describe("docs:check runs the examples", () => {
   });
 
   it("fails an example that does not exit by itself within its bound", async () => {
-    const { examplesDir, docsDir } = examplesWithGuide({ hangs: '/** hangs: an open handle keeps Node running. */\nsetInterval(() => {}, 1_000);\nconsole.log("started");\n' });
+    const { examplesDir, docsDir } = examplesWithGuide({
+      hangs: '/** hangs: an open handle keeps Node running. */\nsetInterval(() => {}, 1_000);\nconsole.log("started");\n',
+    });
     const result = await runDocsCheck({ root, docsDir, examplesDir, write: true, timeoutMs: 1_500 });
     expect(result.ok).toBe(false);
     expect(result.runs[0]?.timedOut).toBe(true);
@@ -208,9 +212,15 @@ describe("docs:check runs the examples", () => {
   });
 
   it("checks an output block against what the example printed, and --write syncs it", async () => {
-    const { examplesDir, docsDir, guide: page } = examplesWithGuide({ greet: '/** greet: prints two lines. */\nconsole.log("hello");\nconsole.log("turn completed");\n' });
+    const {
+      examplesDir,
+      docsDir,
+      guide: page,
+    } = examplesWithGuide({ greet: '/** greet: prints two lines. */\nconsole.log("hello");\nconsole.log("turn completed");\n' });
     const stale = await runDocsCheck({ root, docsDir, examplesDir, timeoutMs: 10_000 });
-    expect(stale.problems.map((p) => p.split("\n")[0]?.replace(/^.*guide\.md:\d+: /, ""))).toEqual([`block differs from the output of ${join(examplesDir, "greet.ts")} (- source, + doc):`]);
+    expect(stale.problems.map((p) => p.split("\n")[0]?.replace(/^.*guide\.md:\d+: /, ""))).toEqual([
+      `block differs from the output of ${join(examplesDir, "greet.ts")} (- source, + doc):`,
+    ]);
     const synced = await runDocsCheck({ root, docsDir, examplesDir, write: true, timeoutMs: 10_000 });
     expect(synced.ok).toBe(true);
     expect(readFileSync(page, "utf8")).toContain("```text output=" + join(examplesDir, "greet.ts") + "\nhello\nturn completed\n```");
@@ -222,11 +232,16 @@ describe("docs:check runs the examples", () => {
     mkdirSync(examplesDir);
     const probe = join(examplesDir, "probe.ts");
     const entries = ["@muse-code/sdk", "@muse-code/sdk/node", "@muse-code/sdk/host", "@muse-code/sdk/testing"];
-    writeFileSync(probe, `/** probe */\nfor (const entry of ${JSON.stringify(entries)}) console.log(import.meta.resolve(entry));\nconsole.log(process.cwd());\n`);
+    writeFileSync(
+      probe,
+      `/** probe */\nfor (const entry of ${JSON.stringify(entries)}) console.log(import.meta.resolve(entry));\nconsole.log(process.cwd());\n`,
+    );
     const run = await runExample(probe, { root, timeoutMs: 10_000 });
     expect(run.ok).toBe(true);
     const lines = run.stdout.trimEnd().split("\n");
-    expect(lines.slice(0, 4)).toEqual(["dist/index.js", "dist/node/index.js", "dist/host/index.js", "dist/testing/index.js"].map((p) => pathToFileURL(join(root, p)).href));
+    expect(lines.slice(0, 4)).toEqual(
+      ["dist/index.js", "dist/node/index.js", "dist/host/index.js", "dist/testing/index.js"].map((p) => pathToFileURL(join(root, p)).href),
+    );
     // From an empty directory of its own: an example cannot lean on the repo as its cwd.
     expect(lines[4]).not.toBe(root);
     expect(lines[4]?.startsWith(tmpdir())).toBe(true);

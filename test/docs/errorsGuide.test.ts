@@ -124,7 +124,11 @@ describe("errors.md: argument mistakes are TypeError or RangeError, never MspErr
   it("turn waits and cancels reject a bad timeoutMs with RangeError", async () => {
     const peer = makePeer();
     const turn = peer.client.startTurn({ sessionId: SESSION, input: [{ type: "text", text: "hi" }] });
-    for (const attempt of [turn.waitForTerminal({ timeoutMs: Number.NaN }), turn.cancel({ timeoutMs: -5 }), peer.client.cancelTurn({ sessionId: SESSION, turnId: TURN }, { timeoutMs: -1 })]) {
+    for (const attempt of [
+      turn.waitForTerminal({ timeoutMs: Number.NaN }),
+      turn.cancel({ timeoutMs: -5 }),
+      peer.client.cancelTurn({ sessionId: SESSION, turnId: TURN }, { timeoutMs: -1 }),
+    ]) {
       const error = await rejectionOf(attempt);
       expect(error).toBeInstanceOf(RangeError);
       expect(MspError.is(error)).toBe(false);
