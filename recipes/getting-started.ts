@@ -1,25 +1,18 @@
 /**
  * getting-started: connect, check the host, create a session, run one turn and read its
- * terminal. The first program the getting-started guide walks through.
+ * terminal: the steps of the getting-started guide (whose complete program is
+ * docs/examples/getting-started.ts), replayed against the canned host.
  */
 import assert from "node:assert/strict";
-import { isCompatibleProtocol, type MspClient } from "@muse-code/sdk";
-import { spawnHost } from "@muse-code/sdk/node";
+import { isCompatibleProtocol } from "@muse-code/sdk";
 import type { Recipe } from "./recipe.js";
-
-// #region spawn
-/** In a Node app: start the host as a child process and talk to it over stdio (NDJSON). */
-export function connectToLocalHost(): MspClient {
-  return spawnHost({ command: "muse-host", args: ["serve", "--stdio", "--script", "model.json"] });
-}
-// #endregion spawn
 
 export const recipe: Recipe = {
   name: "getting-started",
   summary: "Connect, check the host, create a session, run one turn, read its terminal",
   transcript: "getting-started.jsonl",
   async run(env) {
-    const msp = await env.connect(); // the canned host here; connectToLocalHost() in your app
+    const msp = await env.connect(); // the canned host here; spawnReferenceHost() in the guide
 
     // #region hello
     const info = await msp.connection.command("host/info", {});

@@ -1,0 +1,29 @@
+/**
+ * Getting started: spawn the reference host that ships in the package (with its "hello" example
+ * model), check that it speaks our version of MSP, run one turn, and print the assistant's reply
+ * and how the turn ended.
+ */
+import { isCompatibleProtocol, PROTOCOL_VERSION } from "@muse-code/sdk";
+import { exampleModelPath, spawnReferenceHost } from "@muse-code/sdk/host";
+
+// The host is a child process; `await using` closes the connection and stops the child when
+// this scope ends, even if a line below throws. Without it, call `await msp.close()` yourself:
+// an open client keeps Node running.
+await using msp = spawnReferenceHost({ script: exampleModelPath("hello") });
+
+const info = await msp.connection.command("host/info", {});
+if (!isCompatibleProtocol(info.protocolVersion)) {
+  throw new Error(`${info.name} speaks MSP ${info.protocolVersion}; this app speaks MSP ${PROTOCOL_VERSION}`);
+}
+console.log(`connected to ${info.name}, MSP ${info.protocolVersion}`);
+
+const { sessionId } = await msp.connection.command("session/create", {});
+
+// Subscribe before the turn starts. (The SDK's own turn recorder has listened since the first byte.)
+msp.events.on("item/completed", ({ item }) => {
+  if (item.kind === "message") console.log(`assistant: ${item.text}`);
+});
+
+const turn = msp.startTurn({ sessionId, input: [{ type: "text", text: "Say hello" }] });
+const terminal = await turn.waitForTerminal({ timeoutMs: 30_000 });
+console.log(`turn ${terminal.terminal}: ${terminal.reason}`);
