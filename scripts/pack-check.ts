@@ -17,7 +17,11 @@ interface PackResult {
 }
 
 const ALLOWED = [/^dist\//, /^models\/[^/]+\.json$/, /^docs\/[^/]+\.md$/, /^(package\.json|README\.md|LICENSE|CHANGELOG\.md)$/];
-const FORBIDDEN = [/(^|\/)(test|tests|__tests__|fixtures|transcripts|recipes|bench|scripts|src|coverage|node_modules)\//, /\.(test|spec)\.[cm]?[jt]sx?(\.map)?$/, /\.jsonl$/];
+const FORBIDDEN = [
+  /(^|\/)(test|tests|__tests__|fixtures|transcripts|recipes|bench|scripts|src|coverage|node_modules)\//,
+  /\.(test|spec)\.[cm]?[jt]sx?(\.map)?$/,
+  /\.jsonl$/,
+];
 const REQUIRED_DOCUMENTS = ["package.json", "README.md", "LICENSE", "CHANGELOG.md"];
 
 const [pack] = JSON.parse(execFileSync("npm", ["pack", "--dry-run", "--json"], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] })) as PackResult[];
@@ -32,7 +36,8 @@ for (const path of shipped) {
 
 const manifest = JSON.parse(readFileSync("package.json", "utf8")) as Record<string, unknown>;
 for (const target of new Set([...REQUIRED_DOCUMENTS, ...manifestTargets(manifest)])) {
-  if (!shipped.has(target)) problems.push(`${target} is named by package.json (or required) but does not ship${target.startsWith("dist/") ? " (run `npm run build` first)" : ""}`);
+  const hint = target.startsWith("dist/") ? " (run `npm run build` first)" : "";
+  if (!shipped.has(target)) problems.push(`${target} is named by package.json (or required) but does not ship${hint}`);
 }
 
 if (problems.length > 0) {

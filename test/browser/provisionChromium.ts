@@ -69,7 +69,11 @@ export async function provisionChromium(progress: (line: string) => void = (line
   if (override) {
     const browser: ProvisionedChromium = { source: "MSP_TEST_CHROMIUM", executablePath: override, env: {} };
     const problem = await launchProblem(browser);
-    if (problem) throw oneLineError(`browser tests: MSP_TEST_CHROMIUM=${override} does not launch headless (${problem}); point it at a working Chrome/Chromium or unset it`);
+    if (problem) {
+      throw oneLineError(
+        `browser tests: MSP_TEST_CHROMIUM=${override} does not launch headless (${problem}); point it at a working Chrome/Chromium or unset it`,
+      );
+    }
     return browser;
   }
   const tried: string[] = [];
@@ -118,7 +122,11 @@ async function inflateNpmChromium(): Promise<ProvisionedChromium> {
       if (!existsSync(join(dir, "done"))) throw error;
     }
   }
-  return { source: "@sparticuz/chromium", executablePath: join(dir, "chromium"), env: { LD_LIBRARY_PATH: libraryPath(join(dir, "al2023", "lib")), FONTCONFIG_FILE: join(dir, "fonts.conf") } };
+  return {
+    source: "@sparticuz/chromium",
+    executablePath: join(dir, "chromium"),
+    env: { LD_LIBRARY_PATH: libraryPath(join(dir, "al2023", "lib")), FONTCONFIG_FILE: join(dir, "fonts.conf") },
+  };
 }
 
 /** The installed `@sparticuz/chromium`: its directory (holding `bin/`) and version. */
@@ -195,7 +203,10 @@ async function launchProblem(browser: ProvisionedChromium): Promise<string | und
 
 /** `apt-get update` then `apt-get install chromium`, quietly; returns why it failed, or undefined. */
 async function aptGetInstallChromium(): Promise<string | undefined> {
-  for (const args of [["update", "-qq"], ["install", "-y", "-qq", "--no-install-recommends", "chromium"]]) {
+  for (const args of [
+    ["update", "-qq"],
+    ["install", "-y", "-qq", "--no-install-recommends", "chromium"],
+  ]) {
     const problem = await run("apt-get", args);
     if (problem) return `apt-get ${args[0]}: ${problem}`;
   }
