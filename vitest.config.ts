@@ -1,7 +1,10 @@
 import { fileURLToPath } from "node:url";
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 
 const src = (path: string) => fileURLToPath(new URL(`./src/${path}`, import.meta.url));
+// MSP_TEST_ONLY runs one file outside the suite (the fault suite's canary uses it).
+const only = process.env["MSP_TEST_ONLY"];
+const BROWSER = "test/browser/**/*.test.ts";
 
 export default defineConfig({
   resolve: {
@@ -14,13 +17,17 @@ export default defineConfig({
     ],
   },
   test: {
-    // MSP_TEST_ONLY runs one file outside the suite (the fault suite's canary uses it).
-    include: process.env["MSP_TEST_ONLY"] ? [process.env["MSP_TEST_ONLY"]] : ["test/**/*.test.ts"],
     // Every suite runs in forked workers under --unhandled-rejections=strict: a rejection that
     // escapes crashes its worker and fails the run (the fault suite's canary proves it).
     pool: "forks",
     execArgv: ["--unhandled-rejections=strict"],
     testTimeout: 20_000,
     hookTimeout: 20_000,
+    // Two projects so that the browser's global setup (provisioning Chromium) runs only when a
+    // browser test is part of the run: vitest calls a project's globalSetup only if it has tests.
+    projects: [
+      { extends: true, test: { name: "node", include: only ? [only] : ["test/**/*.test.ts"], exclude: [...configDefaults.exclude, BROWSER] } },
+      { extends: true, test: { name: "browser", include: only ? [] : [BROWSER], globalSetup: ["test/browser/globalSetup.ts"] } },
+    ],
   },
 });

@@ -8,9 +8,12 @@ import { defineConfig, mergeConfig } from "vitest/config";
 import base from "./vitest.config.js";
 
 const config = mergeConfig(base, defineConfig({ test: { pool: "forks", execArgv: ["--unhandled-rejections=strict"] } }));
-// mergeConfig concatenates arrays: replace `include` rather than extend it.
+// mergeConfig concatenates arrays: replace `include` rather than extend it. Drop the base's
+// node/browser projects (they would bring their own includes); these suites need no browser.
+const test = { ...config.test };
+delete test.projects;
 config.test = {
-  ...config.test,
+  ...test,
   include: process.env["MSP_TEST_ONLY"] ? [process.env["MSP_TEST_ONLY"]] : ["test/faults/**/*.test.ts", "test/fuzz/**/*.test.ts", "test/leaks/**/*.test.ts"],
 };
 export default config;

@@ -56,7 +56,7 @@ const floor: Throughput = () =>
     let sink = 0;
     c.stdout.on("data", (chunk: Buffer) => {
       if (first === 0) first = performance.now();
-      let buf = rest === undefined ? chunk : Buffer.concat([rest, chunk]);
+      const buf = rest === undefined ? chunk : Buffer.concat([rest, chunk]);
       let start = 0;
       let nl = buf.indexOf(10, start);
       while (nl >= 0) {
@@ -67,7 +67,6 @@ const floor: Throughput = () =>
         nl = buf.indexOf(10, start);
       }
       rest = start < buf.length ? buf.subarray(start) : undefined;
-      buf = undefined as unknown as Buffer;
       if (count === N) {
         const rate = N / ((performance.now() - first) / 1000);
         void stopChild(c).then(() => resolve(rate + sink * 0));

@@ -181,8 +181,8 @@ export function parseJsonText(text: string, file: string): unknown {
     } catch {
       found = undefined; // nesting too deep for the scanner: fall back to V8's message
     }
-    if (found === undefined) throw new SyntaxError(`${file}: invalid JSON: ${(error as Error).message}`);
+    if (found === undefined) throw new SyntaxError(`${file}: invalid JSON: ${(error as Error).message}`, { cause: error });
     const { line, column } = lineAndColumn(body, found.offset);
-    throw new SyntaxError(`${file}:${line}:${column}: invalid JSON: ${found.problem}`);
+    throw new SyntaxError(`${file}:${line}:${column}: invalid JSON: ${found.problem}`, { cause: error });
   }
 }

@@ -202,13 +202,13 @@ export function loadScriptedModel(path: string, name: string): ScriptedModel {
   try {
     text = readFileSync(path, "utf8");
   } catch (error) {
-    throw new Error(`cannot read scripted model ${name} from ${path}: ${(error as Error).message}`);
+    throw new Error(`cannot read scripted model ${name} from ${path}: ${(error as Error).message}`, { cause: error });
   }
   const value = parseJsonText(text, path);
   try {
     return parseScriptedModel(value, name);
   } catch (error) {
-    throw new Error(`${path}: ${(error as Error).message}`);
+    throw new Error(`${path}: ${(error as Error).message}`, { cause: error });
   }
 }
 

@@ -130,6 +130,7 @@ export class TurnRecorder implements TurnTerminals {
     const waiters = list;
     // Declared before creation: an already-aborted signal settles inside boundedWait().
     let wait: BoundedWait<TurnCompletedParams> | undefined;
+    // eslint-disable-next-line prefer-const -- with const, that early callback would hit the temporal dead zone
     wait = boundedWait<TurnCompletedParams>(
       `waiting for the terminal of turn ${turnId}`,
       { turnId },

@@ -1,17 +1,16 @@
-import { existsSync, writeFileSync, mkdirSync } from "node:fs";
+import { writeFileSync, mkdirSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { build } from "esbuild";
 import { chromium, type Browser } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { chromiumLaunchOptions } from "./provisionChromium.js";
 
-const CHROMIUM = "/usr/bin/chromium";
 let server: Server;
 let browser: Browser;
 let url = "";
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`browser tests need Debian's Chromium at ${CHROMIUM}: apt-get install -y chromium (.ci/run does this)`);
   const bundle = await build({ entryPoints: ["test/browser/stopButtonPage.ts"], bundle: true, platform: "browser", format: "esm", write: false, logLevel: "silent" });
   const script = bundle.outputFiles[0]?.text ?? "";
   expect(script).not.toMatch(/node:/);
@@ -19,10 +18,8 @@ beforeAll(async () => {
   server = createServer((_req, res) => res.writeHead(200, { "content-type": "text/html" }).end(html));
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
+  // Provisioned once per run by test/browser/globalSetup.ts (the npm-shipped Chromium, or Debian's).
+  browser = await chromium.launch(chromiumLaunchOptions(inject("chromium")));
 }, 60_000);
 
 afterAll(async () => {

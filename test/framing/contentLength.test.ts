@@ -24,7 +24,10 @@ describe("ContentLengthMessageReader", () => {
         const points = [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b);
         const chunks: Uint8Array[] = [];
         let at = 0;
-        for (const p of points) (chunks.push(bytes.subarray(at, p)), (at = p));
+        for (const p of points) {
+          chunks.push(bytes.subarray(at, p));
+          at = p;
+        }
         chunks.push(bytes.subarray(at));
         const { messages, problems } = readAll(chunks);
         expect(problems).toEqual([]);

@@ -46,7 +46,10 @@ function cut(bytes: Uint8Array, points: number[]): Uint8Array[] {
   const sorted = [...new Set(points)].filter((p) => p > 0 && p < bytes.length).sort((a, b) => a - b);
   const out: Uint8Array[] = [];
   let at = 0;
-  for (const p of sorted) (out.push(bytes.subarray(at, p)), (at = p));
+  for (const p of sorted) {
+    out.push(bytes.subarray(at, p));
+    at = p;
+  }
   out.push(bytes.subarray(at));
   return out;
 }

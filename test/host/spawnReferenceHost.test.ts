@@ -91,7 +91,7 @@ describe("spawnReferenceHost", () => {
       cwd: "/",
       stderr: "ignore",
     });
-    let sessionId = "";
+    let sessionId: string;
     try {
       const created = await host.connection.command("session/create", {});
       sessionId = created.sessionId;

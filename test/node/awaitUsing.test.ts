@@ -25,8 +25,8 @@ function pairedClient(): { client: MspClient; closed: () => boolean } {
 
 describe("await using", () => {
   it("MspClient: leaving the block closes it, and pending work settles connectionClosed", async () => {
-    let closed = () => false;
-    let pending: Promise<unknown> = Promise.resolve();
+    let closed: () => boolean;
+    let pending: Promise<unknown>;
     {
       const made = pairedClient();
       await using client = made.client;

@@ -1,0 +1,127 @@
+/**
+ * ESLint (flat config): typescript-eslint's recommended rules plus the house never-rules, which
+ * are import boundaries per directory:
+ * - the browser-safe core (src/ outside node/, host/, testing/, cli/) imports no Node built-in,
+ *   neither `node:*` nor a bare name such as `fs`, statically or with `import()`;
+ * - client code (src/ outside host/) never imports the reference host;
+ * - src/host/ shares only protocol/ and the one pure data structure internal/boundedMap.js with
+ *   the client (see the override for spawnReferenceHost below);
+ * - src/cli/ and demo/ use only the package's public entry points (`@muse-code/sdk`, `@muse-code/sdk/*`);
+ * - no `export *` in src/: public surfaces name every export;
+ * - every source file in src/ opens with a `/** header *\/` saying what it is for.
+ * Formatting is Prettier's job (`npm run format:check`), so no stylistic rules here.
+ */
+import { builtinModules } from "node:module";
+import js from "@eslint/js";
+import { defineConfig } from "eslint/config";
+import globals from "globals";
+import tseslint from "typescript-eslint";
+
+const CORE = { files: ["src/**/*.ts"], ignores: ["src/node/**", "src/host/**", "src/testing/**", "src/cli/**"] };
+
+const builtins = builtinModules.filter((name) => !name.startsWith("_"));
+const escape = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+const builtinRegex = `^(node:.*|${builtins.map(escape).join("|")})$`;
+
+const noHost = { regex: "(^|/)host(/|$)", message: "Client code never imports the reference host (src/host/, @muse-code/sdk/host)." };
+const noNodeBuiltins = [
+  { regex: builtinRegex, message: "The browser-safe core imports no Node built-in; Node-only code lives in src/node/, src/host/ or src/testing/." },
+];
+const noExportAll = { selector: "ExportAllDeclaration", message: 'Use named exports, not "export *": every export of a public surface is named.' };
+const noDynamicBuiltins = {
+  // esquery ends a regex at the first "/", so the one in names like "fs/promises" is written \x2F.
+  selector: `ImportExpression[source.value=/${builtinRegex.replaceAll("/", "\\x2F")}/]`,
+  message: "The browser-safe core imports no Node built-in, not even with import().",
+};
+const publicEntriesOnly = (where) => ({
+  regex: "^\\.\\./|(^|/)src/",
+  message: `${where} uses only the package's public entry points: import from "@muse-code/sdk" or "@muse-code/sdk/<subpath>".`,
+});
+
+/** Every src/ file opens with a `/** … *\/` header (after a shebang or `///` compiler directives). */
+const fileHeader = {
+  meta: { type: "suggestion", schema: [], messages: { missing: "A source file opens with a /** header comment */ saying what it is for." } },
+  create(context) {
+    return {
+      Program(node) {
+        const opensWithHeader = /^(#![^\n]*\n)?(\s*\/\/\/[^\n]*\n)*\s*\/\*\*/.test(context.sourceCode.text);
+        if (!opensWithHeader) context.report({ node, loc: { line: 1, column: 0 }, messageId: "missing" });
+      },
+    };
+  },
+};
+
+export default defineConfig(
+  { ignores: ["dist/", "coverage/", "docs/api/", ".tmp/", "etc/", "transcripts/", "node_modules/"] },
+  { linterOptions: { reportUnusedDisableDirectives: "error" } },
+  js.configs.recommended,
+  tseslint.configs.recommended,
+  // Plain JavaScript files (configs, fixtures, bench children) run on Node; TypeScript files get their globals from tsconfig.
+  { files: ["**/*.{js,mjs,cjs}"], languageOptions: { globals: globals.node } },
+  {
+    plugins: { house: { rules: { "file-header": fileHeader } } },
+    rules: {
+      // `_name` marks a parameter or binding that is deliberately unused (a callback's position, a destructured leftover).
+      "@typescript-eslint/no-unused-vars": [
+        "error",
+        { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrorsIgnorePattern: "^_", ignoreRestSiblings: true },
+      ],
+    },
+  },
+  // Client code (src/ outside host/): no reference host; no `export *`.
+  {
+    files: ["src/**/*.ts"],
+    rules: {
+      "house/file-header": "error",
+      "no-restricted-imports": ["error", { patterns: [noHost] }],
+      "no-restricted-syntax": ["error", noExportAll],
+    },
+  },
+  // The browser-safe core: additionally no Node built-ins, static or dynamic.
+  {
+    ...CORE,
+    rules: {
+      "no-restricted-imports": ["error", { patterns: [noHost, ...noNodeBuiltins] }],
+      "no-restricted-syntax": ["error", noExportAll, noDynamicBuiltins],
+    },
+  },
+  // The reference host: of our own code, only protocol/ and internal/boundedMap.js.
+  {
+    files: ["src/host/**/*.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            {
+              regex: "^\\.\\./(?!protocol/[^/]+$|internal/boundedMap\\.js$)",
+              message: "src/host/ shares only protocol/ and internal/boundedMap.js with the client.",
+            },
+            { regex: "^@muse-code/sdk(/|$)", message: "src/host/ does not import the client package." },
+          ],
+        },
+      ],
+    },
+  },
+  // spawnReferenceHost is the client-side launcher of the bundled host: it returns the SpawnedHost
+  // that spawnHost returns, so it alone may also import ../node/spawnHost.js.
+  {
+    files: ["src/host/spawnReferenceHost.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            {
+              regex: "^\\.\\./(?!protocol/[^/]+$|internal/boundedMap\\.js$|node/spawnHost\\.js$)",
+              message: "src/host/ shares only protocol/ and internal/boundedMap.js with the client (and this launcher node/spawnHost.js).",
+            },
+            { regex: "^@muse-code/sdk(/|$)", message: "src/host/ does not import the client package." },
+          ],
+        },
+      ],
+    },
+  },
+  { files: ["src/cli/**/*.ts"], rules: { "no-restricted-imports": ["error", { patterns: [publicEntriesOnly("src/cli/")] }] } },
+  { files: ["demo/**/*.{ts,tsx,js,mjs}"], rules: { "no-restricted-imports": ["error", { patterns: [publicEntriesOnly("demo/")] }] } },
+);
