@@ -122,6 +122,9 @@ describe("runShell", () => {
     while (!(/held \d+/.test(output) && leader !== 0 && processGone(leader)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
     strays.push(pidsIn(output, "held"));
     expect(processGone(leader)).toBe(true); // the shell exited 0; the escaped sleep holds the pipes
+    // /proc shows the zombie before Node has reaped it and run the child's "exit" handler; give
+    // Node that moment (well inside the 300 ms escape grace), so the cancel really comes after.
+    await new Promise((r) => setTimeout(r, 100));
     abort.abort({ kind: "user" }); // too late to matter
     const result = await done;
     expect(Date.now() - t0).toBeLessThan(2000);
