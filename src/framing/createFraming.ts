@@ -18,10 +18,17 @@ import { NdjsonMessageReader, NdjsonMessageWriter } from "./ndjson.js";
  */
 export type Framing = "ndjson" | "content-length";
 
+/** Throws the TypeError an unknown framing gets: callers check before they start anything. */
+export function assertFraming(framing: unknown): asserts framing is Framing | undefined {
+  if (framing !== undefined && framing !== "ndjson" && framing !== "content-length") {
+    throw new TypeError(`framing must be "ndjson" or "content-length", got ${JSON.stringify(framing)}`);
+  }
+}
+
 /** Make the reader and writer for `framing`; throws a TypeError on an unknown framing. */
 export function createFraming(channel: ByteChannel, framing: Framing = "ndjson", maxMessageBytes?: number): { reader: FramedMessageReader; writer: FramedMessageWriter } {
   const readerOptions = maxMessageBytes === undefined ? {} : { maxMessageBytes };
-  if (framing === "ndjson") return { reader: new NdjsonMessageReader(channel, readerOptions), writer: new NdjsonMessageWriter(channel) };
+  assertFraming(framing);
   if (framing === "content-length") return { reader: new ContentLengthMessageReader(channel, readerOptions), writer: new ContentLengthMessageWriter(channel) };
-  throw new TypeError(`framing must be "ndjson" or "content-length", got ${JSON.stringify(framing)}`);
+  return { reader: new NdjsonMessageReader(channel, readerOptions), writer: new NdjsonMessageWriter(channel) };
 }

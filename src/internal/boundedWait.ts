@@ -45,6 +45,12 @@ export interface BoundedWait<T> {
   readonly settled: boolean;
 }
 
+/** The RangeError a bad `timeoutMs` (negative, NaN, not a number) gets, or undefined when it is fine. */
+export function timeoutProblem(timeoutMs: unknown): RangeError | undefined {
+  if (typeof timeoutMs === "number" && timeoutMs >= 0) return undefined;
+  return new RangeError(`timeoutMs must be a non-negative number of milliseconds, got ${String(timeoutMs)}`);
+}
+
 /**
  * Create a wait bounded by `timeoutMs` and `signal`. `onSettle` runs once, however it settles,
  * so the owner can drop the wait from its table.
@@ -90,9 +96,10 @@ export function boundedWait<T>(
       return settled;
     },
   };
-  if (!(timeoutMs >= 0)) {
+  const badTimeout = timeoutProblem(timeoutMs);
+  if (badTimeout !== undefined) {
     // Bad input is a typed rejection, never a synchronous throw out of command() or terminalOf().
-    if (finish()) rejectFn(new RangeError(`timeoutMs must be a non-negative number of milliseconds, got ${timeoutMs}`));
+    if (finish()) rejectFn(badTimeout);
     return wait;
   }
   if (signal?.aborted) {

@@ -7,7 +7,7 @@ import { MspClient, type ConnectOptions } from "../client.js";
 import { MspConnection } from "../connection.js";
 import type { CloseInfo } from "../connection.js";
 import type { ByteChannel } from "../framing/byteChannel.js";
-import { createFraming } from "../framing/createFraming.js";
+import { assertFraming, createFraming } from "../framing/createFraming.js";
 import { groupAlive, signalGroup } from "./processGroup.js";
 import { streamChannel } from "./streamChannel.js";
 
@@ -160,6 +160,8 @@ export class SpawnedHost extends MspClient {
  */
 export function spawnHost(options: SpawnHostOptions): SpawnedHost {
   const { command, args = [], env, cwd, stderr = "inherit", killGraceMs = 2_000, framing, maxMessageBytes, wrapChannel, ...connectionOptions } = options;
+  // A mistake in the options is thrown before a process exists that could be orphaned.
+  assertFraming(framing);
   const child = spawn(command, [...args], {
     stdio: ["pipe", "pipe", stderr],
     detached: true,

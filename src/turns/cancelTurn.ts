@@ -5,7 +5,7 @@
 import type { MspClient } from "../client.js";
 import type { MspConnection } from "../connection.js";
 import { MspError } from "../errors.js";
-import { boundedWait, type WaitOptions } from "../internal/boundedWait.js";
+import { boundedWait, timeoutProblem, type WaitOptions } from "../internal/boundedWait.js";
 import { Commands, type TurnCompletedParams } from "../protocol/index.js";
 
 /**
@@ -69,6 +69,9 @@ export function cancelTurn(client: MspClient, params: CancelTurnParams, options:
 export async function cancelTurnOn(connection: MspConnection, params: CancelTurnParams, options: WaitOptions = {}): Promise<CancelOutcome> {
   const started = Date.now();
   const budget = options.timeoutMs ?? connection.defaultTimeoutMs;
+  // The caller's mistake is found before anything is sent.
+  const badTimeout = timeoutProblem(budget);
+  if (badTimeout !== undefined) throw badTimeout;
   const { turnId } = params;
   const shared = sharedCancel(connection, params);
   shared.waiting += 1;

@@ -133,6 +133,9 @@ describe("errors.md: argument mistakes are TypeError or RangeError, never MspErr
       expect(error).toBeInstanceOf(RangeError);
       expect(MspError.is(error)).toBe(false);
     }
+    // The bad cancels sent nothing: only the turn/start is on the wire.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(peer.received.map((m) => m["method"])).toEqual(["turn/start"]);
     await peer.client.close();
   });
 

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -20,6 +20,18 @@ async function pidFrom(file: string): Promise<number> {
 }
 
 describe("spawnHost", () => {
+  it("an unknown framing throws TypeError before any process is started", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "spawnhost-framing-"));
+    const marker = join(dir, "started");
+    try {
+      expect(() => spawnHost({ command: "sh", args: ["-c", `touch ${marker}`], framing: "xml" as never })).toThrow(TypeError);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(existsSync(marker)).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("close() ends stdin, then SIGTERMs, then SIGKILLs the whole group: no orphan, grandchildren included", async () => {
     const dir = mkdtempSync(join(tmpdir(), "muse-spawn-"));
     try {
