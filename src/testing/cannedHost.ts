@@ -308,10 +308,13 @@ export class CannedHost {
   }
 
   #send(message: unknown): void {
+    const wentAway = (error: unknown) => this.#fail(new Error(`${this.#source}: the client went away while the host was replying: ${String(error)}`));
     try {
-      this.#channel?.write(this.#encoder.encode(`${JSON.stringify(message)}\n`));
+      // A channel may write asynchronously: its rejection is the same failure, never unhandled.
+      const written = this.#channel?.write(this.#encoder.encode(`${JSON.stringify(message)}\n`));
+      if (written !== undefined) written.catch(wentAway);
     } catch (error) {
-      this.#fail(new Error(`${this.#source}: the client went away while the host was replying: ${String(error)}`));
+      wentAway(error);
     }
   }
 

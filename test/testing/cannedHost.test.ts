@@ -34,6 +34,21 @@ describe("CannedHost", () => {
     await expect(host.done()).rejects.toThrow(/params\.input\.0\.text: expected "Run the flaky integration suite", got "something else"/);
     await msp.closed;
   });
+
+  it("a channel whose write rejects fails done() with the reason, and nothing is left unhandled", async () => {
+    const host = CannedHost.fromLines(['{"dir":"client","raw":"{\\"jsonrpc\\":\\"2.0\\",\\"id\\":1,\\"method\\":\\"host/info\\",\\"params\\":{\\"commandId\\":\\"c1\\"}}"}', '{"dir":"server","raw":"{\\"jsonrpc\\":\\"2.0\\",\\"id\\":1,\\"result\\":{\\"commandId\\":\\"c1\\",\\"status\\":\\"accepted\\"}}"}', '{"dir":"client","raw":"{\\"jsonrpc\\":\\"2.0\\",\\"id\\":2,\\"method\\":\\"host/info\\",\\"params\\":{\\"commandId\\":\\"c2\\"}}"}']);
+    const listeners: Array<(bytes: Uint8Array) => void> = [];
+    host.attach({
+      onData: (listener) => (listeners.push(listener), { dispose: () => {} }),
+      onEnd: () => ({ dispose: () => {} }),
+      onError: () => ({ dispose: () => {} }),
+      write: () => Promise.reject(new Error("socket reset")),
+      end: () => {},
+    });
+    const request = '{"jsonrpc":"2.0","id":1,"method":"host/info","params":{"commandId":"c1"}}\n';
+    for (const listener of listeners) listener(new TextEncoder().encode(request));
+    await expect(host.done({ timeoutMs: 2_000 })).rejects.toThrow(/the client went away while the host was replying: Error: socket reset/);
+  });
 });
 
 describe("CannedHost checks the client's envelope", () => {
