@@ -134,6 +134,7 @@ export class MspClient {
   }
 }
 
+/** Supports `await using`: leaving the block closes the client. */
 // eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging -- merges into the class: the type of the method its static block defines
 export interface MspClient {
   /**
