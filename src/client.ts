@@ -14,6 +14,18 @@ import type { TurnItems } from "./turns/itemLedger.js";
 import { startTurn, type StartTurnParams, type TurnHandle } from "./turns/turnHandle.js";
 import type { TurnTerminals } from "./turns/turnRecorder.js";
 
+declare global {
+  interface SymbolConstructor {
+    /**
+     * The key of an object's `await using` dispose method (explicit resource management). The
+     * same declaration as TypeScript's `esnext.disposable` lib and `@types/node` make, with which it
+     * merges: it lets apps whose `lib` lacks `esnext.disposable` (and that check library types)
+     * compile against this package's `[Symbol.asyncDispose]()`.
+     */
+    readonly asyncDispose: unique symbol;
+  }
+}
+
 /**
  * Options of {@link connect}.
  *
@@ -42,6 +54,7 @@ export interface ConnectOptions extends MspConnectionOptions {
  * await client.close();
  * ```
  */
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging -- the interface MspClient below types the method the static block defines
 export class MspClient {
   /** The connection: `command()` and the single `onNotification()` handler. */
   readonly connection: MspConnection;
@@ -107,6 +120,23 @@ export class MspClient {
     return this.connection.close();
   }
 
+  static {
+    // The `await using` method, under Symbol.asyncDispose where the runtime has it, else under
+    // Symbol.for("Symbol.asyncDispose") (see internal/asyncDispose.ts). Its type is declared by the
+    // interface below, so the public type reads `[Symbol.asyncDispose]()` whatever the runtime key.
+    Object.defineProperty(this.prototype, asyncDispose, {
+      value: async function disposeAsync(this: MspClient): Promise<void> {
+        await this.close();
+      },
+      writable: true,
+      configurable: true,
+    });
+  }
+}
+
+/** Supports `await using`: leaving the block closes the client. */
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging -- merges into the class: the type of the method its static block defines
+export interface MspClient {
   /**
    * `await using`: leaving the block closes the client as {@link MspClient.close} does (a
    * spawned host is also stopped), even when the block throws.
@@ -119,9 +149,7 @@ export class MspClient {
    * } // closed here
    * ```
    */
-  async [asyncDispose](): Promise<void> {
-    await this.close();
-  }
+  [Symbol.asyncDispose](): Promise<void>;
 }
 
 /**

@@ -177,6 +177,9 @@ class RequestTap extends AbstractMessageReader {
  *
  * @example
  * ```ts
+ * import { MspClient } from "@muse-code/sdk";
+ * import { MspConnection, NdjsonMessageReader, NdjsonMessageWriter } from "@muse-code/sdk/framing";
+ *
  * const connection = new MspConnection(new NdjsonMessageReader(channel), new NdjsonMessageWriter(channel));
  * const msp = new MspClient(connection);
  * msp.connection.onNotification((n) => console.log(n.method));
@@ -267,8 +270,10 @@ export class MspConnection {
    *
    * @example
    * ```ts
-   * const afterCursor = old.connection.lastViewCursor(sessionId);
-   * await fresh.connection.command("session/resume", { sessionId, afterCursor });
+   * async function resume(old: MspClient, fresh: MspClient): Promise<void> {
+   *   const afterCursor = old.connection.lastViewCursor(sessionId);
+   *   await fresh.connection.command("session/resume", { sessionId, afterCursor });
+   * }
    * ```
    */
   lastViewCursor(sessionId: string): string | undefined {
@@ -332,7 +337,9 @@ export class MspConnection {
    *
    * @example
    * ```ts
-   * msp.connection.onNotification((n) => { if (n.method === "turn/completed") render(n.params); });
+   * msp.connection.onNotification((n) => {
+   *   if (isTurnCompleted(n.params)) console.log(n.params.turnId, n.params.terminal);
+   * });
    * ```
    */
   onNotification(handler: NotificationHandler | undefined): void {

@@ -21,7 +21,12 @@ import type { JsonValue, RejectionData } from "./protocol/index.js";
  *
  * @example
  * ```ts
- * if (MspError.is(e) && e.kind === MspErrorKinds.timeout) retry();
+ * try {
+ *   await client.connection.command("host/info", {}, { timeoutMs: 5_000 });
+ * } catch (e) {
+ *   if (!MspError.is(e) || e.kind !== MspErrorKinds.timeout) throw e;
+ *   console.log(`no answer within ${e.data.timeoutMs} ms`);
+ * }
  * ```
  */
 export const MspErrorKinds = {

@@ -132,8 +132,11 @@ const encoder = new TextEncoder();
  *
  * @example
  * ```ts
+ * import type { RequestMessage } from "vscode-jsonrpc";
+ *
  * const writer = new ContentLengthMessageWriter(channel);
- * await writer.write({ jsonrpc: "2.0", id: 1, method: "host/info", params: {} });
+ * const request: RequestMessage = { jsonrpc: "2.0", id: 1, method: "host/info", params: {} };
+ * await writer.write(request);
  * ```
  */
 export class ContentLengthMessageWriter extends FramedMessageWriter {

@@ -55,6 +55,7 @@ export abstract class FramedMessageReader extends AbstractMessageReader {
    *
    * @example
    * ```ts
+   * const reader = new NdjsonMessageReader(channel);
    * reader.listen((message) => console.log(message));
    * ```
    */

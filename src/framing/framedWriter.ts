@@ -11,7 +11,14 @@ import type { ByteChannel } from "./byteChannel.js";
  *
  * @example
  * ```ts
- * writer.write(message).catch((e) => { if (e instanceof MessageEncodingError) console.warn(e.message); });
+ * import type { RequestMessage } from "vscode-jsonrpc";
+ *
+ * const writer = new NdjsonMessageWriter(channel);
+ * const request: RequestMessage = { jsonrpc: "2.0", id: 1, method: "host/info", params: { size: 1n } }; // a BigInt
+ * await writer.write(request).catch((e: unknown) => {
+ *   if (!(e instanceof MessageEncodingError)) throw e;
+ *   console.warn(e.message); // nothing was written; the channel is fine
+ * });
  * ```
  */
 export class MessageEncodingError extends TypeError {
@@ -27,6 +34,8 @@ export class MessageEncodingError extends TypeError {
  *
  * @example
  * ```ts
+ * import type { Message } from "vscode-jsonrpc";
+ *
  * class LineWriter extends FramedMessageWriter {
  *   protected encode(message: Message) { return new TextEncoder().encode(JSON.stringify(message) + "\n"); }
  * }
@@ -49,7 +58,11 @@ export abstract class FramedMessageWriter extends AbstractMessageWriter implemen
    *
    * @example
    * ```ts
-   * await writer.write({ jsonrpc: "2.0", method: "ping" });
+   * import type { RequestMessage } from "vscode-jsonrpc";
+   *
+   * const writer = new ContentLengthMessageWriter(channel);
+   * const request: RequestMessage = { jsonrpc: "2.0", id: 1, method: "host/info", params: {} };
+   * await writer.write(request);
    * ```
    */
   async write(message: Message): Promise<void> {

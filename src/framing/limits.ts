@@ -20,6 +20,7 @@ export const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
  *
  * @example
  * ```ts
+ * const reader = new NdjsonMessageReader(channel);
  * reader.onProblem((p: FramingProblem) => console.warn(p.fatal ? "fatal:" : "skipped:", p.problem, p.text));
  * ```
  */

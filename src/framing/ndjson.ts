@@ -63,8 +63,11 @@ const encoder = new TextEncoder();
  *
  * @example
  * ```ts
+ * import type { RequestMessage } from "vscode-jsonrpc";
+ *
  * const writer = new NdjsonMessageWriter(channel);
- * await writer.write({ jsonrpc: "2.0", method: "ping" });
+ * const request: RequestMessage = { jsonrpc: "2.0", id: 1, method: "host/info", params: {} };
+ * await writer.write(request);
  * ```
  */
 export class NdjsonMessageWriter extends FramedMessageWriter {

@@ -40,7 +40,8 @@ export interface ScriptedStep {
  *
  * @example
  * ```ts
- * const turn: ScriptedTurn = model.turnAt(0);
+ * const model = loadScriptedModel(exampleModelPath("hello"), "default");
+ * const first: ScriptedTurn = model.turnAt(0);
  * ```
  */
 export interface ScriptedTurn {

@@ -20,7 +20,10 @@ export const HOST_RESTARTED_REASON = "host restarted";
  *
  * @example
  * ```ts
- * const [first]: RecoveredSession[] = recoverSessions("/var/muse");
+ * const models = new Map([["default", loadScriptedModel(exampleModelPath("hello"), "default")]]);
+ * const host = createHost({ models, defaultModel: "default", dataDir: "/var/muse" }); // recovers on construction
+ * const recovered: readonly RecoveredSession[] = host.recovered;
+ * for (const s of recovered) console.error(`closed ${s.closedTurns.length} turn(s) of ${s.sessionId} as "${HOST_RESTARTED_REASON}"`);
  * ```
  */
 export interface RecoveredSession {

@@ -64,7 +64,8 @@ export interface ShellOptions {
  *
  * @example
  * ```ts
- * await runShell("make test", { signal }, { killGraceMs: DEFAULT_KILL_GRACE_MS * 2 }); // 4 s from SIGTERM to SIGKILL
+ * const models = new Map([["default", loadScriptedModel(exampleModelPath("run-tests"), "default")]]);
+ * const host = createHost({ models, defaultModel: "default", killGraceMs: DEFAULT_KILL_GRACE_MS * 2 }); // a cancelled shell tool: 4 s from SIGTERM to SIGKILL
  * ```
  */
 export const DEFAULT_KILL_GRACE_MS = 2000;
@@ -74,7 +75,8 @@ export const DEFAULT_KILL_GRACE_MS = 2000;
  *
  * @example
  * ```ts
- * await runShell("make test", { signal }, { outputCapBytes: DEFAULT_OUTPUT_CAP_BYTES * 4 }); // keep 256 KiB of output
+ * const models = new Map([["default", loadScriptedModel(exampleModelPath("run-tests"), "default")]]);
+ * const host = createHost({ models, defaultModel: "default", outputCapBytes: DEFAULT_OUTPUT_CAP_BYTES * 4 }); // a tool call's visibleOutput keeps 256 KiB
  * ```
  */
 export const DEFAULT_OUTPUT_CAP_BYTES = 64 * 1024;

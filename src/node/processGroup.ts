@@ -26,7 +26,10 @@ export function signalGroup(pid: number, signal: NodeJS.Signals | 0): boolean {
  *
  * @example
  * ```ts
- * if (groupAlive(pid)) signalGroup(pid, "SIGKILL");
+ * const host = spawnHost({ command: "muse-host", args: ["serve", "--stdio", "--script", "model.json"] });
+ * host.process.kill("SIGTERM"); // the host alone, not its group
+ * await host.exited;
+ * if (groupAlive(host.pid)) signalGroup(host.pid, "SIGKILL"); // what it left behind
  * ```
  */
 export function groupAlive(pid: number): boolean {

@@ -48,6 +48,8 @@ export interface SpawnHostOptions extends ConnectOptions {
  *
  * @example
  * ```ts
+ * const host = spawnHost({ command: "muse-host", args: ["serve", "--stdio", "--script", "model.json"] });
+ * await host.close();
  * const { exitCode, signal }: HostExit = await host.exited;
  * console.log(signal ?? `exit code ${exitCode}`);
  * ```
@@ -124,6 +126,7 @@ export class SpawnedHost extends MspClient {
    *
    * @example
    * ```ts
+   * const host = spawnHost({ command: "muse-host", args: ["serve", "--stdio", "--script", "model.json"] });
    * await host.close(); // no orphan left, grandchildren included
    * ```
    */

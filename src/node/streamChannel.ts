@@ -21,6 +21,7 @@ export interface StreamChannel extends ByteChannel {
    *
    * @example
    * ```ts
+   * const channel = streamChannel(child.stdout, child.stdin);
    * child.once("exit", (exitCode, signal) => channel.emitEnd({ exitCode, signal }));
    * ```
    */
@@ -42,7 +43,9 @@ export interface StreamChannelOptions {
    *
    * @example
    * ```ts
-   * streamChannel(child.stdout, child.stdin, { onPipeError: () => setTimeout(reportExit, 50) });
+   * const channel = streamChannel(child.stdout, child.stdin, {
+   *   onPipeError: () => child.once("exit", (exitCode, signal) => channel.emitEnd({ exitCode, signal })),
+   * });
    * ```
    */
   onPipeError?: (error: unknown) => void;

@@ -110,7 +110,9 @@ export function problemWithNotification(method: string, params: unknown): string
  *
  * @example
  * ```ts
- * if (isNotification("turn/completed", n.params)) console.log(n.params.terminal);
+ * client.connection.onNotification((n) => {
+ *   if (n.method === "turn/completed" && isNotification("turn/completed", n.params)) console.log(n.params.terminal);
+ * });
  * ```
  */
 export function isNotification<M extends keyof NotificationParamsMap>(
@@ -125,7 +127,9 @@ export function isNotification<M extends keyof NotificationParamsMap>(
  *
  * @example
  * ```ts
- * if (isTurnCompleted(params)) record(params.turnId, params);
+ * client.events.on("notification", (n) => {
+ *   if (n.method === "turn/completed" && isTurnCompleted(n.params)) console.log(n.params.turnId, n.params.terminal);
+ * });
  * ```
  */
 export function isTurnCompleted(params: unknown): params is TurnCompletedParams {
@@ -137,7 +141,10 @@ export function isTurnCompleted(params: unknown): params is TurnCompletedParams 
  *
  * @example
  * ```ts
- * if (isItem(params.item)) render(params.item);
+ * client.events.on("notification", (n) => {
+ *   const item = n.params?.["item"];
+ *   if (isItem(item)) console.log(item.itemId, item.kind, item.status);
+ * });
  * ```
  */
 export function isItem(value: unknown): value is Item {

@@ -38,7 +38,7 @@ export interface ItemLedgerOptions {
  *
  * @example
  * ```ts
- * for (const item of client.items.itemsOf(turnId)) render(item);
+ * for (const item of client.items.itemsOf(turnId)) console.log(item.itemId, item.kind, item.status);
  * ```
  */
 export interface TurnItems {
@@ -57,7 +57,10 @@ export interface TurnItems {
    *
    * @example
    * ```ts
-   * client.items.get(turnId, itemId)?.status;
+   * const started: { turnId: string; itemId: string }[] = [];
+   * client.events.on("item/started", ({ item }) => started.push({ turnId: item.turnId, itemId: item.itemId }));
+   * // later: each at its latest revision
+   * for (const { turnId, itemId } of started) console.log(itemId, client.items.get(turnId, itemId)?.status);
    * ```
    */
   get(turnId: string, itemId: string): LedgerItem | undefined;

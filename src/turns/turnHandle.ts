@@ -53,7 +53,7 @@ export interface TurnCancelOptions extends WaitOptions {
  * @example
  * ```ts
  * const turn = client.startTurn({ sessionId, input: [{ type: "text", text: "hi" }] });
- * stopButton.onclick = () => turn.cancel();          // safe before the ack, too
+ * button.onclick = () => void turn.cancel();          // safe before the ack, too
  * const terminal = await turn.terminal;               // the turn's own turn/completed
  * ```
  */

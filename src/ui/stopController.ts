@@ -23,7 +23,11 @@ import type { TurnHandle } from "../turns/turnHandle.js";
  *
  * @example
  * ```ts
- * button.disabled = !controller.getSnapshot().canStop;
+ * const stop = new StopController(turn);
+ * stop.subscribe((s) => {
+ *   if (s.state === StopStates.stopping) status.textContent = "Stopping…";
+ *   if (s.state === StopStates.ended) status.textContent = `ended: ${s.terminal?.terminal}`;
+ * });
  * ```
  */
 export const StopStates = {
@@ -40,6 +44,7 @@ export const StopStates = {
  * @example
  * ```ts
  * const labels: Record<StopState, string> = { starting: "Stop", running: "Stop", stopping: "Stopping…", ended: "Done", failed: "Error" };
+ * const stop = new StopController(turn);
  * button.textContent = labels[stop.getSnapshot().state];
  * ```
  */
@@ -50,6 +55,7 @@ export type StopState = (typeof StopStates)[keyof typeof StopStates];
  *
  * @example
  * ```ts
+ * const stop = new StopController(turn);
  * stop.subscribe((s: StopSnapshot) => {
  *   button.disabled = !s.canStop;
  *   if (s.state === "failed") console.error(MspError.is(s.error) ? s.error.kind : s.error?.name, s.error?.message);
@@ -159,7 +165,9 @@ export class StopController {
    *
    * @example
    * ```ts
-   * const off = stop.subscribe(render);
+   * const stop = new StopController(turn);
+ * const off = stop.subscribe((s) => (status.textContent = s.state));
+ * off(); // the listener is not called again
    * ```
    */
   subscribe(listener: (snapshot: StopSnapshot) => void): () => void {
@@ -175,7 +183,8 @@ export class StopController {
    *
    * @example
    * ```ts
-   * const { state, terminal } = await stop.stop(); // "ended", { terminal: "cancelled", … }
+   * const stop = new StopController(turn);
+ * const { state, terminal } = await stop.stop(); // "ended", { terminal: "cancelled", … }
    * ```
    */
   stop(): Promise<StopSnapshot> {

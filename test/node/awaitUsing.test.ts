@@ -109,4 +109,37 @@ describe("await using", () => {
     const result: unknown = await runInNewContext(`${code}; probe.run()`);
     expect(JSON.parse(JSON.stringify(result))).toEqual({ disposed: true, registered: true });
   });
+
+  it("in a runtime without Symbol.asyncDispose, downlevelled `await using` closes an MspClient", async () => {
+    const bundled = await build({
+      stdin: {
+        contents: `
+          import { connect } from "./src/index.ts";
+          import { createLinkedPair } from "./src/testing/linkedPair.ts";
+          export async function run() {
+            const [clientSide] = createLinkedPair();
+            let closed = false;
+            {
+              await using client = connect(clientSide);
+              client.events.on("close", () => (closed = true));
+            }
+            return { closed, native: typeof Symbol.asyncDispose };
+          }`,
+        resolveDir: repoRoot,
+        loader: "ts",
+      },
+      bundle: true,
+      write: false,
+      format: "iife",
+      globalName: "probe",
+      platform: "browser",
+      target: "es2022", // no native `await using`: esbuild lowers it
+      logLevel: "silent",
+    });
+    const code = bundled.outputFiles[0]?.text ?? "";
+    // A realm of its own, given only the web APIs the client core uses.
+    const webApis = { AbortController, AbortSignal, EventTarget, Event, DOMException, TextEncoder, TextDecoder, setTimeout, clearTimeout, queueMicrotask, crypto, console };
+    const result: unknown = await runInNewContext(`${code}; probe.run()`, webApis);
+    expect(JSON.parse(JSON.stringify(result))).toEqual({ closed: true, native: "undefined" });
+  });
 });
