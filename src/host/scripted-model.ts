@@ -53,8 +53,8 @@ export interface ScriptedTurn {
  *
  * @example
  * ```ts
- * const model = loadScriptedModel("test/fixtures/models/hello.json", "default");
- * model.turnAt(0).steps[0]?.text; // "Hello there"
+ * const model = loadScriptedModel(exampleModelPath("hello"), "hello");
+ * model.turnAt(0).steps[0]?.text; // "Hello! I am the reference host's scripted model. …"
  * ```
  */
 export interface ScriptedModel {

@@ -39,9 +39,12 @@ describe("CannedHost", () => {
     const host = CannedHost.fromLines(['{"dir":"client","raw":"{\\"jsonrpc\\":\\"2.0\\",\\"id\\":1,\\"method\\":\\"host/info\\",\\"params\\":{\\"commandId\\":\\"c1\\"}}"}', '{"dir":"server","raw":"{\\"jsonrpc\\":\\"2.0\\",\\"id\\":1,\\"result\\":{\\"commandId\\":\\"c1\\",\\"status\\":\\"accepted\\"}}"}', '{"dir":"client","raw":"{\\"jsonrpc\\":\\"2.0\\",\\"id\\":2,\\"method\\":\\"host/info\\",\\"params\\":{\\"commandId\\":\\"c2\\"}}"}']);
     const listeners: Array<(bytes: Uint8Array) => void> = [];
     host.attach({
-      onData: (listener) => (listeners.push(listener), { dispose: () => {} }),
-      onEnd: () => ({ dispose: () => {} }),
-      onError: () => ({ dispose: () => {} }),
+      onData: (listener) => {
+        listeners.push(listener);
+        return () => {};
+      },
+      onEnd: () => () => {},
+      onError: () => () => {},
       write: () => Promise.reject(new Error("socket reset")),
       end: () => {},
     });
