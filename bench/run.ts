@@ -250,7 +250,15 @@ async function recorderHeap() {
   const TERMINALS = 1_000_000;
   for (let i = 0; i < TERMINALS; i++) {
     const turnId = `0198f0aa-2222-7000-8000-${String(i).padStart(12, "0")}`;
-    recorder.record({ sessionId: "0198f0aa-1111-7000-8000-0000000000aa", viewCursor: `v:s:${i}`, turnId, terminal: "completed", reason: "completed", durationMs: 5, emittedAtMs: i } as TurnCompletedParams);
+    recorder.record({
+      sessionId: "0198f0aa-1111-7000-8000-0000000000aa",
+      viewCursor: `v:s:${i}`,
+      turnId,
+      terminal: "completed",
+      reason: "completed",
+      durationMs: 5,
+      emittedAtMs: i,
+    } as TurnCompletedParams);
   }
   await settle();
   const after = process.memoryUsage().heapUsed;
@@ -273,7 +281,9 @@ async function bundleSize() {
   });
   const code = result.outputFiles[0]?.contents ?? new Uint8Array();
   const text = new TextDecoder().decode(code);
-  const nodeImports = Object.keys(result.metafile.inputs).filter((p) => p.startsWith("node:")).concat(/\bfrom\s*["']node:|require\(["']node:|import\(["']node:/.test(text) ? ["(in output)"] : []);
+  const nodeImports = Object.keys(result.metafile.inputs)
+    .filter((p) => p.startsWith("node:"))
+    .concat(/\bfrom\s*["']node:|require\(["']node:|import\(["']node:/.test(text) ? ["(in output)"] : []);
   const byPackage: Record<string, number> = {};
   for (const [path, input] of Object.entries(result.metafile.outputs[Object.keys(result.metafile.outputs)[0] as string]?.inputs ?? {})) {
     const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(path)?.[1] ?? "sdk (src)";
@@ -306,15 +316,40 @@ async function main() {
   const rows: Array<[string, string, string, string]> = [
     ["(a) floor: split lines + JSON.parse", "-", k(fl), ""],
     ["(a) bare vscode-jsonrpc (Content-Length)", "-", k(br), ""],
-    ["(a) SDK NDJSON, full path", ">= 0.5x floor, >= 1.5x bare", `${k(sd)} = ${(sd / fl).toFixed(2)}x floor, ${(sd / br).toFixed(2)}x bare`, ok(sd / fl >= 0.5 && sd / br >= 1.5)],
+    [
+      "(a) SDK NDJSON, full path",
+      ">= 0.5x floor, >= 1.5x bare",
+      `${k(sd)} = ${(sd / fl).toFixed(2)}x floor, ${(sd / br).toFixed(2)}x bare`,
+      ok(sd / fl >= 0.5 && sd / br >= 1.5),
+    ],
     ["(a) SDK Content-Length, full path", ">= 1.2x bare", `${k(cl)} = ${(cl / br).toFixed(2)}x bare, ${(cl / fl).toFixed(2)}x floor`, ok(cl / br >= 1.2)],
     ["(b) command() round trip, SDK", "p50 <= 100 us", `p50 ${b.sdk.p50.toFixed(0)} us, p99 ${b.sdk.p99.toFixed(0)} us`, ok(b.sdk.p50 <= 100)],
     ["(b) round trip floor: raw stdio line + JSON.parse", "-", `p50 ${b.floor.p50.toFixed(0)} us, p99 ${b.floor.p99.toFixed(0)} us`, ""],
-    ["(b) sendRequest round trip, bare vscode-jsonrpc", "-", `p50 ${b.bare.p50.toFixed(0)} us, p99 ${b.bare.p99.toFixed(0)} us (SDK/bare p50 ${(b.sdk.p50 / b.bare.p50).toFixed(2)}x)`, ""],
+    [
+      "(b) sendRequest round trip, bare vscode-jsonrpc",
+      "-",
+      `p50 ${b.bare.p50.toFixed(0)} us, p99 ${b.bare.p99.toFixed(0)} us (SDK/bare p50 ${(b.sdk.p50 / b.bare.p50).toFixed(2)}x)`,
+      "",
+    ],
     ["(c) turn/cancel -> turn/completed, reference host", "p99 <= 50 ms", `p50 ${c.p50.toFixed(1)} ms, p99 ${c.p99.toFixed(1)} ms (n=${c.n})`, ok(c.p99 <= 50)],
-    ["(c) same, a tool that ignores SIGTERM (kill grace 500 ms)", "-", `p50 ${cStubborn.p50.toFixed(0)} ms, max ${cStubborn.max.toFixed(0)} ms (n=${cStubborn.n})`, ""],
-    ["(d) recorder heap, 1 000 000 terminals, default capacity", "<= 64 MB", `${d.heapMB.toFixed(1)} MB (${d.retained.toLocaleString("en")} retained)`, ok(d.heapMB <= 64)],
-    ["(e) browser core bundle, esbuild min+gzip", "<= 24 KB, no node:", `${(e.gzipBytes / 1024).toFixed(1)} KB gz (${(e.minBytes / 1024).toFixed(1)} KB min), node: imports ${e.nodeImports.length}`, ok(e.gzipBytes <= 24 * 1024 && e.nodeImports.length === 0)],
+    [
+      "(c) same, a tool that ignores SIGTERM (kill grace 500 ms)",
+      "-",
+      `p50 ${cStubborn.p50.toFixed(0)} ms, max ${cStubborn.max.toFixed(0)} ms (n=${cStubborn.n})`,
+      "",
+    ],
+    [
+      "(d) recorder heap, 1 000 000 terminals, default capacity",
+      "<= 64 MB",
+      `${d.heapMB.toFixed(1)} MB (${d.retained.toLocaleString("en")} retained)`,
+      ok(d.heapMB <= 64),
+    ],
+    [
+      "(e) browser core bundle, esbuild min+gzip",
+      "<= 24 KB, no node:",
+      `${(e.gzipBytes / 1024).toFixed(1)} KB gz (${(e.minBytes / 1024).toFixed(1)} KB min), node: imports ${e.nodeImports.length}`,
+      ok(e.gzipBytes <= 24 * 1024 && e.nodeImports.length === 0),
+    ],
   ];
   const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => r[i]?.length ?? 0), ["what", "target", "measured", "status"][i]?.length ?? 0));
   const line = (r: string[]) => `| ${r.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join(" | ")} |`;

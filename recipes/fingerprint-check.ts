@@ -14,8 +14,7 @@ async function requireCompatibleHost(msp: MspClient): Promise<CommandResult<"hos
   if (!isCompatibleProtocol(info.protocolVersion)) {
     await msp.close();
     throw new Error(
-      `refusing host ${info.name} ${info.version} (${info.fingerprint}): it speaks MSP ${info.protocolVersion}, ` +
-        `this app speaks MSP ${PROTOCOL_VERSION}`,
+      `refusing host ${info.name} ${info.version} (${info.fingerprint}): it speaks MSP ${info.protocolVersion}, ` + `this app speaks MSP ${PROTOCOL_VERSION}`,
     );
   }
   return info;
@@ -42,7 +41,10 @@ export const recipe: Recipe = {
     if (env.mode !== "canned") return; // the reference host speaks our version: no refusal to show
     // The second transcript is a host from the future: MSP 2.0.
     const newer = await env.connect();
-    await assert.rejects(requireCompatibleHost(newer), /^Error: refusing host muse 1\.0\.0-beta\.2 \(sha256:[0-9a-f]{64}\): it speaks MSP 2\.0, this app speaks MSP 1\.0$/);
+    await assert.rejects(
+      requireCompatibleHost(newer),
+      /^Error: refusing host muse 1\.0\.0-beta\.2 \(sha256:[0-9a-f]{64}\): it speaks MSP 2\.0, this app speaks MSP 1\.0$/,
+    );
     assert.equal(newer.connection.isClosed, true, "the refused host's connection is closed");
     env.log("refused a host speaking MSP 2.0");
   },

@@ -37,7 +37,10 @@ export const recipe: Recipe = {
     const sessionId2 = await env.session(msp2);
     const current = msp2.startTurn({ sessionId: sessionId2, input: say("Run the full test suite") });
     await current.accepted;
-    const later = [msp2.startTurn({ sessionId: sessionId2, input: say("Then fix the first failure") }), msp2.startTurn({ sessionId: sessionId2, input: say("Then open a pull request") })];
+    const later = [
+      msp2.startTurn({ sessionId: sessionId2, input: say("Then fix the first failure") }),
+      msp2.startTurn({ sessionId: sessionId2, input: say("Then open a pull request") }),
+    ];
     for (const turn of later) assert.equal((await turn.accepted).disposition, "queued");
 
     // #region discard

@@ -39,7 +39,20 @@ export async function liveArm(recipe: Recipe, log: (line: string) => void, root:
     const lines: string[] = [];
     const host = spawnHost({
       command: process.execPath,
-      args: ["--import", "tsx", join(root, "src", "host", "cli.ts"), "serve", "--stdio", "--script", model, "--data", data, "--kill-grace-ms", "500", ...modelArgs],
+      args: [
+        "--import",
+        "tsx",
+        join(root, "src", "host", "cli.ts"),
+        "serve",
+        "--stdio",
+        "--script",
+        model,
+        "--data",
+        data,
+        "--kill-grace-ms",
+        "500",
+        ...modelArgs,
+      ],
       cwd: root,
       stderr: "ignore",
       killGraceMs: 1_000,

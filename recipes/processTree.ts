@@ -42,4 +42,3 @@ export function killGroups(pids: readonly number[]): void {
     }
   }
 }
-

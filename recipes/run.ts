@@ -96,7 +96,10 @@ async function main(): Promise<number> {
       record: { type: "string" },
     },
   });
-  const only = values.only?.split(",").map((s) => s.trim()).filter(Boolean);
+  const only = values.only
+    ?.split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
   const unknown = only?.filter((name) => !recipes.some((r) => r.name === name)) ?? [];
   if (unknown.length > 0) {
     console.error(`unknown recipe(s): ${unknown.join(", ")}. Known: ${recipes.map((r) => r.name).join(", ")}`);
@@ -123,7 +126,11 @@ async function main(): Promise<number> {
       } else {
         failed += 1;
         console.log(`✗ ${label.padEnd(34)} ${result.ms.toFixed(0).padStart(6)} ms`);
-        console.log(`    ${String(result.error instanceof Error ? (result.error.stack ?? result.error.message) : result.error).split("\n").join("\n    ")}`);
+        console.log(
+          `    ${String(result.error instanceof Error ? (result.error.stack ?? result.error.message) : result.error)
+            .split("\n")
+            .join("\n    ")}`,
+        );
       }
       for (const line of result.lines) console.log(`    ${line}`);
     }

@@ -59,7 +59,8 @@ export const recipe: Recipe = {
     for (const wait of waits) assert.ok(wait.status === "rejected" && isConnectionClosed(wait.reason), `settled as connectionClosed: ${String(wait.status)}`);
     // #endregion settle
     const health = await Promise.allSettled([healthCheck]);
-    if (env.mode === "canned") assert.ok(health[0]?.status === "rejected" && isConnectionClosed(health[0].reason), "the unanswered health check settled as connectionClosed");
+    if (env.mode === "canned")
+      assert.ok(health[0]?.status === "rejected" && isConnectionClosed(health[0].reason), "the unanswered health check settled as connectionClosed");
     const seenBeforeCrash = cursors.length;
     const lastCursor = cursors.at(-1);
     assert.ok(lastCursor !== undefined, "the turn had streamed something before the crash");

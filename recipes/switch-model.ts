@@ -37,7 +37,9 @@ export const recipe: Recipe = {
     assert.equal(switched.previousModel, "scripted-small");
     assert.equal(terminal.terminal, "completed");
     const reply = msp.items.itemsOf(terminal.turnId).find((item) => item.kind === "message");
-    env.log(`model ${switched.previousModel} -> ${switched.model}; next turn "${terminal.terminal}" (${reply?.kind === "message" ? reply.text.length : 0} chars)`);
+    env.log(
+      `model ${switched.previousModel} -> ${switched.model}; next turn "${terminal.terminal}" (${reply?.kind === "message" ? reply.text.length : 0} chars)`,
+    );
 
     // #region unknown
     try {

@@ -75,7 +75,13 @@ function configFor(entry: EntryPoint, reportTempFolder: string): IConfigFile {
 function exportsByEntry(entries: readonly EntryPoint[]): { checker: ts.TypeChecker; program: ts.Program; exported: Map<ts.Symbol, string[]> } {
   const program = ts.createProgram({
     rootNames: entries.map((e) => join(root, e.dts)),
-    options: { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, types: ["node"], noEmit: true },
+    options: {
+      target: ts.ScriptTarget.ES2022,
+      module: ts.ModuleKind.NodeNext,
+      moduleResolution: ts.ModuleResolutionKind.NodeNext,
+      types: ["node"],
+      noEmit: true,
+    },
   });
   const checker = program.getTypeChecker();
   const exported = new Map<ts.Symbol, string[]>();
@@ -154,7 +160,12 @@ export function runApiReports(options: { update: boolean; entries?: readonly Ent
   if (tsdocConfigFile.hasErrors) throw new Error(`etc/tsdoc.json: ${tsdocConfigFile.getErrorSummary()}`);
   try {
     for (const entry of entries) {
-      const config = ExtractorConfig.prepare({ configObject: configFor(entry, temp), configObjectFullPath: undefined, packageJsonFullPath: join(root, "package.json"), tsdocConfigFile });
+      const config = ExtractorConfig.prepare({
+        configObject: configFor(entry, temp),
+        configObjectFullPath: undefined,
+        packageJsonFullPath: join(root, "package.json"),
+        tsdocConfigFile,
+      });
       // One TypeScript program serves every entry point.
       compilerState ??= CompilerState.create(config, { additionalEntryPoints: entries.map((e) => join(root, e.dts)), typescriptCompilerFolder: ourTypeScript });
       const report = relative(root, join(root, "etc", `${entry.report}.api.md`));

@@ -34,7 +34,10 @@ export function groupParts(files: readonly string[]): string[][] {
 export function checkFiles(files: readonly string[], options: { excerpt?: boolean } = {}): Map<string, TranscriptCheck> {
   const verdicts = new Map<string, TranscriptCheck>();
   for (const group of groupParts(files)) {
-    const results = checkTranscriptParts(group.map((file) => readFileSync(file, "utf8")), options);
+    const results = checkTranscriptParts(
+      group.map((file) => readFileSync(file, "utf8")),
+      options,
+    );
     group.forEach((file, i) => verdicts.set(file, results[i] as TranscriptCheck));
   }
   return verdicts;

@@ -164,7 +164,11 @@ function exportNames(checker: ts.TypeChecker, program: ts.Program, root: string,
   for (const entry of entries) {
     const file = program.getSourceFile(resolve(root, entry.src));
     const moduleSymbol = file && checker.getSymbolAtLocation(file);
-    if (moduleSymbol) names.set(entry, checker.getExportsOfModule(moduleSymbol).map((s) => s.getName()));
+    if (moduleSymbol)
+      names.set(
+        entry,
+        checker.getExportsOfModule(moduleSymbol).map((s) => s.getName()),
+      );
   }
   return names;
 }
@@ -260,9 +264,17 @@ export function checkTsdoc(options: TsdocCheckOptions): TsdocCheck {
     virtual.set(path, text);
     modules.set(path, { block, origin });
   });
-  const exampleOptions: ts.CompilerOptions = { ...compilerOptions, paths, noUnusedLocals: false, noUnusedParameters: false, noImplicitReturns: false, noEmit: true };
+  const exampleOptions: ts.CompilerOptions = {
+    ...compilerOptions,
+    paths,
+    noUnusedLocals: false,
+    noUnusedParameters: false,
+    noImplicitReturns: false,
+    noEmit: true,
+  };
   const examples = ts.createProgram({ rootNames: [...modules.keys()], options: exampleOptions, host, oldProgram: program });
-  for (const diagnostic of examples.getOptionsDiagnostics()) problems.push(`tsdoc examples: TS${diagnostic.code}: ${ts.flattenDiagnosticMessageText(diagnostic.messageText, " ")}`);
+  for (const diagnostic of examples.getOptionsDiagnostics())
+    problems.push(`tsdoc examples: TS${diagnostic.code}: ${ts.flattenDiagnosticMessageText(diagnostic.messageText, " ")}`);
   for (const [path, { block, origin }] of modules) {
     const file = examples.getSourceFile(path);
     if (file === undefined) continue;
@@ -278,7 +290,8 @@ export function checkTsdoc(options: TsdocCheckOptions): TsdocCheck {
 
 function main(): number {
   const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
-  for (const entry of ENTRY_POINTS) if (!existsSync(resolve(root, entry.src))) console.log(`tsdoc: ${entry.subpath}: skipped, ${entry.src} does not exist on this branch yet`);
+  for (const entry of ENTRY_POINTS)
+    if (!existsSync(resolve(root, entry.src))) console.log(`tsdoc: ${entry.subpath}: skipped, ${entry.src} does not exist on this branch yet`);
   const result = checkTsdoc({ root });
   for (const problem of result.problems) console.error(problem);
   const summary = `${result.exports} exports, ${result.examples} example blocks compiled`;

@@ -227,7 +227,12 @@ export class MspConnection {
           // A malformed answer to a pending command fails that command now, as `protocol`.
           const pending = this.#commands.take(problem.responseId);
           if (pending !== undefined) {
-            pending.wait.reject(new MspError(MspErrorKinds.protocol, `${pending.method}: malformed response: ${problem.problem}`, { problem: problem.problem, message: problem.text ?? null }));
+            pending.wait.reject(
+              new MspError(MspErrorKinds.protocol, `${pending.method}: malformed response: ${problem.problem}`, {
+                problem: problem.problem,
+                message: problem.text ?? null,
+              }),
+            );
           }
         }),
       );
@@ -314,7 +319,12 @@ export class MspConnection {
     const commandId = typeof params["commandId"] === "string" ? params["commandId"] : uuidv7();
     this.#sessions.noteCommand(method, params, commandId);
     const id = this.#commands.nextId();
-    const wait = boundedWait<Record<string, unknown>>(`command ${method}`, { method, commandId }, { ...options, defaultTimeoutMs: this.#defaultTimeoutMs }, () => this.#commands.settled(id));
+    const wait = boundedWait<Record<string, unknown>>(
+      `command ${method}`,
+      { method, commandId },
+      { ...options, defaultTimeoutMs: this.#defaultTimeoutMs },
+      () => this.#commands.settled(id),
+    );
     if (wait.settled) return wait.promise;
     this.#commands.add(id, { method, wait });
     const message = { jsonrpc: "2.0", id, method, params: { ...params, commandId } };
@@ -426,7 +436,12 @@ export class MspConnection {
         wait.reject(new MspError(MspErrorKinds.rpcError, `${method} failed: ${text} (${code})`, { code, message: text, data: (data ?? null) as JsonValue }));
       }
     } else if (!isObject(message.result)) {
-      wait.reject(new MspError(MspErrorKinds.protocol, `${method}: the result is not an object`, { problem: "result must be an object", message: message as unknown as JsonValue }));
+      wait.reject(
+        new MspError(MspErrorKinds.protocol, `${method}: the result is not an object`, {
+          problem: "result must be an object",
+          message: message as unknown as JsonValue,
+        }),
+      );
     } else {
       wait.resolve(message.result);
     }

@@ -14,7 +14,17 @@ export type { ConnectOptions } from "./client.js";
 export type { Framing } from "./framing/createFraming.js";
 export type { MspConnection, CloseInfo, CommandOptions, MspConnectionOptions, MspEvents, MspNotification, NotificationHandler } from "./connection.js";
 export { MspError, MspErrorKinds } from "./errors.js";
-export type { AbortedData, AnyMspError, CommandRejectedData, ConnectionClosedData, MspErrorDataMap, MspErrorKind, ProtocolData, RpcErrorData, TimeoutData } from "./errors.js";
+export type {
+  AbortedData,
+  AnyMspError,
+  CommandRejectedData,
+  ConnectionClosedData,
+  MspErrorDataMap,
+  MspErrorKind,
+  ProtocolData,
+  RpcErrorData,
+  TimeoutData,
+} from "./errors.js";
 export type { WaitOptions } from "./internal/boundedWait.js";
 export type { TurnTerminals } from "./turns/turnRecorder.js";
 export type { LedgerItem, TurnItems } from "./turns/itemLedger.js";

@@ -127,7 +127,11 @@ describe("MspConnection dispatch", () => {
     const turnId = (sent["params"] as Record<string, unknown>)["commandId"] as string;
     // The terminal arrives BEFORE the ack, in one chunk.
     peer.sendRaw(
-      [notification("turn/started", { turnId }, 1), terminal(turnId, 2), result(sent["id"], { commandId: turnId, turnId, startedNewTurn: true, disposition: "started" })]
+      [
+        notification("turn/started", { turnId }, 1),
+        terminal(turnId, 2),
+        result(sent["id"], { commandId: turnId, turnId, startedNewTurn: true, disposition: "started" }),
+      ]
         .map((m) => `${JSON.stringify(m)}\n`)
         .join(""),
     );
@@ -183,7 +187,9 @@ describe("MspConnection dispatch", () => {
     peer.sendRaw('{"jsonrpc":"1.0","method":"turn/started","params":{}}\n');
     peer.send(terminal("t1", 1));
     peer.send(terminal("t1", 2)); // duplicate terminal
-    peer.send(notification("item/started", { item: { itemId: "i", kind: "message", turnId: "t1", revision: 1, status: "inProgress", recordedAt: "x", text: "" } }, 3));
+    peer.send(
+      notification("item/started", { item: { itemId: "i", kind: "message", turnId: "t1", revision: 1, status: "inProgress", recordedAt: "x", text: "" } }, 3),
+    );
     peer.send(notification("turn/completed", { turnId: 5 }, 4)); // ill-typed
     peer.send(terminal("t2", 5));
     await peer.client.turns.terminalOf("t2");
@@ -200,7 +206,27 @@ describe("MspConnection dispatch", () => {
     const peer = makePeer();
     const synthesized: string[] = [];
     peer.client.events.on("itemSynthesized", (item) => synthesized.push(`${item.itemId}:${item.status}`));
-    peer.send(notification("item/started", { item: { itemId: "i1", kind: "toolCall", turnId: "t", revision: 1, status: "inProgress", recordedAt: "x", tool: "shell", callId: "c", args: "{}", visibleOutput: "", truncated: false } }, 1));
+    peer.send(
+      notification(
+        "item/started",
+        {
+          item: {
+            itemId: "i1",
+            kind: "toolCall",
+            turnId: "t",
+            revision: 1,
+            status: "inProgress",
+            recordedAt: "x",
+            tool: "shell",
+            callId: "c",
+            args: "{}",
+            visibleOutput: "",
+            truncated: false,
+          },
+        },
+        1,
+      ),
+    );
     peer.send(terminal("t", 2, "cancelled", "cancelled"));
     await peer.client.turns.terminalOf("t");
     expect(synthesized).toEqual(["i1:cancelled"]);
@@ -217,7 +243,12 @@ describe("MspConnection close", () => {
       peer.client.turns.terminalOf("t1", { timeoutMs: 60_000 }),
       peer.client.turns.terminalOf("t1", { timeoutMs: 60_000 }),
       peer.client.turns.terminalOf("t2", { timeoutMs: Infinity }),
-    ].map((p) => p.then(() => "resolved", (e: unknown) => (MspError.is(e) ? e.kind : "other")));
+    ].map((p) =>
+      p.then(
+        () => "resolved",
+        (e: unknown) => (MspError.is(e) ? e.kind : "other"),
+      ),
+    );
     await peer.nth(1);
     const started = performance.now();
     await peer.client.close();

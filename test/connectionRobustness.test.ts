@@ -187,7 +187,11 @@ describe("the notification envelope", () => {
     peer.client.connection.onNotification((n) => got.push(n.emittedAtMs));
     peer.client.events.on("notification", (n) => got.push(n.emittedAtMs));
     peer.send({ ...terminal("t", 1), emittedAtMs: 1754590945100 });
-    peer.send({ jsonrpc: "2.0", method: "turn/completed", params: { sessionId: SESSION, viewCursor: `v:${SESSION}:2`, turnId: "u", terminal: "completed", reason: "r", durationMs: 1 } });
+    peer.send({
+      jsonrpc: "2.0",
+      method: "turn/completed",
+      params: { sessionId: SESSION, viewCursor: `v:${SESSION}:2`, turnId: "u", terminal: "completed", reason: "r", durationMs: 1 },
+    });
     await peer.client.turns.terminalOf("u");
     expect(got).toEqual([1754590945100, 1754590945100, undefined, undefined]);
     await peer.client.close();

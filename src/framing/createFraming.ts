@@ -26,7 +26,11 @@ export function assertFraming(framing: unknown): asserts framing is Framing | un
 }
 
 /** Make the reader and writer for `framing`; throws a TypeError on an unknown framing. */
-export function createFraming(channel: ByteChannel, framing: Framing = "ndjson", maxMessageBytes?: number): { reader: FramedMessageReader; writer: FramedMessageWriter } {
+export function createFraming(
+  channel: ByteChannel,
+  framing: Framing = "ndjson",
+  maxMessageBytes?: number,
+): { reader: FramedMessageReader; writer: FramedMessageWriter } {
   const readerOptions = maxMessageBytes === undefined ? {} : { maxMessageBytes };
   assertFraming(framing);
   if (framing === "content-length") return { reader: new ContentLengthMessageReader(channel, readerOptions), writer: new ContentLengthMessageWriter(channel) };

@@ -67,7 +67,12 @@ function problemWithMessage(value: unknown): string | undefined {
   if (hasResult === hasError) return "a response must have exactly one of result and error";
   if (hasError) {
     const e = m["error"];
-    if (typeof e !== "object" || e === null || typeof (e as Record<string, unknown>)["code"] !== "number" || typeof (e as Record<string, unknown>)["message"] !== "string") {
+    if (
+      typeof e !== "object" ||
+      e === null ||
+      typeof (e as Record<string, unknown>)["code"] !== "number" ||
+      typeof (e as Record<string, unknown>)["message"] !== "string"
+    ) {
       return "error must be {code: number, message: string}";
     }
   }

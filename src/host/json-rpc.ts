@@ -49,9 +49,7 @@ export interface JsonRpcError {
  * const ok: JsonRpcResponse = { jsonrpc: "2.0", id: 1, result: { status: "accepted" } };
  * ```
  */
-export type JsonRpcResponse =
-  | { jsonrpc: "2.0"; id: JsonRpcId; result: unknown }
-  | { jsonrpc: "2.0"; id: JsonRpcId; error: JsonRpcError };
+export type JsonRpcResponse = { jsonrpc: "2.0"; id: JsonRpcId; result: unknown } | { jsonrpc: "2.0"; id: JsonRpcId; error: JsonRpcError };
 
 /**
  * A JSON-RPC notification.

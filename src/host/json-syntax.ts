@@ -93,7 +93,7 @@ function findSyntaxError(text: string): SyntaxProblem | undefined {
       }
     }
     if (c === "/") fail("unexpected '/': JSON has no comments");
-    if (c === "'") fail("unexpected \"'\": JSON strings use double quotes");
+    if (c === "'") fail('unexpected "\'": JSON strings use double quotes');
     fail(`expected a value, found ${shown(i)}`);
   };
   const object = () => {

@@ -198,7 +198,9 @@ export class MuseHost {
   /** The fingerprint in `host/info`: `sha256:` and the hex digest of name, version, protocol version and sorted model names. */
   get fingerprint(): string {
     const models = [...this.#options.models.keys()].sort();
-    return `sha256:${createHash("sha256").update([HOST_NAME, HOST_VERSION, PROTOCOL_VERSION, ...models].join("\n")).digest("hex")}`;
+    return `sha256:${createHash("sha256")
+      .update([HOST_NAME, HOST_VERSION, PROTOCOL_VERSION, ...models].join("\n"))
+      .digest("hex")}`;
   }
 
   static {

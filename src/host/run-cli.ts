@@ -154,7 +154,7 @@ export function loadServeModels(options: ServeOptions): Pick<MuseHostOptions, "m
   const models = new Map<string, ScriptedModel>();
   if (options.script !== undefined) models.set("default", loadScriptedModel(options.script, "default"));
   for (const [name, path] of options.models) models.set(name, loadScriptedModel(path, name));
-  const defaultModel = options.defaultModel ?? (models.has("default") ? "default" : [...models.keys()][0] ?? "default");
+  const defaultModel = options.defaultModel ?? (models.has("default") ? "default" : ([...models.keys()][0] ?? "default"));
   if (!models.has(defaultModel)) throw new Error(`--default-model ${defaultModel} is not a loaded model`);
   return { models, defaultModel };
 }

@@ -72,10 +72,7 @@ export interface ScriptedModel {
  * const chunk: ModelChunk = { kind: "text", delta: "Hel" };
  * ```
  */
-export type ModelChunk =
-  | { kind: "reasoning"; delta: string }
-  | { kind: "text"; delta: string }
-  | { kind: "toolCall"; call: ScriptedToolCall };
+export type ModelChunk = { kind: "reasoning"; delta: string } | { kind: "text"; delta: string } | { kind: "toolCall"; call: ScriptedToolCall };
 
 const DEFAULT_CHUNK_SIZE = 8;
 const DEFAULT_CHUNK_DELAY_MS = 0;

@@ -87,7 +87,7 @@ export class SessionLog {
     if (this.#fd === undefined) throw new Error(`session log ${this.path} is closed`);
     const bytes = Buffer.from(`${JSON.stringify(record)}\n`, "utf8");
     // A short write (e.g. a file-size limit) is retried until it completes or throws.
-    for (let at = 0; at < bytes.length; ) at += writeSync(this.#fd, bytes, at, bytes.length - at);
+    for (let at = 0; at < bytes.length;) at += writeSync(this.#fd, bytes, at, bytes.length - at);
     fdatasyncSync(this.#fd);
   }
 

@@ -115,7 +115,8 @@ function hostEntry(): string[] {
  * ```
  */
 export function exampleModelPath(name: ExampleModelName): string {
-  if (!EXAMPLE_MODELS.includes(name)) throw new RangeError(`exampleModelPath: no example model ${JSON.stringify(name)} (shipped: ${EXAMPLE_MODELS.join(", ")})`);
+  if (!EXAMPLE_MODELS.includes(name))
+    throw new RangeError(`exampleModelPath: no example model ${JSON.stringify(name)} (shipped: ${EXAMPLE_MODELS.join(", ")})`);
   return join(packageRoot(), "models", `${name}.json`);
 }
 
@@ -152,11 +153,13 @@ export function spawnReferenceHost(options: SpawnReferenceHostOptions = {}): Spa
   const { script, data, models = {}, defaultModel, toolKillGraceMs, outputCapBytes, extraArgs = [], ...spawnOptions } = options;
   nonNegativeInteger("toolKillGraceMs", toolKillGraceMs);
   nonNegativeInteger("outputCapBytes", outputCapBytes);
-  if (!Array.isArray(extraArgs) || !extraArgs.every((a) => typeof a === "string")) throw new TypeError("spawnReferenceHost: extraArgs must be an array of strings");
+  if (!Array.isArray(extraArgs) || !extraArgs.every((a) => typeof a === "string"))
+    throw new TypeError("spawnReferenceHost: extraArgs must be an array of strings");
   const args = [...hostEntry(), "serve", "--stdio", "--script", script === undefined ? exampleModelPath("hello") : path("script", script)];
   if (data !== undefined) args.push("--data", path("data", data));
   for (const [name, file] of Object.entries(models)) {
-    if (name === "" || name.includes("=")) throw new RangeError(`spawnReferenceHost: a model name must be non-empty and without "=", got ${JSON.stringify(name)}`);
+    if (name === "" || name.includes("="))
+      throw new RangeError(`spawnReferenceHost: a model name must be non-empty and without "=", got ${JSON.stringify(name)}`);
     args.push("--model", `${name}=${path(`models.${name}`, file)}`);
   }
   if (defaultModel !== undefined) {

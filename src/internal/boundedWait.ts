@@ -55,12 +55,7 @@ export function timeoutProblem(timeoutMs: unknown): RangeError | undefined {
  * Create a wait bounded by `timeoutMs` and `signal`. `onSettle` runs once, however it settles,
  * so the owner can drop the wait from its table.
  */
-export function boundedWait<T>(
-  what: string,
-  subject: WaitSubject,
-  options: WaitOptions & { defaultTimeoutMs: number },
-  onSettle: () => void,
-): BoundedWait<T> {
+export function boundedWait<T>(what: string, subject: WaitSubject, options: WaitOptions & { defaultTimeoutMs: number }, onSettle: () => void): BoundedWait<T> {
   let resolveFn!: (value: T) => void;
   let rejectFn!: (error: unknown) => void;
   const promise = new Promise<T>((resolve, reject) => {

@@ -50,11 +50,21 @@ export class SafeEmitter<EventTypes extends EventEmitter.ValidEventTypes> extend
     return super.once(event, this.#wrap(fn as Listener) as EventEmitter.EventListener<EventTypes, T>, context);
   }
 
-  override removeListener<T extends EventEmitter.EventNames<EventTypes>>(event: T, fn?: EventEmitter.EventListener<EventTypes, T>, context?: unknown, once?: boolean): this {
+  override removeListener<T extends EventEmitter.EventNames<EventTypes>>(
+    event: T,
+    fn?: EventEmitter.EventListener<EventTypes, T>,
+    context?: unknown,
+    once?: boolean,
+  ): this {
     return super.removeListener(event, this.#unwrap(fn as Listener | undefined) as EventEmitter.EventListener<EventTypes, T> | undefined, context, once);
   }
 
-  override off<T extends EventEmitter.EventNames<EventTypes>>(event: T, fn?: EventEmitter.EventListener<EventTypes, T>, context?: unknown, once?: boolean): this {
+  override off<T extends EventEmitter.EventNames<EventTypes>>(
+    event: T,
+    fn?: EventEmitter.EventListener<EventTypes, T>,
+    context?: unknown,
+    once?: boolean,
+  ): this {
     return this.removeListener(event, fn, context, once);
   }
 }

@@ -184,7 +184,9 @@ export function spawnHost(options: SpawnHostOptions): SpawnedHost {
     if (exitStatus !== undefined) report();
     else reportTimer ??= setTimeout(report, EXIT_STATUS_WAIT_MS).unref();
   };
-  const channel = streamChannel(stdout, stdin, { onPipeError: (error) => pipeClosed(`the pipe to the host broke: ${error instanceof Error ? error.message : String(error)}`) });
+  const channel = streamChannel(stdout, stdin, {
+    onPipeError: (error) => pipeClosed(`the pipe to the host broke: ${error instanceof Error ? error.message : String(error)}`),
+  });
   const exited = new Promise<HostExit>((resolve) => {
     child.once("error", (error) => {
       // The host never started (ENOENT, EACCES): there is no exit to wait for.
@@ -204,7 +206,9 @@ export function spawnHost(options: SpawnHostOptions): SpawnedHost {
   const report = () => {
     if (reportTimer !== undefined) clearTimeout(reportTimer);
     channel.emitEnd(
-      exitStatus === undefined ? { reason: pipeDown ?? "the host closed its stdout" } : { exitCode: exitStatus.exitCode, signal: exitStatus.signal, reason: describeExit(exitStatus) },
+      exitStatus === undefined
+        ? { reason: pipeDown ?? "the host closed its stdout" }
+        : { exitCode: exitStatus.exitCode, signal: exitStatus.signal, reason: describeExit(exitStatus) },
     );
   };
   stdout.once("end", () => pipeClosed("the host closed its stdout"));

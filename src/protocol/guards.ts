@@ -3,15 +3,7 @@
  * returns `undefined` for a well-formed value, or one sentence saying what is wrong.
  */
 import { Notifications, PROTOCOL_VERSION } from "./methods.js";
-import {
-  CancelCauseKinds,
-  ItemKinds,
-  ItemStatuses,
-  Terminals,
-  type Item,
-  type NotificationParamsMap,
-  type TurnCompletedParams,
-} from "./types.js";
+import { CancelCauseKinds, ItemKinds, ItemStatuses, Terminals, type Item, type NotificationParamsMap, type TurnCompletedParams } from "./types.js";
 
 const terminals: ReadonlySet<string> = new Set(Object.values(Terminals));
 const itemKinds: ReadonlySet<string> = new Set(Object.values(ItemKinds));
@@ -115,10 +107,7 @@ export function problemWithNotification(method: string, params: unknown): string
  * });
  * ```
  */
-export function isNotification<M extends keyof NotificationParamsMap>(
-  method: M,
-  params: unknown,
-): params is NotificationParamsMap[M] {
+export function isNotification<M extends keyof NotificationParamsMap>(method: M, params: unknown): params is NotificationParamsMap[M] {
   return problemWithNotification(method, params) === undefined && isObject(params);
 }
 

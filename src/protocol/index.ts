@@ -36,12 +36,4 @@ export type {
   RejectionData,
 } from "./types.js";
 export { formatViewCursor, parseViewCursor } from "./cursor.js";
-export {
-  isObject,
-  problemWithItem,
-  problemWithNotification,
-  isNotification,
-  isTurnCompleted,
-  isItem,
-  isCompatibleProtocol,
-} from "./guards.js";
+export { isObject, problemWithItem, problemWithNotification, isNotification, isTurnCompleted, isItem, isCompatibleProtocol } from "./guards.js";

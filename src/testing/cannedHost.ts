@@ -167,7 +167,11 @@ export class CannedHost {
     channel.onEnd(() => {
       if (!this.#finished && this.#failure === undefined) {
         const next = this.#lines[this.#next];
-        this.#fail(new Error(`${this.#source}: the client closed with ${this.#lines.length - this.#next} transcript line(s) left; next is line ${next?.line} (${next?.dir})`));
+        this.#fail(
+          new Error(
+            `${this.#source}: the client closed with ${this.#lines.length - this.#next} transcript line(s) left; next is line ${next?.line} (${next?.dir})`,
+          ),
+        );
       }
     });
     queueMicrotask(() => this.#playServerLines());
@@ -226,7 +230,6 @@ export class CannedHost {
     this.#notify();
   }
 
-
   #onClientMessage(text: string): void {
     if (this.#failure !== undefined) return;
     let actual: Record<string, unknown>;
@@ -254,8 +257,10 @@ export class CannedHost {
   #match(expected: Record<string, unknown>, actual: Record<string, unknown>): string[] {
     const problems: string[] = [];
     if (actual["jsonrpc"] !== "2.0") problems.push(`jsonrpc: expected "2.0", got ${JSON.stringify(actual["jsonrpc"])}`);
-    if ("id" in actual && this.#seenIds.has(JSON.stringify(actual["id"]))) problems.push(`id: ${JSON.stringify(actual["id"])} was already used by an earlier request`);
-    if (expected["method"] !== actual["method"]) problems.push(`method: expected ${JSON.stringify(expected["method"])}, got ${JSON.stringify(actual["method"])}`);
+    if ("id" in actual && this.#seenIds.has(JSON.stringify(actual["id"])))
+      problems.push(`id: ${JSON.stringify(actual["id"])} was already used by an earlier request`);
+    if (expected["method"] !== actual["method"])
+      problems.push(`method: expected ${JSON.stringify(expected["method"])}, got ${JSON.stringify(actual["method"])}`);
     if ("id" in expected !== "id" in actual) problems.push(`id: expected ${"id" in expected ? "a request" : "a notification"}`);
     const expectedParams = (expected["params"] ?? {}) as Record<string, unknown>;
     const actualParams = (actual["params"] ?? {}) as Record<string, unknown>;
@@ -266,7 +271,9 @@ export class CannedHost {
       const boundTo = this.#actuals.get(actualCommandId);
       if (boundTo !== undefined && boundTo !== expectedCommandId) {
         // A real host de-duplicates by commandId: this second command would get the first's answer.
-        problems.push(`params.commandId: ${JSON.stringify(actualCommandId)} was already used for the command the transcript calls ${JSON.stringify(boundTo)}; a host would de-duplicate it`);
+        problems.push(
+          `params.commandId: ${JSON.stringify(actualCommandId)} was already used for the command the transcript calls ${JSON.stringify(boundTo)}; a host would de-duplicate it`,
+        );
         return problems;
       }
       this.#values.set(expectedCommandId, actualCommandId);
@@ -322,7 +329,11 @@ export class CannedHost {
     this.#fail(new Error(explanation));
     // Answer the stray request so the client's pending command settles, then hang up.
     if (actual !== undefined && "id" in actual && "method" in actual) {
-      this.#send({ jsonrpc: "2.0", id: actual["id"], error: { code: TRANSCRIPT_MISMATCH_CODE, message: "canned host: transcript mismatch", data: { diff: explanation } } });
+      this.#send({
+        jsonrpc: "2.0",
+        id: actual["id"],
+        error: { code: TRANSCRIPT_MISMATCH_CODE, message: "canned host: transcript mismatch", data: { diff: explanation } },
+      });
     }
     const channel = this.#channel;
     queueMicrotask(() => channel?.end());

@@ -122,7 +122,8 @@ function checkPart(input: TranscriptInput, part: number, label: (line: number) =
         }
         const key = JSON.stringify(message["id"]);
         const earlier = requests.get(key);
-        if (earlier !== undefined && earlier.answeredAt === undefined) say(`${method}: request id ${key} is still in use by the request at ${at(earlier.line)}`);
+        if (earlier !== undefined && earlier.answeredAt === undefined)
+          say(`${method}: request id ${key} is still in use by the request at ${at(earlier.line)}`);
         requests.set(key, { line, method, params: isObject(params) ? params : {} });
         continue;
       }
@@ -197,7 +198,8 @@ function checkError(request: Request, error: unknown, commandId: unknown, histor
   if (error["code"] !== COMMAND_REJECTED_CODE) return;
   const data = error["data"];
   if (!isObject(data) || typeof data["reason"] !== "string") return say(`${request.method}: a -32001 rejection needs data {commandId, reason, …}`);
-  if (typeof commandId === "string" && data["commandId"] !== commandId) say(`${request.method}: the rejection's data.commandId is not the request's ${commandId}`);
+  if (typeof commandId === "string" && data["commandId"] !== commandId)
+    say(`${request.method}: the rejection's data.commandId is not the request's ${commandId}`);
   if (data["reason"] !== RejectionReasons.alreadyTerminal) return;
   // Invariant 4.
   const turnId = data["turnId"] ?? request.params["turnId"];
@@ -205,7 +207,9 @@ function checkError(request: Request, error: unknown, commandId: unknown, histor
   const terminal = history.terminals.get(turnId);
   if (terminal === undefined) return say(`already_terminal rejection for turn ${turnId} before that turn's turn/completed (invariant 4)`);
   if (data["terminal"] !== undefined && data["terminal"] !== terminal.terminal) {
-    say(`already_terminal rejection says terminal ${JSON.stringify(data["terminal"])}, but turn ${turnId} ended ${JSON.stringify(terminal.terminal)} at ${terminal.at}`);
+    say(
+      `already_terminal rejection says terminal ${JSON.stringify(data["terminal"])}, but turn ${turnId} ended ${JSON.stringify(terminal.terminal)} at ${terminal.at}`,
+    );
   }
 }
 

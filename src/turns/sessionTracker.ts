@@ -63,13 +63,19 @@ export class SessionTracker {
       // waiter misses it. Anything else that repeats or steps back is reported and dropped.
       const newTerminal = method === Notifications.turnCompleted && this.#terminals.get(String(params?.["turnId"])) === undefined;
       if (!newTerminal) {
-        return { deliver: false, problem: `${method}: viewCursor ${String(params?.["viewCursor"])} does not follow ${this.lastViewCursor(String(params?.["sessionId"]))}` };
+        return {
+          deliver: false,
+          problem: `${method}: viewCursor ${String(params?.["viewCursor"])} does not follow ${this.lastViewCursor(String(params?.["sessionId"]))}`,
+        };
       }
     }
     if (method === Notifications.turnCompleted) {
       const terminal = params as unknown as TurnCompletedParams;
       if (this.#isStray(terminal)) {
-        return { deliver: true, problem: `turn/completed for turn ${terminal.turnId}, which this connection never started, cancelled or saw in session ${terminal.sessionId}` };
+        return {
+          deliver: true,
+          problem: `turn/completed for turn ${terminal.turnId}, which this connection never started, cancelled or saw in session ${terminal.sessionId}`,
+        };
       }
     } else if (method === Notifications.turnStarted) {
       this.#knowTurn(String(params?.["turnId"]));

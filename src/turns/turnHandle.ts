@@ -132,7 +132,12 @@ export class TurnHandle {
   async #acked(options: WaitOptions): Promise<{ ack: TurnStartResult; rest: WaitOptions }> {
     const started = Date.now();
     const budget = options.timeoutMs ?? this.#connection.defaultTimeoutMs;
-    const ack = await bounded(this.accepted, "waiting for the turn/start ack", { method: Commands.turnStart, commandId: this.commandId }, { ...options, defaultTimeoutMs: budget });
+    const ack = await bounded(
+      this.accepted,
+      "waiting for the turn/start ack",
+      { method: Commands.turnStart, commandId: this.commandId },
+      { ...options, defaultTimeoutMs: budget },
+    );
     const rest: WaitOptions = { timeoutMs: Math.max(0, budget - (Date.now() - started)) };
     if (options.signal !== undefined) rest.signal = options.signal;
     return { ack, rest };

@@ -132,7 +132,8 @@ export class StopController {
 
   constructor(turn: TurnHandle, options: StopControllerOptions = {}) {
     // The caller's mistakes throw here, synchronously, before any async work: stop() keeps "never rejects".
-    if (typeof turn !== "object" || turn === null || typeof turn.cancel !== "function") throw new TypeError("StopController: turn must be a TurnHandle (from client.startTurn)");
+    if (typeof turn !== "object" || turn === null || typeof turn.cancel !== "function")
+      throw new TypeError("StopController: turn must be a TurnHandle (from client.startTurn)");
     const { stopTimeoutMs = 30_000, onSubscriberError } = options;
     if (typeof stopTimeoutMs !== "number") throw new TypeError(`StopController: stopTimeoutMs must be a number of milliseconds, got ${typeof stopTimeoutMs}`);
     if (!(stopTimeoutMs >= 0)) throw new RangeError(`StopController: stopTimeoutMs must be a non-negative number of milliseconds, got ${stopTimeoutMs}`);
@@ -166,8 +167,8 @@ export class StopController {
    * @example
    * ```ts
    * const stop = new StopController(turn);
- * const off = stop.subscribe((s) => (status.textContent = s.state));
- * off(); // the listener is not called again
+   * const off = stop.subscribe((s) => (status.textContent = s.state));
+   * off(); // the listener is not called again
    * ```
    */
   subscribe(listener: (snapshot: StopSnapshot) => void): () => void {
@@ -184,7 +185,7 @@ export class StopController {
    * @example
    * ```ts
    * const stop = new StopController(turn);
- * const { state, terminal } = await stop.stop(); // "ended", { terminal: "cancelled", … }
+   * const { state, terminal } = await stop.stop(); // "ended", { terminal: "cancelled", … }
    * ```
    */
   stop(): Promise<StopSnapshot> {

@@ -11,7 +11,14 @@ let browser: Browser;
 let url = "";
 
 beforeAll(async () => {
-  const bundle = await build({ entryPoints: ["test/browser/stopButtonPage.ts"], bundle: true, platform: "browser", format: "esm", write: false, logLevel: "silent" });
+  const bundle = await build({
+    entryPoints: ["test/browser/stopButtonPage.ts"],
+    bundle: true,
+    platform: "browser",
+    format: "esm",
+    write: false,
+    logLevel: "silent",
+  });
   const script = bundle.outputFiles[0]?.text ?? "";
   expect(script).not.toMatch(/node:/);
   const html = `<!doctype html><meta charset="utf-8"><title>Stop</title><style>body{font:16px system-ui;margin:2em}button{font-size:18px;padding:.4em 1.2em}</style><button id="stop">Stop</button><p id="status"></p><script type="module">${script}</script>`;

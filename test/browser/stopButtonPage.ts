@@ -12,7 +12,8 @@ const enc = new TextEncoder();
 const dec = new TextDecoder();
 let cursor = 0;
 const send = (m: unknown) => hostSide.write(enc.encode(`${JSON.stringify(m)}\n`));
-const note = (method: string, params: Record<string, unknown>) => send({ jsonrpc: "2.0", method, params: { sessionId: SESSION, viewCursor: `v:${SESSION}:${++cursor}`, ...params } });
+const note = (method: string, params: Record<string, unknown>) =>
+  send({ jsonrpc: "2.0", method, params: { sessionId: SESSION, viewCursor: `v:${SESSION}:${++cursor}`, ...params } });
 let buffer = "";
 hostSide.onData((chunk) => {
   buffer += dec.decode(chunk, { stream: true });
@@ -24,12 +25,41 @@ hostSide.onData((chunk) => {
     const commandId = msg.params["commandId"];
     if (msg.method === "turn/start") {
       send({ jsonrpc: "2.0", id: msg.id, result: { commandId, status: "accepted", turnId: commandId, startedNewTurn: true, disposition: "started" } });
-      note("item/started", { item: { itemId: "i1", kind: "toolCall", turnId: commandId, revision: 1, status: "inProgress", recordedAt: new Date().toISOString(), tool: "shell", callId: "c1", args: "{}", visibleOutput: "Compiling…\n", truncated: false } });
+      note("item/started", {
+        item: {
+          itemId: "i1",
+          kind: "toolCall",
+          turnId: commandId,
+          revision: 1,
+          status: "inProgress",
+          recordedAt: new Date().toISOString(),
+          tool: "shell",
+          callId: "c1",
+          args: "{}",
+          visibleOutput: "Compiling…\n",
+          truncated: false,
+        },
+      });
     } else if (msg.method === "turn/cancel") {
       const turnId = msg.params["turnId"];
       send({ jsonrpc: "2.0", id: msg.id, result: { commandId, status: "accepted", turnId } });
       setTimeout(() => {
-        note("item/completed", { item: { itemId: "i1", kind: "toolCall", turnId, revision: 2, status: "cancelled", recordedAt: new Date().toISOString(), tool: "shell", callId: "c1", args: "{}", visibleOutput: "Compiling…\n", truncated: false, failureReason: "turn cancelled" } });
+        note("item/completed", {
+          item: {
+            itemId: "i1",
+            kind: "toolCall",
+            turnId,
+            revision: 2,
+            status: "cancelled",
+            recordedAt: new Date().toISOString(),
+            tool: "shell",
+            callId: "c1",
+            args: "{}",
+            visibleOutput: "Compiling…\n",
+            truncated: false,
+            failureReason: "turn cancelled",
+          },
+        });
         note("turn/completed", { turnId, terminal: "cancelled", reason: "cancelled during tool execution", cause: { kind: "user" }, durationMs: 300 });
       }, 300);
     }

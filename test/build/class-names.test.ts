@@ -34,7 +34,9 @@ async function bundle(entry: string, format: "esm" | "cjs"): Promise<Record<stri
     packages: "external",
     logLevel: "silent",
   });
-  return format === "esm" ? ((await import(pathToFileURL(outfile).href)) as Record<string, unknown>) : (createRequire(outfile)(outfile) as Record<string, unknown>);
+  return format === "esm"
+    ? ((await import(pathToFileURL(outfile).href)) as Record<string, unknown>)
+    : (createRequire(outfile)(outfile) as Record<string, unknown>);
 }
 
 describe("the build keeps class names", () => {

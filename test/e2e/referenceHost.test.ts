@@ -24,7 +24,12 @@ async function expectWellFormed(...runs: HostRun[]): Promise<void> {
   expect(check.flatMap((part) => part.problems)).toEqual([]);
   // MSP puts emittedAtMs on the notification envelope, beside params (as the seed's wire shows).
   for (const line of runs.flatMap((r) => r.wire)) {
-    const message = JSON.parse((JSON.parse(line) as { raw: string }).raw) as { method?: string; id?: unknown; params?: Record<string, unknown>; emittedAtMs?: unknown };
+    const message = JSON.parse((JSON.parse(line) as { raw: string }).raw) as {
+      method?: string;
+      id?: unknown;
+      params?: Record<string, unknown>;
+      emittedAtMs?: unknown;
+    };
     if (message.method === undefined || message.id !== undefined) continue;
     expect(typeof message.emittedAtMs, line).toBe("number");
     expect(message.params?.["emittedAtMs"], line).toBeUndefined();

@@ -11,10 +11,24 @@ useFaultHarness();
 
 const SESSION = "0198f0aa-1111-7000-8000-0000000000aa";
 let cursor = 0;
-const note = (method: string, params: Record<string, unknown>) => ({ jsonrpc: "2.0", method, params: { sessionId: SESSION, viewCursor: `v:${SESSION}:${++cursor}`, emittedAtMs: 1, ...params } });
+const note = (method: string, params: Record<string, unknown>) => ({
+  jsonrpc: "2.0",
+  method,
+  params: { sessionId: SESSION, viewCursor: `v:${SESSION}:${++cursor}`, emittedAtMs: 1, ...params },
+});
 const started = (turnId: string) => note("turn/started", { turnId });
-const completed = (turnId: string, extra: Record<string, unknown> = {}) => note("turn/completed", { turnId, terminal: "completed", reason: "completed", durationMs: 1, ...extra });
-const item = (turnId: string, extra: Record<string, unknown> = {}) => ({ itemId: `${turnId}-i`, kind: "message", turnId, revision: 1, status: "inProgress", recordedAt: "x", text: "", ...extra });
+const completed = (turnId: string, extra: Record<string, unknown> = {}) =>
+  note("turn/completed", { turnId, terminal: "completed", reason: "completed", durationMs: 1, ...extra });
+const item = (turnId: string, extra: Record<string, unknown> = {}) => ({
+  itemId: `${turnId}-i`,
+  kind: "message",
+  turnId,
+  revision: 1,
+  status: "inProgress",
+  recordedAt: "x",
+  text: "",
+  ...extra,
+});
 
 /** Each case: the bad wire text (or actions), and the problem it must be reported as. */
 const BAD: Array<{ name: string; actions: Action[]; problem: RegExp }> = [
@@ -28,24 +42,69 @@ const BAD: Array<{ name: string; actions: Action[]; problem: RegExp }> = [
   { name: "missing jsonrpc", actions: [["raw", '{"method":"turn/started","params":{}}\n']], problem: /jsonrpc must be "2.0"/ },
   { name: "neither method nor id", actions: [["raw", '{"jsonrpc":"2.0","params":{}}\n']], problem: /method or an id/ },
   // (id 77 is no pending command's: a malformed answer to a PENDING command fails that command as `protocol`, tested in connectionRobustness)
-  { name: "response with both result and error", actions: [["raw", '{"jsonrpc":"2.0","id":77,"result":{},"error":{"code":1,"message":"m"}}\n']], problem: /exactly one of result and error/ },
+  {
+    name: "response with both result and error",
+    actions: [["raw", '{"jsonrpc":"2.0","id":77,"result":{},"error":{"code":1,"message":"m"}}\n']],
+    problem: /exactly one of result and error/,
+  },
   { name: "response to an unknown id", actions: [["send", { jsonrpc: "2.0", id: 999, result: { status: "accepted" } }]], problem: /unknown id 999/ },
   { name: "response id 0 (we number from 1)", actions: [["send", { jsonrpc: "2.0", id: 0, result: { status: "accepted" } }]], problem: /unknown id 0/ },
   { name: 'response id ""', actions: [["send", { jsonrpc: "2.0", id: "", result: { status: "accepted" } }]], problem: /unknown id ""/ },
   { name: "response with a null id", actions: [["send", { jsonrpc: "2.0", id: null, error: { code: -32700, message: "Parse error" } }]], problem: /null id/ },
   { name: "a valid response (command 1)", actions: [["respond", 1, { name: "h" }]], problem: /__none__/ },
-  { name: "duplicate turn/completed", actions: [["send", completed("dup")], ["send", completed("dup")]], problem: /second turn\/completed for turn dup/ },
-  { name: "item/started after its turn's terminal", actions: [["send", completed("done1")], ["send", note("item/started", { item: item("done1") })]], problem: /after its turn\/completed/ },
-  { name: "item/completed after its turn's terminal", actions: [["send", completed("done2")], ["send", note("item/completed", { item: item("done2", { status: "completed" }) })]], problem: /after its turn\/completed/ },
-  { name: "turn/completed missing turnId", actions: [["send", note("turn/completed", { terminal: "completed", reason: "r" })]], problem: /turnId must be a string/ },
-  { name: "turn/completed with a numeric turnId", actions: [["send", note("turn/completed", { turnId: 5, terminal: "completed" })]], problem: /turnId must be a string/ },
+  {
+    name: "duplicate turn/completed",
+    actions: [
+      ["send", completed("dup")],
+      ["send", completed("dup")],
+    ],
+    problem: /second turn\/completed for turn dup/,
+  },
+  {
+    name: "item/started after its turn's terminal",
+    actions: [
+      ["send", completed("done1")],
+      ["send", note("item/started", { item: item("done1") })],
+    ],
+    problem: /after its turn\/completed/,
+  },
+  {
+    name: "item/completed after its turn's terminal",
+    actions: [
+      ["send", completed("done2")],
+      ["send", note("item/completed", { item: item("done2", { status: "completed" }) })],
+    ],
+    problem: /after its turn\/completed/,
+  },
+  {
+    name: "turn/completed missing turnId",
+    actions: [["send", note("turn/completed", { terminal: "completed", reason: "r" })]],
+    problem: /turnId must be a string/,
+  },
+  {
+    name: "turn/completed with a numeric turnId",
+    actions: [["send", note("turn/completed", { turnId: 5, terminal: "completed" })]],
+    problem: /turnId must be a string/,
+  },
   { name: "turn/completed with an unknown terminal", actions: [["send", completed("weird", { terminal: "exploded" })]], problem: /terminal "exploded"/ },
   { name: "turn/completed with an ill-typed cause", actions: [["send", completed("cause", { cause: { kind: "martians" } })]], problem: /cause must be/ },
-  { name: "turn/started missing sessionId", actions: [["send", { jsonrpc: "2.0", method: "turn/started", params: { viewCursor: "v", turnId: "t" } }]], problem: /sessionId must be a string/ },
+  {
+    name: "turn/started missing sessionId",
+    actions: [["send", { jsonrpc: "2.0", method: "turn/started", params: { viewCursor: "v", turnId: "t" } }]],
+    problem: /sessionId must be a string/,
+  },
   { name: "turn/started with array params", actions: [["send", { jsonrpc: "2.0", method: "turn/started", params: [1] }]], problem: /params must be an object/ },
-  { name: "turn/started with string params", actions: [["raw", '{"jsonrpc":"2.0","method":"turn/started","params":"p"}\n']], problem: /params must be an object or an array/ },
+  {
+    name: "turn/started with string params",
+    actions: [["raw", '{"jsonrpc":"2.0","method":"turn/started","params":"p"}\n']],
+    problem: /params must be an object or an array/,
+  },
   { name: "item/updated without an item", actions: [["send", note("item/updated", {})]], problem: /item must be an object/ },
-  { name: "item with a string revision", actions: [["send", note("item/updated", { item: item("t", { revision: "2" }) })]], problem: /revision must be a number/ },
+  {
+    name: "item with a string revision",
+    actions: [["send", note("item/updated", { item: item("t", { revision: "2" }) })]],
+    problem: /revision must be a number/,
+  },
   { name: "item with an unknown kind", actions: [["send", note("item/started", { item: item("t", { kind: "poem" }) })]], problem: /item.kind "poem"/ },
   { name: "result that is not an object", actions: [["send", { jsonrpc: "2.0", id: 2, result: 42 }]], problem: /__reject__/ },
 ];
@@ -115,7 +174,14 @@ describe("bad messages from a real child", () => {
   // protocol event; it is still recorded, so a waiter never misses it. A terminal in a session the
   // client does not follow (another client's, a broadcast) is not the client's to judge.
   it("a turn/completed for a turn this client never saw, in a session it follows, is reported and still recorded", async () => {
-    const host = spawnFaulty([["await", 1], ["respond", 1, { commandId: "c", turnId: "mine" }], ["send", completed("mine")], ["send", completed("stranger")], ["send", completed("after")], ["hang"]]);
+    const host = spawnFaulty([
+      ["await", 1],
+      ["respond", 1, { commandId: "c", turnId: "mine" }],
+      ["send", completed("mine")],
+      ["send", completed("stranger")],
+      ["send", completed("after")],
+      ["hang"],
+    ]);
     const problems: Array<MspError<"protocol">> = [];
     host.events.on("protocolError", (e) => problems.push(e));
     await host.connection.command("turn/cancel", { sessionId: SESSION, turnId: "mine" });

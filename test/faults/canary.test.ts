@@ -12,16 +12,20 @@ import { useFaultHarness } from "./harness.js";
 useFaultHarness();
 
 describe("the unhandled-rejection guard", () => {
-  it.each(["vitest.config.ts", "vitest.faults.config.ts"])("a test that leaks a rejection fails the run (%s)", async (config) => {
-    const result = await new Promise<{ code: number | null; output: string }>((resolve) => {
-      execFile(
-        process.execPath,
-        ["node_modules/vitest/vitest.mjs", "run", "--config", config],
-        { cwd: repoRoot, env: { ...process.env, MSP_TEST_ONLY: "test/faults/canary.fixture.ts", CI: "1" }, timeout: 60_000 },
-        (error, stdout, stderr) => resolve({ code: error === null ? 0 : ((error as { code?: number }).code ?? 1), output: `${stdout}${stderr}` }),
-      );
-    });
-    expect(result.code).not.toBe(0);
-    expect(result.output).toMatch(/canary rejection escaped/);
-  }, 60_000);
+  it.each(["vitest.config.ts", "vitest.faults.config.ts"])(
+    "a test that leaks a rejection fails the run (%s)",
+    async (config) => {
+      const result = await new Promise<{ code: number | null; output: string }>((resolve) => {
+        execFile(
+          process.execPath,
+          ["node_modules/vitest/vitest.mjs", "run", "--config", config],
+          { cwd: repoRoot, env: { ...process.env, MSP_TEST_ONLY: "test/faults/canary.fixture.ts", CI: "1" }, timeout: 60_000 },
+          (error, stdout, stderr) => resolve({ code: error === null ? 0 : ((error as { code?: number }).code ?? 1), output: `${stdout}${stderr}` }),
+        );
+      });
+      expect(result.code).not.toBe(0);
+      expect(result.output).toMatch(/canary rejection escaped/);
+    },
+    60_000,
+  );
 });

@@ -25,7 +25,9 @@ describe("wire order", () => {
     // Per response: how many notifications had been delivered when it resolved, and its wire position.
     const resolved: Array<{ id: number; seenBefore: number; wireSeq: number }> = [];
     const commands = Array.from({ length: COMMANDS }, (_, i) =>
-      host.connection.command("host/info", {}).then((result) => resolved.push({ id: i + 1, seenBefore: seqs.length, wireSeq: (result as unknown as Record<string, unknown>)["seq"] as number })),
+      host.connection
+        .command("host/info", {})
+        .then((result) => resolved.push({ id: i + 1, seenBefore: seqs.length, wireSeq: (result as unknown as Record<string, unknown>)["seq"] as number })),
     );
     const settled = await Promise.all(commands.map((c) => outcome(c)));
     expect(settled.filter((s) => s.error !== undefined)).toEqual([]);

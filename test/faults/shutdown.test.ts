@@ -30,7 +30,10 @@ function exitAt(host: ReturnType<typeof spawnFaulty>): Promise<number> {
 
 describe("the child exits or dies mid-command", () => {
   it("exit(3): everything settles connectionClosed with exitCode 3, within 100 ms of the exit", async () => {
-    const host = spawnFaulty([["await", 2], ["exit", 3]]);
+    const host = spawnFaulty([
+      ["await", 2],
+      ["exit", 3],
+    ]);
     const exited = exitAt(host);
     const work = pendingWork(host);
     const results = await Promise.all(work);
@@ -46,7 +49,10 @@ describe("the child exits or dies mid-command", () => {
   });
 
   it("SIGKILL: everything settles connectionClosed with signal SIGKILL, within 100 ms", async () => {
-    const host = spawnFaulty([["await", 1], ["kill", "SIGKILL"]]);
+    const host = spawnFaulty([
+      ["await", 1],
+      ["kill", "SIGKILL"],
+    ]);
     const exited = exitAt(host);
     const results = await Promise.all(pendingWork(host));
     const at = await exited;
@@ -58,7 +64,10 @@ describe("the child exits or dies mid-command", () => {
   });
 
   it("a fire-and-forget startTurn and cancel on a dying host leak no unhandled rejection", async () => {
-    const host = spawnFaulty([["await", 1], ["exit", 1]]);
+    const host = spawnFaulty([
+      ["await", 1],
+      ["exit", 1],
+    ]);
     const turn = host.startTurn({ sessionId: "s", input: [{ type: "text", text: "hi" }] });
     void turn.terminal.catch(() => {});
     const cancelled = await outcome(turn.cancel({ timeoutMs: 5_000 }));

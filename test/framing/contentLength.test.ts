@@ -17,7 +17,11 @@ const frame = (m: unknown) => {
 
 describe("ContentLengthMessageReader", () => {
   it("gives the same messages under any chunking, including inside \\r\\n\\r\\n and UTF-8 characters", () => {
-    const message = fc.record({ jsonrpc: fc.constant("2.0"), method: fc.string({ minLength: 1 }), params: fc.dictionary(fc.string(), fc.jsonValue({ maxDepth: 2 })) });
+    const message = fc.record({
+      jsonrpc: fc.constant("2.0"),
+      method: fc.string({ minLength: 1 }),
+      params: fc.dictionary(fc.string(), fc.jsonValue({ maxDepth: 2 })),
+    });
     fc.assert(
       fc.property(fc.array(message, { minLength: 1, maxLength: 6 }), fc.array(fc.nat(), { maxLength: 12 }), (msgs, cuts) => {
         const bytes = Uint8Array.from(msgs.flatMap(frame));

@@ -13,7 +13,13 @@ const enc = new TextEncoder();
 
 function read(kind: "ndjson" | "content-length", chunks: Uint8Array[]) {
   const data = new Set<(c: Uint8Array) => void>();
-  const channel: ByteChannel = { onData: (l) => (data.add(l), () => data.delete(l)), onEnd: () => () => {}, onError: () => () => {}, write: () => {}, end: () => {} };
+  const channel: ByteChannel = {
+    onData: (l) => (data.add(l), () => data.delete(l)),
+    onEnd: () => () => {},
+    onError: () => () => {},
+    write: () => {},
+    end: () => {},
+  };
   const reader = kind === "ndjson" ? new NdjsonMessageReader(channel) : new ContentLengthMessageReader(channel);
   const messages: Message[] = [];
   const problems: FramingProblem[] = [];
@@ -67,14 +73,20 @@ const encode = (kind: "ndjson" | "content-length", msgs: unknown[], crlf: boolea
 describe.each(["ndjson", "content-length"] as const)("%s: any chunking gives the same messages", (kind) => {
   it(`targeted cuts inside UTF-8 characters and \\r\\n\\r\\n (${RUNS} runs)`, () => {
     fc.assert(
-      fc.property(fc.array(message, { minLength: 1, maxLength: 5 }), fc.boolean(), fc.array(fc.nat(), { maxLength: 16 }), fc.array(fc.nat(), { maxLength: 8 }), (msgs, crlf, picks, random) => {
-        const bytes = encode(kind, msgs, crlf);
-        const spots = interesting(bytes);
-        const points = [...picks.map((p) => spots[p % Math.max(1, spots.length)] ?? 0), ...random.map((r) => r % (bytes.length + 1))];
-        const { messages, problems } = read(kind, cut(bytes, points));
-        expect(problems).toEqual([]);
-        expect(messages).toEqual(JSON.parse(JSON.stringify(msgs)));
-      }),
+      fc.property(
+        fc.array(message, { minLength: 1, maxLength: 5 }),
+        fc.boolean(),
+        fc.array(fc.nat(), { maxLength: 16 }),
+        fc.array(fc.nat(), { maxLength: 8 }),
+        (msgs, crlf, picks, random) => {
+          const bytes = encode(kind, msgs, crlf);
+          const spots = interesting(bytes);
+          const points = [...picks.map((p) => spots[p % Math.max(1, spots.length)] ?? 0), ...random.map((r) => r % (bytes.length + 1))];
+          const { messages, problems } = read(kind, cut(bytes, points));
+          expect(problems).toEqual([]);
+          expect(messages).toEqual(JSON.parse(JSON.stringify(msgs)));
+        },
+      ),
       { numRuns: RUNS },
     );
   });
@@ -83,7 +95,10 @@ describe.each(["ndjson", "content-length"] as const)("%s: any chunking gives the
     fc.assert(
       fc.property(fc.array(message, { minLength: 1, maxLength: 3 }), (msgs) => {
         const bytes = encode(kind, msgs, true);
-        const { messages, problems } = read(kind, Array.from(bytes, (_, i) => bytes.subarray(i, i + 1)));
+        const { messages, problems } = read(
+          kind,
+          Array.from(bytes, (_, i) => bytes.subarray(i, i + 1)),
+        );
         expect(problems).toEqual([]);
         expect(messages).toEqual(JSON.parse(JSON.stringify(msgs)));
       }),

@@ -23,12 +23,26 @@ function manual() {
   return { channel, push: (c: Uint8Array) => [...data].forEach((l) => l(c)), finish: () => [...end].forEach((l) => l({ reason: "fuzz EOF" })) };
 }
 
-const good = (n: number) => enc.encode(`${JSON.stringify({ jsonrpc: "2.0", method: "turn/started", params: { sessionId: "s", viewCursor: `v:s:${n}`, turnId: `t${n}` } })}\n`);
+const good = (n: number) =>
+  enc.encode(`${JSON.stringify({ jsonrpc: "2.0", method: "turn/started", params: { sessionId: "s", viewCursor: `v:s:${n}`, turnId: `t${n}` } })}\n`);
 const frameOf = (bytes: Uint8Array) => Uint8Array.from([...enc.encode(`Content-Length: ${bytes.length - 1}\r\n\r\n`), ...bytes.subarray(0, bytes.length - 1)]);
 /** Garbage that looks almost right: JSON-ish fragments, headers, separators and raw bytes. */
 const chunk = fc.oneof(
   fc.uint8Array({ maxLength: 48 }),
-  fc.constantFrom("{", "}", "\n", "\r\n\r\n", "Content-Length: 5\r\n\r\n", "Content-Length: x\r\n\r\n", '{"jsonrpc":"2.0"', '"id":1,"result":{}}\n', "\u00ff", "null\n").map((s) => enc.encode(s)),
+  fc
+    .constantFrom(
+      "{",
+      "}",
+      "\n",
+      "\r\n\r\n",
+      "Content-Length: 5\r\n\r\n",
+      "Content-Length: x\r\n\r\n",
+      '{"jsonrpc":"2.0"',
+      '"id":1,"result":{}}\n',
+      "\u00ff",
+      "null\n",
+    )
+    .map((s) => enc.encode(s)),
   fc.nat(50).map((n) => good(n)),
 );
 
@@ -39,7 +53,11 @@ describe.each(["ndjson", "content-length"] as const)("%s: random bytes", (framin
         const { channel, push, finish } = manual();
         const client = connect(channel, { framing, maxMessageBytes: 256 });
         client.events.on("protocolError", () => {});
-        const waits = [client.connection.command("host/info", {}), client.turns.terminalOf("never", { timeoutMs: Infinity }), client.turns.terminalOf("t1", { timeoutMs: Infinity })].map((p) =>
+        const waits = [
+          client.connection.command("host/info", {}),
+          client.turns.terminalOf("never", { timeoutMs: Infinity }),
+          client.turns.terminalOf("t1", { timeoutMs: Infinity }),
+        ].map((p) =>
           p.then(
             () => "resolved",
             (e: unknown) => (MspError.is(e) ? e.kind : `foreign: ${String(e)}`),

@@ -27,7 +27,14 @@ const op: fc.Arbitrary<Op> = fc.oneof(
   { weight: 3, arbitrary: fc.record({ t: fc.constant("wait" as const), turn }) },
   { weight: 3, arbitrary: fc.record({ t: fc.constant("cancel" as const), turn }) },
   { weight: 3, arbitrary: fc.record({ t: fc.constantFrom("ack" as const, "rejectAlreadyTerminal" as const, "rejectUnknown" as const), pick: fc.nat() }) },
-  { weight: 3, arbitrary: fc.record({ t: fc.constant("complete" as const), turn, terminal: fc.constantFrom("completed" as const, "cancelled" as const, "failed" as const) }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      t: fc.constant("complete" as const),
+      turn,
+      terminal: fc.constantFrom("completed" as const, "cancelled" as const, "failed" as const),
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ t: fc.constantFrom("close" as const, "end" as const) }) },
 );
 
@@ -87,7 +94,10 @@ async function runSchedule(ops: Op[]): Promise<void> {
       (v) => {
         t.settledTimes++;
         const value = v as { ack?: string; terminal?: unknown; turnId?: string };
-        t.outcome = value.ack !== undefined ? `${value.ack}:${(value.terminal as { terminal: string }).terminal}` : `terminal:${String((value as { terminal: string }).terminal)}`;
+        t.outcome =
+          value.ack !== undefined
+            ? `${value.ack}:${(value.terminal as { terminal: string }).terminal}`
+            : `terminal:${String((value as { terminal: string }).terminal)}`;
       },
       (e: unknown) => {
         t.settledTimes++;
@@ -124,7 +134,11 @@ async function runSchedule(ops: Op[]): Promise<void> {
       send({ jsonrpc: "2.0", id, result: { status: "accepted", commandId: "c", turnId } });
       for (const c of callers) awaitTerminal(turnId, c, "accepted:");
     } else if (how === "rejectAlreadyTerminal") {
-      send({ jsonrpc: "2.0", id, error: { code: -32001, message: "already terminal", data: { commandId: "c", reason: "already_terminal", turnId, terminal: terminals.get(turnId) } } });
+      send({
+        jsonrpc: "2.0",
+        id,
+        error: { code: -32001, message: "already terminal", data: { commandId: "c", reason: "already_terminal", turnId, terminal: terminals.get(turnId) } },
+      });
       for (const c of callers) awaitTerminal(turnId, c, "already_terminal:");
     } else {
       send({ jsonrpc: "2.0", id, error: { code: -32001, message: "unknown turn", data: { commandId: "c", reason: "unknown_turn", turnId } } });
@@ -163,7 +177,11 @@ async function runSchedule(ops: Op[]): Promise<void> {
       if (closed || terminals.has(turnId)) continue; // hosts send one terminal per turn
       terminals.set(turnId, o.terminal);
       if (following && !knownTurns.has(turnId)) strays.push(turnId);
-      send({ jsonrpc: "2.0", method: "turn/completed", params: { sessionId: SESSION, viewCursor: `v:${SESSION}:${++cursor}`, turnId, terminal: o.terminal, reason: o.terminal, durationMs: 1 } });
+      send({
+        jsonrpc: "2.0",
+        method: "turn/completed",
+        params: { sessionId: SESSION, viewCursor: `v:${SESSION}:${++cursor}`, turnId, terminal: o.terminal, reason: o.terminal, durationMs: 1 },
+      });
       for (const w of waitingTerminal.get(turnId) ?? []) w.tracked.expected = `${w.prefix}${o.terminal}`;
       waitingTerminal.delete(turnId);
     } else if (o.t === "close") {
@@ -183,7 +201,9 @@ async function runSchedule(ops: Op[]): Promise<void> {
     expect(t.settledTimes, `${t.label} settles exactly once`).toBe(1);
     expect(t.outcome, t.label).toBe(t.expected);
   }
-  expect(protocolErrors).toEqual(strays.map((turnId) => `turn/completed for turn ${turnId}, which this connection never started, cancelled or saw in session ${SESSION}`));
+  expect(protocolErrors).toEqual(
+    strays.map((turnId) => `turn/completed for turn ${turnId}, which this connection never started, cancelled or saw in session ${SESSION}`),
+  );
   expect(client.connection.pendingCount).toBe(0);
   expect(client.turns.waiterCount).toBe(0);
 }

@@ -18,7 +18,13 @@ afterEach(() => {
 });
 
 function museHost(args: string[], env: NodeJS.ProcessEnv = process.env): { status: number | null; stdout: string; stderr: string } {
-  const run = spawnSync(process.execPath, ["--import", "tsx", "src/host/cli.ts", ...args], { cwd: repoRoot, env, encoding: "utf8", input: "", timeout: 20_000 });
+  const run = spawnSync(process.execPath, ["--import", "tsx", "src/host/cli.ts", ...args], {
+    cwd: repoRoot,
+    env,
+    encoding: "utf8",
+    input: "",
+    timeout: 20_000,
+  });
   return { status: run.status, stdout: run.stdout, stderr: run.stderr };
 }
 
@@ -27,7 +33,17 @@ const synopsisFlags = [...new Set(USAGE.match(/--[a-z-]+/g) ?? [])];
 
 describe("muse-host --help", () => {
   it("prints one explaining line per flag, with the defaults and units of the numeric ones", () => {
-    expect(synopsisFlags).toEqual(["--stdio", "--script", "--data", "--model", "--default-model", "--kill-grace-ms", "--output-cap-bytes", "--version", "--help"]);
+    expect(synopsisFlags).toEqual([
+      "--stdio",
+      "--script",
+      "--data",
+      "--model",
+      "--default-model",
+      "--kill-grace-ms",
+      "--output-cap-bytes",
+      "--version",
+      "--help",
+    ]);
     for (const flag of synopsisFlags) {
       const line = HELP.split("\n").find((l) => new RegExp(`^  ${flag}\\b`).test(l));
       expect(line, flag).toBeDefined();
@@ -44,7 +60,14 @@ describe("muse-host --help", () => {
   it("every flag parseServeArgs accepts is in the help, and the help names no flag it rejects", () => {
     const helpFlags = [...new Set(HELP.match(/^ {2}--[a-z-]+/gm)?.map((f) => f.trim()) ?? [])];
     const serveFlags = helpFlags.filter((f) => f !== "--version" && f !== "--help");
-    const valueOf: Record<string, string> = { "--script": "a.json", "--data": "/d", "--model": "m=a.json", "--default-model": "m", "--kill-grace-ms": "1", "--output-cap-bytes": "1" };
+    const valueOf: Record<string, string> = {
+      "--script": "a.json",
+      "--data": "/d",
+      "--model": "m=a.json",
+      "--default-model": "m",
+      "--kill-grace-ms": "1",
+      "--output-cap-bytes": "1",
+    };
     for (const flag of serveFlags) {
       const args = ["--stdio", "--script", "a.json", flag, ...(valueOf[flag] === undefined ? [] : [valueOf[flag]])];
       expect(() => parseServeArgs(args), flag).not.toThrow();

@@ -133,7 +133,12 @@ describe("muse-host serve --stdio", () => {
     expect(firstDone.params).toMatchObject({ terminal: "cancelled", reason: "cancelled during tool execution" });
     const secondStarted = await host.waitFor((m) => m.method === "turn/started" && m.params?.["turnId"] === second);
     expect(host.indexOf((m) => m === secondStarted)).toBeGreaterThan(host.indexOf(isCompletedOf(first)));
-    await host.waitFor((m) => m.method === "item/started" && (m.params?.["item"] as { kind: string; turnId: string }).turnId === second && (m.params?.["item"] as { kind: string }).kind === "toolCall");
+    await host.waitFor(
+      (m) =>
+        m.method === "item/started" &&
+        (m.params?.["item"] as { kind: string; turnId: string }).turnId === second &&
+        (m.params?.["item"] as { kind: string }).kind === "toolCall",
+    );
     // stdin EOF shuts down: the second turn is cancelled with cause "disposed" and drained.
     expect(await host.stop()).toEqual({ code: 0, signal: null });
     const secondDone = host.wire.find(isCompletedOf(second));
@@ -156,7 +161,9 @@ describe("muse-host serve --stdio", () => {
     const host = start(["--script", fixture("shell-sleep.json"), "--data", data]);
     const sessionId = await createSession(host);
     const turnId = (await host.request("turn/start", { sessionId, input: [] })).result!["turnId"] as string;
-    const updated = await host.waitFor((m) => m.method === "item/updated" && /grandchild \d+/.test(String((m.params?.["item"] as { visibleOutput?: string }).visibleOutput)));
+    const updated = await host.waitFor(
+      (m) => m.method === "item/updated" && /grandchild \d+/.test(String((m.params?.["item"] as { visibleOutput?: string }).visibleOutput)),
+    );
     const output = (updated.params?.["item"] as { visibleOutput: string }).visibleOutput;
     const orphanPids = [Number(/started (\d+)/.exec(output)?.[1]), Number(/grandchild (\d+)/.exec(output)?.[1])];
     const lastCursor = String(host.wire.filter((m) => m.method !== undefined).at(-1)?.params?.["viewCursor"]);

@@ -88,7 +88,7 @@ describe("muse-host robustness (real processes)", () => {
     await host.request("turn/start", { sessionId, input: [] });
     const pid = Number(/stubborn (\d+)/.exec(outputOf(await host.waitFor(toolOutput(/stubborn \d+/))))?.[1]);
     host.child.kill("SIGTERM");
-    for (const deadline = Date.now() + 3000; !/SIGTERM: cancelling/.test(host.stderr) && Date.now() < deadline; ) {
+    for (const deadline = Date.now() + 3000; !/SIGTERM: cancelling/.test(host.stderr) && Date.now() < deadline;) {
       await new Promise((r) => setTimeout(r, 20));
     }
     await new Promise((r) => setTimeout(r, 200));

@@ -37,7 +37,7 @@ describe("parseJsonText", () => {
       ['{"a" 1}', "m.json:1:6: invalid JSON: expected ':' after the property name, found '1'"],
       ["{} x", "m.json:1:4: invalid JSON: unexpected 'x' after the JSON value"],
       ["[ // note\n1]", "m.json:1:3: invalid JSON: unexpected '/': JSON has no comments"],
-      ["['a']", "m.json:1:2: invalid JSON: unexpected \"'\": JSON strings use double quotes"],
+      ["['a']", 'm.json:1:2: invalid JSON: unexpected "\'": JSON strings use double quotes'],
       ['["😀😀", x]', "m.json:1:8: invalid JSON: expected a value, found 'x'"],
       ['\uFEFF\n {"a":}', "m.json:2:7: invalid JSON: expected a value, found '}'"],
     ];

@@ -77,7 +77,9 @@ function harness(models: Record<string, string>, options: { killGraceMs?: number
 
 const completedOf = (turnId: string) => (m: WireMessage) => m.method === "turn/completed" && m.params?.["turnId"] === turnId;
 const itemsOf = (wire: WireMessage[], method: string, turnId: string) =>
-  wire.filter((m) => m.method === method && (m.params?.["item"] as { turnId: string }).turnId === turnId).map((m) => m.params?.["item"] as Record<string, unknown>);
+  wire
+    .filter((m) => m.method === method && (m.params?.["item"] as { turnId: string }).turnId === turnId)
+    .map((m) => m.params?.["item"] as Record<string, unknown>);
 
 describe("MuseHost agent loop", () => {
   it("salvages an interrupted stream as a cancelled, interrupted message and drops its tool calls", async () => {
@@ -161,7 +163,11 @@ describe("MuseHost agent loop", () => {
     const h = harness({ default: "hello.json" });
     const first = h.request("turn/cancel", { sessionId: "missing", turnId: "t", commandId: "c-1" });
     const second = h.request("turn/cancel", { sessionId: "missing", turnId: "t", commandId: "c-1" });
-    expect(first.error).toEqual({ code: -32001, message: "unknown session missing", data: { commandId: "c-1", reason: "unknown_session", sessionId: "missing" } });
+    expect(first.error).toEqual({
+      code: -32001,
+      message: "unknown session missing",
+      data: { commandId: "c-1", reason: "unknown_session", sessionId: "missing" },
+    });
     expect(second.error).toEqual(first.error);
     const generated = h.request("host/info", {});
     expect(generated.result?.["commandId"]).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7/);
@@ -270,7 +276,10 @@ describe("MuseHost retries, caching and parameter checks", () => {
     h.request("turn/cancel", { sessionId, turnId });
     expect(h.request("turn/cancel", { sessionId, turnId }).result).toMatchObject({ turnId }); // still running: accepted, changes nothing
     await h.waitFor(completedOf(turnId));
-    const log = readFileSync(sessionAgentOf(h.host, sessionId)!.logPath, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { type: string });
+    const log = readFileSync(sessionAgentOf(h.host, sessionId)!.logPath, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { type: string });
     expect(log.filter((r) => r.type === "cancelRequested")).toHaveLength(1);
   });
 
@@ -297,7 +306,9 @@ describe("MuseHost retries, caching and parameter checks", () => {
     const updates = itemsOf(h.wire, "item/updated", turnId);
     expect(String(updates[0]?.["text"]).trim()).not.toBe("");
     expect(updates.map((u) => u["revision"])).toEqual(updates.map((_, i) => i + 2));
-    expect(itemsOf(h.wire, "item/completed", turnId)).toEqual([expect.objectContaining({ status: "completed", text: "            Hello after a long pause." })]);
+    expect(itemsOf(h.wire, "item/completed", turnId)).toEqual([
+      expect.objectContaining({ status: "completed", text: "            Hello after a long pause." }),
+    ]);
     expect(checkTranscript(h.transcript).problems).toEqual([]);
   }, 10_000);
 });

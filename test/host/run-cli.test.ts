@@ -7,19 +7,26 @@ describe("parseServeArgs", () => {
   it("parses every flag, in both --flag value and --flag=value forms", () => {
     const options = parseServeArgs([
       "--stdio",
-      "--script", "a.json",
+      "--script",
+      "a.json",
       "--data=/tmp/d",
-      "--model", "fast=f.json",
+      "--model",
+      "fast=f.json",
       "--model=slow=s.json",
-      "--default-model", "fast",
-      "--kill-grace-ms", "500",
+      "--default-model",
+      "fast",
+      "--kill-grace-ms",
+      "500",
       "--output-cap-bytes=1024",
     ]);
     expect(options).toEqual({
       transport: "stdio",
       script: "a.json",
       dataDir: "/tmp/d",
-      models: new Map([["fast", "f.json"], ["slow", "s.json"]]),
+      models: new Map([
+        ["fast", "f.json"],
+        ["slow", "s.json"],
+      ]),
       defaultModel: "fast",
       killGraceMs: 500,
       outputCapBytes: 1024,
@@ -39,7 +46,9 @@ describe("parseServeArgs", () => {
 
 describe("loadServeModels", () => {
   it("names --script 'default' and adds every --model", () => {
-    const { models, defaultModel } = loadServeModels(parseServeArgs(["--stdio", "--script", fixture("hello.json"), "--model", `two=${fixture("two-tools.json")}`]));
+    const { models, defaultModel } = loadServeModels(
+      parseServeArgs(["--stdio", "--script", fixture("hello.json"), "--model", `two=${fixture("two-tools.json")}`]),
+    );
     expect([...models.keys()]).toEqual(["default", "two"]);
     expect(defaultModel).toBe("default");
   });

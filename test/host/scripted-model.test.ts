@@ -51,7 +51,9 @@ describe("loadScriptedModel", () => {
     );
     expect(() => parseScriptedModel(step({ chunk_delay_ms: 5 }), "x")).toThrow(/steps\[1\]\.chunk_delay_ms: unknown key \(expected one of .*\)$/);
     expect(() => parseScriptedModel(step({ "tool calls": [] }), "x")).toThrow(/steps\[1\]\["tool calls"\]: unknown key .*did you mean toolCalls\?/);
-    expect(() => parseScriptedModel({ turns: [{ steps: [{ text: "a" }], step: [] }] }, "x")).toThrow(/\$\.turns\[0\]\.step: unknown key \(expected one of steps; did you mean steps\?\)/);
+    expect(() => parseScriptedModel({ turns: [{ steps: [{ text: "a" }], step: [] }] }, "x")).toThrow(
+      /\$\.turns\[0\]\.step: unknown key \(expected one of steps; did you mean steps\?\)/,
+    );
     expect(() => parseScriptedModel({ turns: [{ steps: [{ toolCalls: [{ tool: "shell", arg: {} }] }] }] }, "x")).toThrow(
       /\$\.turns\[0\]\.steps\[0\]\.toolCalls\[0\]\.arg: unknown key \(expected one of tool, args; did you mean args\?\)/,
     );
@@ -74,7 +76,10 @@ describe("loadScriptedModel", () => {
 
 describe("streamStep", () => {
   it("streams reasoning chunks, then text chunks, then tool calls", async () => {
-    const model = parseScriptedModel({ turns: [{ steps: [{ reasoning: "abcde", text: "xyz", chunkSize: 2, toolCalls: [{ tool: "shell", args: { command: "true" } }] }] }] }, "m");
+    const model = parseScriptedModel(
+      { turns: [{ steps: [{ reasoning: "abcde", text: "xyz", chunkSize: 2, toolCalls: [{ tool: "shell", args: { command: "true" } }] }] }] },
+      "m",
+    );
     const chunks = await collect(streamStep(model.turnAt(0).steps[0]!, new AbortController().signal));
     expect(chunks).toEqual([
       { kind: "reasoning", delta: "ab" },

@@ -44,7 +44,19 @@ describe("SessionLog", () => {
 
 describe("summarizeSessionLog", () => {
   it("folds model, cursor, started turns, terminals, open turns and open items", () => {
-    const item = { itemId: "i1", kind: "toolCall", turnId: "t2", revision: 2, status: "inProgress", recordedAt: "x", tool: "shell", callId: "c", args: "{}", visibleOutput: "so far", truncated: false };
+    const item = {
+      itemId: "i1",
+      kind: "toolCall",
+      turnId: "t2",
+      revision: 2,
+      status: "inProgress",
+      recordedAt: "x",
+      tool: "shell",
+      callId: "c",
+      args: "{}",
+      visibleOutput: "so far",
+      truncated: false,
+    };
     const summary = summarizeSessionLog([
       { type: "session", at: 1, sessionId: "s1", model: "a" },
       { type: "model", at: 2, model: "b", previousModel: "a" },

@@ -50,7 +50,12 @@ describe("spawnReferenceHost", () => {
   });
 
   it("run-tests: Stop while the tool runs ends the turn cancelled, promptly, the tool having drained on SIGTERM", async () => {
-    const host = spawnReferenceHost({ script: exampleModelPath("run-tests"), models: { hello: exampleModelPath("hello") }, stderr: "ignore", defaultTimeoutMs: 15_000 });
+    const host = spawnReferenceHost({
+      script: exampleModelPath("run-tests"),
+      models: { hello: exampleModelPath("hello") },
+      stderr: "ignore",
+      defaultTimeoutMs: 15_000,
+    });
     try {
       const { sessionId } = await host.connection.command("session/create", {});
       const turn = host.startTurn({ sessionId, input });
@@ -64,7 +69,9 @@ describe("spawnReferenceHost", () => {
       expect(ack).toBe("accepted");
       expect(terminal).toMatchObject({ terminal: "cancelled", reason: "cancelled during tool execution", cause: { kind: "user" } });
       expect(tool()).toMatchObject({ status: "cancelled", failureReason: "turn cancelled" });
-      expect(tool()?.visibleOutput).toMatch(/^running 100 tests\ntest 1 \.\.\. ok\n[\s\S]*SIGTERM: stopping the test run\ntest run stopped after \d+ of 100 tests\n$/);
+      expect(tool()?.visibleOutput).toMatch(
+        /^running 100 tests\ntest 1 \.\.\. ok\n[\s\S]*SIGTERM: stopping the test run\ntest run stopped after \d+ of 100 tests\n$/,
+      );
       expect(tookMs).toBeLessThan(1_500); // the ~200 ms drain, not the 2 s SIGKILL grace
       expect(host.items.itemsOf(turnId).some((i) => i.kind === "message" && i.text === "All 100 tests passed.")).toBe(false);
 
@@ -108,8 +115,20 @@ describe("spawnReferenceHost", () => {
     expect(existsSync(join(data, "sessions", `${sessionId}.jsonl`))).toBe(true); // a dir given with data is kept
     const args = host.process.spawnargs;
     expect(args.slice(args.indexOf("serve"))).toEqual([
-      "serve", "--stdio", "--script", exampleModelPath("hello"), "--data", data, "--model", `tests=${exampleModelPath("run-tests")}`,
-      "--default-model", "tests", "--kill-grace-ms", "300", "--output-cap-bytes", "40",
+      "serve",
+      "--stdio",
+      "--script",
+      exampleModelPath("hello"),
+      "--data",
+      data,
+      "--model",
+      `tests=${exampleModelPath("run-tests")}`,
+      "--default-model",
+      "tests",
+      "--kill-grace-ms",
+      "300",
+      "--output-cap-bytes",
+      "40",
     ]);
   });
 

@@ -95,7 +95,11 @@ describe("muse-host without --data", () => {
     expect(leftBehind(tmp)).toEqual([]);
   });
 
-  for (const [signal, code] of [["SIGTERM", 0], ["SIGINT", 0], ["SIGHUP", 0]] as const) {
+  for (const [signal, code] of [
+    ["SIGTERM", 0],
+    ["SIGINT", 0],
+    ["SIGHUP", 0],
+  ] as const) {
     it(`removes its temp dir on ${signal}`, async () => {
       const tmp = privateTmp();
       const { host } = await serving(tmp, ["--script", fixture("hello.json")]);

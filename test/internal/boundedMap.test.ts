@@ -7,7 +7,10 @@ describe("BoundedMap", () => {
     const evicted: Array<[string, number]> = [];
     const m = new BoundedMap<string, number>({ capacity: 2, onEvict: (k, v) => evicted.push([k, v]) });
     m.set("a", 1).set("b", 2).set("a", 10).set("c", 3);
-    expect([...m]).toEqual([["b", 2], ["c", 3]]);
+    expect([...m]).toEqual([
+      ["b", 2],
+      ["c", 3],
+    ]);
     expect(evicted).toEqual([["a", 10]]);
     expect([m.size, m.capacity, m.has("a"), m.get("b")]).toEqual([2, 2, false, 2]);
   });

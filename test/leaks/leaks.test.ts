@@ -26,7 +26,11 @@ interface ProbeResult {
 }
 
 async function runProbe(roundTrips: number, env: Record<string, string> = {}): Promise<ProbeResult> {
-  const { stdout } = await run(process.execPath, ["--expose-gc", "--import", "tsx", probe, String(roundTrips)], { cwd: repoRoot, env: { ...process.env, ...env }, timeout: 90_000 });
+  const { stdout } = await run(process.execPath, ["--expose-gc", "--import", "tsx", probe, String(roundTrips)], {
+    cwd: repoRoot,
+    env: { ...process.env, ...env },
+    timeout: 90_000,
+  });
   return JSON.parse(stdout.trim().split("\n").at(-1) as string) as ProbeResult;
 }
 

@@ -124,7 +124,11 @@ const main = async () => {
     const cycle = pair();
     await roundTrips(cycle, 500);
     // Leave work pending across the close: it must all settle and clean up.
-    const pending = [cycle.connection.command("host/info", { hang: true }, { signal }), cycle.turns.terminalOf(`never-${c}`, { signal }), cycle.turns.terminalOf(`never-${c}`, { timeoutMs: Infinity })];
+    const pending = [
+      cycle.connection.command("host/info", { hang: true }, { signal }),
+      cycle.turns.terminalOf(`never-${c}`, { signal }),
+      cycle.turns.terminalOf(`never-${c}`, { timeoutMs: Infinity }),
+    ];
     await cycle.close();
     await Promise.allSettled(pending);
     if (cycle.connection.pendingCount !== 0 || cycle.turns.waiterCount !== 0) counts.pending += 1000;

@@ -138,7 +138,20 @@ describe("await using", () => {
     });
     const code = bundled.outputFiles[0]?.text ?? "";
     // A realm of its own, given only the web APIs the client core uses.
-    const webApis = { AbortController, AbortSignal, EventTarget, Event, DOMException, TextEncoder, TextDecoder, setTimeout, clearTimeout, queueMicrotask, crypto, console };
+    const webApis = {
+      AbortController,
+      AbortSignal,
+      EventTarget,
+      Event,
+      DOMException,
+      TextEncoder,
+      TextDecoder,
+      setTimeout,
+      clearTimeout,
+      queueMicrotask,
+      crypto,
+      console,
+    };
     const result: unknown = await runInNewContext(`${code}; probe.run()`, webApis);
     expect(JSON.parse(JSON.stringify(result))).toEqual({ closed: true, native: "undefined" });
   });

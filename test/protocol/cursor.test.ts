@@ -12,7 +12,18 @@ describe("view cursors", () => {
   });
 
   it("parses strictly: another session's cursor, another form, or a sloppy number is opaque", () => {
-    for (const cursor of ["opaque", `v:other:9`, `x:${S}:9`, `v:${S}:09`, `v:${S}:-1`, `v:${S}:1.5`, `v:${S}:`, `v:${S}:9 `, `v:${S}:1e3`, `v:${S}:99999999999999999999`]) {
+    for (const cursor of [
+      "opaque",
+      `v:other:9`,
+      `x:${S}:9`,
+      `v:${S}:09`,
+      `v:${S}:-1`,
+      `v:${S}:1.5`,
+      `v:${S}:`,
+      `v:${S}:9 `,
+      `v:${S}:1e3`,
+      `v:${S}:99999999999999999999`,
+    ]) {
       expect(parseViewCursor(cursor, S), cursor).toBeUndefined();
     }
   });

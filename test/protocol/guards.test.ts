@@ -7,7 +7,9 @@ const base = { sessionId: "s", viewCursor: "v:s:1" };
 describe("protocol guards", () => {
   it("accepts a well-formed turn/completed and names what is wrong with a bad one", () => {
     expect(isTurnCompleted({ ...base, turnId: "t", terminal: "cancelled", reason: "r", durationMs: 1, cause: { kind: "user" } })).toBe(true);
-    expect(problemWithNotification("turn/completed", { ...base, turnId: "t", terminal: "stopped" })).toMatch(/terminal "stopped" is not one of completed, cancelled, failed/);
+    expect(problemWithNotification("turn/completed", { ...base, turnId: "t", terminal: "stopped" })).toMatch(
+      /terminal "stopped" is not one of completed, cancelled, failed/,
+    );
     expect(problemWithNotification("turn/completed", { ...base, turnId: "t", terminal: "failed", cause: { kind: "alien" } })).toMatch(/cause/);
     expect(problemWithNotification("turn/completed", { viewCursor: "v" })).toBe("sessionId must be a string");
     expect(problemWithNotification("turn/completed", [1])).toBe("params must be an object");

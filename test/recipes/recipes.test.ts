@@ -39,13 +39,22 @@ describe("the cookbook", () => {
 
   it("fails a recipe whose transcript disagrees with it, naming the recipe", () => {
     // stale-turn with another recipe's transcript: the canned host sees an unexpected command.
-    const run = spawnSync(process.execPath, ["--import", "tsx", "-e", `
+    const run = spawnSync(
+      process.execPath,
+      [
+        "--import",
+        "tsx",
+        "-e",
+        `
       const { recipes } = await import("./recipes/index.ts");
       const stale = recipes.find((r) => r.name === "stale-turn");
       stale.transcript = "cancel-race.jsonl";
       process.argv.push("--canned", "--only", "stale-turn");
       await import("./recipes/run.ts");
-    `], { encoding: "utf8", timeout: 60_000 });
+    `,
+      ],
+      { encoding: "utf8", timeout: 60_000 },
+    );
     expect(run.stdout).toMatch(/✗ stale-turn \(canned\)/);
     expect(run.stdout).toMatch(/0 passed, 1 failed/);
     expect(run.status).not.toBe(0);

@@ -14,6 +14,8 @@ describe("tsdoc:check", () => {
     expect(result.problems).toHaveLength(2);
     expect(result.problems[0]).toBe("test/fixtures/tsdoc/brokenExample.ts:37 UNSHOWN: missing @example");
     // The line of `error.code` in the fixture; the type's name depends on how MspError narrows.
-    expect(result.problems[1]).toMatch(/^test\/fixtures\/tsdoc\/brokenExample\.ts:25 \(export REFUSED\): TS2339: Property 'code' does not exist on type '\w*MspError/);
+    expect(result.problems[1]).toMatch(
+      /^test\/fixtures\/tsdoc\/brokenExample\.ts:25 \(export REFUSED\): TS2339: Property 'code' does not exist on type '\w*MspError/,
+    );
   }, 120_000);
 });

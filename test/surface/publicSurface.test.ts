@@ -46,7 +46,17 @@ describe("public surface", () => {
     ]);
     expect(Object.keys(node).sort()).toEqual(["SpawnedHost", "groupAlive", "signalGroup", "spawnHost", "streamChannel"]);
     expect(Object.keys(testing).sort()).toEqual(
-      ["CannedHost", "TRANSCRIPT_MISMATCH_CODE", "checkTranscript", "checkTranscriptParts", "createLinkedPair", "formatTranscriptEntry", "parseTranscript", "readTranscript", "recordingChannel"].sort(),
+      [
+        "CannedHost",
+        "TRANSCRIPT_MISMATCH_CODE",
+        "checkTranscript",
+        "checkTranscriptParts",
+        "createLinkedPair",
+        "formatTranscriptEntry",
+        "parseTranscript",
+        "readTranscript",
+        "recordingChannel",
+      ].sort(),
     );
     expect(Object.keys(host).sort()).toEqual([
       "DEFAULT_KILL_GRACE_MS",
@@ -80,7 +90,15 @@ describe("public surface", () => {
       void c.items.closeTurn;
       return [c.turns.get("t")?.terminal, c.items.itemsOf("t").length, c.items.get("t", "i")];
     };
-    send({ jsonrpc: "2.0", method: "item/started", params: { sessionId: SESSION, viewCursor: `v:${SESSION}:1`, item: { itemId: "i", kind: "message", turnId: "t", revision: 1, status: "inProgress", text: "" } } });
+    send({
+      jsonrpc: "2.0",
+      method: "item/started",
+      params: {
+        sessionId: SESSION,
+        viewCursor: `v:${SESSION}:1`,
+        item: { itemId: "i", kind: "message", turnId: "t", revision: 1, status: "inProgress", text: "" },
+      },
+    });
     send(terminal("t", 2));
     expect((await client.turns.terminalOf("t", { timeoutMs: 1_000 })).terminal).toBe("completed");
     expect(readOnly(client)).toEqual(["completed", 1, expect.objectContaining({ status: "cancelled", synthesized: true })]);

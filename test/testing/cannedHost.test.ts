@@ -29,14 +29,20 @@ describe("CannedHost", () => {
   it("fails loudly with a diff when the client strays, and the pending command settles", async () => {
     const host = CannedHost.fromFile("transcripts/cancel-mid-turn.jsonl");
     const msp = host.connect({ defaultTimeoutMs: 2_000 });
-    const error = await msp.connection.command("turn/start", { sessionId: SESSION, input: [{ type: "text", text: "something else" }] }).catch((e: unknown) => e);
+    const error = await msp.connection
+      .command("turn/start", { sessionId: SESSION, input: [{ type: "text", text: "something else" }] })
+      .catch((e: unknown) => e);
     expect(MspError.is(error) && error.kind).toBe("rpcError");
     await expect(host.done()).rejects.toThrow(/params\.input\.0\.text: expected "Run the flaky integration suite", got "something else"/);
     await msp.closed;
   });
 
   it("a channel whose write rejects fails done() with the reason, and nothing is left unhandled", async () => {
-    const host = CannedHost.fromLines(['{"dir":"client","raw":"{\\"jsonrpc\\":\\"2.0\\",\\"id\\":1,\\"method\\":\\"host/info\\",\\"params\\":{\\"commandId\\":\\"c1\\"}}"}', '{"dir":"server","raw":"{\\"jsonrpc\\":\\"2.0\\",\\"id\\":1,\\"result\\":{\\"commandId\\":\\"c1\\",\\"status\\":\\"accepted\\"}}"}', '{"dir":"client","raw":"{\\"jsonrpc\\":\\"2.0\\",\\"id\\":2,\\"method\\":\\"host/info\\",\\"params\\":{\\"commandId\\":\\"c2\\"}}"}']);
+    const host = CannedHost.fromLines([
+      '{"dir":"client","raw":"{\\"jsonrpc\\":\\"2.0\\",\\"id\\":1,\\"method\\":\\"host/info\\",\\"params\\":{\\"commandId\\":\\"c1\\"}}"}',
+      '{"dir":"server","raw":"{\\"jsonrpc\\":\\"2.0\\",\\"id\\":1,\\"result\\":{\\"commandId\\":\\"c1\\",\\"status\\":\\"accepted\\"}}"}',
+      '{"dir":"client","raw":"{\\"jsonrpc\\":\\"2.0\\",\\"id\\":2,\\"method\\":\\"host/info\\",\\"params\\":{\\"commandId\\":\\"c2\\"}}"}',
+    ]);
     const listeners: Array<(bytes: Uint8Array) => void> = [];
     host.attach({
       onData: (listener) => {
@@ -62,7 +68,11 @@ describe("CannedHost checks the client's envelope", () => {
       JSON.stringify({ dir: "server", raw: JSON.stringify({ jsonrpc: "2.0", id: n, result: { commandId: `c${n}`, status: "accepted" } }) }),
     ]);
     for (const [first, second, problem] of [
-      [{ jsonrpc: "2.0", id: 7, method: "host/info", params: { commandId: "a" } }, { jsonrpc: "2.0", id: 7, method: "host/info", params: { commandId: "b" } }, /id: 7 was already used/],
+      [
+        { jsonrpc: "2.0", id: 7, method: "host/info", params: { commandId: "a" } },
+        { jsonrpc: "2.0", id: 7, method: "host/info", params: { commandId: "b" } },
+        /id: 7 was already used/,
+      ],
       [{ jsonrpc: "1.0", id: 1, method: "host/info", params: { commandId: "a" } }, undefined, /jsonrpc: expected "2.0", got "1.0"/],
     ] as const) {
       const host = CannedHost.fromLines(lines);

@@ -122,7 +122,9 @@ describe("checkTranscript", () => {
     expect(checkTranscriptParts([crash, resume]).map((v) => v.ok)).toEqual([true, true]);
     // Replaying from the start instead of after the cursor duplicates what was seen.
     const [, replayAll] = checkTranscriptParts([crash, `${crash.split("\n").slice(2).join("\n")}\n${resume}`], { excerpt: true });
-    expect(replayAll?.problems[0]).toMatch(/^line 1 \(part 2\): turn\/started: viewCursor \S+:1 does not increase on \S+:3 at line 5 \(part 1\) \(invariant 5\)$/);
+    expect(replayAll?.problems[0]).toMatch(
+      /^line 1 \(part 2\): turn\/started: viewCursor \S+:1 does not increase on \S+:3 at line 5 \(part 1\) \(invariant 5\)$/,
+    );
     expect(groupParts(["t/a.2.jsonl", "t/b.jsonl", "t/a.jsonl"])).toEqual([["t/a.jsonl", "t/a.2.jsonl"], ["t/b.jsonl"]]);
   });
 });
@@ -133,9 +135,15 @@ describe("npm run transcripts:check", () => {
     const ok = spawnSync(process.execPath, ["--import", "tsx", "scripts/transcripts-check.ts"], { encoding: "utf8" });
     expect(ok.status).toBe(0);
     expect(ok.stdout).toMatch(/✓ transcripts\/cancel-race\.jsonl\n/);
-    const bad = spawnSync(process.execPath, ["--import", "tsx", "scripts/transcripts-check.ts", "transcripts/cancel-race.jsonl", "transcripts/broken/invariant-4-early-already-terminal.jsonl"], { encoding: "utf8" });
+    const bad = spawnSync(
+      process.execPath,
+      ["--import", "tsx", "scripts/transcripts-check.ts", "transcripts/cancel-race.jsonl", "transcripts/broken/invariant-4-early-already-terminal.jsonl"],
+      { encoding: "utf8" },
+    );
     expect(bad.status).toBe(1);
-    expect(bad.stdout).toContain("✗ transcripts/broken/invariant-4-early-already-terminal.jsonl\n    transcripts/broken/invariant-4-early-already-terminal.jsonl: line 4: already_terminal rejection");
+    expect(bad.stdout).toContain(
+      "✗ transcripts/broken/invariant-4-early-already-terminal.jsonl\n    transcripts/broken/invariant-4-early-already-terminal.jsonl: line 4: already_terminal rejection",
+    );
     expect(bad.stdout).toMatch(/1 ok, 1 with problems\n$/);
   }, 30_000);
 });

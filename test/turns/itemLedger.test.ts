@@ -19,7 +19,10 @@ describe("ItemLedger", () => {
     l.apply(msg("b", 1, "inProgress"));
     l.apply(msg("a", 3, "completed", "hello"));
     expect(l.apply(msg("a", 2, "inProgress", "hel"))).toBe(false);
-    expect(l.itemsOf("t").map((i) => [i.itemId, i.revision])).toEqual([["a", 3], ["b", 1]]);
+    expect(l.itemsOf("t").map((i) => [i.itemId, i.revision])).toEqual([
+      ["a", 3],
+      ["b", 1],
+    ]);
   });
 
   it("closes items left inProgress as cancelled + synthesized when the turn ends", () => {

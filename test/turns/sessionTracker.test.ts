@@ -60,7 +60,12 @@ describe("SessionTracker", () => {
     sessions.noteCommand("turn/cancel", { sessionId: S, turnId: "cancelled" }, "c");
     sessions.admit("item/started", item("seen", 2));
     expect(sessions.admit("turn/completed", ended("x", 3))).toEqual(stray);
-    for (const [turnId, n] of [["started", 4], ["cancelled", 5], ["seen", 6]] as const) expect(sessions.admit("turn/completed", ended(turnId, n))).toEqual({ deliver: true });
+    for (const [turnId, n] of [
+      ["started", 4],
+      ["cancelled", 5],
+      ["seen", 6],
+    ] as const)
+      expect(sessions.admit("turn/completed", ended(turnId, n))).toEqual({ deliver: true });
     sessions.noteCommand("session/resume", { sessionId: S, afterCursor: `v:${S}:6` }, "r");
     expect(sessions.admit("turn/completed", ended("y", 7))).toEqual({ deliver: true }); // a resume makes every turn of its session legitimate
   });
