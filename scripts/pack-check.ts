@@ -1,6 +1,6 @@
 /**
  * `npm run pack:check`: what `npm pack` would publish, checked against an allow-list. Every file
- * must be the build (dist/), an example model (models/), a guide (docs/*.md), or one of the
+ * must be the build (dist/), an example model (models/), a guide (docs/*.md) or its chart (docs/*.svg), or one of the
  * package's own documents; no tests, fixtures, transcripts, recipes, benchmarks, scripts or
  * sources ship. Every file package.json points at (exports, main, module, types, bin) must ship.
  * Prints the tarball's size. Run after `npm run build`.
@@ -16,7 +16,7 @@ interface PackResult {
   files: { path: string; size: number }[];
 }
 
-const ALLOWED = [/^dist\//, /^models\/[^/]+\.json$/, /^docs\/[^/]+\.md$/, /^(package\.json|README\.md|LICENSE|CHANGELOG\.md)$/];
+const ALLOWED = [/^dist\//, /^models\/[^/]+\.json$/, /^docs\/[^/]+\.(md|svg)$/, /^(package\.json|README\.md|LICENSE|CHANGELOG\.md)$/];
 const FORBIDDEN = [
   /(^|\/)(test|tests|__tests__|fixtures|transcripts|recipes|bench|scripts|src|coverage|node_modules)\//,
   /\.(test|spec)\.[cm]?[jt]sx?(\.map)?$/,
