@@ -199,6 +199,8 @@ export class MspConnection {
   readonly #commands = new PendingCommands();
   readonly #turns: TurnRecorder;
   readonly #items: ItemLedger;
+  readonly #turnsView: TurnTerminals;
+  readonly #itemsView: TurnItems;
   readonly #sessions: SessionTracker;
   readonly #abort = new AbortController();
   readonly #defaultTimeoutMs: number;
@@ -216,6 +218,26 @@ export class MspConnection {
     this.#turns = new TurnRecorder({ capacity: options.terminalCapacity ?? 10_000, defaultTimeoutMs: this.#defaultTimeoutMs });
     this.#sessions = new SessionTracker(this.#turns, options.terminalCapacity ?? 10_000);
     this.#items = new ItemLedger({ turnCapacity: options.itemTurnCapacity ?? 1_000 });
+    // Read-only at runtime too, not only in the type: the views hold no way to the writers.
+    const turns = this.#turns;
+    const items = this.#items;
+    this.#turnsView = Object.freeze({
+      get: (turnId: string) => turns.get(turnId),
+      terminalOf: (turnId: string, options?: WaitOptions) => turns.terminalOf(turnId, options),
+      get waiterCount() {
+        return turns.waiterCount;
+      },
+      get size() {
+        return turns.size;
+      },
+    });
+    this.#itemsView = Object.freeze({
+      itemsOf: (turnId: string) => items.itemsOf(turnId),
+      get: (turnId: string, itemId: string) => items.get(turnId, itemId),
+      get turnCount() {
+        return items.turnCount;
+      },
+    });
     this.closed = new Promise((resolve) => (this.#resolveClosed = resolve));
 
     const problems = (reader as Partial<FramedMessageReader>).onProblem;
@@ -251,12 +273,12 @@ export class MspConnection {
 
   /** Every turn's terminal, recorded before anything else sees it: `get(turnId)` and bounded `terminalOf(turnId)`. */
   get turns(): TurnTerminals {
-    return this.#turns;
+    return this.#turnsView;
   }
 
   /** Every item of recent turns at its latest revision: `itemsOf(turnId)` and `get(turnId, itemId)`. */
   get items(): TurnItems {
-    return this.#items;
+    return this.#itemsView;
   }
 
   /** True once the connection has closed. */

@@ -103,6 +103,11 @@ describe("public surface", () => {
     expect((await client.turns.terminalOf("t", { timeoutMs: 1_000 })).terminal).toBe("completed");
     expect(readOnly(client)).toEqual(["completed", 1, expect.objectContaining({ status: "cancelled", synthesized: true })]);
     expect(readOnly(client.connection)).toEqual(readOnly(client));
+    // Not only in the type: the objects have no writers to reach by a cast either.
+    for (const view of [client.turns, client.items] as unknown as Array<Record<string, unknown>>) {
+      expect(Object.isFrozen(view)).toBe(true);
+      for (const writer of ["record", "closeAll", "apply", "closeTurn"]) expect(view[writer]).toBeUndefined();
+    }
     await client.close();
   });
 
