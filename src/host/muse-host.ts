@@ -1,6 +1,6 @@
 /** The host core: JSON-RPC dispatch of MSP commands, idempotency, sessions, and fan-out of notifications. */
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { v7 as uuidv7 } from "uuid";
 import {
@@ -19,7 +19,18 @@ import { CommandError, JsonRpcErrorCodes, errorResponse, notificationMessage, ty
 import type { MessageTransport } from "./message-transport.js";
 import type { ScriptedModel } from "./scripted-model.js";
 import { SessionAgent } from "./session-agent.js";
-import { readSessionLog, SessionLog, sessionLogPath, summarizeSessionLog } from "./session-log.js";
+import { lockDataDir, type DataDirLock } from "./data-dir-lock.js";
+import { ensureRealDirectory, isDescriptorExhaustion, UnsafeFileError } from "./safe-files.js";
+import {
+  DEFAULT_MAX_OPEN_LOGS,
+  LogFilePool,
+  LogUnavailableError,
+  readSessionLog,
+  SessionLog,
+  sessionLogPath,
+  summarizeSessionLog,
+  type SessionLogSummary,
+} from "./session-log.js";
 import { recoverSessions, type RecoveredSession } from "./session-recovery.js";
 import type { ShellOptions } from "./shell-tool.js";
 import { createTempDataDir, type TempDataDir } from "./temp-data-dir.js";
@@ -71,6 +82,19 @@ export interface MuseHostOptions {
   outputCapBytes?: number;
   /** How many commandIds are remembered for idempotency (default 10 000). */
   commandCacheCapacity?: number;
+  /**
+   * How many session-log file descriptors stay open while their sessions are idle; the least
+   * recently used is closed first and reopened on demand. Logs of sessions with a running or
+   * queued turn stay open on top of these.
+   *
+   * @unit file descriptors
+   * @defaultValue 128
+   * @example
+   * ```ts
+   * const host = createHost({ models, defaultModel: "default", dataDir: "/var/muse", maxOpenLogs: 64 });
+   * ```
+   */
+  maxOpenLogs?: number;
   /** Diagnostics sink (the CLI writes to stderr). */
   logger?: (line: string) => void;
   /**
@@ -109,6 +133,15 @@ function newChannel(write: (message: unknown) => void): Channel {
 
 function rejection(commandId: string, reason: RejectionReason, message: string, details: Record<string, unknown> = {}): CommandError {
   return new CommandError(COMMAND_REJECTED_CODE, message, { commandId, reason, ...details });
+}
+
+/**
+ * The answer to a command that needed a session log's descriptor when none was free: JSON-RPC
+ * `-32603` (never remembered for idempotency, so a retry with the same `commandId` runs again),
+ * with `data.errno` (`EMFILE` or `ENFILE`) and `data.retryable: true`. Nothing was written.
+ */
+function descriptorsExhausted(error: LogUnavailableError): CommandError {
+  return new CommandError(JsonRpcErrorCodes.internalError, `Internal error: ${error.message}; retry later`, { errno: error.code, retryable: true });
 }
 
 function invalid(message: string): CommandError {
@@ -177,6 +210,10 @@ export class MuseHost {
   #failure: Error | undefined;
   /** The temp data dir this host created (no `dataDir` given), removed after shutdown. */
   readonly #tempDataDir: TempDataDir | undefined;
+  /** The lock on a given `dataDir` (a temp dir is this process's alone: it takes none). */
+  readonly #lock: DataDirLock | undefined;
+  /** Every session log's descriptor goes through this bounded cache. */
+  readonly #logFiles: LogFilePool;
 
   constructor(options: MuseHostOptions) {
     if (!options.models.has(options.defaultModel)) throw new Error(`default model ${options.defaultModel} is not loaded`);
@@ -187,9 +224,27 @@ export class MuseHost {
       this.dataDir = this.#tempDataDir.path;
     } else {
       this.dataDir = options.dataDir;
+      mkdirSync(this.dataDir, { recursive: true });
+      // One owner per data dir, before anything in it is read or written (throws DataDirInUseError).
+      this.#lock = lockDataDir(this.dataDir, {
+        onCompromised: (error) => this.#fatal(error, "the data-dir lock"),
+        logger: (line) => this.#log(line),
+      });
     }
-    mkdirSync(join(this.dataDir, "sessions"), { recursive: true });
-    this.recovered = recoverSessions(this.dataDir);
+    try {
+      const lock = this.#lock;
+      this.#logFiles = new LogFilePool({
+        capacity: options.maxOpenLogs ?? DEFAULT_MAX_OPEN_LOGS,
+        ...(lock === undefined ? {} : { guard: () => lock.assertHeld() }),
+      });
+      // A sessions/ that is a symlink (or not a directory) is refused: logs never leave the data dir.
+      ensureRealDirectory(join(this.dataDir, "sessions"));
+      this.recovered = recoverSessions(this.dataDir, { pool: this.#logFiles, logger: (line) => this.#log(line) });
+    } catch (error) {
+      this.#lock?.release();
+      this.#tempDataDir?.remove();
+      throw error;
+    }
     for (const r of this.recovered) {
       this.#log(`recovered session ${r.sessionId}: closed ${r.closedTurns.length} turn(s) as "host restarted"`);
     }
@@ -253,6 +308,7 @@ export class MuseHost {
     this.#shuttingDown ??= (async () => {
       await Promise.all([...this.#sessions.values()].map((s) => s.dispose()));
       for (const c of this.#connections) c.transport.close();
+      this.#lock?.release();
       this.#tempDataDir?.remove();
     })();
     return this.#shuttingDown;
@@ -267,11 +323,14 @@ export class MuseHost {
     for (const c of this.#connections) c.channel.send(message);
   }
 
-  /** A session log could not be written: log it, shut down (cancel, drain), and tell the CLI. */
-  #fatal(error: Error, sessionId: string): void {
+  /**
+   * A session log could not be written, or the data-dir lock was lost: log it, shut down
+   * (cancel, drain), and tell the CLI. `what` names the log, e.g. `session log of <id>`.
+   */
+  #fatal(error: Error, what: string): void {
     if (this.#failure !== undefined) return;
     this.#failure = error;
-    this.#log(`session log of ${sessionId} failed: ${error.message}; shutting down`);
+    this.#log(`${what} failed: ${error.message}; shutting down`);
     // Deferred: the failing write may be deep inside a turn's step or a command.
     queueMicrotask(() => {
       void this.shutdown();
@@ -289,10 +348,14 @@ export class MuseHost {
     channel.send({ jsonrpc: "2.0", id, result: outcome.result });
     if (outcome.replay !== undefined) {
       const { sessionId, after, upTo } = outcome.replay;
-      for (const record of readSessionLog(sessionLogPath(this.dataDir, sessionId))) {
-        if (record.type === "notification" && record.n > after && record.n <= upTo) {
-          channel.send(notificationMessage(record.method, record.params));
+      try {
+        for (const record of readSessionLog(sessionLogPath(this.dataDir, sessionId), { onProblem: (line) => this.#log(line), pool: this.#logFiles })) {
+          if (record.type === "notification" && record.n > after && record.n <= upTo) {
+            channel.send(notificationMessage(record.method, record.params));
+          }
         }
+      } catch (error) {
+        this.#log(`replay of session ${sessionId} stopped: ${(error as Error).message}`);
       }
     }
   }
@@ -366,7 +429,9 @@ export class MuseHost {
       const handled = this.#execute(method as CommandMethod, params, commandId);
       outcome = { kind: "result", method, result: { commandId, status: "accepted", ...handled.result } };
       if (handled.replay !== undefined) outcome.replay = handled.replay;
-    } catch (error) {
+    } catch (thrown) {
+      // No descriptor free (EMFILE/ENFILE): this command fails, retryably; the host goes on.
+      const error = thrown instanceof LogUnavailableError ? descriptorsExhausted(thrown) : thrown;
       if (error instanceof CommandError) {
         const e = error.data === undefined ? { code: error.code, message: error.message } : { code: error.code, message: error.message, data: error.data };
         outcome = { kind: "error", method, error: e };
@@ -434,6 +499,7 @@ export class MuseHost {
   #newAgent(
     sessionId: string,
     modelName: string,
+    log: SessionLog,
     seed: Partial<Pick<ConstructorParameters<typeof SessionAgent>[0], "lastCursor" | "startedTurns" | "terminals" | "accepted">> = {},
   ): SessionAgent {
     const shell: ShellOptions = {};
@@ -441,11 +507,11 @@ export class MuseHost {
     if (this.#options.outputCapBytes !== undefined) shell.outputCapBytes = this.#options.outputCapBytes;
     const agent = new SessionAgent({
       sessionId,
-      log: SessionLog.open(sessionLogPath(this.dataDir, sessionId)),
+      log,
       models: this.#options.models,
       modelName,
       publish: (method, params) => this.#publish(method, params),
-      onLogFailure: (error) => this.#fatal(error, sessionId),
+      onLogFailure: (error) => this.#fatal(error, `session log of ${sessionId}`),
       shell,
       ...seed,
     });
@@ -456,18 +522,23 @@ export class MuseHost {
   #sessionCreate(params: Record<string, unknown>, commandId: string): Handled {
     const model = this.#requireModel(optionalString(params, "model") ?? this.#options.defaultModel, commandId);
     const sessionId = uuidv7();
+    let log: SessionLog;
     try {
-      const log = SessionLog.open(sessionLogPath(this.dataDir, sessionId));
-      try {
-        log.append({ type: "session", at: Date.now(), sessionId, model });
-      } finally {
-        log.close();
-      }
+      // A new file only (O_EXCL, O_NOFOLLOW): nothing planted under a fresh id is ever written to.
+      log = SessionLog.open(sessionLogPath(this.dataDir, sessionId), { pool: this.#logFiles, mode: "create" });
     } catch (error) {
-      this.#fatal(error instanceof Error ? error : new Error(String(error)), sessionId);
+      if (error instanceof LogUnavailableError) throw error; // no descriptor free: this command fails, nothing else
+      this.#fatal(error instanceof Error ? error : new Error(String(error)), `session log of ${sessionId}`);
       throw error;
     }
-    this.#newAgent(sessionId, model);
+    try {
+      log.append({ type: "session", at: Date.now(), sessionId, model });
+    } catch (error) {
+      log.close();
+      this.#fatal(error instanceof Error ? error : new Error(String(error)), `session log of ${sessionId}`);
+      throw error;
+    }
+    this.#newAgent(sessionId, model, log);
     return { result: { sessionId, model } };
   }
 
@@ -477,12 +548,24 @@ export class MuseHost {
     if (live !== undefined) return live;
     if (!/^[0-9a-fA-F-]{1,64}$/.test(sessionId)) return undefined; // never a path
     const path = sessionLogPath(this.dataDir, sessionId);
-    if (!existsSync(path)) return undefined;
-    const summary = summarizeSessionLog(readSessionLog(path));
-    // The log must be this very session's (a case-insensitive file system would open another spelling).
-    if (summary === undefined || summary.sessionId !== sessionId) return undefined;
+    let summary: SessionLogSummary | undefined;
+    let log: SessionLog;
+    try {
+      // Streamed, and only from a regular file (a planted symlink, FIFO or device is no session).
+      summary = summarizeSessionLog(readSessionLog(path, { onProblem: (line) => this.#log(line), pool: this.#logFiles }));
+      // The log must be this very session's (a case-insensitive file system would open another spelling).
+      if (summary === undefined || summary.sessionId !== sessionId) return undefined;
+      log = SessionLog.open(path, { pool: this.#logFiles, mode: "existing" });
+    } catch (error) {
+      if (error instanceof UnsafeFileError) {
+        this.#log(`session ${sessionId}: ${error.message}`);
+        return undefined;
+      }
+      if (isDescriptorExhaustion(error)) throw new LogUnavailableError(path, error);
+      throw error;
+    }
     const model = this.#options.models.has(summary.model) ? summary.model : this.#options.defaultModel;
-    return this.#newAgent(sessionId, model, {
+    return this.#newAgent(sessionId, model, log, {
       lastCursor: summary.lastCursor,
       startedTurns: summary.startedTurns,
       terminals: summary.terminals,

@@ -1,7 +1,9 @@
 /** The `muse-host` command line: argument parsing and `serve --stdio`. */
 import { basename } from "node:path";
 import { loadScriptedModel, type ScriptedModel } from "./scripted-model.js";
+import { DataDirInUseError } from "./data-dir-lock.js";
 import { createHost, HOST_VERSION, type MuseHostOptions } from "./muse-host.js";
+import { DEFAULT_MAX_OPEN_LOGS } from "./session-log.js";
 import { DEFAULT_KILL_GRACE_MS, DEFAULT_OUTPUT_CAP_BYTES, killAllToolGroups } from "./shell-tool.js";
 import { createStdioTransport } from "./stdio-transport.js";
 
@@ -25,6 +27,8 @@ export interface ServeOptions {
   killGraceMs?: number;
   /** @unit bytes */
   outputCapBytes?: number;
+  /** @unit file descriptors */
+  maxOpenLogs?: number;
 }
 
 /**
@@ -37,6 +41,7 @@ export interface ServeOptions {
  */
 export const USAGE = `usage: muse-host serve --stdio --script PATH [--data DIR] [--model NAME=PATH ...]
                        [--default-model NAME] [--kill-grace-ms N] [--output-cap-bytes N]
+                       [--max-open-logs N]
        muse-host --version | --help`;
 
 /**
@@ -62,19 +67,23 @@ serve flags (each also takes --flag=VALUE):
   --default-model NAME   model of a session/create without "model" (default: "default" when
                          --script is given, else the first --model)
   --data DIR             keep session logs in DIR/sessions/ so a restarted host can resume them
-                         (default: a fresh temp dir, removed when the host exits)
+                         (default: a fresh temp dir, removed when the host exits); one host
+                         per DIR: a second one exits 3, naming the holder
   --kill-grace-ms N      on cancel or shutdown, milliseconds from SIGTERM to SIGKILL of a tool's
                          process group (default: ${DEFAULT_KILL_GRACE_MS})
   --output-cap-bytes N   bytes of output kept per tool call; the rest is cut, truncated: true
                          (default: ${DEFAULT_OUTPUT_CAP_BYTES})
+  --max-open-logs N      session-log file descriptors kept open for idle sessions, least
+                         recently used closed first (default: ${DEFAULT_MAX_OPEN_LOGS})
 
 other commands:
   --version              print the host version and exit
   --help, -h             print this help and exit
 
 Exit: 0 after stdin EOF or SIGTERM/SIGINT/SIGHUP (running turns cancelled, tools drained); a
-second signal stops the drain (128 + signal number); 1 if a session log could not be written;
-2 on a bad command line or model file.`;
+second signal stops the drain (128 + signal number); 1 if a session log could not be written
+or the data dir's lock was lost; 2 on a bad command line, model file, or an unsafe data dir
+(DIR/sessions a symlink); 3 if another live host holds DIR.`;
 
 function nonNegativeInt(flag: string, value: string): number {
   const n = Number(value);
@@ -132,6 +141,12 @@ export function parseServeArgs(args: readonly string[]): ServeOptions {
       case "--output-cap-bytes":
         options.outputCapBytes = nonNegativeInt(name, value());
         break;
+      case "--max-open-logs": {
+        const n = nonNegativeInt(name, value());
+        if (n < 1) throw new Error(`${name} needs a positive integer, got ${n}`);
+        options.maxOpenLogs = n;
+        break;
+      }
       default:
         throw new Error(`unknown option ${flag}`);
     }
@@ -202,11 +217,13 @@ export async function runCli(argv: readonly string[]): Promise<number> {
     if (options.dataDir !== undefined) hostOptions.dataDir = options.dataDir;
     if (options.killGraceMs !== undefined) hostOptions.killGraceMs = options.killGraceMs;
     if (options.outputCapBytes !== undefined) hostOptions.outputCapBytes = options.outputCapBytes;
+    if (options.maxOpenLogs !== undefined) hostOptions.maxOpenLogs = options.maxOpenLogs;
     host = createHost(hostOptions);
   } catch (error) {
-    // A model file that cannot be read or is not a valid script: the message names the file (and line:column).
+    // A model file that cannot be read or is not a valid script: the message names the file (and
+    // line:column). A data dir held by another live host: the message names the holder.
     err((error as Error).message);
-    return 2;
+    return error instanceof DataDirInUseError ? 3 : 2;
   }
   const transport = createStdioTransport(process.stdin, process.stdout);
   host.connect(transport);

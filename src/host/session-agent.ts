@@ -15,7 +15,7 @@ import type {
 } from "../protocol/index.js";
 import { PhaseMachine } from "./phase-machine.js";
 import { streamStep, type ScriptedModel, type ScriptedStep, type ScriptedToolCall } from "./scripted-model.js";
-import type { SessionLog, SessionLogRecord } from "./session-log.js";
+import { LogUnavailableError, type SessionLog, type SessionLogRecord } from "./session-log.js";
 import { runShell, TOOL_PROCESSES_ESCAPED, type ShellOptions, type ToolResult } from "./shell-tool.js";
 import { formatViewCursor } from "../protocol/cursor.js";
 
@@ -195,14 +195,32 @@ export class SessionAgent {
       this.#log.append(record);
       return true;
     } catch (error) {
-      this.#logFailure = error instanceof Error ? error : new Error(String(error));
-      this.#onLogFailure(this.#logFailure);
+      this.#fail(error);
       return false;
     }
   }
 
+  #fail(error: unknown): void {
+    this.#logFailure = error instanceof Error ? error : new Error(String(error));
+    this.#onLogFailure(this.#logFailure);
+  }
+
+  /**
+   * Appends durably for a command. When no descriptor was free to open the log
+   * ({@link LogUnavailableError}), nothing was written: the error is thrown as it is, the command
+   * fails, and the session goes on. Any other failure fails the session's log.
+   */
   #appendOrThrow(record: SessionLogRecord): void {
-    if (!this.#append(record)) throw new Error(`session log ${this.#log.path} failed: ${this.#logFailure?.message ?? "unknown error"}`);
+    if (this.#logFailure === undefined) {
+      try {
+        this.#log.append(record);
+        return;
+      } catch (error) {
+        if (error instanceof LogUnavailableError) throw error;
+        this.#fail(error);
+      }
+    }
+    throw new Error(`session log ${this.#log.path} failed: ${this.#logFailure?.message ?? "unknown error"}`);
   }
 
   /** The model the next turn will use. */
@@ -301,6 +319,9 @@ export class SessionAgent {
   }
 
   #begin(turn: AcceptedTurn): void {
+    // From the first turn until the session is idle again, its log stays open outside the
+    // descriptor cache: a running turn never has to reopen it (so never meets EMFILE).
+    this.#log.hold();
     this.#running = turn;
     const signal = this.#machine.enterRunning(turn.turnId, this.#begunTurns++);
     const modelName = this.#modelName; // a later setModel affects the next turn, not this one
@@ -377,6 +398,7 @@ export class SessionAgent {
       if (next !== undefined) {
         this.#begin(next);
       } else {
+        this.#log.release();
         const waiters = this.#idleWaiters;
         this.#idleWaiters = [];
         for (const w of waiters) w();

@@ -1,11 +1,24 @@
-/** The session log: one append-only JSONL file per session, each record made durable before it is acted on. */
-import { closeSync, existsSync, fdatasyncSync, fsyncSync, mkdirSync, openSync, readFileSync, readSync, fstatSync, writeSync } from "node:fs";
+/**
+ * The session log: one append-only JSONL file per session, each record made durable (written and
+ * `fdatasync`ed) before it is acted on. `item/updated` records are logged as deltas (only the text
+ * appended since the item's previous logged state), so a log grows with output, not with output
+ * squared; reading a log back rebuilds every notification exactly as the wire carried it.
+ * Descriptors are opened on demand and held in a bounded cache ({@link LogFilePool}); reading
+ * streams line by line, so memory never depends on a log's size.
+ */
+import { closeSync, fdatasyncSync, fsyncSync, mkdirSync, openSync, readSync, writeSync, constants } from "node:fs";
 import { dirname, join } from "node:path";
+import { BoundedMap } from "../internal/boundedMap.js";
 import type { CancelCause, Item, NotificationMethod, Terminal, TurnCompletedParams, TurnInput } from "../protocol/index.js";
+import { MAX_LOG_LINE_BYTES, readLines } from "./log-lines.js";
+import { isDescriptorExhaustion, openLogFile } from "./safe-files.js";
 
 /**
  * One line of a session log. `at` is milliseconds since the Unix epoch. `notification` records
- * carry the exact params sent on the wire, with their cursor sequence `n`.
+ * carry the exact params sent on the wire, with their cursor sequence `n`. On disk, an
+ * `item/updated` may carry `delta`: then its item's `delta.field` holds only the text appended to
+ * the item's previous logged state, which was `delta.from` characters long; {@link readSessionLog}
+ * puts the whole text back.
  *
  * @example
  * ```ts
@@ -19,7 +32,39 @@ export type SessionLogRecord =
   | { type: "turnStarted"; at: number; turnId: string; turn: number }
   | { type: "cancelRequested"; at: number; turnId: string; cause: CancelCause; keepInbox: boolean }
   | { type: "turnCompleted"; at: number; turnId: string; terminal: Terminal; reason: string; cause?: CancelCause }
-  | { type: "notification"; at: number; n: number; method: NotificationMethod; params: Record<string, unknown> };
+  | { type: "notification"; at: number; n: number; method: NotificationMethod; params: Record<string, unknown>; delta?: ItemDelta };
+
+/**
+ * How an on-disk `item/updated` record is coalesced: its item's `field` holds only what was
+ * appended to the `from` characters (UTF-16 code units) of the item's previous logged state.
+ *
+ * @example
+ * ```ts
+ * const delta: ItemDelta = { field: "visibleOutput", from: 4096 };
+ * ```
+ */
+export interface ItemDelta {
+  field: "text" | "visibleOutput";
+  /** @unit UTF-16 code units: the length of the previous logged value the suffix extends */
+  from: number;
+}
+
+/**
+ * A line {@link readSessionLog} could not turn into a record it can vouch for: longer than
+ * {@link MAX_LOG_LINE_BYTES}, or a delta whose base was not readable. It is not replayed; `n`
+ * (when it could be seen) still counts for the session's last cursor.
+ *
+ * @example
+ * ```ts
+ * for (const r of readSessionLog(path)) if (r.type === "skipped") console.error(r.why);
+ * ```
+ */
+export interface SkippedRecord {
+  type: "skipped";
+  /** The cursor sequence of the lost notification, when its line showed one. */
+  n?: number;
+  why: string;
+}
 
 /**
  * The path of a session's log under a data directory: `<data>/sessions/<sessionId>.jsonl`.
@@ -34,8 +79,141 @@ export function sessionLogPath(dataDir: string, sessionId: string): string {
 }
 
 /**
- * An open session log. `append` writes one record and `fdatasync`s it before returning, so a
- * notification is durable before it reaches the wire.
+ * How many session-log descriptors the host keeps open when no turn is using them. Logs of
+ * sessions with a running or queued turn stay open on top of these (their turn needs them).
+ *
+ * @example
+ * ```ts
+ * const pool = new LogFilePool({ capacity: DEFAULT_MAX_OPEN_LOGS });
+ * ```
+ */
+export const DEFAULT_MAX_OPEN_LOGS = 128;
+
+/**
+ * No descriptor was free (`EMFILE` or `ENFILE`) to open a session log, even after closing idle
+ * ones. Nothing was written: the command that needed it fails, and can be retried.
+ *
+ * @example
+ * ```ts
+ * try { log.append(record); } catch (error) { if (error instanceof LogUnavailableError) console.error("retry later"); }
+ * ```
+ */
+export class LogUnavailableError extends Error {
+  readonly code: string;
+
+  constructor(path: string, cause: unknown) {
+    const code = (cause as NodeJS.ErrnoException).code ?? "EMFILE";
+    super(`no file descriptor free to open ${path} (${code}); nothing was written`, { cause });
+    this.name = "LogUnavailableError";
+    this.code = code;
+  }
+}
+
+/**
+ * Options of a {@link LogFilePool}.
+ *
+ * @example
+ * ```ts
+ * const options: LogFilePoolOptions = { capacity: 64, guard: () => lock.assertHeld() };
+ * ```
+ */
+export interface LogFilePoolOptions {
+  /**
+   * @unit file descriptors: idle session logs kept open (least recently used closed first)
+   * @defaultValue {@link DEFAULT_MAX_OPEN_LOGS}
+   */
+  capacity?: number;
+  /** Called before every write; throws to forbid it (e.g. the data-dir lock was lost). */
+  guard?: () => void;
+}
+
+/**
+ * The bounded descriptor cache of every {@link SessionLog} of a host: idle logs' descriptors are
+ * kept in an LRU of `capacity` and closed when evicted; a log in use by a turn is held open
+ * outside it. Opening retries once after closing half the idle descriptors when the process is
+ * out of them.
+ *
+ * @example
+ * ```ts
+ * const pool = new LogFilePool({ capacity: 64 });
+ * const log = SessionLog.open(sessionLogPath("/var/muse", sessionId), { pool });
+ * ```
+ */
+export class LogFilePool {
+  readonly #idle: BoundedMap<SessionLog, () => void>;
+  readonly guard: (() => void) | undefined;
+
+  constructor(options: LogFilePoolOptions = {}) {
+    const capacity = options.capacity ?? DEFAULT_MAX_OPEN_LOGS;
+    if (!Number.isSafeInteger(capacity) || capacity < 1) throw new RangeError(`maxOpenLogs must be a positive integer, got ${capacity}`);
+    this.#idle = new BoundedMap({ capacity, order: "recency", onEvict: (_log, close) => close() });
+    this.guard = options.guard;
+  }
+
+  /** Idle descriptors held open now. */
+  get idleCount(): number {
+    return this.#idle.size;
+  }
+
+  /** Marks `log`'s open descriptor as the most recently used idle one (may close the oldest). */
+  touch(log: SessionLog, close: () => void): void {
+    this.#idle.set(log, close);
+  }
+
+  /** Takes `log` out of the idle set (held by a turn, or closed). */
+  forget(log: SessionLog): void {
+    this.#idle.delete(log);
+  }
+
+  /** Runs `open`; when the process is out of descriptors, closes half the idle ones and tries once more. */
+  open<T>(path: string, open: () => T): T {
+    try {
+      return open();
+    } catch (error) {
+      if (!isDescriptorExhaustion(error)) throw error;
+      if (this.#idle.size === 0) throw new LogUnavailableError(path, error);
+      const victims = [...this.#idle].slice(0, Math.max(1, Math.ceil(this.#idle.size / 2)));
+      for (const [log, close] of victims) {
+        this.#idle.delete(log);
+        close();
+      }
+      try {
+        return open();
+      } catch (again) {
+        if (isDescriptorExhaustion(again)) throw new LogUnavailableError(path, again);
+        throw again;
+      }
+    }
+  }
+}
+
+/**
+ * How {@link SessionLog.open} treats the file: `create` makes a new one (it must not exist: a
+ * planted file or link there is refused), `existing` needs it to exist, `any` (the default)
+ * creates it when missing.
+ *
+ * @example
+ * ```ts
+ * SessionLog.open(path, { mode: "create" });
+ * ```
+ */
+export type SessionLogOpenMode = "create" | "existing" | "any";
+
+/** The field of an item that grows: a tool call's output, any other item's text. */
+function growingField(item: Record<string, unknown>): "text" | "visibleOutput" {
+  return item["kind"] === "toolCall" ? "visibleOutput" : "text";
+}
+
+function itemOf(params: Record<string, unknown>): Record<string, unknown> | undefined {
+  const item = params["item"];
+  return typeof item === "object" && item !== null && typeof (item as { itemId?: unknown }).itemId === "string" ? (item as Record<string, unknown>) : undefined;
+}
+
+/**
+ * A session log. `append` writes one record and `fdatasync`s it before returning, so a
+ * notification is durable before it reaches the wire. The descriptor is opened on demand
+ * (`O_NOFOLLOW`, regular files only, the very file first opened) and kept in the pool's bounded
+ * cache, or held open while {@link SessionLog.hold} says a turn uses it.
  *
  * @example
  * ```ts
@@ -46,81 +224,246 @@ export function sessionLogPath(dataDir: string, sessionId: string): string {
  */
 export class SessionLog {
   readonly path: string;
+  readonly #pool: LogFilePool;
+  readonly #dev: number;
+  readonly #ino: number;
   #fd: number | undefined;
+  #held = false;
+  #closed = false;
+  /** The last logged value of each open item's growing field, by itemId (the base of the next delta). */
+  readonly #items = new Map<string, string>();
+  readonly #closeFd = () => {
+    if (this.#fd === undefined) return;
+    const fd = this.#fd;
+    this.#fd = undefined;
+    closeSync(fd);
+  };
 
-  private constructor(path: string, fd: number) {
+  private constructor(path: string, pool: LogFilePool, fd: number, dev: number, ino: number) {
     this.path = path;
+    this.#pool = pool;
     this.#fd = fd;
+    this.#dev = dev;
+    this.#ino = ino;
+    pool.touch(this, this.#closeFd);
   }
 
-  /** Opens (creating if needed) the log at `path` for appending. */
-  static open(path: string): SessionLog {
+  /**
+   * Opens the log at `path` for appending (see {@link SessionLogOpenMode}), refusing anything but a
+   * regular file. A new file's directory entry is made durable too. Throws
+   * {@link LogUnavailableError} when no descriptor is free, `UnsafeFileError` for a planted file.
+   */
+  static open(path: string, options: { pool?: LogFilePool; mode?: SessionLogOpenMode } = {}): SessionLog {
+    const pool = options.pool ?? new LogFilePool();
+    const mode = options.mode ?? "any";
     mkdirSync(dirname(path), { recursive: true });
-    const created = !existsSync(path);
-    const fd = openSync(path, "a+");
-    if (created) {
-      // Make the new directory entry itself durable, not just the file's contents.
+    pool.guard?.();
+    let created = mode === "create";
+    let opened: ReturnType<typeof openLogFile>;
+    if (mode === "create") {
+      opened = pool.open(path, () => openLogFile(path, "create"));
+    } else {
       try {
-        const dir = openSync(dirname(path), "r");
+        opened = pool.open(path, () => openLogFile(path, "append"));
+      } catch (error) {
+        if (mode === "existing" || (error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+        opened = pool.open(path, () => openLogFile(path, "create"));
+        created = true;
+      }
+    }
+    const { fd, stats } = opened;
+    try {
+      if (created) {
+        // Make the new directory entry itself durable, not just the file's contents.
+        const dir = pool.open(path, () => openSync(dirname(path), constants.O_RDONLY | (constants.O_DIRECTORY ?? 0)));
         try {
           fsyncSync(dir);
         } finally {
           closeSync(dir);
         }
-      } catch (error) {
-        closeSync(fd);
-        throw error;
+      } else if (stats.size > 0) {
+        // A crash can leave a torn last line; start our first record on a fresh line.
+        const last = Buffer.alloc(1);
+        readSync(fd, last, 0, 1, stats.size - 1);
+        if (last[0] !== 0x0a) writeSync(fd, "\n");
       }
+    } catch (error) {
+      closeSync(fd);
+      throw error;
     }
-    // A crash can leave a torn last line; start our first record on a fresh line.
-    const size = fstatSync(fd).size;
-    if (size > 0) {
-      const last = Buffer.alloc(1);
-      readSync(fd, last, 0, 1, size - 1);
-      if (last[0] !== 0x0a) writeSync(fd, "\n");
+    return new SessionLog(path, pool, fd, stats.dev, stats.ino);
+  }
+
+  /** Keeps the descriptor open outside the idle cache until {@link SessionLog.release} (a turn is using the log). */
+  hold(): void {
+    if (this.#held || this.#closed) return;
+    this.#held = true;
+    this.#pool.forget(this);
+  }
+
+  /** Returns the descriptor to the idle cache. */
+  release(): void {
+    if (!this.#held) return;
+    this.#held = false;
+    if (this.#closed) return;
+    if (this.#fd !== undefined) this.#pool.touch(this, this.#closeFd);
+  }
+
+  /** The open descriptor, reopening the same file (never another one) when the cache closed it. */
+  #descriptor(): number {
+    if (this.#fd === undefined) {
+      const { fd, stats } = this.#pool.open(this.path, () => openLogFile(this.path, "append"));
+      if (stats.dev !== this.#dev || stats.ino !== this.#ino) {
+        closeSync(fd);
+        throw new Error(`session log ${this.path} was replaced by another file`);
+      }
+      this.#fd = fd;
     }
-    return new SessionLog(path, fd);
+    if (!this.#held) this.#pool.touch(this, this.#closeFd);
+    return this.#fd;
+  }
+
+  /** The line to write for `record`: an `item/updated` that extends its item's last logged value becomes a delta. */
+  #encode(record: SessionLogRecord): { line: string; track?: () => void } {
+    if (record.type !== "notification") return { line: JSON.stringify(record) };
+    const item = itemOf(record.params);
+    if (item === undefined) return { line: JSON.stringify(record) };
+    const itemId = item["itemId"] as string;
+    const field = growingField(item);
+    const value = item[field];
+    if (record.method === "item/completed") return { line: JSON.stringify(record), track: () => this.#items.delete(itemId) };
+    if (typeof value !== "string") return { line: JSON.stringify(record) };
+    const track = () => this.#items.set(itemId, value);
+    const base = this.#items.get(itemId);
+    if (record.method !== "item/updated" || base === undefined || !value.startsWith(base)) return { line: JSON.stringify(record), track };
+    const params = { ...record.params, item: { ...item, [field]: value.slice(base.length) } };
+    const delta: ItemDelta = { field, from: base.length };
+    return { line: JSON.stringify({ ...record, params, delta }), track };
   }
 
   /** Appends `record` durably (write + fdatasync). */
   append(record: SessionLogRecord): void {
-    if (this.#fd === undefined) throw new Error(`session log ${this.path} is closed`);
-    const bytes = Buffer.from(`${JSON.stringify(record)}\n`, "utf8");
+    if (this.#closed) throw new Error(`session log ${this.path} is closed`);
+    this.#pool.guard?.();
+    const { line, track } = this.#encode(record);
+    const fd = this.#descriptor();
+    const bytes = Buffer.from(`${line}\n`, "utf8");
     // A short write (e.g. a file-size limit) is retried until it completes or throws.
-    for (let at = 0; at < bytes.length;) at += writeSync(this.#fd, bytes, at, bytes.length - at);
-    fdatasyncSync(this.#fd);
+    for (let at = 0; at < bytes.length;) at += writeSync(fd, bytes, at, bytes.length - at);
+    fdatasyncSync(fd);
+    track?.();
   }
 
   /** Closes the file. Further appends throw. */
   close(): void {
-    if (this.#fd !== undefined) closeSync(this.#fd);
-    this.#fd = undefined;
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#pool.forget(this);
+    this.#items.clear();
+    this.#closeFd();
   }
 }
 
 /**
- * Reads every well-formed record of a session log. Unparseable lines (a torn write) are skipped.
+ * Options of {@link readSessionLog}.
  *
  * @example
  * ```ts
- * const records = readSessionLog(sessionLogPath("/var/muse", sessionId));
+ * const options: ReadSessionLogOptions = { onProblem: (line) => console.error(line) };
  * ```
  */
-export function readSessionLog(path: string): SessionLogRecord[] {
-  if (!existsSync(path)) return [];
-  const records: SessionLogRecord[] = [];
-  for (const line of readFileSync(path, "utf8").split("\n")) {
-    if (line.trim() === "") continue;
-    try {
-      const value = JSON.parse(line) as unknown;
-      if (typeof value === "object" && value !== null && typeof (value as { type?: unknown }).type === "string") {
-        records.push(value as SessionLogRecord);
-      }
-    } catch {
-      // a torn line from a crash mid-write
-    }
+export interface ReadSessionLogOptions {
+  /** Told (one line each) about lines skipped as too long, or deltas whose base was lost. */
+  onProblem?: (message: string) => void;
+  /** Open through this cache's retry: out of descriptors, it closes idle logs and tries once more. */
+  pool?: LogFilePool;
+  /**
+   * @unit bytes: the longest line read back
+   * @defaultValue {@link MAX_LOG_LINE_BYTES}
+   */
+  maxLineBytes?: number;
+}
+
+/** The `"n":` of a record from the first bytes of its line (records start with type, at, n). */
+function cursorInHead(head: string): number | undefined {
+  const match = /^\{"type":"notification","at":[0-9.e+-]+,"n":([0-9]+),/.exec(head);
+  return match === null ? undefined : Number(match[1]);
+}
+
+/**
+ * Streams the well-formed records of a session log, one line at a time: memory holds one line
+ * and the text of the items still open at that point, never the whole log. Unparseable lines (a
+ * torn write) are skipped; over-long lines and deltas whose base is gone come out as
+ * {@link SkippedRecord}s (and go to `onProblem`). Every `item/updated` comes out whole, as the wire
+ * carried it. A missing file yields nothing; a file that is not a regular file throws
+ * `UnsafeFileError`. Break out of the loop early and the file is closed.
+ *
+ * @example
+ * ```ts
+ * for (const record of readSessionLog(sessionLogPath("/var/muse", sessionId))) {
+ *   if (record.type === "notification") console.log(record.n, record.method);
+ * }
+ * ```
+ */
+export function* readSessionLog(path: string, options: ReadSessionLogOptions = {}): Generator<SessionLogRecord | SkippedRecord, void, undefined> {
+  let fd: number;
+  try {
+    fd = options.pool === undefined ? openLogFile(path, "read").fd : options.pool.open(path, () => openLogFile(path, "read")).fd;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
+    throw error;
   }
-  return records;
+  const skipped: SkippedRecord[] = [];
+  const report = (why: string, n?: number) => {
+    options.onProblem?.(`${path}: ${why}`);
+    skipped.push(n === undefined ? { type: "skipped", why } : { type: "skipped", n, why });
+  };
+  /** The current value of each open item's growing field, to rebuild deltas. */
+  const items = new Map<string, string>();
+  try {
+    const lines = readLines(fd, {
+      maxLineBytes: options.maxLineBytes ?? MAX_LOG_LINE_BYTES,
+      onOversize: ({ line, bytes, head }) =>
+        report(`line ${line} is ${bytes} bytes, over the ${options.maxLineBytes ?? MAX_LOG_LINE_BYTES}-byte limit: skipped`, cursorInHead(head)),
+    });
+    for (const line of lines) {
+      while (skipped.length > 0) yield skipped.shift() as SkippedRecord;
+      if (line.trim() === "") continue;
+      let value: unknown;
+      try {
+        value = JSON.parse(line);
+      } catch {
+        continue; // a torn line from a crash mid-write
+      }
+      if (typeof value !== "object" || value === null || typeof (value as { type?: unknown }).type !== "string") continue;
+      const record = value as SessionLogRecord;
+      if (record.type === "notification" && typeof record.params === "object" && record.params !== null) {
+        const item = itemOf(record.params);
+        if (item !== undefined) {
+          const itemId = item["itemId"] as string;
+          const field = growingField(item);
+          if (record.delta !== undefined) {
+            const base = items.get(itemId);
+            const suffix = item[record.delta.field];
+            if (base === undefined || base.length !== record.delta.from || typeof suffix !== "string") {
+              report(`item/updated ${record.n} of item ${itemId} extends a state that could not be read: skipped`, record.n);
+              items.delete(itemId);
+              yield skipped.shift() as SkippedRecord;
+              continue;
+            }
+            item[record.delta.field] = base + suffix; // same key, same place: the params serialize as sent
+            delete record.delta;
+          }
+          if (record.method === "item/completed") items.delete(itemId);
+          else if (typeof item[field] === "string") items.set(itemId, item[field] as string);
+        }
+      }
+      yield record;
+    }
+    while (skipped.length > 0) yield skipped.shift() as SkippedRecord;
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /**
@@ -166,8 +509,9 @@ export interface SessionLogSummary {
 }
 
 /**
- * Folds a session log's records into a {@link SessionLogSummary}, or `undefined` when the log has
- * no `session` record.
+ * Folds a session log's records (an array, or the stream {@link readSessionLog} yields) into a
+ * {@link SessionLogSummary}, or `undefined` when the log has no `session` record. It keeps only
+ * per-turn facts and the open items, not the records.
  *
  * @example
  * ```ts
@@ -175,7 +519,7 @@ export interface SessionLogSummary {
  * if (summary) console.log(summary.openTurns.length, "turns were cut off");
  * ```
  */
-export function summarizeSessionLog(records: readonly SessionLogRecord[]): SessionLogSummary | undefined {
+export function summarizeSessionLog(records: Iterable<SessionLogRecord | SkippedRecord>): SessionLogSummary | undefined {
   let summary: SessionLogSummary | undefined;
   const open = new Map<string, OpenTurn>();
   for (const r of records) {
@@ -194,6 +538,9 @@ export function summarizeSessionLog(records: readonly SessionLogRecord[]): Sessi
     }
     if (summary === undefined) continue;
     switch (r.type) {
+      case "skipped":
+        if (r.n !== undefined) summary.lastCursor = Math.max(summary.lastCursor, r.n);
+        break;
       case "model":
         summary.model = r.model;
         break;

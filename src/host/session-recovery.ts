@@ -2,7 +2,8 @@
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Item, TurnCompletedParams } from "../protocol/index.js";
-import { readSessionLog, SessionLog, summarizeSessionLog, type SessionLogRecord } from "./session-log.js";
+import { readSessionLog, SessionLog, summarizeSessionLog, type LogFilePool, type SessionLogRecord, type SessionLogSummary } from "./session-log.js";
+import { UnsafeFileError } from "./safe-files.js";
 import { formatViewCursor } from "../protocol/cursor.js";
 
 /**
@@ -41,26 +42,61 @@ function failedItem(item: Item, recordedAt: string): Item {
 }
 
 /**
- * Scans `<dataDir>/sessions/*.jsonl`. In each log, every item started but not completed gets an
- * `item/completed` (status `failed`), and every turn accepted but not completed gets a
+ * Options of {@link recoverSessions}.
+ *
+ * @example
+ * ```ts
+ * const options: RecoverSessionsOptions = { logger: (line) => process.stderr.write(`${line}\n`) };
+ * ```
+ */
+export interface RecoverSessionsOptions {
+  /** The descriptor cache to open logs through (default: a private one). */
+  pool?: LogFilePool;
+  /** Told, one line each, about entries skipped (not a regular file, unreadable) and lines skipped in a log. */
+  logger?: (line: string) => void;
+}
+
+/**
+ * Scans `<dataDir>/sessions/*.jsonl`, streaming each log (memory does not grow with a log's size).
+ * In each log, every item started but not completed gets an `item/completed` (status `failed`),
+ * and every turn accepted but not completed gets a
  * `turn/completed {terminal: "failed", reason: "host restarted"}`, appended as notifications with
- * fresh cursors, so a client that resumes sees them in the replay.
+ * fresh cursors, so a client that resumes sees them in the replay. An entry that is not a regular
+ * file (a symlink, FIFO, device, directory or hard link), cannot be read, or names another session
+ * is reported to `logger` and skipped: it never blocks startup and is never written to.
  *
  * @example
  * ```ts
  * for (const s of recoverSessions("/var/muse")) console.error(`closed ${s.closedTurns.length} turns of ${s.sessionId}`);
  * ```
  */
-export function recoverSessions(dataDir: string): RecoveredSession[] {
+export function recoverSessions(dataDir: string, options: RecoverSessionsOptions = {}): RecoveredSession[] {
   const dir = join(dataDir, "sessions");
   if (!existsSync(dir)) return [];
+  const report = options.logger ?? (() => {});
   const recovered: RecoveredSession[] = [];
   for (const name of readdirSync(dir).sort()) {
     if (!name.endsWith(".jsonl")) continue;
     const path = join(dir, name);
-    const summary = summarizeSessionLog(readSessionLog(path));
+    let summary: SessionLogSummary | undefined;
+    try {
+      summary = summarizeSessionLog(readSessionLog(path, options.pool === undefined ? { onProblem: report } : { onProblem: report, pool: options.pool }));
+    } catch (error) {
+      report(`skipping sessions/${name}: ${error instanceof UnsafeFileError ? `it is ${error.why}` : (error as Error).message}`);
+      continue;
+    }
+    if (summary !== undefined && `${summary.sessionId}.jsonl` !== name) {
+      report(`skipping sessions/${name}: it is the log of session ${summary.sessionId}`);
+      continue;
+    }
     if (summary === undefined || (summary.openTurns.length === 0 && summary.openItems.size === 0)) continue;
-    const log = SessionLog.open(path);
+    let log: SessionLog;
+    try {
+      log = options.pool === undefined ? SessionLog.open(path, { mode: "existing" }) : SessionLog.open(path, { mode: "existing", pool: options.pool });
+    } catch (error) {
+      report(`skipping sessions/${name}: ${error instanceof UnsafeFileError ? `it is ${error.why}` : (error as Error).message}`);
+      continue;
+    }
     const { sessionId } = summary;
     let n = summary.lastCursor;
     const now = Date.now();

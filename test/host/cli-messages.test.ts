@@ -41,6 +41,7 @@ describe("muse-host --help", () => {
       "--default-model",
       "--kill-grace-ms",
       "--output-cap-bytes",
+      "--max-open-logs",
       "--version",
       "--help",
     ]);
@@ -54,6 +55,7 @@ describe("muse-host --help", () => {
     expect(HELP).toContain(`(default: ${DEFAULT_KILL_GRACE_MS})`);
     expect(HELP).toMatch(/--output-cap-bytes N +bytes of output kept per tool call[\s\S]*\(default: 65536\)/);
     expect(HELP).toContain(`(default: ${DEFAULT_OUTPUT_CAP_BYTES})`);
+    expect(HELP).toMatch(/--max-open-logs N +session-log file descriptors kept open[\s\S]*\(default: 128\)/);
     expect(HELP).toMatch(/--data DIR .*\n.*default: a fresh temp dir, removed when the host exits/);
   });
 
@@ -67,6 +69,7 @@ describe("muse-host --help", () => {
       "--default-model": "m",
       "--kill-grace-ms": "1",
       "--output-cap-bytes": "1",
+      "--max-open-logs": "1",
     };
     for (const flag of serveFlags) {
       const args = ["--stdio", "--script", "a.json", flag, ...(valueOf[flag] === undefined ? [] : [valueOf[flag]])];

@@ -38,7 +38,7 @@ describe("SessionLog", () => {
     const reopened = SessionLog.open(path);
     reopened.append({ type: "model", at: 2, model: "b", previousModel: "default" });
     reopened.close();
-    expect(readSessionLog(path).map((r) => r.type)).toEqual(["session", "model"]);
+    expect([...readSessionLog(path)].map((r) => r.type)).toEqual(["session", "model"]);
   });
 });
 

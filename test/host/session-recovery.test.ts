@@ -32,9 +32,7 @@ describe("recoverSessions", () => {
 
     const recovered = recoverSessions(data);
     expect(recovered).toEqual([{ sessionId: "s1", closedTurns: ["t1", "t2"], closedItems: ["i1"] }]);
-    const notes = readSessionLog(path)
-      .filter((r) => r.type === "notification")
-      .slice(2);
+    const notes = [...readSessionLog(path)].filter((r) => r.type === "notification").slice(2);
     expect(notes.map((r) => (r.type === "notification" ? [r.n, r.method] : []))).toEqual([
       [3, "item/completed"],
       [4, "turn/completed"],

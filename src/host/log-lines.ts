@@ -1,0 +1,147 @@
+/**
+ * A bounded line reader over a file descriptor: yields a file's `\n`-separated lines one at a time
+ * from a fixed-size read buffer, so its memory depends on the longest line it accepts, never on
+ * the file's size. A line longer than the bound is reported and skipped, not fatal.
+ */
+import { readSync } from "node:fs";
+
+/**
+ * The longest session-log line the host reads back: 16 MiB, the SDK's default `maxMessageBytes`
+ * (a logged notification longer than that could not reach a client with default limits anyway).
+ * Longer lines are reported and skipped.
+ *
+ * @example
+ * ```ts
+ * for (const line of readLines(fd, { maxLineBytes: MAX_LOG_LINE_BYTES })) handle(line);
+ * ```
+ */
+export const MAX_LOG_LINE_BYTES = 16 * 1024 * 1024;
+
+/** @unit bytes read from the file per `read(2)` */
+const CHUNK_BYTES = 64 * 1024;
+/** @unit bytes of an over-long line kept to report it */
+const HEAD_BYTES = 256;
+
+/**
+ * A line the reader skipped because it was longer than `maxLineBytes`.
+ *
+ * @example
+ * ```ts
+ * const onOversize = (o: OversizeLine) => console.error(`line ${o.line} (${o.bytes} bytes at ${o.offset}) skipped`);
+ * ```
+ */
+export interface OversizeLine {
+  /** 1-based line number. */
+  line: number;
+  /** @unit bytes from the start of the file to the start of the line */
+  offset: number;
+  /** @unit bytes in the line, without its `\n` */
+  bytes: number;
+  /** The line's first bytes (up to 256), decoded: enough to tell what it was. */
+  head: string;
+}
+
+/**
+ * Options of {@link readLines}.
+ *
+ * @example
+ * ```ts
+ * const options: ReadLinesOptions = { maxLineBytes: 1024, onOversize: (o) => console.error(o) };
+ * ```
+ */
+export interface ReadLinesOptions {
+  /**
+   * @unit bytes: the longest line yielded (without its `\n`); longer ones go to `onOversize`
+   * @defaultValue {@link MAX_LOG_LINE_BYTES}
+   */
+  maxLineBytes?: number;
+  /** Called for every line longer than `maxLineBytes` (it is skipped). */
+  onOversize?: (line: OversizeLine) => void;
+}
+
+/**
+ * Yields each line of the file open at `fd` (read from offset 0, decoded as UTF-8, without its
+ * `\n`), including a last line with no `\n` (a torn write). Empty lines are yielded too. Holds at
+ * most one 64 KiB buffer and one line of up to `maxLineBytes`.
+ *
+ * @example
+ * ```ts
+ * const fd = openSync("/var/muse/sessions/x.jsonl", "r");
+ * try {
+ *   for (const line of readLines(fd, { onOversize: (o) => console.error(`skipped line ${o.line}`) })) console.log(line.length);
+ * } finally {
+ *   closeSync(fd);
+ * }
+ * ```
+ */
+export function* readLines(fd: number, options: ReadLinesOptions = {}): Generator<string, void, undefined> {
+  const max = options.maxLineBytes ?? MAX_LOG_LINE_BYTES;
+  const chunk = Buffer.allocUnsafe(CHUNK_BYTES);
+  /** Copies of the current line's bytes from earlier chunks (the chunk buffer is reused). */
+  let parts: Buffer[] = [];
+  let partBytes = 0;
+  /** The first bytes of an over-long line, kept once its other bytes are dropped. */
+  let head = "";
+  /** True while inside a line already known to be too long: its bytes are counted, not kept. */
+  let skipping = false;
+  let lineNumber = 1;
+  let lineStart = 0;
+  let position = 0;
+  const headOf = (start: number, end: number): string => {
+    const first: Buffer[] = [];
+    let bytes = 0;
+    for (const part of [...parts, chunk.subarray(start, end)]) {
+      if (bytes >= HEAD_BYTES) break;
+      first.push(part.subarray(0, HEAD_BYTES - bytes));
+      bytes += Math.min(part.length, HEAD_BYTES - bytes);
+    }
+    return Buffer.concat(first).toString("utf8");
+  };
+  const lineOf = (start: number, end: number): string | undefined => {
+    const bytes = partBytes + (end - start);
+    if (skipping || bytes > max) {
+      options.onOversize?.({ line: lineNumber, offset: lineStart, bytes, head: skipping ? head : headOf(start, end) });
+      return undefined;
+    }
+    if (parts.length === 0) return chunk.toString("utf8", start, end);
+    return Buffer.concat([...parts, chunk.subarray(start, end)], bytes).toString("utf8");
+  };
+  const reset = (nextStart: number) => {
+    parts = [];
+    partBytes = 0;
+    skipping = false;
+    head = "";
+    lineNumber += 1;
+    lineStart = nextStart;
+  };
+  for (;;) {
+    const n = readSync(fd, chunk, 0, CHUNK_BYTES, position);
+    if (n === 0) break;
+    let start = 0;
+    for (;;) {
+      const nl = chunk.indexOf(0x0a, start);
+      if (nl === -1 || nl >= n) break;
+      const line = lineOf(start, nl);
+      reset(position + nl + 1);
+      start = nl + 1;
+      if (line !== undefined) yield line;
+    }
+    if (start < n) {
+      const tail = n - start;
+      if (skipping || partBytes + tail > max) {
+        if (!skipping) head = headOf(start, n);
+        skipping = true;
+        parts = [];
+        partBytes += tail;
+      } else {
+        parts.push(Buffer.from(chunk.subarray(start, n)));
+        partBytes += tail;
+      }
+    }
+    position += n;
+  }
+  if (partBytes > 0) {
+    const line = lineOf(0, 0);
+    if (line !== undefined) yield line;
+  }
+}
