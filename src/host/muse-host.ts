@@ -19,7 +19,7 @@ import { CommandError, JsonRpcErrorCodes, errorResponse, notificationMessage, ty
 import type { MessageTransport } from "./message-transport.js";
 import type { ScriptedModel } from "./scripted-model.js";
 import { SessionAgent } from "./session-agent.js";
-import { lockDataDir, type DataDirLock } from "./data-dir-lock.js";
+import { DEFAULT_LOCK_STALE_MS, lockDataDir, type DataDirLock } from "./data-dir-lock.js";
 import { ensureRealDirectory, isDescriptorExhaustion, UnsafeFileError } from "./safe-files.js";
 import {
   DEFAULT_MAX_OPEN_LOGS,
@@ -95,6 +95,20 @@ export interface MuseHostOptions {
    * ```
    */
   maxOpenLogs?: number;
+  /**
+   * How long the data-dir lock of a host on another machine (a shared file system) may go
+   * unrefreshed before this host takes it over; the holder refreshes it every half of this. A
+   * holder on this machine is checked by pid and process start time instead, so a stalled one is
+   * never taken over and a dead one is taken over at once. At least 2000.
+   *
+   * @unit milliseconds
+   * @defaultValue 10000
+   * @example
+   * ```ts
+   * const host = createHost({ models, defaultModel: "default", dataDir: "/shared/muse", lockStaleMs: 30_000 });
+   * ```
+   */
+  lockStaleMs?: number;
   /** Diagnostics sink (the CLI writes to stderr). */
   logger?: (line: string) => void;
   /**
@@ -227,6 +241,7 @@ export class MuseHost {
       mkdirSync(this.dataDir, { recursive: true });
       // One owner per data dir, before anything in it is read or written (throws DataDirInUseError).
       this.#lock = lockDataDir(this.dataDir, {
+        staleMs: options.lockStaleMs ?? DEFAULT_LOCK_STALE_MS,
         onCompromised: (error) => this.#fatal(error, "the data-dir lock"),
         logger: (line) => this.#log(line),
       });

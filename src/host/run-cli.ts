@@ -1,7 +1,7 @@
 /** The `muse-host` command line: argument parsing and `serve --stdio`. */
 import { basename } from "node:path";
 import { loadScriptedModel, type ScriptedModel } from "./scripted-model.js";
-import { DataDirInUseError } from "./data-dir-lock.js";
+import { DataDirInUseError, DEFAULT_LOCK_STALE_MS } from "./data-dir-lock.js";
 import { createHost, HOST_VERSION, type MuseHostOptions } from "./muse-host.js";
 import { DEFAULT_MAX_OPEN_LOGS } from "./session-log.js";
 import { DEFAULT_KILL_GRACE_MS, DEFAULT_OUTPUT_CAP_BYTES, killAllToolGroups } from "./shell-tool.js";
@@ -29,6 +29,8 @@ export interface ServeOptions {
   outputCapBytes?: number;
   /** @unit file descriptors */
   maxOpenLogs?: number;
+  /** @unit milliseconds */
+  lockStaleMs?: number;
 }
 
 /**
@@ -41,7 +43,7 @@ export interface ServeOptions {
  */
 export const USAGE = `usage: muse-host serve --stdio --script PATH [--data DIR] [--model NAME=PATH ...]
                        [--default-model NAME] [--kill-grace-ms N] [--output-cap-bytes N]
-                       [--max-open-logs N]
+                       [--max-open-logs N] [--lock-stale-ms N]
        muse-host --version | --help`;
 
 /**
@@ -75,6 +77,8 @@ serve flags (each also takes --flag=VALUE):
                          (default: ${DEFAULT_OUTPUT_CAP_BYTES})
   --max-open-logs N      session-log file descriptors kept open for idle sessions, least
                          recently used closed first (default: ${DEFAULT_MAX_OPEN_LOGS})
+  --lock-stale-ms N      milliseconds after which the --data lock of a host on another machine,
+                         not refreshed, is taken over; at least 2000 (default: ${DEFAULT_LOCK_STALE_MS})
 
 other commands:
   --version              print the host version and exit
@@ -145,6 +149,12 @@ export function parseServeArgs(args: readonly string[]): ServeOptions {
         const n = nonNegativeInt(name, value());
         if (n < 1) throw new Error(`${name} needs a positive integer, got ${n}`);
         options.maxOpenLogs = n;
+        break;
+      }
+      case "--lock-stale-ms": {
+        const n = nonNegativeInt(name, value());
+        if (n < 2000) throw new Error(`${name} needs at least 2000, got ${n}`);
+        options.lockStaleMs = n;
         break;
       }
       default:
@@ -218,6 +228,7 @@ export async function runCli(argv: readonly string[]): Promise<number> {
     if (options.killGraceMs !== undefined) hostOptions.killGraceMs = options.killGraceMs;
     if (options.outputCapBytes !== undefined) hostOptions.outputCapBytes = options.outputCapBytes;
     if (options.maxOpenLogs !== undefined) hostOptions.maxOpenLogs = options.maxOpenLogs;
+    if (options.lockStaleMs !== undefined) hostOptions.lockStaleMs = options.lockStaleMs;
     host = createHost(hostOptions);
   } catch (error) {
     // A model file that cannot be read or is not a valid script: the message names the file (and

@@ -42,6 +42,7 @@ describe("muse-host --help", () => {
       "--kill-grace-ms",
       "--output-cap-bytes",
       "--max-open-logs",
+      "--lock-stale-ms",
       "--version",
       "--help",
     ]);
@@ -70,6 +71,7 @@ describe("muse-host --help", () => {
       "--kill-grace-ms": "1",
       "--output-cap-bytes": "1",
       "--max-open-logs": "1",
+      "--lock-stale-ms": "2000",
     };
     for (const flag of serveFlags) {
       const args = ["--stdio", "--script", "a.json", flag, ...(valueOf[flag] === undefined ? [] : [valueOf[flag]])];

@@ -23,6 +23,14 @@ export type WireMessage = Record<string, unknown> & {
   error?: { code: number; message: string; data?: Record<string, unknown> };
 };
 
+/** Limits a host child process starts under. */
+export interface HostStartOptions {
+  /** `ulimit -f`: 512-byte blocks. */
+  fileSizeLimitBlocks?: number;
+  /** `ulimit -n`: open file descriptors. */
+  openFilesLimit?: number;
+}
+
 /**
  * A running host child process. Every message it writes is kept in `wire` (in order), and both
  * directions in `transcript`, for `checkTranscript`.
@@ -61,12 +69,16 @@ export class HostProcess {
 
   /**
    * Starts `muse-host serve --stdio ...args`. `fileSizeLimitBlocks` runs it under `ulimit -f`
-   * (512-byte blocks), so a session-log write past that size fails with EFBIG.
+   * (512-byte blocks), so a session-log write past that size fails with EFBIG; `openFilesLimit`
+   * under `ulimit -n` (soft and hard, so Node cannot raise it).
    */
-  static start(args: string[], options: { fileSizeLimitBlocks?: number } = {}): HostProcess {
+  static start(args: string[], options: HostStartOptions = {}): HostProcess {
     const node = [process.execPath, "--import", "tsx", "src/host/cli.ts", "serve", "--stdio", ...args];
-    const [command, ...rest] =
-      options.fileSizeLimitBlocks === undefined ? node : ["/bin/sh", "-c", `ulimit -f ${options.fileSizeLimitBlocks}; exec "$@"`, "sh", ...node];
+    const limits = [
+      ...(options.fileSizeLimitBlocks === undefined ? [] : [`ulimit -f ${options.fileSizeLimitBlocks}`]),
+      ...(options.openFilesLimit === undefined ? [] : [`ulimit -n ${options.openFilesLimit}`]),
+    ];
+    const [command, ...rest] = limits.length === 0 ? node : ["/bin/sh", "-c", `${limits.join("; ")}; exec "$@"`, "sh", ...node];
     const child = spawn(command!, rest, { cwd: repoRoot, stdio: ["pipe", "pipe", "pipe"] });
     return new HostProcess(child);
   }
@@ -162,7 +174,7 @@ export class HostProcess {
  * ```
  */
 export function useHostProcesses(prefix: string): {
-  start(args: string[], options?: { fileSizeLimitBlocks?: number }): HostProcess;
+  start(args: string[], options?: HostStartOptions): HostProcess;
   tempDir(): string;
 } {
   const running: HostProcess[] = [];
