@@ -22,7 +22,7 @@ import { SessionAgent } from "./session-agent.js";
 import { DEFAULT_LOCK_STALE_MS, lockDataDir, type DataDirLock } from "./data-dir-lock.js";
 import { ensureRealDirectory, isDescriptorExhaustion, UnsafeFileError } from "./safe-files.js";
 import {
-  DEFAULT_MAX_OPEN_LOGS,
+  defaultMaxOpenLogs,
   LogFilePool,
   LogUnavailableError,
   readSessionLog,
@@ -88,7 +88,7 @@ export interface MuseHostOptions {
    * queued turn stay open on top of these.
    *
    * @unit file descriptors
-   * @defaultValue 128
+   * @defaultValue 128, or a quarter of the process's open-files limit (`ulimit -n`) when that is lower
    * @example
    * ```ts
    * const host = createHost({ models, defaultModel: "default", dataDir: "/var/muse", maxOpenLogs: 64 });
@@ -249,7 +249,7 @@ export class MuseHost {
     try {
       const lock = this.#lock;
       this.#logFiles = new LogFilePool({
-        capacity: options.maxOpenLogs ?? DEFAULT_MAX_OPEN_LOGS,
+        capacity: options.maxOpenLogs ?? defaultMaxOpenLogs(),
         ...(lock === undefined ? {} : { guard: () => lock.assertHeld() }),
       });
       // A sessions/ that is a symlink (or not a directory) is refused: logs never leave the data dir.

@@ -76,7 +76,8 @@ serve flags (each also takes --flag=VALUE):
   --output-cap-bytes N   bytes of output kept per tool call; the rest is cut, truncated: true
                          (default: ${DEFAULT_OUTPUT_CAP_BYTES})
   --max-open-logs N      session-log file descriptors kept open for idle sessions, least
-                         recently used closed first (default: ${DEFAULT_MAX_OPEN_LOGS})
+                         recently used closed first (default: ${DEFAULT_MAX_OPEN_LOGS}, or a
+                         quarter of ulimit -n if lower)
   --lock-stale-ms N      milliseconds after which the --data lock of a host on another machine,
                          not refreshed, is taken over; at least 2000 (default: ${DEFAULT_LOCK_STALE_MS})
 

@@ -6,7 +6,7 @@
  * Descriptors are opened on demand and held in a bounded cache ({@link LogFilePool}); reading
  * streams line by line, so memory never depends on a log's size.
  */
-import { closeSync, fdatasyncSync, fsyncSync, mkdirSync, openSync, readSync, writeSync, constants } from "node:fs";
+import { closeSync, fdatasyncSync, fsyncSync, mkdirSync, openSync, readFileSync, readSync, writeSync, constants } from "node:fs";
 import { dirname, join } from "node:path";
 import { BoundedMap } from "../internal/boundedMap.js";
 import type { CancelCause, Item, NotificationMethod, Terminal, TurnCompletedParams, TurnInput } from "../protocol/index.js";
@@ -88,6 +88,28 @@ export function sessionLogPath(dataDir: string, sessionId: string): string {
  * ```
  */
 export const DEFAULT_MAX_OPEN_LOGS = 128;
+
+/**
+ * The idle-log descriptor bound a host uses when none is given: {@link DEFAULT_MAX_OPEN_LOGS},
+ * or a quarter of this process's open-files limit when that is lower (read from
+ * `/proc/self/limits` on Linux), so idle logs never crowd out the descriptors that running
+ * tools, connections and new sessions need.
+ *
+ * @example
+ * ```ts
+ * const pool = new LogFilePool({ capacity: defaultMaxOpenLogs() }); // 16 under `ulimit -n 64`
+ * ```
+ */
+export function defaultMaxOpenLogs(): number {
+  let limit = Infinity;
+  try {
+    const match = /^Max open files\s+(\d+)/m.exec(readFileSync("/proc/self/limits", "utf8"));
+    if (match !== null) limit = Number(match[1]);
+  } catch {
+    // not Linux: keep the default
+  }
+  return Math.max(1, Math.min(DEFAULT_MAX_OPEN_LOGS, Math.floor(limit / 4)));
+}
 
 /**
  * No descriptor was free (`EMFILE` or `ENFILE`) to open a session log, even after closing idle

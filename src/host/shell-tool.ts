@@ -168,6 +168,11 @@ export function runShell(command: string, exec: ToolExecution, options: ShellOpt
 
   return new Promise<ToolResult>((resolve) => {
     const child = spawn("/bin/sh", ["-c", command], { detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    if (!child.stdout || !child.stderr) {
+      // Out of descriptors (EMFILE, ENFILE): Node made no pipes and reports why in an 'error' event.
+      child.once("error", (error) => resolve({ status: "failed", visibleOutput: "", truncated: false, failureReason: `spawn failed: ${error.message}`, exitCode: null }));
+      return;
+    }
     const pid = child.pid;
     if (pid !== undefined) liveGroups.add(pid);
     let graceTimer: NodeJS.Timeout | undefined;

@@ -56,7 +56,7 @@ describe("muse-host --help", () => {
     expect(HELP).toContain(`(default: ${DEFAULT_KILL_GRACE_MS})`);
     expect(HELP).toMatch(/--output-cap-bytes N +bytes of output kept per tool call[\s\S]*\(default: 65536\)/);
     expect(HELP).toContain(`(default: ${DEFAULT_OUTPUT_CAP_BYTES})`);
-    expect(HELP).toMatch(/--max-open-logs N +session-log file descriptors kept open[\s\S]*\(default: 128\)/);
+    expect(HELP).toMatch(/--max-open-logs N +session-log file descriptors kept open[\s\S]*\(default: 128, or a\s+quarter of ulimit -n if lower\)/);
     expect(HELP).toMatch(/--data DIR .*\n.*default: a fresh temp dir, removed when the host exits/);
   });
 
