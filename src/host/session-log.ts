@@ -6,7 +6,7 @@
  * Descriptors are opened on demand and held in a bounded cache ({@link LogFilePool}); reading
  * streams line by line, so memory never depends on a log's size.
  */
-import { closeSync, fdatasyncSync, fsyncSync, mkdirSync, openSync, readFileSync, readSync, writeSync, constants } from "node:fs";
+import { closeSync, fdatasyncSync, fsyncSync, mkdirSync, openSync, readFileSync, readSync, writeSync, constants, type Stats } from "node:fs";
 import { dirname, join } from "node:path";
 import { BoundedMap } from "../internal/boundedMap.js";
 import type { CancelCause, Item, NotificationMethod, Terminal, TurnCompletedParams, TurnInput } from "../protocol/index.js";
@@ -247,8 +247,10 @@ function itemOf(params: Record<string, unknown>): Record<string, unknown> | unde
 export class SessionLog {
   readonly path: string;
   readonly #pool: LogFilePool;
-  readonly #dev: number;
-  readonly #ino: number;
+  /** What the file was when first opened: a reopen must find the very same file, as this host left it. */
+  readonly #identity: { dev: number; ino: number; birthtimeMs: number };
+  /** @unit bytes: the file's size after this host's last write */
+  #size: number;
   #fd: number | undefined;
   #held = false;
   #closed = false;
@@ -261,12 +263,12 @@ export class SessionLog {
     closeSync(fd);
   };
 
-  private constructor(path: string, pool: LogFilePool, fd: number, dev: number, ino: number) {
+  private constructor(path: string, pool: LogFilePool, fd: number, stats: Stats, size: number) {
     this.path = path;
     this.#pool = pool;
     this.#fd = fd;
-    this.#dev = dev;
-    this.#ino = ino;
+    this.#identity = { dev: stats.dev, ino: stats.ino, birthtimeMs: stats.birthtimeMs };
+    this.#size = size;
     pool.touch(this, this.#closeFd);
   }
 
@@ -294,6 +296,7 @@ export class SessionLog {
       }
     }
     const { fd, stats } = opened;
+    let size = stats.size;
     try {
       if (created) {
         // Make the new directory entry itself durable, not just the file's contents.
@@ -307,13 +310,13 @@ export class SessionLog {
         // A crash can leave a torn last line; start our first record on a fresh line.
         const last = Buffer.alloc(1);
         readSync(fd, last, 0, 1, stats.size - 1);
-        if (last[0] !== 0x0a) writeSync(fd, "\n");
+        if (last[0] !== 0x0a) size += writeSync(fd, "\n");
       }
     } catch (error) {
       closeSync(fd);
       throw error;
     }
-    return new SessionLog(path, pool, fd, stats.dev, stats.ino);
+    return new SessionLog(path, pool, fd, stats, size);
   }
 
   /** Keeps the descriptor open outside the idle cache until {@link SessionLog.release} (a turn is using the log). */
@@ -335,9 +338,10 @@ export class SessionLog {
   #descriptor(): number {
     if (this.#fd === undefined) {
       const { fd, stats } = this.#pool.open(this.path, () => openLogFile(this.path, "append"));
-      if (stats.dev !== this.#dev || stats.ino !== this.#ino) {
+      const { dev, ino, birthtimeMs } = this.#identity;
+      if (stats.dev !== dev || stats.ino !== ino || stats.birthtimeMs !== birthtimeMs || stats.size !== this.#size) {
         closeSync(fd);
-        throw new Error(`session log ${this.path} was replaced by another file`);
+        throw new Error(`session log ${this.path} was replaced by another file, or changed by another writer, while its descriptor was closed`);
       }
       this.#fd = fd;
     }
@@ -371,7 +375,11 @@ export class SessionLog {
     const fd = this.#descriptor();
     const bytes = Buffer.from(`${line}\n`, "utf8");
     // A short write (e.g. a file-size limit) is retried until it completes or throws.
-    for (let at = 0; at < bytes.length;) at += writeSync(fd, bytes, at, bytes.length - at);
+    for (let at = 0; at < bytes.length;) {
+      const wrote = writeSync(fd, bytes, at, bytes.length - at);
+      at += wrote;
+      this.#size += wrote;
+    }
     fdatasyncSync(fd);
     track?.();
   }

@@ -170,7 +170,9 @@ export function runShell(command: string, exec: ToolExecution, options: ShellOpt
     const child = spawn("/bin/sh", ["-c", command], { detached: true, stdio: ["ignore", "pipe", "pipe"] });
     if (!child.stdout || !child.stderr) {
       // Out of descriptors (EMFILE, ENFILE): Node made no pipes and reports why in an 'error' event.
-      child.once("error", (error) => resolve({ status: "failed", visibleOutput: "", truncated: false, failureReason: `spawn failed: ${error.message}`, exitCode: null }));
+      child.once("error", (error) =>
+        resolve({ status: "failed", visibleOutput: "", truncated: false, failureReason: `spawn failed: ${error.message}`, exitCode: null }),
+      );
       return;
     }
     const pid = child.pid;

@@ -38,7 +38,9 @@ describe("finding 1: one owner per data dir", () => {
     expect(exit).toEqual({ code: 3, signal: null });
     const lines = b.stderr.trimEnd().split("\n");
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(new RegExp(`^muse-host: data dir .* is in use by muse-host pid ${a.child.pid} on ${hostname()} \\(started .*\\); one host per data dir$`));
+    expect(lines[0]).toMatch(
+      new RegExp(`^muse-host: data dir .* is in use by muse-host pid ${a.child.pid} on ${hostname()} \\(started .*\\); one host per data dir$`),
+    );
 
     // The live host finishes its turn alone: one terminal, no "host restarted", cursors in order.
     const done = await a.waitFor(completedOf(turnId), 10_000);

@@ -52,7 +52,12 @@ describe("durability: nothing acknowledged is lost", () => {
       JSON.stringify({
         turns: [
           { steps: [{ reasoning: "Thinking it over.", text: "A streamed answer, a few characters at a time.", chunkSize: 3, chunkDelayMs: 15 }] },
-          { steps: [{ text: "Running it.", toolCalls: [{ tool: "shell", args: { command: "for i in 1 2 3 4 5; do echo line $i; sleep 0.05; done" } }] }, { text: "Done." }] },
+          {
+            steps: [
+              { text: "Running it.", toolCalls: [{ tool: "shell", args: { command: "for i in 1 2 3 4 5; do echo line $i; sleep 0.05; done" } }] },
+              { text: "Done." },
+            ],
+          },
         ],
       }),
     );

@@ -28,7 +28,19 @@ function writeBigLog(data: string, bytes: number): { sessionId: string; last: nu
   mkdirSync(join(data, "sessions"), { recursive: true });
   const fd = openSync(join(data, "sessions", `${sessionId}.jsonl`), "w");
   const at = Date.now();
-  const item = { itemId, kind: "toolCall", turnId, revision: 1, status: "inProgress", recordedAt: new Date(at).toISOString(), tool: "shell", callId: "call_1", args: "{}", visibleOutput: "", truncated: false };
+  const item = {
+    itemId,
+    kind: "toolCall",
+    turnId,
+    revision: 1,
+    status: "inProgress",
+    recordedAt: new Date(at).toISOString(),
+    tool: "shell",
+    callId: "call_1",
+    args: "{}",
+    visibleOutput: "",
+    truncated: false,
+  };
   const note = (n: number, method: string, body: Record<string, unknown>) =>
     JSON.stringify({ type: "notification", at, n, method, params: { sessionId, viewCursor: `v:${sessionId}:${n}`, emittedAtMs: at, ...body } });
   let head = [
@@ -120,7 +132,11 @@ describe("finding 2: streaming recovery and coalesced item/updated", () => {
     const data = tempDir();
     const N = 240 * 1000;
     // 240 lines of 1000 bytes, over a second or two: dozens of item/updated, each (on the wire) carrying everything so far.
-    const model = shellModel(data, "printer", `i=0; while [ $i -lt 240 ]; do i=$((i+1)); printf '%0999d\\n' $i; if [ $((i % 4)) -eq 0 ]; then sleep 0.02; fi; done`);
+    const model = shellModel(
+      data,
+      "printer",
+      `i=0; while [ $i -lt 240 ]; do i=$((i+1)); printf '%0999d\\n' $i; if [ $((i % 4)) -eq 0 ]; then sleep 0.02; fi; done`,
+    );
     const host = start(["--script", model, "--data", data, "--output-cap-bytes", "1000000"]);
     const sessionId = await createSession(host);
     const turnId = (await host.request("turn/start", { sessionId, input: [] })).result?.["turnId"] as string;

@@ -23,7 +23,13 @@ function openTurnLog(sessionId: string): string {
       { type: "session", at, sessionId, model: "default" },
       { type: "turnAccepted", at, turnId, input: [], disposition: "started" },
       { type: "turnStarted", at, turnId, turn: 0 },
-      { type: "notification", at, n: 1, method: "turn/started", params: { sessionId, viewCursor: `v:${sessionId}:1`, emittedAtMs: at, turnId, model: "default" } },
+      {
+        type: "notification",
+        at,
+        n: 1,
+        method: "turn/started",
+        params: { sessionId, viewCursor: `v:${sessionId}:1`, emittedAtMs: at, turnId, model: "default" },
+      },
     ]
       .map((r) => JSON.stringify(r))
       .join("\n") + "\n"
