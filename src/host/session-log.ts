@@ -6,7 +6,7 @@
  * Descriptors are opened on demand and held in a bounded cache ({@link LogFilePool}); reading
  * streams line by line, so memory never depends on a log's size.
  */
-import { closeSync, fdatasyncSync, fsyncSync, mkdirSync, openSync, readFileSync, readSync, writeSync, constants, type Stats } from "node:fs";
+import { closeSync, fdatasyncSync, fsyncSync, mkdirSync, openSync, readFileSync, readSync, unlinkSync, writeSync, constants, type Stats } from "node:fs";
 import { dirname, join } from "node:path";
 import { BoundedMap } from "../internal/boundedMap.js";
 import type { CancelCause, Item, NotificationMethod, Terminal, TurnCompletedParams, TurnInput } from "../protocol/index.js";
@@ -314,6 +314,7 @@ export class SessionLog {
       }
     } catch (error) {
       closeSync(fd);
+      if (created) unlinkSync(path); // our own empty file: a failed open leaves nothing half-made
       throw error;
     }
     return new SessionLog(path, pool, fd, stats, size);

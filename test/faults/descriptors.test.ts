@@ -52,26 +52,40 @@ describe("finding 3: bounded descriptors", () => {
     expect(await host.stop()).toEqual({ code: 0, signal: null });
   }, 90_000);
 
-  it("finding 3: out of descriptors, one session/create fails with a JSON-RPC error; the host and a running turn go on", async () => {
+  it("finding 3: out of descriptors, the commands that need one fail alone with a JSON-RPC error; a tool that cannot spawn fails its call; the host and a running turn go on", async () => {
     const data = tempDir();
     const model = shellModel(data, "nap", "echo up; sleep 2; echo down");
     const host = start(["--script", model, "--data", data, "--max-open-logs", "1"]);
     await serving(host);
     const pid = host.child.pid!;
-    const sessionId = await createSession(host);
-    const turnId = (await host.request("turn/start", { sessionId, input: [] })).result?.["turnId"] as string;
+    const running = await createSession(host);
+    const idle = await createSession(host);
+    const turnId = (await host.request("turn/start", { sessionId: running, input: [] })).result?.["turnId"] as string;
     await host.waitFor((m) => m.method === "item/updated");
-    // No descriptor left: the limit is lowered (soft) to the lowest free descriptor number.
-    execFileSync("prlimit", [`--pid=${pid}`, `--nofile=${lowestFree(pid)}:`]);
+    const limit = (soft: number | string) => execFileSync("prlimit", [`--pid=${pid}`, `--nofile=${soft}:`]);
+    const exhausted = { code: -32603, data: { errno: "EMFILE", retryable: true } };
+
+    // No descriptor left: the soft limit is lowered to the lowest free descriptor number.
+    limit(lowestFree(pid));
     const refused = await host.request("session/create", {});
-    expect(refused.error).toMatchObject({ code: -32603, data: { errno: "EMFILE", retryable: true } });
+    expect(refused.error).toMatchObject(exhausted);
     expect(refused.error?.message).toMatch(/no file descriptor free to open .* \(EMFILE\); nothing was written; retry later/);
-    expect(readdirSync(`${data}/sessions`)).toEqual([`${sessionId}.jsonl`]); // nothing half-made
+    const notStarted = await host.request("turn/start", { sessionId: idle, input: [] });
+    expect(notStarted.error).toMatchObject(exhausted);
+    expect(readdirSync(join(data, "sessions")).sort()).toEqual([`${running}.jsonl`, `${idle}.jsonl`].sort()); // nothing half-made
+
+    // One descriptor left: the turn is accepted (its log reopened), but its tool cannot spawn.
+    limit(lowestFree(pid) + 1);
+    const accepted = (await host.request("turn/start", { sessionId: idle, input: [] })).result?.["turnId"] as string;
+    expect(accepted).toBeDefined();
+    const failedCall = await host.waitFor((m) => m.method === "item/completed" && (m.params?.["item"] as { turnId?: string }).turnId === accepted);
+    expect(failedCall.params?.["item"]).toMatchObject({ status: "failed", failureReason: "spawn failed: spawn /bin/sh EMFILE" });
+    expect((await host.waitFor(completedOf(accepted))).params).toMatchObject({ terminal: "completed" });
 
     // The running turn goes on to its own terminal, and the host keeps serving.
     const done = await host.waitFor(completedOf(turnId), 10_000);
     expect(done.params).toMatchObject({ terminal: "completed", reason: "completed" });
-    execFileSync("prlimit", [`--pid=${pid}`, "--nofile=4096:"]);
+    limit(4096);
     await createSession(host);
     expect(host.wire.some((m) => JSON.stringify(m).includes('"disposed"'))).toBe(false);
     expect(await host.stop()).toEqual({ code: 0, signal: null });
