@@ -91,6 +91,7 @@ export interface MuseHostOptions {
    * @defaultValue 128, or a quarter of the process's open-files limit (`ulimit -n`) when that is lower
    * @example
    * ```ts
+   * const models = new Map([["default", loadScriptedModel("models/hello.json", "default")]]);
    * const host = createHost({ models, defaultModel: "default", dataDir: "/var/muse", maxOpenLogs: 64 });
    * ```
    */
@@ -105,6 +106,7 @@ export interface MuseHostOptions {
    * @defaultValue 10000
    * @example
    * ```ts
+   * const models = new Map([["default", loadScriptedModel("models/hello.json", "default")]]);
    * const host = createHost({ models, defaultModel: "default", dataDir: "/shared/muse", lockStaleMs: 30_000 });
    * ```
    */
