@@ -73,7 +73,10 @@ export interface MuseHostOptions {
   /**
    * Where session logs live (`<dataDir>/sessions`). Default: a fresh temp dir
    * (`<os tmpdir>/muse-host-XXXXXX`) that the host removes when its shutdown ends, or when the
-   * process exits, whichever comes first.
+   * process exits, whichever comes first. A given dir has one host at a time: construction takes
+   * `<dataDir>/host.lock` and throws an error with `code: "DATA_DIR_IN_USE"`, whose message names
+   * the holder, while another live host holds it; shutdown releases it. `<dataDir>/sessions` must
+   * be a real directory (a symlink there throws).
    */
   dataDir?: string;
   /** @unit milliseconds between SIGTERM and SIGKILL of a cancelled shell tool (default 2000) */
@@ -202,8 +205,9 @@ let liveSession: (host: MuseHost, sessionId: string) => SessionAgent | undefined
 
 /**
  * The reference host. Attach transports with {@link MuseHost.connect}; every connection receives
- * every notification. On construction it recovers the data dir (turns a crash left open are
- * closed as `failed: host restarted`).
+ * every notification. On construction it locks the data dir (one host per dir, see
+ * {@link MuseHostOptions.dataDir}) and recovers it (turns a crash left open are closed as
+ * `failed: host restarted`), streaming each session log.
  *
  * @example
  * ```ts
