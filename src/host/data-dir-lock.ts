@@ -289,7 +289,8 @@ function takeOver(dataDir: string, lockPath: string, holder: DataDirOwner): void
  * ```
  */
 export function lockDataDir(dataDir: string, options: LockDataDirOptions = {}): DataDirLock {
-  const staleMs = Math.max(options.staleMs ?? DEFAULT_LOCK_STALE_MS, 2000);
+  const staleMs = options.staleMs ?? DEFAULT_LOCK_STALE_MS;
+  if (!Number.isSafeInteger(staleMs) || staleMs < 2000) throw new RangeError(`lockStaleMs must be an integer of at least 2000, got ${staleMs}`);
   const lockPath = join(dataDir, DATA_DIR_LOCK_NAME);
   const ownerPath = join(lockPath, "owner.json");
   const self = selfOwner();
