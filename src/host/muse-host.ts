@@ -23,6 +23,7 @@ import { readSessionLog, SessionLog, sessionLogPath, summarizeSessionLog } from 
 import { recoverSessions, type RecoveredSession } from "./session-recovery.js";
 import type { ShellOptions } from "./shell-tool.js";
 import { createTempDataDir, type TempDataDir } from "./temp-data-dir.js";
+import { openToolGroups, type ToolGroupRegistry } from "./tool-groups.js";
 import { parseViewCursor } from "../protocol/cursor.js";
 
 /**
@@ -177,6 +178,8 @@ export class MuseHost {
   #failure: Error | undefined;
   /** The temp data dir this host created (no `dataDir` given), removed after shutdown. */
   readonly #tempDataDir: TempDataDir | undefined;
+  /** Tool process groups on record in the data dir (killed at the next start if this host is killed). */
+  readonly #toolGroups: ToolGroupRegistry;
 
   constructor(options: MuseHostOptions) {
     if (!options.models.has(options.defaultModel)) throw new Error(`default model ${options.defaultModel} is not loaded`);
@@ -189,6 +192,7 @@ export class MuseHost {
       this.dataDir = options.dataDir;
     }
     mkdirSync(join(this.dataDir, "sessions"), { recursive: true });
+    this.#toolGroups = openToolGroups(this.dataDir, options.logger); // kills groups a killed host left running: before recovery closes their turns
     this.recovered = recoverSessions(this.dataDir);
     for (const r of this.recovered) {
       this.#log(`recovered session ${r.sessionId}: closed ${r.closedTurns.length} turn(s) as "host restarted"`);
@@ -436,7 +440,7 @@ export class MuseHost {
     modelName: string,
     seed: Partial<Pick<ConstructorParameters<typeof SessionAgent>[0], "lastCursor" | "startedTurns" | "terminals" | "accepted">> = {},
   ): SessionAgent {
-    const shell: ShellOptions = {};
+    const shell: ShellOptions = this.#toolGroups.shellHooks();
     if (this.#options.killGraceMs !== undefined) shell.killGraceMs = this.#options.killGraceMs;
     if (this.#options.outputCapBytes !== undefined) shell.outputCapBytes = this.#options.outputCapBytes;
     const agent = new SessionAgent({
