@@ -12,7 +12,9 @@ import { describe, expect, it } from "vitest";
 import { MspError } from "../../src/index.js";
 import { model, startHost, tempDataDir } from "../helpers/referenceHost.js";
 import { fixture, useHostProcesses } from "../host/host-process.js";
+import { useFaultHarness } from "./harness.js";
 
+useFaultHarness();
 const { start, tempDir } = useHostProcesses("muse-faults-protocol-");
 
 describe("finding 6: small protocol holes", () => {
