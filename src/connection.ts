@@ -21,7 +21,7 @@ import { v7 as uuidv7 } from "uuid";
 import { MspError, MspErrorKinds, type CommandRejectedData, type ConnectionClosedData, type ProtocolData } from "./errors.js";
 import type { EndDetails } from "./framing/byteChannel.js";
 import type { FramedMessageReader } from "./framing/framedReader.js";
-import { MessageEncodingError } from "./framing/framedWriter.js";
+import { MessageEncodingError, WriteBufferFullError } from "./framing/framedWriter.js";
 import type { FramingProblem } from "./framing/limits.js";
 import { boundedWait, type WaitOptions } from "./internal/boundedWait.js";
 import { PendingCommands } from "./internal/pendingCommands.js";
@@ -261,7 +261,7 @@ export class MspConnection {
     }
     this.#disposables.push(
       reader.onClose(() => this.#shutdown(this.#endInfo())),
-      writer.onError(([error]) => this.#shutdown({ reason: `write failed: ${error.message}` })),
+      writer.onError(([error]) => this.#shutdown({ reason: writeFailure(error) })),
       writer.onClose(() => this.#shutdown({ reason: "the transport closed" })),
     );
     // vscode-jsonrpc owns host-to-client requests (MSP has none: it answers "method not found").
@@ -357,7 +357,7 @@ export class MspConnection {
         wait.reject(new TypeError(`command ${method}: params are ${error.message}`, { cause: error.cause }));
         return;
       }
-      this.#shutdown({ reason: `write failed: ${error instanceof Error ? error.message : String(error)}` });
+      this.#shutdown({ reason: writeFailure(error) });
     });
     return wait.promise;
   }
@@ -525,6 +525,12 @@ export class MspConnection {
     }
     console.error("@muse-code/sdk: a notification handler threw", error);
   }
+}
+
+/** Why a write failure closes the connection: a host that stopped reading says so in its own words. */
+function writeFailure(error: unknown): string {
+  if (error instanceof WriteBufferFullError) return error.message;
+  return `write failed: ${error instanceof Error ? error.message : String(error)}`;
 }
 
 const TYPED_EVENTS: Record<string, true> = Object.fromEntries(Object.values(Notifications).map((m) => [m, true]));

@@ -8,6 +8,7 @@ import { MspConnection } from "../connection.js";
 import type { CloseInfo } from "../connection.js";
 import type { ByteChannel } from "../framing/byteChannel.js";
 import { assertFraming, createFraming } from "../framing/createFraming.js";
+import { assertMaxWriteBufferBytes } from "../framing/framedWriter.js";
 import { groupAlive, signalGroup } from "./processGroup.js";
 import { streamChannel } from "./streamChannel.js";
 
@@ -162,9 +163,10 @@ export class SpawnedHost extends MspClient {
  * ```
  */
 export function spawnHost(options: SpawnHostOptions): SpawnedHost {
-  const { command, args = [], env, cwd, stderr = "inherit", killGraceMs = 2_000, framing, maxMessageBytes, wrapChannel, ...connectionOptions } = options;
+  const { command, args = [], env, cwd, stderr = "inherit", killGraceMs = 2_000, framing, maxMessageBytes, maxWriteBufferBytes, wrapChannel, ...connectionOptions } = options;
   // A mistake in the options is thrown before a process exists that could be orphaned.
   assertFraming(framing);
+  assertMaxWriteBufferBytes(maxWriteBufferBytes);
   const child = spawn(command, [...args], {
     stdio: ["pipe", "pipe", stderr],
     detached: true,
@@ -213,7 +215,7 @@ export function spawnHost(options: SpawnHostOptions): SpawnedHost {
   };
   stdout.once("end", () => pipeClosed("the host closed its stdout"));
   const wire = wrapChannel === undefined ? channel : wrapChannel(channel);
-  const { reader, writer } = createFraming(wire, framing, maxMessageBytes);
+  const { reader, writer } = createFraming(wire, framing, { maxMessageBytes, maxWriteBufferBytes });
   return new SpawnedHost(new MspConnection(reader, writer, connectionOptions), child, exited, killGraceMs);
 }
 
