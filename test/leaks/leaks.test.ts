@@ -2,7 +2,9 @@
  * Leaks: 100 000 round trips plus 20 connect/close cycles grow the heap by under 5 MB (measured
  * with global.gc in a child process), and leave 0 pending commands, 0 waiters, 0 timers, 0 abort
  * listeners on the caller's signal and no MaxListenersExceededWarning. Real spawnHost cycles
- * leave no process listener, child or pipe behind.
+ * leave no process listener, child or pipe behind. A 12 MB message arriving one byte per chunk
+ * costs under 3× its bytes (chunking.script.ts), and 1M session ids cost what the capacities
+ * allow, not what the count is (sessions.script.ts).
  */
 import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
@@ -13,6 +15,7 @@ import { repoRoot } from "../helpers/repoRoot.js";
 
 const run = promisify(execFile);
 const probe = fileURLToPath(new URL("./roundtrips.script.ts", import.meta.url));
+const chunkingProbe = fileURLToPath(new URL("./chunking.script.ts", import.meta.url));
 const echo = fileURLToPath(new URL("../fixtures/faulty-hosts/echo.mjs", import.meta.url));
 
 interface ProbeResult {
@@ -34,6 +37,11 @@ async function runProbe(roundTrips: number, env: Record<string, string> = {}): P
   return JSON.parse(stdout.trim().split("\n").at(-1) as string) as ProbeResult;
 }
 
+async function runScript<T>(script: string, args: string[]): Promise<T> {
+  const { stdout } = await run(process.execPath, ["--expose-gc", "--import", "tsx", script, ...args], { cwd: repoRoot, timeout: 90_000 });
+  return JSON.parse(stdout.trim().split("\n").at(-1) as string) as T;
+}
+
 function collectWarnings(): { warnings: string[]; stop: () => void } {
   const warnings: string[] = [];
   const listener = (w: Error) => warnings.push(`${w.name}: ${w.message}`);
@@ -53,6 +61,17 @@ describe("leaks", () => {
     // Only the probe's own stdio pipes may remain: no Timeout, no Immediate, no child.
     expect(r.activeResources.filter((name) => name !== "PipeWrap" && name !== "TTYWrap")).toEqual([]);
   }, 120_000);
+
+  // Issue 10, finding 8. The pending message lives in one buffer whose capacity doubles: under 2×
+  // its bytes (16 MiB for 12 MB), and 3× leaves room for the collector's timing. The reader that kept
+  // one object per chunk needed 2.6 GB here.
+  for (const framing of ["ndjson", "content-length"]) {
+    it(`a 12 MB message pending, fed one byte per chunk (${framing}): heap + ArrayBuffers grow by under 3× the pending bytes`, async () => {
+      const r = await runScript<{ pendingBytes: number; heapGrowthBytes: number; delivered: boolean }>(chunkingProbe, [framing, "12000000"]);
+      expect(r.delivered).toBe(true);
+      expect(r.heapGrowthBytes).toBeLessThan(3 * r.pendingBytes);
+    }, 120_000);
+  }
 
   it("the probe would catch a leak: retaining 1 KB per round trip shows as growth", async () => {
     const r = await runProbe(20_000, { LEAK_PROBE_PLANT: "1" });
