@@ -57,34 +57,38 @@ export class SessionTracker {
    * session's cursor and learn its turn. Consult it before the notification is recorded.
    */
   admit(method: string, params: Record<string, unknown> | undefined): Admission {
-    if (!this.#advanceCursor(params)) {
+    const sessionId = String(params?.["sessionId"]);
+    const cursor = String(params?.["viewCursor"]);
+    const step = this.#advanceCursor(sessionId, cursor);
+    let problem: string | undefined;
+    if (step !== "ahead") {
+      problem =
+        step === "malformed"
+          ? `${method}: viewCursor ${JSON.stringify(cursor)} is not a cursor of session ${sessionId} (v:<sessionId>:<n>)`
+          : `${method}: viewCursor ${cursor} does not follow ${this.lastViewCursor(sessionId)}`;
       // A terminal this connection has not recorded is news even with an old cursor (a restarted
       // host re-sends a logged turn/completed before its already_terminal): deliver it, so no
-      // waiter misses it. Anything else that repeats or steps back is reported and dropped.
+      // waiter misses it, and report a malformed cursor all the same. Anything else that
+      // repeats, steps back or carries a malformed cursor is reported and dropped.
       const newTerminal = method === Notifications.turnCompleted && this.#terminals.get(String(params?.["turnId"])) === undefined;
-      if (!newTerminal) {
-        return {
-          deliver: false,
-          problem: `${method}: viewCursor ${String(params?.["viewCursor"])} does not follow ${this.lastViewCursor(String(params?.["sessionId"]))}`,
-        };
-      }
+      if (!newTerminal) return { deliver: false, problem };
+      if (step === "behind") problem = undefined;
     }
     if (method === Notifications.turnCompleted) {
       const terminal = params as unknown as TurnCompletedParams;
-      if (this.#isStray(terminal)) {
-        return {
-          deliver: true,
-          problem: `turn/completed for turn ${terminal.turnId}, which this connection never started, cancelled or saw in session ${terminal.sessionId}`,
-        };
+      if (problem === undefined && this.#isStray(terminal)) {
+        problem = `turn/completed for turn ${terminal.turnId}, which this connection never started, cancelled or saw in session ${terminal.sessionId}`;
       }
     } else if (method === Notifications.turnStarted) {
-      this.#knowTurn(String(params?.["turnId"]));
+      const turnId = String(params?.["turnId"]);
+      if (this.#terminals.get(turnId) !== undefined) return { deliver: false, problem: `turn/started for turn ${turnId} after its turn/completed` };
+      this.#knowTurn(turnId);
     } else if (method === Notifications.itemStarted || method === Notifications.itemUpdated || method === Notifications.itemCompleted) {
       const { turnId } = (params as unknown as ItemNotificationParams).item;
       if (this.#terminals.get(turnId) !== undefined) return { deliver: false, problem: `${method} for turn ${turnId} after its turn/completed` };
       this.#knowTurn(turnId);
     }
-    return { deliver: true };
+    return problem === undefined ? { deliver: true } : { deliver: true, problem };
   }
 
   #knowTurn(turnId: string): void {
@@ -97,18 +101,18 @@ export class SessionTracker {
     return session !== undefined && !session.resumed && !this.#knownTurns.has(terminal.turnId);
   }
 
-  /** Track the session's viewCursor; false when it does not strictly increase (a duplicate or a step back). */
-  #advanceCursor(params: Record<string, unknown> | undefined): boolean {
-    const sessionId = params?.["sessionId"];
-    const cursor = params?.["viewCursor"];
-    if (typeof sessionId !== "string" || typeof cursor !== "string") return true;
+  /**
+   * Track the session's viewCursor: `"ahead"` when it strictly increases (or is the session's
+   * first), `"behind"` for a repeat or a step back, `"malformed"` when it is not MSP's
+   * `v:<sessionId>:<n>` for this session. Only an `"ahead"` cursor is kept.
+   */
+  #advanceCursor(sessionId: string, cursor: string): "ahead" | "behind" | "malformed" {
     const sequence = parseViewCursor(cursor, sessionId);
+    if (sequence === undefined) return "malformed";
     const last = this.#cursors.get(sessionId);
-    if (last !== undefined) {
-      const ahead = sequence !== undefined && last.sequence !== undefined ? sequence > last.sequence : cursor !== last.cursor;
-      if (!ahead) return false;
-    }
+    // After a resume from a cursor that does not parse, the first well-formed cursor starts afresh.
+    if (last !== undefined && last.sequence !== undefined && sequence <= last.sequence) return "behind";
     this.#cursors.set(sessionId, { cursor, sequence });
-    return true;
+    return "ahead";
   }
 }

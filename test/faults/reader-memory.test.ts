@@ -11,7 +11,7 @@ import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
-import type { Message } from "vscode-jsonrpc";
+import type { Message, NotificationMessage } from "vscode-jsonrpc";
 import { connect } from "../../src/index.js";
 import { ContentLengthMessageReader, NdjsonMessageReader, type ByteChannel, type FramedMessageReader } from "../../src/framing/index.js";
 import { LineSplitter } from "../../src/protocol/lineSplitter.js";
@@ -84,10 +84,10 @@ function reusingChannel() {
   return { channel, emit };
 }
 
-const messages = [
+const messages: NotificationMessage[] = [
   { jsonrpc: "2.0", method: "m", params: { text: "the first message, long enough to span several chunks" } },
   { jsonrpc: "2.0", method: "m", params: { text: "ünïcödé splits inside characters too ✓" } },
-] as Message[];
+];
 
 function readThrough(make: (channel: ByteChannel) => FramedMessageReader, wire: Uint8Array, chunkSize: number): Message[] {
   const { channel, emit } = reusingChannel();

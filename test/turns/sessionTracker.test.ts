@@ -25,11 +25,41 @@ describe("SessionTracker", () => {
     expect([sessions.lastViewCursor(S), sessions.lastViewCursor("nobody")]).toEqual([`v:${S}:3`, undefined]);
   });
 
-  it("compares cursors it cannot parse for equality only", () => {
+  it("strict cursors: one that is not v:<sessionId>:<n> is a problem and dropped, and leaves the last cursor as it was", () => {
     const { sessions } = tracker();
-    expect(sessions.admit("turn/started", { sessionId: S, viewCursor: "b", turnId: "t" }).deliver).toBe(true);
-    expect(sessions.admit("turn/started", { sessionId: S, viewCursor: "a", turnId: "t" }).deliver).toBe(true);
-    expect(sessions.admit("turn/started", { sessionId: S, viewCursor: "a", turnId: "t" }).deliver).toBe(false);
+    expect(sessions.admit("turn/started", at(5, { turnId: "t" }))).toEqual({ deliver: true });
+    for (const bad of ["zzz", "b", `v:${S}:04`, `v:other:9`, `v:${S}:-1`, `v:${S}:1e3`]) {
+      expect(sessions.admit("turn/started", { sessionId: S, viewCursor: bad, turnId: "t" })).toEqual({
+        deliver: false,
+        problem: `turn/started: viewCursor ${JSON.stringify(bad)} is not a cursor of session ${S} (v:<sessionId>:<n>)`,
+      });
+    }
+    expect(sessions.lastViewCursor(S)).toBe(`v:${S}:5`);
+    expect(sessions.admit("turn/started", at(3, { turnId: "t" })).deliver).toBe(false);
+    expect(sessions.admit("turn/started", at(6, { turnId: "t" })).deliver).toBe(true);
+  });
+
+  it("a terminal not yet recorded is delivered even with a malformed cursor (no waiter may miss it), and reported", () => {
+    const { sessions } = tracker();
+    expect(sessions.admit("turn/completed", { ...ended("t", 1), viewCursor: "zzz" })).toEqual({
+      deliver: true,
+      problem: `turn/completed: viewCursor "zzz" is not a cursor of session ${S} (v:<sessionId>:<n>)`,
+    });
+  });
+
+  it("a turn/started after that turn's turn/completed is a problem and dropped", () => {
+    const { turns, sessions } = tracker();
+    sessions.admit("turn/started", at(1, { turnId: "t" }));
+    turns.record(ended("t", 2));
+    expect(sessions.admit("turn/started", at(3, { turnId: "t" }))).toEqual({ deliver: false, problem: "turn/started for turn t after its turn/completed" });
+  });
+
+  it("after a resume from a cursor that does not parse, the first well-formed cursor starts afresh", () => {
+    const { sessions } = tracker();
+    sessions.admit("turn/started", at(5, { turnId: "t" }));
+    sessions.noteCommand("session/resume", { sessionId: S, afterCursor: "opaque" }, "c1");
+    expect(sessions.admit("turn/started", at(1, { turnId: "t" })).deliver).toBe(true);
+    expect(sessions.admit("turn/started", at(1, { turnId: "t" })).deliver).toBe(false);
   });
 
   it("a resume replays from its afterCursor (or from the start without one)", () => {
