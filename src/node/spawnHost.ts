@@ -4,7 +4,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { MspClient, type ConnectOptions } from "../client.js";
-import { MspConnection } from "../connection.js";
+import { assertCapacities, MspConnection } from "../connection.js";
 import type { CloseInfo } from "../connection.js";
 import type { ByteChannel } from "../framing/byteChannel.js";
 import { assertFraming, createFraming } from "../framing/createFraming.js";
@@ -167,6 +167,7 @@ export function spawnHost(options: SpawnHostOptions): SpawnedHost {
   // A mistake in the options is thrown before a process exists that could be orphaned.
   assertFraming(framing);
   assertMaxWriteBufferBytes(maxWriteBufferBytes);
+  assertCapacities(connectionOptions);
   const child = spawn(command, [...args], {
     stdio: ["pipe", "pipe", stderr],
     detached: true,

@@ -14,22 +14,62 @@ import type { TurnTerminals } from "./turnRecorder.js";
  */
 export type Admission = { deliver: true; problem?: string } | { deliver: false; problem: string };
 
-/** The session knowledge of one connection. */
+/**
+ * Default number of sessions a connection remembers (10 000): each one's last `viewCursor`, and
+ * whether it follows the session. About 130 bytes a session: 1.3 MB at most.
+ *
+ * @example
+ * ```ts
+ * connect(channel, { sessionCapacity: DEFAULT_SESSION_CAPACITY * 10 });
+ * ```
+ */
+export const DEFAULT_SESSION_CAPACITY = 10_000;
+
+/** Capacities of a {@link SessionTracker}. */
+export interface SessionTrackerOptions {
+  /** How many sessions to remember, least recently active forgotten first. @defaultValue 10 000 */
+  sessionCapacity?: number;
+  /** How many turns to remember as started, cancelled or seen by this connection, oldest first. @defaultValue 10 000 */
+  knownTurnCapacity?: number;
+}
+
+/**
+ * The session knowledge of one connection. Every table is bounded: a session not heard of for
+ * longer than `sessionCapacity` others is forgotten (its next notification is taken as its first,
+ * and its terminals are no longer checked as strays), and so is a turn beyond `knownTurnCapacity`.
+ */
 export class SessionTracker {
   readonly #terminals: TurnTerminals;
-  readonly #cursors = new Map<string, { cursor: string; sequence: number | undefined }>();
-  readonly #followed = new Map<string, { resumed: boolean }>();
+  readonly #cursors: BoundedMap<string, { cursor: string; sequence: number | undefined }>;
+  readonly #followed: BoundedMap<string, { resumed: boolean }>;
   readonly #knownTurns: BoundedMap<string, true>;
 
-  /** `terminals` tells which turns have ended; `knownTurnCapacity` bounds the turns remembered. */
-  constructor(terminals: TurnTerminals, knownTurnCapacity: number) {
+  /** `terminals` tells which turns have ended; the options bound the sessions and turns remembered. */
+  constructor(terminals: TurnTerminals, options: SessionTrackerOptions = {}) {
     this.#terminals = terminals;
-    this.#knownTurns = new BoundedMap({ capacity: knownTurnCapacity });
+    const sessionCapacity = options.sessionCapacity ?? DEFAULT_SESSION_CAPACITY;
+    this.#cursors = new BoundedMap({ capacity: sessionCapacity, order: "recency" });
+    this.#followed = new BoundedMap({ capacity: sessionCapacity, order: "recency" });
+    this.#knownTurns = new BoundedMap({ capacity: options.knownTurnCapacity ?? 10_000 });
   }
 
   /** The last `viewCursor` seen for a session (or the `afterCursor` of its resume). */
   lastViewCursor(sessionId: string): string | undefined {
     return this.#cursors.get(sessionId)?.cursor;
+  }
+
+  /** How many entries each table holds: sessions with a cursor, followed sessions, known turns. */
+  get sizes(): { cursors: number; followed: number; knownTurns: number } {
+    return { cursors: this.#cursors.size, followed: this.#followed.size, knownTurns: this.#knownTurns.size };
+  }
+
+  /**
+   * The connection closed: forget what only serves a live connection (followed sessions, known
+   * turns). The last cursors stay readable, bounded: a resume on the next connection starts from them.
+   */
+  close(): void {
+    this.#followed.clear();
+    this.#knownTurns.clear();
   }
 
   /**
@@ -57,15 +97,16 @@ export class SessionTracker {
    * session's cursor and learn its turn. Consult it before the notification is recorded.
    */
   admit(method: string, params: Record<string, unknown> | undefined): Admission {
-    const sessionId = String(params?.["sessionId"]);
-    const cursor = String(params?.["viewCursor"]);
-    const step = this.#advanceCursor(sessionId, cursor);
+    const sessionId = params?.["sessionId"];
+    const cursor = params?.["viewCursor"];
+    // A notification MSP does not define may carry no session: it has no cursor to check.
+    const step = typeof sessionId === "string" && typeof cursor === "string" ? this.#advanceCursor(sessionId, cursor) : "ahead";
     let problem: string | undefined;
     if (step !== "ahead") {
       problem =
         step === "malformed"
-          ? `${method}: viewCursor ${JSON.stringify(cursor)} is not a cursor of session ${sessionId} (v:<sessionId>:<n>)`
-          : `${method}: viewCursor ${cursor} does not follow ${this.lastViewCursor(sessionId)}`;
+          ? `${method}: viewCursor ${JSON.stringify(cursor)} is not a cursor of session ${String(sessionId)} (v:<sessionId>:<n>)`
+          : `${method}: viewCursor ${String(cursor)} does not follow ${this.lastViewCursor(String(sessionId))}`;
       // A terminal this connection has not recorded is news even with an old cursor (a restarted
       // host re-sends a logged turn/completed before its already_terminal): deliver it, so no
       // waiter misses it, and report a malformed cursor all the same. Anything else that

@@ -16,6 +16,15 @@ import { repoRoot } from "../helpers/repoRoot.js";
 const run = promisify(execFile);
 const probe = fileURLToPath(new URL("./roundtrips.script.ts", import.meta.url));
 const chunkingProbe = fileURLToPath(new URL("./chunking.script.ts", import.meta.url));
+const sessionsProbe = fileURLToPath(new URL("./sessions.script.ts", import.meta.url));
+
+interface TablesResult {
+  heapGrowthMB: number;
+  heapGrowthAfterCloseMB: number;
+  pending: number;
+  turnCount: number;
+  items: number;
+}
 const echo = fileURLToPath(new URL("../fixtures/faulty-hosts/echo.mjs", import.meta.url));
 
 interface ProbeResult {
@@ -72,6 +81,27 @@ describe("leaks", () => {
       expect(r.heapGrowthBytes).toBeLessThan(3 * r.pendingBytes);
     }, 120_000);
   }
+
+  // Issue 10, finding 11: 1M session ids used to grow the heap by 132 MB, and 1M items of one turn
+  // by 254 MB. With the default capacities (10 000 sessions, 1 000 items per turn) the growth is the
+  // same at both sizes: it depends on the capacities, not on the count. The 1M figures:
+  //   node --expose-gc --import tsx test/leaks/sessions.script.ts 1000000 [items]
+  it("20 000 vs 60 000 session ids: the same heap growth (bounded by sessionCapacity), and close() releases the tables", async () => {
+    const small = await runScript<TablesResult>(sessionsProbe, ["20000"]);
+    const large = await runScript<TablesResult>(sessionsProbe, ["60000"]);
+    expect(large.pending).toBe(0);
+    expect(large.heapGrowthMB).toBeLessThan(12);
+    expect(Math.abs(large.heapGrowthMB - small.heapGrowthMB)).toBeLessThan(2);
+    expect(large.heapGrowthAfterCloseMB).toBeLessThan(large.heapGrowthMB);
+  }, 120_000);
+
+  it("20 000 vs 100 000 items in one turn: the same heap growth (bounded by itemsPerTurnCapacity)", async () => {
+    const small = await runScript<TablesResult>(sessionsProbe, ["20000", "items"]);
+    const large = await runScript<TablesResult>(sessionsProbe, ["100000", "items"]);
+    expect([large.turnCount, large.items]).toEqual([1, 1_000]);
+    expect(large.heapGrowthMB).toBeLessThan(3);
+    expect(Math.abs(large.heapGrowthMB - small.heapGrowthMB)).toBeLessThan(1);
+  }, 120_000);
 
   it("the probe would catch a leak: retaining 1 KB per round trip shows as growth", async () => {
     const r = await runProbe(20_000, { LEAK_PROBE_PLANT: "1" });

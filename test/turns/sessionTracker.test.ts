@@ -8,9 +8,9 @@ const at = (n: number, fields: Record<string, unknown> = {}) => ({ sessionId: S,
 const ended = (turnId: string, n: number) => ({ ...at(n), turnId, terminal: "completed" as const, reason: "completed", durationMs: 1 });
 const item = (turnId: string, n: number) => at(n, { item: { itemId: `i-${turnId}`, kind: "message", turnId, revision: 1, status: "inProgress" } });
 
-function tracker(knownTurnCapacity = 10) {
+function tracker(knownTurnCapacity = 10, sessionCapacity?: number) {
   const turns = new TurnRecorder();
-  return { turns, sessions: new SessionTracker(turns, knownTurnCapacity) };
+  return { turns, sessions: new SessionTracker(turns, sessionCapacity === undefined ? { knownTurnCapacity } : { knownTurnCapacity, sessionCapacity }) };
 }
 
 describe("SessionTracker", () => {
@@ -105,5 +105,34 @@ describe("SessionTracker", () => {
     for (const commandId of ["t1", "t2", "t3"]) sessions.noteCommand("turn/start", { sessionId: S, input: [] }, commandId);
     expect(sessions.admit("turn/completed", ended("t1", 1)).problem).toMatch(/turn t1, which this connection never started/);
     expect(sessions.admit("turn/completed", ended("t3", 2))).toEqual({ deliver: true });
+  });
+
+  it("remembers at most sessionCapacity sessions, the least recently active forgotten first", () => {
+    const { sessions } = tracker(10, 2);
+    const on = (session: string, n: number) => sessions.admit("turn/started", { sessionId: session, viewCursor: `v:${session}:${n}`, turnId: `${session}-${n}` });
+    on("a", 1);
+    on("b", 1);
+    on("a", 2); // a is now the most recently active
+    sessions.noteCommand("host/info", { sessionId: "c" }, "x");
+    on("c", 1);
+    expect([sessions.lastViewCursor("a"), sessions.lastViewCursor("b"), sessions.lastViewCursor("c")]).toEqual(["v:a:2", undefined, "v:c:1"]);
+    expect(sessions.sizes).toEqual({ cursors: 2, followed: 1, knownTurns: 4 });
+    // A forgotten session's next notification is taken as its first.
+    expect(on("b", 1).deliver).toBe(true);
+  });
+
+  it("close() forgets followed sessions and known turns, and keeps the last cursors (a resume needs them)", () => {
+    const { sessions } = tracker();
+    sessions.noteCommand("turn/start", { sessionId: S, input: [] }, "t1");
+    sessions.admit("turn/started", at(1, { turnId: "t1" }));
+    sessions.close();
+    expect(sessions.sizes).toEqual({ cursors: 1, followed: 0, knownTurns: 0 });
+    expect(sessions.lastViewCursor(S)).toBe(`v:${S}:1`);
+  });
+
+  it("a notification MSP does not define, with no session, has no cursor to check: delivered", () => {
+    const { sessions } = tracker();
+    expect(sessions.admit("vendor/ping", { text: "hi" })).toEqual({ deliver: true });
+    expect(sessions.admit("vendor/ping", undefined)).toEqual({ deliver: true });
   });
 });
