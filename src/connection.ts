@@ -558,7 +558,7 @@ export class MspConnection {
       const item = (params as unknown as ItemNotificationParams).item as Item;
       if (this.#items.apply(item) === "full") {
         // Only the ledger's view misses it: the notification itself is delivered below.
-        this.#protocolError(`${method}: turn ${item.turnId} has itemsPerTurnCapacity items in progress at once; item ${item.itemId} is not kept in client.items`, message);
+        this.#protocolError(`${method}: item ${item.itemId} not kept: turn ${item.turnId} has itemsPerTurnCapacity items in progress`, message);
       }
     }
     for (const item of synthesized) this.#safely(() => this.events.emit("itemSynthesized", item));

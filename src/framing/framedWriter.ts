@@ -79,10 +79,8 @@ export class WriteBufferFullError extends Error {
   /** The bound it would have passed. @unit bytes */
   readonly maxWriteBufferBytes: number;
 
-  constructor(queuedBytes: number, messageBytes: number, maxWriteBufferBytes: number) {
-    super(
-      `the host is not reading its input: ${queuedBytes} bytes queued, and a ${messageBytes}-byte message would pass maxWriteBufferBytes (${maxWriteBufferBytes} bytes)`,
-    );
+  constructor(queuedBytes: number, maxWriteBufferBytes: number) {
+    super(`the host is not reading its input: ${queuedBytes} bytes queued (maxWriteBufferBytes ${maxWriteBufferBytes})`);
     this.name = "WriteBufferFullError";
     this.queuedBytes = queuedBytes;
     this.maxWriteBufferBytes = maxWriteBufferBytes;
@@ -91,9 +89,8 @@ export class WriteBufferFullError extends Error {
 
 /** Throws the RangeError a bad `maxWriteBufferBytes` gets: callers check before they start anything. */
 export function assertMaxWriteBufferBytes(value: unknown): asserts value is number | undefined {
-  if (value !== undefined && !(typeof value === "number" && value > 0)) {
-    throw new RangeError(`maxWriteBufferBytes must be a positive number of bytes, got ${String(value)}`);
-  }
+  if (value !== undefined && !(typeof value === "number" && value > 0))
+    throw new RangeError(`maxWriteBufferBytes must be a positive number, got ${String(value)}`);
 }
 
 interface Queued {
@@ -101,10 +98,6 @@ interface Queued {
   message: Message;
   resolve: () => void;
   reject: (error: unknown) => void;
-}
-
-function isThenable(value: unknown): value is PromiseLike<void> {
-  return typeof value === "object" && value !== null && typeof (value as { then?: unknown }).then === "function";
 }
 
 /**
@@ -126,7 +119,7 @@ function isThenable(value: unknown): value is PromiseLike<void> {
  */
 export abstract class FramedMessageWriter extends AbstractMessageWriter implements MessageWriter {
   readonly #channel: ByteChannel;
-  readonly #maxWriteBufferBytes: number;
+  readonly #max: number;
   /** Messages not yet accepted by the channel, the one being written first. */
   #queue: Queued[] = [];
   /** Bytes of the queued messages. @unit bytes */
@@ -134,15 +127,14 @@ export abstract class FramedMessageWriter extends AbstractMessageWriter implemen
   #writing = false;
   /** Set once the channel failed or the peer stopped reading: every later write rejects with it. */
   #broken: unknown;
-  #endRequested = false;
-  #ended = false;
-  #errors = 0;
+  /** 1 once `end()` was called, 2 once the channel was ended. */
+  #end = 0;
 
   constructor(channel: ByteChannel, options: WriterOptions = {}) {
     super();
     assertMaxWriteBufferBytes(options.maxWriteBufferBytes);
     this.#channel = channel;
-    this.#maxWriteBufferBytes = options.maxWriteBufferBytes ?? DEFAULT_MAX_WRITE_BUFFER_BYTES;
+    this.#max = options.maxWriteBufferBytes ?? DEFAULT_MAX_WRITE_BUFFER_BYTES;
   }
 
   /** The bytes of one framed message. */
@@ -176,10 +168,10 @@ export abstract class FramedMessageWriter extends AbstractMessageWriter implemen
       // The message itself is bad (a BigInt, a cycle): nothing was sent and the channel is fine.
       return Promise.reject(new MessageEncodingError(error));
     }
-    if (this.#queuedBytes > 0 && this.#queuedBytes + bytes.length > this.#maxWriteBufferBytes) {
-      const error = new WriteBufferFullError(this.#queuedBytes, bytes.length, this.#maxWriteBufferBytes);
-      this.#fail(error, message);
-      return Promise.reject(error);
+    const queued = this.#queuedBytes;
+    if (queued > 0 && queued + bytes.length > this.#max) {
+      this.#fail(new WriteBufferFullError(queued, this.#max), message);
+      return Promise.reject(this.#broken);
     }
     return new Promise<void>((resolve, reject) => {
       this.#queue.push({ bytes, message, resolve, reject });
@@ -192,30 +184,30 @@ export abstract class FramedMessageWriter extends AbstractMessageWriter implemen
   #pump(): void {
     if (this.#writing) return;
     this.#writing = true;
-    while (this.#broken === undefined) {
-      const next = this.#queue[0];
-      if (next === undefined) break;
+    let entry: Queued | undefined;
+    while (this.#broken === undefined && (entry = this.#queue[0]) !== undefined) {
+      const first = entry;
       let accepted: Promise<void> | void;
       try {
-        accepted = this.#channel.write(next.bytes);
+        accepted = this.#channel.write(first.bytes);
       } catch (error) {
         this.#writing = false;
-        this.#fail(error, next.message);
-        return;
+        return this.#fail(error, first.message);
       }
-      if (isThenable(accepted)) {
-        // The channel is full: the next message waits until it has room.
+      if (accepted) {
+        // The channel is full: the next message waits until it has room. An entry no longer
+        // first was dropped meanwhile (disposed or failed).
         accepted.then(
           () => {
-            if (this.#queue[0] !== next) return; // dropped meanwhile (disposed or failed)
+            if (this.#queue[0] !== first) return;
             this.#done();
             this.#writing = false;
             this.#pump();
           },
           (error: unknown) => {
-            if (this.#queue[0] !== next) return;
+            if (this.#queue[0] !== first) return;
             this.#writing = false;
-            this.#fail(error, next.message);
+            this.#fail(error, first.message);
           },
         );
         return;
@@ -223,7 +215,7 @@ export abstract class FramedMessageWriter extends AbstractMessageWriter implemen
       this.#done();
     }
     this.#writing = false;
-    if (this.#queue.length === 0 && this.#endRequested) this.#endChannel();
+    if (this.#queue.length === 0) this.#endIfAsked();
   }
 
   /** The first queued message was accepted by the channel. */
@@ -237,36 +229,35 @@ export abstract class FramedMessageWriter extends AbstractMessageWriter implemen
   #fail(error: unknown, message: Message): void {
     if (this.#broken !== undefined) return;
     this.#broken = error;
-    this.#errors += 1;
-    this.#drop(error);
-    this.fireError(error, message, this.#errors);
+    this.#drop();
+    this.fireError(error, message, 1);
   }
 
   /** Reject and release every queued message. */
-  #drop(error: unknown): void {
+  #drop(): void {
     const dropped = this.#queue;
     this.#queue = [];
     this.#queuedBytes = 0;
-    for (const entry of dropped) entry.reject(error);
+    for (const entry of dropped) entry.reject(this.#broken);
   }
 
   /** Close the channel's writing side, once the messages already queued are written. */
   end(): void {
-    this.#endRequested = true;
-    if (this.#queue.length === 0 || this.#broken !== undefined) this.#endChannel();
+    this.#end ||= 1;
+    if (this.#queue.length === 0) this.#endIfAsked();
   }
 
-  #endChannel(): void {
-    if (this.#ended) return;
-    this.#ended = true;
+  #endIfAsked(): void {
+    if (this.#end !== 1) return;
+    this.#end = 2;
     this.#channel.end();
   }
 
   /** Release what is still queued (its writes reject) and stop; a requested `end()` happens now. */
   override dispose(): void {
-    this.#broken ??= new Error("the writer was disposed before this message was written");
-    this.#drop(this.#broken);
-    if (this.#endRequested) this.#endChannel();
+    this.#broken ??= new Error("the writer was disposed");
+    this.#drop();
+    this.#endIfAsked();
     super.dispose();
   }
 }

@@ -163,7 +163,19 @@ export class SpawnedHost extends MspClient {
  * ```
  */
 export function spawnHost(options: SpawnHostOptions): SpawnedHost {
-  const { command, args = [], env, cwd, stderr = "inherit", killGraceMs = 2_000, framing, maxMessageBytes, maxWriteBufferBytes, wrapChannel, ...connectionOptions } = options;
+  const {
+    command,
+    args = [],
+    env,
+    cwd,
+    stderr = "inherit",
+    killGraceMs = 2_000,
+    framing,
+    maxMessageBytes,
+    maxWriteBufferBytes,
+    wrapChannel,
+    ...connectionOptions
+  } = options;
   // A mistake in the options is thrown before a process exists that could be orphaned.
   assertFraming(framing);
   assertMaxWriteBufferBytes(maxWriteBufferBytes);

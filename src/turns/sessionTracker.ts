@@ -12,7 +12,7 @@ import type { TurnTerminals } from "./turnRecorder.js";
  * What to do with a well-formed notification: deliver it or drop it. A `problem` is reported
  * either way (a stray terminal is reported, yet delivered: no waiter may miss a terminal).
  */
-export type Admission = { deliver: true; problem?: string } | { deliver: false; problem: string };
+export type Admission = { deliver: true; problem?: string | undefined } | { deliver: false; problem: string };
 
 /**
  * Default number of sessions a connection remembers (10 000): each one's last `viewCursor`, and
@@ -58,11 +58,6 @@ export class SessionTracker {
     return this.#cursors.get(sessionId)?.cursor;
   }
 
-  /** How many entries each table holds: sessions with a cursor, followed sessions, known turns. */
-  get sizes(): { cursors: number; followed: number; knownTurns: number } {
-    return { cursors: this.#cursors.size, followed: this.#followed.size, knownTurns: this.#knownTurns.size };
-  }
-
   /**
    * The connection closed: forget what only serves a live connection (followed sessions, known
    * turns). The last cursors stay readable, bounded: a resume on the next connection starts from them.
@@ -105,8 +100,8 @@ export class SessionTracker {
     if (step !== "ahead") {
       problem =
         step === "malformed"
-          ? `${method}: viewCursor ${JSON.stringify(cursor)} is not a cursor of session ${String(sessionId)} (v:<sessionId>:<n>)`
-          : `${method}: viewCursor ${String(cursor)} does not follow ${this.lastViewCursor(String(sessionId))}`;
+          ? `${method}: viewCursor ${JSON.stringify(cursor)} is not a cursor of session ${sessionId as string} (v:<sessionId>:<n>)`
+          : `${method}: viewCursor ${cursor as string} does not follow ${this.lastViewCursor(sessionId as string)}`;
       // A terminal this connection has not recorded is news even with an old cursor (a restarted
       // host re-sends a logged turn/completed before its already_terminal): deliver it, so no
       // waiter misses it, and report a malformed cursor all the same. Anything else that
@@ -120,16 +115,20 @@ export class SessionTracker {
       if (problem === undefined && this.#isStray(terminal)) {
         problem = `turn/completed for turn ${terminal.turnId}, which this connection never started, cancelled or saw in session ${terminal.sessionId}`;
       }
-    } else if (method === Notifications.turnStarted) {
-      const turnId = String(params?.["turnId"]);
-      if (this.#terminals.get(turnId) !== undefined) return { deliver: false, problem: `turn/started for turn ${turnId} after its turn/completed` };
-      this.#knowTurn(turnId);
-    } else if (method === Notifications.itemStarted || method === Notifications.itemUpdated || method === Notifications.itemCompleted) {
-      const { turnId } = (params as unknown as ItemNotificationParams).item;
-      if (this.#terminals.get(turnId) !== undefined) return { deliver: false, problem: `${method} for turn ${turnId} after its turn/completed` };
-      this.#knowTurn(turnId);
+    } else {
+      // Nothing about a turn follows its turn/completed; anything else about a turn makes it known.
+      const turnId =
+        method === Notifications.turnStarted
+          ? String(params?.["turnId"])
+          : method === Notifications.itemStarted || method === Notifications.itemUpdated || method === Notifications.itemCompleted
+            ? (params as unknown as ItemNotificationParams).item.turnId
+            : undefined;
+      if (turnId !== undefined) {
+        if (this.#terminals.get(turnId) !== undefined) return { deliver: false, problem: `${method} for turn ${turnId} after its turn/completed` };
+        this.#knowTurn(turnId);
+      }
     }
-    return problem === undefined ? { deliver: true } : { deliver: true, problem };
+    return { deliver: true, problem };
   }
 
   #knowTurn(turnId: string): void {

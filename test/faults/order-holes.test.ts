@@ -18,14 +18,17 @@ const note = (method: string, cursor: string | number, params: Record<string, un
   params: { sessionId: SESSION, viewCursor: typeof cursor === "number" ? `v:${SESSION}:${cursor}` : cursor, emittedAtMs: 1, ...params },
 });
 const started = (turnId: string, cursor: string | number) => note("turn/started", cursor, { turnId });
-const completed = (turnId: string, cursor: string | number) => note("turn/completed", cursor, { turnId, terminal: "completed", reason: "completed", durationMs: 1 });
+const completed = (turnId: string, cursor: string | number) =>
+  note("turn/completed", cursor, { turnId, terminal: "completed", reason: "completed", durationMs: 1 });
 
 /** Play `sends` after the client's first command, then answer it: every notification before the answer has been handled once it resolves. */
 async function play(sends: Action[]) {
   const host = spawnFaulty([["await", 1], ...sends, ["respond", 1, {}], ["hang"]]);
   const delivered: string[] = [];
   const problems: string[] = [];
-  host.connection.onNotification((n) => delivered.push(`${n.method} ${String(n.params?.["turnId"])} ${String(n.params?.["viewCursor"]).replace(`v:${SESSION}:`, "")}`));
+  host.connection.onNotification((n) =>
+    delivered.push(`${n.method} ${String(n.params?.["turnId"])} ${String(n.params?.["viewCursor"]).replace(`v:${SESSION}:`, "")}`),
+  );
   host.events.on("protocolError", (e) => problems.push(e.data.problem));
   await host.connection.command("host/info", {}, { timeoutMs: 5_000 });
   return { delivered, problems };

@@ -61,7 +61,10 @@ describe("FramedMessageWriter backpressure", () => {
 
   it("a single message larger than the bound is written when nothing waits", async () => {
     const written: Uint8Array[] = [];
-    const writer = new NdjsonMessageWriter({ onData: () => () => {}, onEnd: () => () => {}, onError: () => () => {}, write: (b) => void written.push(b), end: () => {} }, { maxWriteBufferBytes: 10 });
+    const writer = new NdjsonMessageWriter(
+      { onData: () => () => {}, onEnd: () => () => {}, onError: () => () => {}, write: (b) => void written.push(b), end: () => {} },
+      { maxWriteBufferBytes: 10 },
+    );
     await writer.write(note(1, 100));
     await writer.write(note(2, 100));
     expect(written).toHaveLength(2);
@@ -87,7 +90,7 @@ describe("FramedMessageWriter backpressure", () => {
     disposed.end();
     disposed.dispose();
     expect(b.ended()).toBe(true);
-    for (const e of await Promise.all(pending)) expect(String(e)).toMatch(/disposed before this message was written/);
+    for (const e of await Promise.all(pending)) expect(String(e)).toMatch(/the writer was disposed/);
   });
 
   it("rejects a maxWriteBufferBytes that is not a positive number", () => {

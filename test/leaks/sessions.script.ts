@@ -69,7 +69,11 @@ const main = async () => {
     await Promise.all(commands);
   }
   const open = await held();
-  const retained = { turnCount: client.items.turnCount, items: client.items.itemsOf(TURN).length, lastCursor: client.connection.lastViewCursor(sessionId(COUNT - 1)) };
+  const retained = {
+    turnCount: client.items.turnCount,
+    items: client.items.itemsOf(TURN).length,
+    lastCursor: client.connection.lastViewCursor(sessionId(COUNT - 1)),
+  };
   await client.close();
   const closed = await held();
   console.log(

@@ -109,14 +109,14 @@ describe("SessionTracker", () => {
 
   it("remembers at most sessionCapacity sessions, the least recently active forgotten first", () => {
     const { sessions } = tracker(10, 2);
-    const on = (session: string, n: number) => sessions.admit("turn/started", { sessionId: session, viewCursor: `v:${session}:${n}`, turnId: `${session}-${n}` });
+    const on = (session: string, n: number) =>
+      sessions.admit("turn/started", { sessionId: session, viewCursor: `v:${session}:${n}`, turnId: `${session}-${n}` });
     on("a", 1);
     on("b", 1);
     on("a", 2); // a is now the most recently active
     sessions.noteCommand("host/info", { sessionId: "c" }, "x");
     on("c", 1);
     expect([sessions.lastViewCursor("a"), sessions.lastViewCursor("b"), sessions.lastViewCursor("c")]).toEqual(["v:a:2", undefined, "v:c:1"]);
-    expect(sessions.sizes).toEqual({ cursors: 2, followed: 1, knownTurns: 4 });
     // A forgotten session's next notification is taken as its first.
     expect(on("b", 1).deliver).toBe(true);
   });
@@ -125,9 +125,19 @@ describe("SessionTracker", () => {
     const { sessions } = tracker();
     sessions.noteCommand("turn/start", { sessionId: S, input: [] }, "t1");
     sessions.admit("turn/started", at(1, { turnId: "t1" }));
+    expect(sessions.admit("turn/completed", ended("x", 2)).problem).toMatch(/never started/); // S is followed
     sessions.close();
-    expect(sessions.sizes).toEqual({ cursors: 1, followed: 0, knownTurns: 0 });
-    expect(sessions.lastViewCursor(S)).toBe(`v:${S}:1`);
+    // No longer followed: a terminal of an unknown turn is not its business any more.
+    expect(sessions.admit("turn/completed", ended("y", 3))).toEqual({ deliver: true });
+    expect(sessions.lastViewCursor(S)).toBe(`v:${S}:3`);
+  });
+
+  it("past sessionCapacity, a forgotten session is no longer followed either", () => {
+    const { sessions } = tracker(10, 1);
+    sessions.noteCommand("host/info", { sessionId: S }, "x");
+    expect(sessions.admit("turn/completed", ended("x", 1)).problem).toMatch(/never started/);
+    sessions.noteCommand("host/info", { sessionId: "other" }, "y");
+    expect(sessions.admit("turn/completed", ended("z", 2))).toEqual({ deliver: true });
   });
 
   it("a notification MSP does not define, with no session, has no cursor to check: delivered", () => {
