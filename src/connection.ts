@@ -401,7 +401,7 @@ export class MspConnection {
     if (!isObject(params)) return Promise.reject(new TypeError(`command ${method}: params must be a plain object`));
     if (this.#closeError !== undefined) return Promise.reject(this.#closeError);
     const commandId = typeof params["commandId"] === "string" ? params["commandId"] : uuidv7();
-    this.#sessions.noteCommand(method, params, commandId);
+    const onAccepted = this.#sessions.noteCommand(method, params, commandId);
     const id = this.#commands.nextId();
     const wait = boundedWait<Record<string, unknown>>(
       `command ${method}`,
@@ -410,7 +410,7 @@ export class MspConnection {
       () => this.#commands.settled(id),
     );
     if (wait.settled) return wait.promise;
-    this.#commands.add(id, { method, wait });
+    this.#commands.add(id, { method, wait, onAccepted });
     const message = { jsonrpc: "2.0", id, method, params: { ...params, commandId } };
     this.#writer.write(message as Message).catch((error: unknown) => {
       if (error instanceof MessageEncodingError) {
@@ -536,6 +536,8 @@ export class MspConnection {
         }),
       );
     } else {
+      // Synchronously, before the notifications behind this answer (a resume's replay) dispatch.
+      pending.onAccepted?.();
       wait.resolve(message.result);
     }
   }

@@ -69,11 +69,13 @@ export class SessionTracker {
 
   /**
    * A command is going out. A session it names is followed; a turn it starts or cancels is known.
-   * A resume makes every turn of its session legitimate, and its replay starts from `afterCursor`.
+   * A resume makes every turn of its session legitimate. Its replay starts from `afterCursor`, but
+   * only once the host accepts it: the returned step is run then (a refused resume, say a cursor
+   * ahead of the host's, must not leave this connection expecting a replay that never comes).
    */
-  noteCommand(method: string, params: Record<string, unknown>, commandId: string): void {
+  noteCommand(method: string, params: Record<string, unknown>, commandId: string): (() => void) | undefined {
     const sessionId = params["sessionId"];
-    if (typeof sessionId !== "string") return;
+    if (typeof sessionId !== "string") return undefined;
     const session = this.#followed.get(sessionId) ?? { resumed: false };
     this.#followed.set(sessionId, session);
     if (method === Commands.turnStart) this.#knowTurn(commandId);
@@ -82,9 +84,12 @@ export class SessionTracker {
       session.resumed = true;
       // A resume replays from afterCursor: what follows may step back from what this connection saw.
       const afterCursor = params["afterCursor"];
-      if (typeof afterCursor === "string") this.#cursors.set(sessionId, { cursor: afterCursor, sequence: parseViewCursor(afterCursor, sessionId) });
-      else this.#cursors.delete(sessionId);
+      return () => {
+        if (typeof afterCursor === "string") this.#cursors.set(sessionId, { cursor: afterCursor, sequence: parseViewCursor(afterCursor, sessionId) });
+        else this.#cursors.delete(sessionId);
+      };
     }
+    return undefined;
   }
 
   /**

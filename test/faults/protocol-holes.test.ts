@@ -89,7 +89,12 @@ describe("finding 6: small protocol holes", () => {
       const data = (error as MspError<"rpcError">).data;
       expect(data.code).toBe(-32602);
       expect(data.data).toMatchObject({ lastCursor: last });
-      const resumed = await host.connection.command("session/resume", { sessionId, afterCursor: String((data.data as { lastCursor: string }).lastCursor) });
+      // The refused resume leaves the connection's cursor where it was: no future cursor adopted.
+      expect(host.connection.lastViewCursor(sessionId)).toBe(last);
+      const third = await host.startTurn({ sessionId, input: [{ type: "text", text: "still here" }] }).terminal;
+      expect(third.terminal).toBe("completed");
+      expect(problems).toEqual([]);
+      const resumed = await host.connection.command("session/resume", { sessionId, afterCursor: host.connection.lastViewCursor(sessionId)! });
       expect(resumed.replayed).toBe(0);
       const second = await host.startTurn({ sessionId, input: [{ type: "text", text: "again" }] }).terminal;
       expect(second.terminal).toBe("completed");
