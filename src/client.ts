@@ -39,6 +39,20 @@ export interface ConnectOptions extends MspConnectionOptions {
   framing?: Framing;
   /** Largest message accepted. @unit bytes @defaultValue 16 MiB */
   maxMessageBytes?: number;
+  /**
+   * The most bytes held for a host that does not read its input. Past it the connection closes:
+   * everything pending settles as `connectionClosed` with the reason "the host is not reading
+   * its input: … bytes queued …". A host that reads keeps this near empty. A single message
+   * larger than the bound is still sent when nothing waits.
+   * @unit bytes
+   * @defaultValue 64 MiB (four messages of the default `maxMessageBytes`)
+   * @example
+   * ```ts
+   * const client = connect(channel, { maxWriteBufferBytes: 8 * 1024 * 1024 });
+   * client.events.once("close", ({ reason }) => console.log(reason));
+   * ```
+   */
+  maxWriteBufferBytes?: number;
 }
 
 /**
@@ -161,7 +175,7 @@ export interface MspClient {
  * ```
  */
 export function connect(channel: ByteChannel, options: ConnectOptions = {}): MspClient {
-  const { framing, maxMessageBytes, ...connectionOptions } = options;
-  const { reader, writer } = createFraming(channel, framing, maxMessageBytes);
+  const { framing, maxMessageBytes, maxWriteBufferBytes, ...connectionOptions } = options;
+  const { reader, writer } = createFraming(channel, framing, { maxMessageBytes, maxWriteBufferBytes });
   return new MspClient(new MspConnection(reader, writer, connectionOptions));
 }

@@ -21,7 +21,7 @@ import { v7 as uuidv7 } from "uuid";
 import { MspError, MspErrorKinds, type CommandRejectedData, type ConnectionClosedData, type ProtocolData } from "./errors.js";
 import type { EndDetails } from "./framing/byteChannel.js";
 import type { FramedMessageReader } from "./framing/framedReader.js";
-import { MessageEncodingError } from "./framing/framedWriter.js";
+import { MessageEncodingError, WriteBufferFullError } from "./framing/framedWriter.js";
 import type { FramingProblem } from "./framing/limits.js";
 import { boundedWait, type WaitOptions } from "./internal/boundedWait.js";
 import { PendingCommands } from "./internal/pendingCommands.js";
@@ -41,9 +41,9 @@ import {
   type TurnCompletedParams,
   type TurnStartedParams,
 } from "./protocol/index.js";
-import { ItemLedger, type LedgerItem, type TurnItems } from "./turns/itemLedger.js";
-import { SessionTracker } from "./turns/sessionTracker.js";
-import { TurnRecorder, type TurnTerminals } from "./turns/turnRecorder.js";
+import { DEFAULT_ITEMS_PER_TURN_CAPACITY, DEFAULT_ITEM_TURN_CAPACITY, ItemLedger, type LedgerItem, type TurnItems } from "./turns/itemLedger.js";
+import { DEFAULT_SESSION_CAPACITY, SessionTracker } from "./turns/sessionTracker.js";
+import { DEFAULT_TERMINAL_CAPACITY, TurnRecorder, type TurnTerminals } from "./turns/turnRecorder.js";
 
 /**
  * A notification as the user's handler receives it: `{ method, params }`.
@@ -139,20 +139,74 @@ export interface MspEvents {
 }
 
 /**
- * Options of an {@link MspConnection}.
+ * Options of an {@link MspConnection}. Every table the connection keeps has a capacity, so its
+ * memory is a function of these options, not of what the host sends.
  *
  * @example
  * ```ts
- * const client = connect(channel, { defaultTimeoutMs: 30_000, terminalCapacity: 1_000, itemTurnCapacity: 100 });
+ * const client = connect(channel, { defaultTimeoutMs: 30_000, terminalCapacity: 1_000, itemTurnCapacity: 100, sessionCapacity: 500 });
  * ```
  */
 export interface MspConnectionOptions {
   /** Default bound of every command and wait. @unit milliseconds @defaultValue 60 000 */
   defaultTimeoutMs?: number;
-  /** How many turn terminals to retain. @defaultValue 10 000 */
+  /**
+   * How many turn terminals to retain, oldest recorded forgotten first; it also bounds the turns
+   * the connection remembers as its own (started, cancelled or seen), for the stray-terminal check.
+   * @unit turns
+   * @defaultValue 10 000
+   * @example
+   * ```ts
+   * const client = connect(channel, { terminalCapacity: 100_000 }); // a long-lived connection that looks terminals up late
+   * ```
+   */
   terminalCapacity?: number;
-  /** How many turns' items the ledger retains. @defaultValue 1 000 */
+  /**
+   * How many turns' items the ledger (`client.items`) retains, least recently touched forgotten first.
+   * @unit turns
+   * @defaultValue 1 000
+   * @example
+   * ```ts
+   * const client = connect(channel, { itemTurnCapacity: 50 }); // a UI that shows the last 50 turns
+   * ```
+   */
   itemTurnCapacity?: number;
+  /**
+   * How many items the ledger retains per turn. Past it, the turn's earliest-finished item
+   * (completed, failed or cancelled) is forgotten: like a terminal's scrollback, a long turn shows
+   * its latest items. An item in progress is never forgotten; in the case no honest host makes,
+   * every retained item in progress, a new item is not retained and a `protocolError` says so (its
+   * notification is still delivered).
+   * @unit items
+   * @defaultValue 1 000
+   * @example
+   * ```ts
+   * const client = connect(channel, { itemsPerTurnCapacity: 10_000 }); // agents whose turns run thousands of tool calls
+   * ```
+   */
+  itemsPerTurnCapacity?: number;
+  /**
+   * How many sessions the connection remembers: each one's last `viewCursor` (for the order check
+   * and `lastViewCursor`) and whether it follows it. The least recently active is forgotten first:
+   * its next notification is then taken as its first, and `lastViewCursor` returns `undefined` for it.
+   * @unit sessions
+   * @defaultValue 10 000 (about 1.3 MB at most)
+   * @example
+   * ```ts
+   * const client = connect(channel, { sessionCapacity: 100_000 }); // one connection multiplexing many sessions
+   * ```
+   */
+  sessionCapacity?: number;
+}
+
+const CAPACITIES = ["terminalCapacity", "itemTurnCapacity", "itemsPerTurnCapacity", "sessionCapacity"] as const;
+
+/** Throws the RangeError a capacity below 1 (or not a number) gets: callers check before they start anything. */
+export function assertCapacities(options: MspConnectionOptions): void {
+  for (const name of CAPACITIES) {
+    const value: unknown = options[name];
+    if (value !== undefined && !(typeof value === "number" && value >= 1)) throw new RangeError(`${name} must be a number at least 1, got ${String(value)}`);
+  }
 }
 
 /** Forwards host-to-client requests (not part of MSP) to vscode-jsonrpc, which answers "method not found". */
@@ -215,9 +269,17 @@ export class MspConnection {
     this.#reader = reader;
     this.#writer = writer;
     this.#defaultTimeoutMs = options.defaultTimeoutMs ?? 60_000;
-    this.#turns = new TurnRecorder({ capacity: options.terminalCapacity ?? 10_000, defaultTimeoutMs: this.#defaultTimeoutMs });
-    this.#sessions = new SessionTracker(this.#turns, options.terminalCapacity ?? 10_000);
-    this.#items = new ItemLedger({ turnCapacity: options.itemTurnCapacity ?? 1_000 });
+    assertCapacities(options);
+    const terminalCapacity = options.terminalCapacity ?? DEFAULT_TERMINAL_CAPACITY;
+    this.#turns = new TurnRecorder({ capacity: terminalCapacity, defaultTimeoutMs: this.#defaultTimeoutMs });
+    this.#sessions = new SessionTracker(this.#turns, {
+      knownTurnCapacity: terminalCapacity,
+      sessionCapacity: options.sessionCapacity ?? DEFAULT_SESSION_CAPACITY,
+    });
+    this.#items = new ItemLedger({
+      turnCapacity: options.itemTurnCapacity ?? DEFAULT_ITEM_TURN_CAPACITY,
+      itemsPerTurnCapacity: options.itemsPerTurnCapacity ?? DEFAULT_ITEMS_PER_TURN_CAPACITY,
+    });
     // Read-only at runtime too, not only in the type: the views hold no way to the writers.
     const turns = this.#turns;
     const items = this.#items;
@@ -261,7 +323,7 @@ export class MspConnection {
     }
     this.#disposables.push(
       reader.onClose(() => this.#shutdown(this.#endInfo())),
-      writer.onError(([error]) => this.#shutdown({ reason: `write failed: ${error.message}` })),
+      writer.onError(([error]) => this.#shutdown({ reason: writeFailure(error) })),
       writer.onClose(() => this.#shutdown({ reason: "the transport closed" })),
     );
     // vscode-jsonrpc owns host-to-client requests (MSP has none: it answers "method not found").
@@ -339,7 +401,7 @@ export class MspConnection {
     if (!isObject(params)) return Promise.reject(new TypeError(`command ${method}: params must be a plain object`));
     if (this.#closeError !== undefined) return Promise.reject(this.#closeError);
     const commandId = typeof params["commandId"] === "string" ? params["commandId"] : uuidv7();
-    this.#sessions.noteCommand(method, params, commandId);
+    const onAccepted = this.#sessions.noteCommand(method, params, commandId);
     const id = this.#commands.nextId();
     const wait = boundedWait<Record<string, unknown>>(
       `command ${method}`,
@@ -348,7 +410,7 @@ export class MspConnection {
       () => this.#commands.settled(id),
     );
     if (wait.settled) return wait.promise;
-    this.#commands.add(id, { method, wait });
+    this.#commands.add(id, { method, wait, onAccepted });
     const message = { jsonrpc: "2.0", id, method, params: { ...params, commandId } };
     this.#writer.write(message as Message).catch((error: unknown) => {
       if (error instanceof MessageEncodingError) {
@@ -357,7 +419,7 @@ export class MspConnection {
         wait.reject(new TypeError(`command ${method}: params are ${error.message}`, { cause: error.cause }));
         return;
       }
-      this.#shutdown({ reason: `write failed: ${error instanceof Error ? error.message : String(error)}` });
+      this.#shutdown({ reason: writeFailure(error) });
     });
     return wait.promise;
   }
@@ -380,7 +442,12 @@ export class MspConnection {
 
   /**
    * Close the connection. Every pending command and wait settles with `connectionClosed`; no
-   * timer or listener is left behind. Idempotent.
+   * timer or listener is left behind. Idempotent. The tables that serve a live connection are
+   * emptied: pending and abandoned commands, waiters, the item ledger, followed sessions and known
+   * turns. Two stay readable, each bounded by its capacity, because recovering after a crash reads
+   * them: `turns.get(turnId)` (a recorded terminal is still true) and `lastViewCursor(sessionId)`
+   * (the `afterCursor` of the `session/resume` on the next connection). The same happens however
+   * the connection closes: by `close()`, or because the host ended or stopped reading.
    *
    * @example
    * ```ts
@@ -410,6 +477,10 @@ export class MspConnection {
     this.#closeError = error;
     this.#commands.closeAll(error);
     this.#turns.closeAll(error);
+    // Forget what only serves a live connection. Recorded terminals and the last cursors stay
+    // readable (each bounded by its capacity): recovery after a crash reads them.
+    this.#items.clear();
+    this.#sessions.close();
     for (const d of this.#disposables.splice(0)) d.dispose();
     try {
       this.#writer.end();
@@ -465,6 +536,8 @@ export class MspConnection {
         }),
       );
     } else {
+      // Synchronously, before the notifications behind this answer (a resume's replay) dispatch.
+      pending.onAccepted?.();
       wait.resolve(message.result);
     }
   }
@@ -484,7 +557,11 @@ export class MspConnection {
       if (!this.#turns.record(terminal)) return this.#protocolError(`a second turn/completed for turn ${terminal.turnId}`, message);
       synthesized = this.#items.closeTurn(terminal.turnId);
     } else if (method === Notifications.itemStarted || method === Notifications.itemUpdated || method === Notifications.itemCompleted) {
-      this.#items.apply((params as unknown as ItemNotificationParams).item as Item);
+      const item = (params as unknown as ItemNotificationParams).item as Item;
+      if (this.#items.apply(item) === "full") {
+        // Only the ledger's view misses it: the notification itself is delivered below.
+        this.#protocolError(`${method}: item ${item.itemId} not kept: turn ${item.turnId} has itemsPerTurnCapacity items in progress`, message);
+      }
     }
     for (const item of synthesized) this.#safely(() => this.events.emit("itemSynthesized", item));
     if (method in TYPED_EVENTS) this.#safely(() => this.events.emit(method as keyof MspEvents, params as never));
@@ -525,6 +602,12 @@ export class MspConnection {
     }
     console.error("@muse-code/sdk: a notification handler threw", error);
   }
+}
+
+/** Why a write failure closes the connection: a host that stopped reading says so in its own words. */
+function writeFailure(error: unknown): string {
+  if (error instanceof WriteBufferFullError) return error.message;
+  return `write failed: ${error instanceof Error ? error.message : String(error)}`;
 }
 
 const TYPED_EVENTS: Record<string, true> = Object.fromEntries(Object.values(Notifications).map((m) => [m, true]));

@@ -56,7 +56,15 @@ export interface ByteChannel {
   onEnd(listener: (details?: EndDetails) => void): Unsubscribe;
   /** Subscribe to transport errors (EPIPE, reset, …). */
   onError(listener: (error: unknown) => void): Unsubscribe;
-  /** Write bytes, in order. Rejects (or throws) when the pipe is broken. */
+  /**
+   * Write bytes, in order. Rejects (or throws) when the pipe is broken.
+   *
+   * The result carries backpressure: return nothing when the channel can take more at once, or a
+   * promise that resolves when it can (a Node stream: at `drain`). The framing writers give a
+   * channel nothing more until that promise resolves, and hold waiting messages themselves, up
+   * to their `maxWriteBufferBytes`. The channel may keep `bytes` until written: the writers never
+   * reuse a buffer they handed over.
+   */
   write(bytes: Uint8Array): Promise<void> | void;
   /** Close our writing side. */
   end(): void;

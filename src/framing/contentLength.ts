@@ -15,8 +15,9 @@ const LF = 0x0a;
 
 /**
  * Reads Content-Length framed messages from a {@link ByteChannel}. A body that is not valid
- * JSON-RPC is a non-fatal problem; a bad header or a length over `maxMessageBytes` is fatal
- * (the stream can no longer be trusted) and no buffer is allocated for that body.
+ * JSON-RPC is a non-fatal problem; a bad header, two Content-Length headers that disagree, or a
+ * length over `maxMessageBytes` is fatal (the stream can no longer be trusted) and no buffer is
+ * allocated for that body. Identical repeated Content-Length headers are accepted.
  *
  * @example
  * ```ts
@@ -94,7 +95,14 @@ export class ContentLengthMessageReader extends FramedMessageReader {
       }
       if (line.slice(0, colon).trim().toLowerCase() === "content-length") {
         const value = line.slice(colon + 1).trim();
-        length = /^\d+$/.test(value) ? Number(value) : Number.NaN;
+        const parsed = /^\d+$/.test(value) ? Number(value) : Number.NaN;
+        // Two lengths that disagree: which one frames the body cannot be known, so the stream
+        // cannot be trusted (whichever were taken, the next header would be read mid-body).
+        if (length !== undefined && parsed !== length) {
+          this.problem({ problem: "conflicting Content-Length headers", text: excerpt(text), fatal: true });
+          return undefined;
+        }
+        length = parsed;
       }
     }
     if (length === undefined || !Number.isSafeInteger(length)) {

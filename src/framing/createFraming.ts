@@ -3,8 +3,8 @@
  */
 import type { ByteChannel } from "./byteChannel.js";
 import { ContentLengthMessageReader, ContentLengthMessageWriter } from "./contentLength.js";
-import type { FramedMessageReader } from "./framedReader.js";
-import type { FramedMessageWriter } from "./framedWriter.js";
+import type { FramedMessageReader, ReaderOptions } from "./framedReader.js";
+import type { FramedMessageWriter, WriterOptions } from "./framedWriter.js";
 import { NdjsonMessageReader, NdjsonMessageWriter } from "./ndjson.js";
 
 /**
@@ -25,14 +25,25 @@ export function assertFraming(framing: unknown): asserts framing is Framing | un
   }
 }
 
+/** Limits of the reader and writer {@link createFraming} makes. */
+export interface FramingLimits {
+  /** See {@link ReaderOptions.maxMessageBytes}. @unit bytes */
+  maxMessageBytes?: number | undefined;
+  /** See {@link WriterOptions.maxWriteBufferBytes}. @unit bytes */
+  maxWriteBufferBytes?: number | undefined;
+}
+
 /** Make the reader and writer for `framing`; throws a TypeError on an unknown framing. */
 export function createFraming(
   channel: ByteChannel,
   framing: Framing = "ndjson",
-  maxMessageBytes?: number,
+  limits: FramingLimits = {},
 ): { reader: FramedMessageReader; writer: FramedMessageWriter } {
-  const readerOptions = maxMessageBytes === undefined ? {} : { maxMessageBytes };
+  const readerOptions: ReaderOptions = limits.maxMessageBytes === undefined ? {} : { maxMessageBytes: limits.maxMessageBytes };
+  const writerOptions: WriterOptions = limits.maxWriteBufferBytes === undefined ? {} : { maxWriteBufferBytes: limits.maxWriteBufferBytes };
   assertFraming(framing);
-  if (framing === "content-length") return { reader: new ContentLengthMessageReader(channel, readerOptions), writer: new ContentLengthMessageWriter(channel) };
-  return { reader: new NdjsonMessageReader(channel, readerOptions), writer: new NdjsonMessageWriter(channel) };
+  if (framing === "content-length") {
+    return { reader: new ContentLengthMessageReader(channel, readerOptions), writer: new ContentLengthMessageWriter(channel, writerOptions) };
+  }
+  return { reader: new NdjsonMessageReader(channel, readerOptions), writer: new NdjsonMessageWriter(channel, writerOptions) };
 }

@@ -28,6 +28,23 @@ export const JsonRpcErrorCodes = {
 export type JsonRpcId = string | number | null;
 
 /**
+ * Whether `value` is an id the host accepts and can echo exactly: a string, `null`, or a number
+ * that is a safe integer. A non-finite number (`1e400` parses as `Infinity`, which `JSON.stringify`
+ * writes as `null`), a fraction, or an integer beyond 2^53 - 1 cannot be echoed as sent, so a
+ * request carrying one is an Invalid Request (-32600), answered with `id: null` and not executed.
+ *
+ * @example
+ * ```ts
+ * isJsonRpcId(7); // true
+ * isJsonRpcId(JSON.parse("1e400")); // false: Infinity
+ * isJsonRpcId(1.5); // false
+ * ```
+ */
+export function isJsonRpcId(value: unknown): value is JsonRpcId {
+  return value === null || typeof value === "string" || (typeof value === "number" && Number.isSafeInteger(value));
+}
+
+/**
  * A JSON-RPC error object.
  *
  * @example

@@ -15,7 +15,7 @@ import {
   type TurnInput,
 } from "../protocol/index.js";
 import { CommandCache, type CommandOutcome, type ReplayRange } from "./command-cache.js";
-import { CommandError, JsonRpcErrorCodes, errorResponse, notificationMessage, type JsonRpcId } from "./json-rpc.js";
+import { CommandError, JsonRpcErrorCodes, errorResponse, isJsonRpcId, notificationMessage, type JsonRpcId } from "./json-rpc.js";
 import type { MessageTransport } from "./message-transport.js";
 import type { ScriptedModel } from "./scripted-model.js";
 import { SessionAgent } from "./session-agent.js";
@@ -34,7 +34,8 @@ import {
 import { recoverSessions, type RecoveredSession } from "./session-recovery.js";
 import type { ShellOptions } from "./shell-tool.js";
 import { createTempDataDir, type TempDataDir } from "./temp-data-dir.js";
-import { parseViewCursor } from "../protocol/cursor.js";
+import { openToolGroups, type ToolGroupRegistry } from "./tool-groups.js";
+import { formatViewCursor, parseViewCursor } from "../protocol/cursor.js";
 
 /**
  * The host's name in `host/info`.
@@ -234,6 +235,8 @@ export class MuseHost {
   readonly #lock: DataDirLock | undefined;
   /** Every session log's descriptor goes through this bounded cache. */
   readonly #logFiles: LogFilePool;
+  /** Tool process groups on record in the data dir (killed at the next start if this host is killed). */
+  readonly #toolGroups: ToolGroupRegistry;
 
   constructor(options: MuseHostOptions) {
     if (!options.models.has(options.defaultModel)) throw new Error(`default model ${options.defaultModel} is not loaded`);
@@ -260,6 +263,8 @@ export class MuseHost {
       });
       // A sessions/ that is a symlink (or not a directory) is refused: logs never leave the data dir.
       ensureRealDirectory(join(this.dataDir, "sessions"));
+      // Only once the lock is ours: kills the groups a killed host left running, before recovery closes their turns.
+      this.#toolGroups = openToolGroups(this.dataDir, options.logger);
       this.recovered = recoverSessions(this.dataDir, { pool: this.#logFiles, logger: (line) => this.#log(line) });
     } catch (error) {
       this.#lock?.release();
@@ -412,8 +417,13 @@ export class MuseHost {
     }
     const rawId = message["id"];
     const hasId = "id" in message;
-    const id: JsonRpcId = typeof rawId === "string" || typeof rawId === "number" ? rawId : null;
-    if (message["jsonrpc"] !== "2.0" || typeof message["method"] !== "string" || (hasId && id === null && rawId !== null)) {
+    // An id the answer could not carry exactly (Infinity, a fraction, beyond 2^53 - 1) is answered with id null.
+    const id: JsonRpcId = isJsonRpcId(rawId) ? rawId : null;
+    if (hasId && !isJsonRpcId(rawId)) {
+      reply(errorResponse(null, JsonRpcErrorCodes.invalidRequest, "Invalid Request: id must be a string, an integer within ±(2^53 - 1), or null"));
+      return;
+    }
+    if (message["jsonrpc"] !== "2.0" || typeof message["method"] !== "string") {
       reply(errorResponse(id, JsonRpcErrorCodes.invalidRequest, "Invalid Request"));
       return;
     }
@@ -523,7 +533,7 @@ export class MuseHost {
     log: SessionLog,
     seed: Partial<Pick<ConstructorParameters<typeof SessionAgent>[0], "lastCursor" | "startedTurns" | "terminals" | "accepted">> = {},
   ): SessionAgent {
-    const shell: ShellOptions = {};
+    const shell: ShellOptions = this.#toolGroups.shellHooks();
     if (this.#options.killGraceMs !== undefined) shell.killGraceMs = this.#options.killGraceMs;
     if (this.#options.outputCapBytes !== undefined) shell.outputCapBytes = this.#options.outputCapBytes;
     const agent = new SessionAgent({
@@ -609,6 +619,14 @@ export class MuseHost {
       const n = parseViewCursor(afterCursor, session.sessionId);
       if (n === undefined) throw invalid(`afterCursor ${afterCursor} is not a cursor of session ${session.sessionId}`);
       after = n;
+    }
+    // A cursor this session never reached: accepting it would hand the client a future cursor, and
+    // every later notification would look like a step back. lastCursor is a valid afterCursor to retry with.
+    if (after > session.lastCursor) {
+      throw new CommandError(JsonRpcErrorCodes.invalidParams, `afterCursor ${afterCursor ?? ""} is beyond the last cursor of session ${session.sessionId}`, {
+        commandId,
+        lastCursor: formatViewCursor(session.sessionId, session.lastCursor),
+      });
     }
     let replayed = 0;
     let upTo = after;

@@ -233,6 +233,11 @@ export class SessionAgent {
     return this.#machine;
   }
 
+  /** The sequence number of the last notification this session logged and sent (0 before the first). */
+  get lastCursor(): number {
+    return this.#cursor;
+  }
+
   /** The session log's path. */
   get logPath(): string {
     return this.#log.path;

@@ -54,8 +54,13 @@ export interface ShellOptions {
   killGraceMs?: number;
   /** @unit bytes of output kept in `visibleOutput` (default 65536) */
   outputCapBytes?: number;
-  /** Called once with the shell's pid right after it spawns. */
+  /** Called once with the shell's pid (its process-group id) synchronously right after it spawns. */
   onSpawn?: (pid: number) => void;
+  /**
+   * Called once with the shell's pid when the call ends, after the last SIGKILL of its process
+   * group: nothing of the group runs on (processes that left it, see {@link TOOL_PROCESSES_ESCAPED}, may).
+   */
+  onGroupEnd?: (pid: number) => void;
 }
 
 /**
@@ -176,7 +181,10 @@ export function runShell(command: string, exec: ToolExecution, options: ShellOpt
       return;
     }
     const pid = child.pid;
-    if (pid !== undefined) liveGroups.add(pid);
+    if (pid !== undefined) {
+      liveGroups.add(pid);
+      options.onSpawn?.(pid); // first, in the same event-loop turn as the spawn: a host killed after it leaves the group on record
+    }
     let graceTimer: NodeJS.Timeout | undefined;
     let escapeTimer: NodeJS.Timeout | undefined;
     let aborted = false;
@@ -226,7 +234,6 @@ export function runShell(command: string, exec: ToolExecution, options: ShellOpt
       }, graceMs);
     };
     exec.signal.addEventListener("abort", onAbort, { once: true });
-    if (pid !== undefined) options.onSpawn?.(pid);
 
     child.on("error", (error) => {
       spawnError = error;
@@ -252,6 +259,7 @@ export function runShell(command: string, exec: ToolExecution, options: ShellOpt
       if (pid !== undefined) {
         killGroup(pid, "SIGKILL"); // stragglers that closed their pipes
         liveGroups.delete(pid);
+        options.onGroupEnd?.(pid);
       }
       const base: ToolResult = { status: "failed", visibleOutput: visible(), truncated, exitCode: exitCode ?? code };
       if (pid !== undefined) base.pid = pid;

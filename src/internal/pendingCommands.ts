@@ -10,6 +10,8 @@ import type { BoundedWait } from "./boundedWait.js";
 export interface PendingCommand {
   method: string;
   wait: BoundedWait<Record<string, unknown>>;
+  /** Runs when the host accepts the command, before anything after the answer is dispatched. */
+  onAccepted?: (() => void) | undefined;
 }
 
 /** How many abandoned ids are remembered, oldest forgotten first. */

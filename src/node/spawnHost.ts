@@ -4,10 +4,11 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { MspClient, type ConnectOptions } from "../client.js";
-import { MspConnection } from "../connection.js";
+import { assertCapacities, MspConnection } from "../connection.js";
 import type { CloseInfo } from "../connection.js";
 import type { ByteChannel } from "../framing/byteChannel.js";
 import { assertFraming, createFraming } from "../framing/createFraming.js";
+import { assertMaxWriteBufferBytes } from "../framing/framedWriter.js";
 import { groupAlive, signalGroup } from "./processGroup.js";
 import { streamChannel } from "./streamChannel.js";
 
@@ -162,9 +163,23 @@ export class SpawnedHost extends MspClient {
  * ```
  */
 export function spawnHost(options: SpawnHostOptions): SpawnedHost {
-  const { command, args = [], env, cwd, stderr = "inherit", killGraceMs = 2_000, framing, maxMessageBytes, wrapChannel, ...connectionOptions } = options;
+  const {
+    command,
+    args = [],
+    env,
+    cwd,
+    stderr = "inherit",
+    killGraceMs = 2_000,
+    framing,
+    maxMessageBytes,
+    maxWriteBufferBytes,
+    wrapChannel,
+    ...connectionOptions
+  } = options;
   // A mistake in the options is thrown before a process exists that could be orphaned.
   assertFraming(framing);
+  assertMaxWriteBufferBytes(maxWriteBufferBytes);
+  assertCapacities(connectionOptions);
   const child = spawn(command, [...args], {
     stdio: ["pipe", "pipe", stderr],
     detached: true,
@@ -213,7 +228,7 @@ export function spawnHost(options: SpawnHostOptions): SpawnedHost {
   };
   stdout.once("end", () => pipeClosed("the host closed its stdout"));
   const wire = wrapChannel === undefined ? channel : wrapChannel(channel);
-  const { reader, writer } = createFraming(wire, framing, maxMessageBytes);
+  const { reader, writer } = createFraming(wire, framing, { maxMessageBytes, maxWriteBufferBytes });
   return new SpawnedHost(new MspConnection(reader, writer, connectionOptions), child, exited, killGraceMs);
 }
 

@@ -1,6 +1,8 @@
 /**
  * streamChannel: adapt a Node Readable/Writable pair (stdio, a socket, a child's pipes) to a
- * ByteChannel. Pipe errors such as EPIPE surface as `onError`, never as a crash.
+ * ByteChannel. Pipe errors such as EPIPE surface as `onError`, never as a crash. Writes respect
+ * `drain`: when the stream is full, `write` returns a promise that resolves once it has room, so
+ * the framing writer holds further messages itself, within its `maxWriteBufferBytes`.
  */
 import type { Readable, Writable } from "node:stream";
 import type { ByteChannel, EndDetails, Unsubscribe } from "../framing/byteChannel.js";
@@ -39,7 +41,8 @@ export interface StreamChannel extends ByteChannel {
 export interface StreamChannelOptions {
   /**
    * Take pipe errors (EPIPE, ECONNRESET) yourself instead of reporting them through `onError`,
-   * e.g. to wait for a child's exit status and then call `emitEnd` with it.
+   * e.g. to wait for a child's exit status and then call `emitEnd` with it. Call `emitEnd` in the
+   * end: a write waiting for room (`drain`) when the pipe broke is rejected then.
    *
    * @example
    * ```ts
@@ -76,6 +79,23 @@ export function streamChannel(readable: Readable, writable: Writable, options: S
   // Always listen for errors: an unhandled 'error' event would crash the process.
   readable.on("error", emitError);
   writable.on("error", emitError);
+  // Writers waiting for room ('drain'). They settle when it comes, or reject when the stream
+  // fails or ends first; when the owner takes pipe errors (onPipeError), they reject at its
+  // emitEnd instead, so the owner's account of the end (the exit status) is the one reported.
+  const waiting = new Set<{ resolve: () => void; reject: (error: unknown) => void }>();
+  const settleWaiting = (error?: unknown) => {
+    const all = [...waiting];
+    waiting.clear();
+    for (const w of all) {
+      if (error === undefined) w.resolve();
+      else w.reject(error);
+    }
+  };
+  writable.on("drain", () => settleWaiting());
+  if (options.onPipeError === undefined) {
+    writable.on("error", (error) => settleWaiting(error));
+    writable.on("close", () => settleWaiting(new Error("the pipe to the host closed before it took the bytes")));
+  }
   const on = <T>(set: Set<T>, listener: T): Unsubscribe => {
     set.add(listener);
     return () => set.delete(listener);
@@ -90,11 +110,16 @@ export function streamChannel(readable: Readable, writable: Writable, options: S
     onError: (listener) => on(errorListeners, listener),
     write(bytes) {
       if (writable.destroyed || writable.writableEnded) throw new Error("write after end: the pipe to the host is closed (EPIPE)");
-      writable.write(bytes);
+      if (writable.write(bytes)) return;
+      // Full (over its highWaterMark): the caller waits for 'drain' before writing more.
+      return new Promise<void>((resolve, reject) => waiting.add({ resolve, reject }));
     },
     end() {
       if (!writable.writableEnded) writable.end();
     },
-    emitEnd,
+    emitEnd(details) {
+      emitEnd(details);
+      settleWaiting(new Error(`the pipe to the host closed before it took the bytes (${details?.reason ?? "end of stream"})`));
+    },
   };
 }

@@ -31,11 +31,21 @@ export interface LineSplitterOptions {
 }
 
 const NEWLINE = 0x0a;
+/** First capacity of the pending-line buffer. @unit bytes */
+const MIN_PENDING_CAPACITY = 256;
+/** A pending-line buffer up to this size is kept for the next line; a larger one is released. @unit bytes */
+const RETAINED_CAPACITY = 64 * 1024;
+const EMPTY = new Uint8Array(0);
 
 /**
  * Splits a byte stream into `\n`-terminated lines. Splitting on the byte 0x0A (never inside a
  * UTF-8 sequence) means a character split across chunks is decoded whole. A trailing `\r` is
  * dropped and blank lines are skipped. An over-long line's bytes are dropped as they come, never kept.
+ *
+ * Memory: a line begun in one chunk and continued in later ones is copied into one growable
+ * buffer (its capacity doubles, never past `maxLineBytes`), so whatever the chunking (one byte
+ * per chunk included) a pending line costs at most twice its bytes, and never more than
+ * `maxLineBytes`: one object, not one per chunk.
  *
  * @example
  * ```ts
@@ -49,7 +59,8 @@ export class LineSplitter {
   readonly #onOverflow: (() => void) | undefined;
   readonly #maxLineBytes: number;
   readonly #decoder = new TextDecoder("utf-8", { fatal: false });
-  #pending: Uint8Array[] = [];
+  /** The line begun in earlier chunks: its first `#pendingBytes` bytes (a copy, never the caller's buffer). */
+  #pending: Uint8Array = EMPTY;
   #pendingBytes = 0;
   #skipping = false;
 
@@ -106,14 +117,21 @@ export class LineSplitter {
 
   #keep(part: Uint8Array): void {
     if (this.#skipping || part.length === 0) return;
-    if (this.#pendingBytes + part.length > this.#maxLineBytes) {
+    const needed = this.#pendingBytes + part.length;
+    if (needed > this.#maxLineBytes) {
       this.#take();
       this.#skipping = true;
       this.#onOverflow?.();
       return;
     }
-    this.#pending.push(new Uint8Array(part)); // a copy: the caller may reuse its buffer (Buffer#slice would not copy)
-    this.#pendingBytes += part.length;
+    if (needed > this.#pending.length) {
+      // Amortized doubling, capped at the longest line accepted.
+      const grown = new Uint8Array(Math.min(Math.max(MIN_PENDING_CAPACITY, this.#pending.length * 2, needed), this.#maxLineBytes));
+      grown.set(this.#pending.subarray(0, this.#pendingBytes));
+      this.#pending = grown;
+    }
+    this.#pending.set(part, this.#pendingBytes); // a copy: the caller may reuse its buffer
+    this.#pendingBytes = needed;
   }
 
   /** The line begun in earlier chunks is complete: deliver it, unless it was over-long. */
@@ -123,10 +141,14 @@ export class LineSplitter {
     if (!skipped) this.#line(this.#decoder.decode(bytes));
   }
 
-  /** Take the pending bytes, leaving nothing pending and not skipping. */
+  /**
+   * Take the pending bytes, leaving nothing pending and not skipping. The result is a view of the
+   * buffer: decode it before anything is kept again.
+   */
   #take(): Uint8Array {
-    const bytes = concat(this.#pending, this.#pendingBytes);
-    this.#pending = [];
+    const bytes = this.#pending.subarray(0, this.#pendingBytes);
+    // A small buffer serves the next line; a large one goes, so an idle splitter holds little.
+    if (this.#pending.length > RETAINED_CAPACITY) this.#pending = EMPTY;
     this.#pendingBytes = 0;
     this.#skipping = false;
     return bytes;
@@ -140,15 +162,4 @@ export class LineSplitter {
 
 function trimReturn(text: string): string {
   return text.endsWith("\r") ? text.slice(0, -1) : text;
-}
-
-function concat(parts: Uint8Array[], total: number): Uint8Array {
-  if (parts.length === 1) return parts[0] as Uint8Array;
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
 }

@@ -229,10 +229,14 @@ function checkNotification(
   const cursor = params["viewCursor"];
   if (typeof sessionId === "string" && typeof cursor === "string") {
     const last = history.cursors.get(sessionId);
-    if (last !== undefined && !cursorAfter(cursor, last.cursor, sessionId)) {
-      say(`${method}: viewCursor ${cursor} does not increase on ${last.cursor} at ${last.at} (invariant 5)`);
+    if (parseViewCursor(cursor, sessionId) === undefined) {
+      say(`${method}: viewCursor ${JSON.stringify(cursor)} is not a cursor of session ${sessionId} (v:<sessionId>:<n>, invariant 5)`);
+    } else {
+      if (last !== undefined && !cursorAfter(cursor, last.cursor, sessionId)) {
+        say(`${method}: viewCursor ${cursor} does not increase on ${last.cursor} at ${last.at} (invariant 5)`);
+      }
+      history.cursors.set(sessionId, { cursor, at: here });
     }
-    history.cursors.set(sessionId, { cursor, at: here });
   }
   switch (method) {
     case Notifications.turnStarted: {
@@ -281,12 +285,9 @@ function checkNotification(
   }
 }
 
-/** True when cursor `next` comes strictly after `last`: by their sequence numbers when both parse, else as strings. */
+/** True when cursor `next` comes strictly after `last` (both well-formed cursors of `sessionId`), by their sequence numbers. */
 function cursorAfter(next: string, last: string, sessionId: string): boolean {
-  const a = parseViewCursor(next, sessionId);
-  const b = parseViewCursor(last, sessionId);
-  if (a !== undefined && b !== undefined) return a > b;
-  return next > last;
+  return (parseViewCursor(next, sessionId) as number) > (parseViewCursor(last, sessionId) as number);
 }
 
 function finish(history: SessionHistory, options: CheckTranscriptOptions, problemsOf: (part: number) => string[]): void {

@@ -59,7 +59,8 @@ export function createLinkedPair(): [LinkedChannel, LinkedChannel] {
       onError: (listener) => subscribe(self.error, listener),
       write(bytes) {
         if (peer.ended) throw new Error("write after end: the linked peer has closed (EPIPE)");
-        const copy = bytes.slice();
+        // A copy: the writer may reuse its buffer before the peer reads (Buffer#slice is a view, not a copy).
+        const copy = new Uint8Array(bytes);
         // Bytes written before an end or a crash still arrive, before the end notice: a pipe's
         // buffered bytes outlive the writer.
         queueMicrotask(() => {

@@ -19,16 +19,53 @@ import type { Item } from "../protocol/index.js";
 export type LedgerItem = Item & { synthesized?: true };
 
 /**
+ * Default number of turns whose items the ledger retains (1 000).
+ *
+ * @example
+ * ```ts
+ * connect(channel, { itemTurnCapacity: DEFAULT_ITEM_TURN_CAPACITY * 2 });
+ * ```
+ */
+export const DEFAULT_ITEM_TURN_CAPACITY = 1_000;
+
+/**
+ * Default number of items the ledger retains per turn (1 000).
+ *
+ * @example
+ * ```ts
+ * connect(channel, { itemsPerTurnCapacity: DEFAULT_ITEMS_PER_TURN_CAPACITY * 10 });
+ * ```
+ */
+export const DEFAULT_ITEMS_PER_TURN_CAPACITY = 1_000;
+
+/**
  * Options for an {@link ItemLedger}.
  *
  * @example
  * ```ts
- * const ledger = new ItemLedger({ turnCapacity: 100 });
+ * const ledger = new ItemLedger({ turnCapacity: 100, itemsPerTurnCapacity: 500 });
  * ```
  */
 export interface ItemLedgerOptions {
   /** How many turns' items to retain, least recently touched evicted first. @defaultValue 1 000 */
   turnCapacity?: number;
+  /**
+   * How many items to retain per turn. Past it, the turn's earliest-finished item (completed,
+   * failed or cancelled) is forgotten to make room: like a terminal's scrollback, a long turn
+   * shows its latest items. An item in progress is never forgotten; when every retained item is
+   * in progress, a new one is not retained and {@link ItemLedger.apply} returns `"full"`.
+   * @defaultValue 1 000
+   */
+  itemsPerTurnCapacity?: number;
+}
+
+/** What {@link ItemLedger.apply} did: kept the item, ignored an older revision, or had no room (every retained item of the turn in progress). */
+export type ApplyOutcome = "applied" | "stale" | "full";
+
+/** One turn's items: by id in first-seen order, and the ids of finished ones in the order they finished. */
+interface TurnLedger {
+  items: Map<string, LedgerItem>;
+  finished: Set<string>;
 }
 
 /**
@@ -44,7 +81,8 @@ export interface ItemLedgerOptions {
 export interface TurnItems {
   /**
    * A turn's items at their latest revision, in the order they were first seen (empty for a turn
-   * not seen, or forgotten beyond the connection's `itemTurnCapacity`).
+   * not seen, or forgotten beyond the connection's `itemTurnCapacity`). A turn with more items than
+   * `itemsPerTurnCapacity` shows its latest: its earliest-finished items are forgotten first.
    *
    * @example
    * ```ts
@@ -78,28 +116,37 @@ export interface TurnItems {
  * ```
  */
 export class ItemLedger implements TurnItems {
-  readonly #turns: BoundedMap<string, Map<string, LedgerItem>>;
+  readonly #turns: BoundedMap<string, TurnLedger>;
+  readonly #itemsPerTurn: number;
 
   constructor(options: ItemLedgerOptions = {}) {
-    // A capacity below 1 still keeps the turn being applied, as it always has.
-    this.#turns = new BoundedMap({ capacity: Math.max(1, options.turnCapacity ?? 1_000), order: "recency" });
+    // A capacity below 1 still keeps the turn (and the item) being applied, as it always has.
+    this.#turns = new BoundedMap({ capacity: Math.max(1, options.turnCapacity ?? DEFAULT_ITEM_TURN_CAPACITY), order: "recency" });
+    this.#itemsPerTurn = Math.max(1, options.itemsPerTurnCapacity ?? DEFAULT_ITEMS_PER_TURN_CAPACITY);
   }
 
   /**
-   * Apply an item notification. A revision older than the one held is ignored; returns whether
-   * the ledger changed.
+   * Apply an item notification. A revision older than the one held is ignored (`"stale"`). A new
+   * item of a turn at its `itemsPerTurnCapacity` takes the place of the turn's earliest-finished
+   * item; when every retained item is in progress it is not retained (`"full"`).
    *
    * @example
    * ```ts
-   * ledger.apply(params.item);
+   * if (ledger.apply(params.item) === "full") console.warn("too many items in progress at once");
    * ```
    */
-  apply(item: Item): boolean {
-    const items = this.#touch(item.turnId);
-    const held = items.get(item.itemId);
-    if (held !== undefined && held.revision > item.revision) return false;
-    items.set(item.itemId, item);
-    return true;
+  apply(item: Item): ApplyOutcome {
+    const turn = this.#touch(item.turnId);
+    const held = turn.items.get(item.itemId);
+    if (held !== undefined && held.revision > item.revision) return "stale";
+    if (held === undefined && turn.items.size >= this.#itemsPerTurn) {
+      const earliest = turn.finished.values().next();
+      if (earliest.done === true) return "full";
+      turn.finished.delete(earliest.value);
+      turn.items.delete(earliest.value);
+    }
+    this.#set(turn, item);
+    return "applied";
   }
 
   /**
@@ -112,26 +159,25 @@ export class ItemLedger implements TurnItems {
    * ```
    */
   closeTurn(turnId: string): LedgerItem[] {
-    const items = this.#turns.get(turnId);
-    if (items === undefined) return [];
+    const turn = this.#turns.get(turnId);
+    if (turn === undefined) return [];
     const synthesized: LedgerItem[] = [];
-    for (const [itemId, item] of items) {
+    for (const item of turn.items.values()) {
       if (item.status !== "inProgress") continue;
-      const closed: LedgerItem = { ...item, status: "cancelled", synthesized: true };
-      items.set(itemId, closed);
-      synthesized.push(closed);
+      synthesized.push({ ...item, status: "cancelled", synthesized: true });
     }
+    for (const closed of synthesized) this.#set(turn, closed);
     return synthesized;
   }
 
   /** See {@link TurnItems.itemsOf}. */
   itemsOf(turnId: string): LedgerItem[] {
-    return [...(this.#turns.get(turnId)?.values() ?? [])];
+    return [...(this.#turns.get(turnId)?.items.values() ?? [])];
   }
 
   /** See {@link TurnItems.get}. */
   get(turnId: string, itemId: string): LedgerItem | undefined {
-    return this.#turns.get(turnId)?.get(itemId);
+    return this.#turns.get(turnId)?.items.get(itemId);
   }
 
   /** Number of turns retained. */
@@ -139,9 +185,20 @@ export class ItemLedger implements TurnItems {
     return this.#turns.size;
   }
 
-  #touch(turnId: string): Map<string, LedgerItem> {
-    const items = this.#turns.get(turnId) ?? new Map<string, LedgerItem>();
-    this.#turns.set(turnId, items); // most recently touched goes last; the least recently touched turn is evicted
-    return items;
+  /** Forget every turn (the connection closed). */
+  clear(): void {
+    this.#turns.clear();
+  }
+
+  #set(turn: TurnLedger, item: LedgerItem): void {
+    turn.items.set(item.itemId, item);
+    if (item.status === "inProgress") turn.finished.delete(item.itemId);
+    else turn.finished.add(item.itemId); // a Set keeps the place of an id already there: the order they finished
+  }
+
+  #touch(turnId: string): TurnLedger {
+    const turn = this.#turns.get(turnId) ?? { items: new Map<string, LedgerItem>(), finished: new Set<string>() };
+    this.#turns.set(turnId, turn); // most recently touched goes last; the least recently touched turn is evicted
+    return turn;
   }
 }

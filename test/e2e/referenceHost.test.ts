@@ -151,6 +151,8 @@ describe("SDK against the reference host (real processes)", () => {
     await until(r.host, () => /grandchild/.test(toolItems(r, turnId)[0]?.visibleOutput ?? ""), "the tool and its grandchild to run");
     const lastCursor = r.host.connection.lastViewCursor(sessionId);
     expect(lastCursor).toMatch(new RegExp(`^v:${sessionId}:\\d+$`));
+    const seenBefore = r.host.items.itemsOf(turnId).length;
+    expect(seenBefore).toBeGreaterThan(0);
     const waiting = r.host.turns.terminalOf(turnId, { timeoutMs: 10_000 }).catch((e: unknown) => e);
     const orphans = crashHost(r.host.pid);
     cleanups.push(() => killGroups(orphans));
@@ -158,8 +160,9 @@ describe("SDK against the reference host (real processes)", () => {
     const error = (await waiting) as MspError<"connectionClosed">;
     expect(error.kind).toBe("connectionClosed");
     expect(error.data["signal"]).toBe("SIGKILL");
-    const seenBefore = r.host.items.itemsOf(turnId).length;
-    expect(seenBefore).toBeGreaterThan(0);
+    // Closed: the ledger is released, the last cursor stays readable for the resume below.
+    expect(r.host.items.itemsOf(turnId)).toEqual([]);
+    expect(r.host.connection.lastViewCursor(sessionId)).toBe(lastCursor);
 
     const again = startHost(model("shell-sleep.json"), r.data);
     cleanups.push(() => again.host.close().then(() => undefined));

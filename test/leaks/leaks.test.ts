@@ -2,7 +2,9 @@
  * Leaks: 100 000 round trips plus 20 connect/close cycles grow the heap by under 5 MB (measured
  * with global.gc in a child process), and leave 0 pending commands, 0 waiters, 0 timers, 0 abort
  * listeners on the caller's signal and no MaxListenersExceededWarning. Real spawnHost cycles
- * leave no process listener, child or pipe behind.
+ * leave no process listener, child or pipe behind. A 12 MB message arriving one byte per chunk
+ * costs under 3× its bytes (chunking.script.ts), and 1M session ids cost what the capacities
+ * allow, not what the count is (sessions.script.ts).
  */
 import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
@@ -13,6 +15,16 @@ import { repoRoot } from "../helpers/repoRoot.js";
 
 const run = promisify(execFile);
 const probe = fileURLToPath(new URL("./roundtrips.script.ts", import.meta.url));
+const chunkingProbe = fileURLToPath(new URL("./chunking.script.ts", import.meta.url));
+const sessionsProbe = fileURLToPath(new URL("./sessions.script.ts", import.meta.url));
+
+interface TablesResult {
+  heapGrowthMB: number;
+  heapGrowthAfterCloseMB: number;
+  pending: number;
+  turnCount: number;
+  items: number;
+}
 const echo = fileURLToPath(new URL("../fixtures/faulty-hosts/echo.mjs", import.meta.url));
 
 interface ProbeResult {
@@ -34,6 +46,11 @@ async function runProbe(roundTrips: number, env: Record<string, string> = {}): P
   return JSON.parse(stdout.trim().split("\n").at(-1) as string) as ProbeResult;
 }
 
+async function runScript<T>(script: string, args: string[]): Promise<T> {
+  const { stdout } = await run(process.execPath, ["--expose-gc", "--import", "tsx", script, ...args], { cwd: repoRoot, timeout: 90_000 });
+  return JSON.parse(stdout.trim().split("\n").at(-1) as string) as T;
+}
+
 function collectWarnings(): { warnings: string[]; stop: () => void } {
   const warnings: string[] = [];
   const listener = (w: Error) => warnings.push(`${w.name}: ${w.message}`);
@@ -52,6 +69,38 @@ describe("leaks", () => {
     expect(r.waiters).toBe(0);
     // Only the probe's own stdio pipes may remain: no Timeout, no Immediate, no child.
     expect(r.activeResources.filter((name) => name !== "PipeWrap" && name !== "TTYWrap")).toEqual([]);
+  }, 120_000);
+
+  // Issue 10, finding 8. The pending message lives in one buffer whose capacity doubles: under 2×
+  // its bytes (16 MiB for 12 MB), and 3× leaves room for the collector's timing. The reader that kept
+  // one object per chunk needed 2.6 GB here.
+  for (const framing of ["ndjson", "content-length"]) {
+    it(`a 12 MB message pending, fed one byte per chunk (${framing}): heap + ArrayBuffers grow by under 3× the pending bytes`, async () => {
+      const r = await runScript<{ pendingBytes: number; heapGrowthBytes: number; delivered: boolean }>(chunkingProbe, [framing, "12000000"]);
+      expect(r.delivered).toBe(true);
+      expect(r.heapGrowthBytes).toBeLessThan(3 * r.pendingBytes);
+    }, 120_000);
+  }
+
+  // Issue 10, finding 11: 1M session ids used to grow the heap by 132 MB, and 1M items of one turn
+  // by 254 MB. With the default capacities (10 000 sessions, 1 000 items per turn) the growth is the
+  // same at both sizes: it depends on the capacities, not on the count. The 1M figures:
+  //   node --expose-gc --import tsx test/leaks/sessions.script.ts 1000000 [items]
+  it("20 000 vs 60 000 session ids: the same heap growth (bounded by sessionCapacity), and close() releases the tables", async () => {
+    const small = await runScript<TablesResult>(sessionsProbe, ["20000"]);
+    const large = await runScript<TablesResult>(sessionsProbe, ["60000"]);
+    expect(large.pending).toBe(0);
+    expect(large.heapGrowthMB).toBeLessThan(12);
+    expect(Math.abs(large.heapGrowthMB - small.heapGrowthMB)).toBeLessThan(2);
+    expect(large.heapGrowthAfterCloseMB).toBeLessThan(large.heapGrowthMB);
+  }, 120_000);
+
+  it("20 000 vs 100 000 items in one turn: the same heap growth (bounded by itemsPerTurnCapacity)", async () => {
+    const small = await runScript<TablesResult>(sessionsProbe, ["20000", "items"]);
+    const large = await runScript<TablesResult>(sessionsProbe, ["100000", "items"]);
+    expect([large.turnCount, large.items]).toEqual([1, 1_000]);
+    expect(large.heapGrowthMB).toBeLessThan(3);
+    expect(Math.abs(large.heapGrowthMB - small.heapGrowthMB)).toBeLessThan(1);
   }, 120_000);
 
   it("the probe would catch a leak: retaining 1 KB per round trip shows as growth", async () => {

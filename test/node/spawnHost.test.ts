@@ -20,11 +20,12 @@ async function pidFrom(file: string): Promise<number> {
 }
 
 describe("spawnHost", () => {
-  it("an unknown framing throws TypeError before any process is started", async () => {
+  it("an unknown framing (TypeError) or a bad maxWriteBufferBytes (RangeError) throws before any process is started", async () => {
     const dir = mkdtempSync(join(tmpdir(), "spawnhost-framing-"));
     const marker = join(dir, "started");
     try {
       expect(() => spawnHost({ command: "sh", args: ["-c", `touch ${marker}`], framing: "xml" as never })).toThrow(TypeError);
+      expect(() => spawnHost({ command: "sh", args: ["-c", `touch ${marker}`], maxWriteBufferBytes: -1 })).toThrow(RangeError);
       await new Promise((resolve) => setTimeout(resolve, 300));
       expect(existsSync(marker)).toBe(false);
     } finally {

@@ -37,12 +37,14 @@ describe("public surface", () => {
       "ContentLengthMessageReader",
       "ContentLengthMessageWriter",
       "DEFAULT_MAX_MESSAGE_BYTES",
+      "DEFAULT_MAX_WRITE_BUFFER_BYTES",
       "FramedMessageReader",
       "FramedMessageWriter",
       "MessageEncodingError",
       "MspConnection",
       "NdjsonMessageReader",
       "NdjsonMessageWriter",
+      "WriteBufferFullError",
     ]);
     expect(Object.keys(node).sort()).toEqual(["SpawnedHost", "groupAlive", "signalGroup", "spawnHost", "streamChannel"]);
     expect(Object.keys(testing).sort()).toEqual(

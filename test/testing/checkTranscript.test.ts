@@ -89,9 +89,12 @@ describe("checkTranscript", () => {
     expect(checkTranscript([...start, note("turn/started", 9, { turnId: T }), completed(10)]).ok).toBe(true);
     const other = server({ jsonrpc: "2.0", method: "turn/started", params: { sessionId: "other", viewCursor: "v:other:1", turnId: "t2" } });
     expect(checkTranscript([...start, note("turn/started", 5, { turnId: T }), other, completed(6)]).ok).toBe(true);
-    // Opaque cursors fall back to a string compare.
+    // Strict cursors: one that is not v:<sessionId>:<n> is a problem of its own, and compares with nothing.
     const opaque = (c: string) => server({ jsonrpc: "2.0", method: "turn/started", params: { sessionId: "x", viewCursor: c, turnId: `t-${c}` } });
-    expect(checkTranscript([opaque("b"), opaque("a")]).problems).toEqual(["line 2: turn/started: viewCursor a does not increase on b at line 1 (invariant 5)"]);
+    expect(checkTranscript([opaque("v:x:2"), opaque("zzz"), opaque("v:x:1")]).problems).toEqual([
+      'line 2: turn/started: viewCursor "zzz" is not a cursor of session x (v:<sessionId>:<n>, invariant 5)',
+      "line 3: turn/started: viewCursor v:x:1 does not increase on v:x:2 at line 1 (invariant 5)",
+    ]);
   });
 
   it("checks JSON-RPC well-formedness, one problem per line", () => {

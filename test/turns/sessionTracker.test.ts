@@ -8,9 +8,9 @@ const at = (n: number, fields: Record<string, unknown> = {}) => ({ sessionId: S,
 const ended = (turnId: string, n: number) => ({ ...at(n), turnId, terminal: "completed" as const, reason: "completed", durationMs: 1 });
 const item = (turnId: string, n: number) => at(n, { item: { itemId: `i-${turnId}`, kind: "message", turnId, revision: 1, status: "inProgress" } });
 
-function tracker(knownTurnCapacity = 10) {
+function tracker(knownTurnCapacity = 10, sessionCapacity?: number) {
   const turns = new TurnRecorder();
-  return { turns, sessions: new SessionTracker(turns, knownTurnCapacity) };
+  return { turns, sessions: new SessionTracker(turns, sessionCapacity === undefined ? { knownTurnCapacity } : { knownTurnCapacity, sessionCapacity }) };
 }
 
 describe("SessionTracker", () => {
@@ -25,20 +25,52 @@ describe("SessionTracker", () => {
     expect([sessions.lastViewCursor(S), sessions.lastViewCursor("nobody")]).toEqual([`v:${S}:3`, undefined]);
   });
 
-  it("compares cursors it cannot parse for equality only", () => {
+  it("strict cursors: one that is not v:<sessionId>:<n> is a problem and dropped, and leaves the last cursor as it was", () => {
     const { sessions } = tracker();
-    expect(sessions.admit("turn/started", { sessionId: S, viewCursor: "b", turnId: "t" }).deliver).toBe(true);
-    expect(sessions.admit("turn/started", { sessionId: S, viewCursor: "a", turnId: "t" }).deliver).toBe(true);
-    expect(sessions.admit("turn/started", { sessionId: S, viewCursor: "a", turnId: "t" }).deliver).toBe(false);
+    expect(sessions.admit("turn/started", at(5, { turnId: "t" }))).toEqual({ deliver: true });
+    for (const bad of ["zzz", "b", `v:${S}:04`, `v:other:9`, `v:${S}:-1`, `v:${S}:1e3`]) {
+      expect(sessions.admit("turn/started", { sessionId: S, viewCursor: bad, turnId: "t" })).toEqual({
+        deliver: false,
+        problem: `turn/started: viewCursor ${JSON.stringify(bad)} is not a cursor of session ${S} (v:<sessionId>:<n>)`,
+      });
+    }
+    expect(sessions.lastViewCursor(S)).toBe(`v:${S}:5`);
+    expect(sessions.admit("turn/started", at(3, { turnId: "t" })).deliver).toBe(false);
+    expect(sessions.admit("turn/started", at(6, { turnId: "t" })).deliver).toBe(true);
+  });
+
+  it("a terminal not yet recorded is delivered even with a malformed cursor (no waiter may miss it), and reported", () => {
+    const { sessions } = tracker();
+    expect(sessions.admit("turn/completed", { ...ended("t", 1), viewCursor: "zzz" })).toEqual({
+      deliver: true,
+      problem: `turn/completed: viewCursor "zzz" is not a cursor of session ${S} (v:<sessionId>:<n>)`,
+    });
+  });
+
+  it("a turn/started after that turn's turn/completed is a problem and dropped", () => {
+    const { turns, sessions } = tracker();
+    sessions.admit("turn/started", at(1, { turnId: "t" }));
+    turns.record(ended("t", 2));
+    expect(sessions.admit("turn/started", at(3, { turnId: "t" }))).toEqual({ deliver: false, problem: "turn/started for turn t after its turn/completed" });
+  });
+
+  it("after a resume from a cursor that does not parse, the first well-formed cursor starts afresh", () => {
+    const { sessions } = tracker();
+    sessions.admit("turn/started", at(5, { turnId: "t" }));
+    sessions.noteCommand("session/resume", { sessionId: S, afterCursor: "opaque" }, "c1")?.();
+    expect(sessions.admit("turn/started", at(1, { turnId: "t" })).deliver).toBe(true);
+    expect(sessions.admit("turn/started", at(1, { turnId: "t" })).deliver).toBe(false);
   });
 
   it("a resume replays from its afterCursor (or from the start without one)", () => {
     const { sessions } = tracker();
     sessions.admit("turn/started", at(5, { turnId: "t" }));
-    sessions.noteCommand("session/resume", { sessionId: S, afterCursor: `v:${S}:2` }, "c1");
+    const accepted = sessions.noteCommand("session/resume", { sessionId: S, afterCursor: `v:${S}:2` }, "c1");
+    expect(sessions.lastViewCursor(S)).toBe(`v:${S}:5`); // not before the host accepts the resume
+    accepted?.();
     expect(sessions.lastViewCursor(S)).toBe(`v:${S}:2`);
     expect(sessions.admit("turn/started", at(3, { turnId: "t" })).deliver).toBe(true);
-    sessions.noteCommand("session/resume", { sessionId: S }, "c2");
+    sessions.noteCommand("session/resume", { sessionId: S }, "c2")?.();
     expect(sessions.lastViewCursor(S)).toBeUndefined();
     expect(sessions.admit("turn/started", at(1, { turnId: "t" })).deliver).toBe(true);
   });
@@ -75,5 +107,44 @@ describe("SessionTracker", () => {
     for (const commandId of ["t1", "t2", "t3"]) sessions.noteCommand("turn/start", { sessionId: S, input: [] }, commandId);
     expect(sessions.admit("turn/completed", ended("t1", 1)).problem).toMatch(/turn t1, which this connection never started/);
     expect(sessions.admit("turn/completed", ended("t3", 2))).toEqual({ deliver: true });
+  });
+
+  it("remembers at most sessionCapacity sessions, the least recently active forgotten first", () => {
+    const { sessions } = tracker(10, 2);
+    const on = (session: string, n: number) =>
+      sessions.admit("turn/started", { sessionId: session, viewCursor: `v:${session}:${n}`, turnId: `${session}-${n}` });
+    on("a", 1);
+    on("b", 1);
+    on("a", 2); // a is now the most recently active
+    sessions.noteCommand("host/info", { sessionId: "c" }, "x");
+    on("c", 1);
+    expect([sessions.lastViewCursor("a"), sessions.lastViewCursor("b"), sessions.lastViewCursor("c")]).toEqual(["v:a:2", undefined, "v:c:1"]);
+    // A forgotten session's next notification is taken as its first.
+    expect(on("b", 1).deliver).toBe(true);
+  });
+
+  it("close() forgets followed sessions and known turns, and keeps the last cursors (a resume needs them)", () => {
+    const { sessions } = tracker();
+    sessions.noteCommand("turn/start", { sessionId: S, input: [] }, "t1");
+    sessions.admit("turn/started", at(1, { turnId: "t1" }));
+    expect(sessions.admit("turn/completed", ended("x", 2)).problem).toMatch(/never started/); // S is followed
+    sessions.close();
+    // No longer followed: a terminal of an unknown turn is not its business any more.
+    expect(sessions.admit("turn/completed", ended("y", 3))).toEqual({ deliver: true });
+    expect(sessions.lastViewCursor(S)).toBe(`v:${S}:3`);
+  });
+
+  it("past sessionCapacity, a forgotten session is no longer followed either", () => {
+    const { sessions } = tracker(10, 1);
+    sessions.noteCommand("host/info", { sessionId: S }, "x");
+    expect(sessions.admit("turn/completed", ended("x", 1)).problem).toMatch(/never started/);
+    sessions.noteCommand("host/info", { sessionId: "other" }, "y");
+    expect(sessions.admit("turn/completed", ended("z", 2))).toEqual({ deliver: true });
+  });
+
+  it("a notification MSP does not define, with no session, has no cursor to check: delivered", () => {
+    const { sessions } = tracker();
+    expect(sessions.admit("vendor/ping", { text: "hi" })).toEqual({ deliver: true });
+    expect(sessions.admit("vendor/ping", undefined)).toEqual({ deliver: true });
   });
 });
