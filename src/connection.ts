@@ -96,7 +96,7 @@ export type CommandOptions = WaitOptions;
  * @example
  * ```ts
  * const info: CloseInfo = await client.closed;
- * console.log(info.reason, info.exitCode ?? info.signal);
+ * console.log(info.reason, info.exitCode ?? info.signal ?? info.closeCode);
  * ```
  */
 export interface CloseInfo {
@@ -106,6 +106,13 @@ export interface CloseInfo {
   exitCode?: number | null;
   /** Signal that ended a child-process host, when known. */
   signal?: string | null;
+  /**
+   * The WebSocket close code, when the host closed a WebSocket connection or it was lost (1006):
+   * RFC 6455 §7.4 codes, or the host's own 4000–4999. Absent when the client closed it.
+   */
+  closeCode?: number;
+  /** The WebSocket close reason the host sent with `closeCode` (`""` when it sent none). */
+  closeReason?: string;
 }
 
 /**
@@ -398,6 +405,8 @@ export class MspConnection {
     const info: CloseInfo = { reason: details?.reason ?? "the host closed the connection" };
     if (details?.exitCode !== undefined) info.exitCode = details.exitCode;
     if (details?.signal !== undefined) info.signal = details.signal;
+    if (details?.closeCode !== undefined) info.closeCode = details.closeCode;
+    if (details?.closeReason !== undefined) info.closeReason = details.closeReason;
     return info;
   }
 
@@ -406,6 +415,8 @@ export class MspConnection {
     const data: ConnectionClosedData = { reason: info.reason };
     if (info.exitCode !== undefined) data.exitCode = info.exitCode;
     if (info.signal !== undefined) data.signal = info.signal;
+    if (info.closeCode !== undefined) data.closeCode = info.closeCode;
+    if (info.closeReason !== undefined) data.closeReason = info.closeReason;
     const error = new MspError(MspErrorKinds.connectionClosed, `connection closed: ${info.reason}`, data);
     this.#closeError = error;
     this.#commands.closeAll(error);
