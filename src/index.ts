@@ -82,3 +82,6 @@ export type {
   CommandResult,
   RejectionData,
 } from "./protocol/index.js";
+export { connectWebSocket } from "./transports/connectWebSocket.js";
+export type { WebSocketConnectOptions } from "./transports/connectWebSocket.js";
+export type { WebSocketConstructor, WebSocketLike, WebSocketMessageEventLike, WebSocketCloseEventLike } from "./transports/webSocketLike.js";

@@ -28,6 +28,7 @@ describe("public surface", () => {
       "TurnHandle",
       "cancelTurn",
       "connect",
+      "connectWebSocket",
       "isCompatibleProtocol",
       "isItem",
       "isNotification",
