@@ -88,6 +88,8 @@ export interface WebSocketConnectOptions extends Omit<ConnectOptions, "framing">
  * a `protocolError` event and is dropped; a frame over `maxMessageBytes` is a `protocolError`
  * and closes the connection (code 4009). The client closes with 1000 on `close()`, 4002 when the
  * host selects another subprotocol, and 4008 when what it holds goes over `maxWriteBufferBytes`.
+ * The recorder and the ledger listen from the first frame; an event listener added after the
+ * `await` hears what arrives from then on (an MSP host sends nothing a client did not ask for).
  *
  * @example
  * ```ts

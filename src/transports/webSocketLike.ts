@@ -16,6 +16,7 @@
  * ```
  */
 export interface WebSocketMessageEventLike {
+  /** The frame: a string for a text frame, anything else for a binary one. */
   readonly data: unknown;
 }
 
@@ -29,7 +30,9 @@ export interface WebSocketMessageEventLike {
  * ```
  */
 export interface WebSocketCloseEventLike {
+  /** The close code (RFC 6455 §7.4). */
   readonly code: number;
+  /** The close reason (`""` when none was sent). */
   readonly reason: string;
 }
 
@@ -52,13 +55,21 @@ export interface WebSocketLike {
   readonly bufferedAmount: number;
   /** How binary frames are delivered; set to `"arraybuffer"` by `connectWebSocket`. */
   binaryType: string;
+  /** Queue one text frame (its UTF-8 bytes count towards `bufferedAmount` until sent). */
   send(data: string): void;
+  /** Start the closing handshake (or abandon the opening one) with a close code and reason. */
   close(code?: number, reason?: string): void;
+  /** Listen for frames. */
   addEventListener(type: "message", listener: (event: WebSocketMessageEventLike) => void): void;
+  /** Listen for the close, with its code and reason. */
   addEventListener(type: "close", listener: (event: WebSocketCloseEventLike) => void): void;
+  /** Listen for the open, or for an error (a browser's says nothing; a `close` follows it). */
   addEventListener(type: "open" | "error", listener: (event: unknown) => void): void;
+  /** Stop listening for frames. */
   removeEventListener(type: "message", listener: (event: WebSocketMessageEventLike) => void): void;
+  /** Stop listening for the close. */
   removeEventListener(type: "close", listener: (event: WebSocketCloseEventLike) => void): void;
+  /** Stop listening for the open or for errors. */
   removeEventListener(type: "open" | "error", listener: (event: unknown) => void): void;
 }
 
@@ -75,5 +86,6 @@ export interface WebSocketLike {
  * ```
  */
 export interface WebSocketConstructor {
+  /** Open a WebSocket to `url`, offering `protocols` in `Sec-WebSocket-Protocol`. */
   new (url: string, protocols?: string | string[]): WebSocketLike;
 }
