@@ -96,7 +96,7 @@ export type CommandOptions = WaitOptions;
  * @example
  * ```ts
  * const info: CloseInfo = await client.closed;
- * console.log(info.reason, info.exitCode ?? info.signal);
+ * console.log(info.reason, info.exitCode ?? info.signal ?? info.closeCode);
  * ```
  */
 export interface CloseInfo {
@@ -106,6 +106,13 @@ export interface CloseInfo {
   exitCode?: number | null;
   /** Signal that ended a child-process host, when known. */
   signal?: string | null;
+  /**
+   * The WebSocket close code, when the host closed a WebSocket connection or it was lost (1006):
+   * RFC 6455 §7.4 codes, or the host's own 4000–4999. Absent when the client closed it.
+   */
+  closeCode?: number;
+  /** The WebSocket close reason the host sent with `closeCode` (`""` when it sent none). */
+  closeReason?: string;
 }
 
 /**
@@ -462,17 +469,12 @@ export class MspConnection {
   #endInfo(): CloseInfo {
     if (this.#fatalProblem !== undefined) return { reason: `framing lost: ${this.#fatalProblem.problem}` };
     const details: EndDetails | undefined = (this.#reader as Partial<FramedMessageReader>).endDetails;
-    const info: CloseInfo = { reason: details?.reason ?? "the host closed the connection" };
-    if (details?.exitCode !== undefined) info.exitCode = details.exitCode;
-    if (details?.signal !== undefined) info.signal = details.signal;
-    return info;
+    return withEndDetails(details?.reason ?? "the host closed the connection", details);
   }
 
   #shutdown(info: CloseInfo): void {
     if (this.#closeError !== undefined) return;
-    const data: ConnectionClosedData = { reason: info.reason };
-    if (info.exitCode !== undefined) data.exitCode = info.exitCode;
-    if (info.signal !== undefined) data.signal = info.signal;
+    const data: ConnectionClosedData = withEndDetails(info.reason, info);
     const error = new MspError(MspErrorKinds.connectionClosed, `connection closed: ${info.reason}`, data);
     this.#closeError = error;
     this.#commands.closeAll(error);
@@ -611,3 +613,11 @@ function writeFailure(error: unknown): string {
 }
 
 const TYPED_EVENTS: Record<string, true> = Object.fromEntries(Object.values(Notifications).map((m) => [m, true]));
+
+/** `reason`, with whichever exit and close details `from` carries (absent ones stay absent). */
+function withEndDetails(reason: string, from: EndDetails | undefined): CloseInfo {
+  const info: CloseInfo = { reason };
+  for (const key of ["exitCode", "signal", "closeCode", "closeReason"] as const)
+    if (from?.[key] !== undefined) (info as unknown as Record<string, unknown>)[key] = from[key];
+  return info;
+}

@@ -15,7 +15,8 @@ import type { JsonValue, RejectionData } from "./protocol/index.js";
  * - `aborted`: the caller's `AbortSignal` fired. `cause` is `signal.reason`; `data` is
  *   {@link AbortedData} `{ method?, commandId?, turnId? }`.
  * - `connectionClosed`: the connection closed before the answer came. `data` is
- *   {@link ConnectionClosedData} `{ reason, exitCode?, signal? }` (exit details when the host was a child process).
+ *   {@link ConnectionClosedData} `{ reason, exitCode?, signal?, closeCode?, closeReason? }` (exit
+ *   details when the host was a child process; close code and reason when it was a WebSocket).
  * - `protocol`: the host sent something MSP does not allow. `data` is {@link ProtocolData}
  *   `{ problem, message? }` where `message` is the offending message (or a prefix of its text).
  *
@@ -120,7 +121,7 @@ export interface TimeoutData extends AbortedData {
  *
  * @example
  * ```ts
- * if (e instanceof MspError && e.kind === "connectionClosed") console.log(e.data.reason, e.data.exitCode ?? e.data.signal);
+ * if (e instanceof MspError && e.kind === "connectionClosed") console.log(e.data.reason, e.data.exitCode ?? e.data.signal ?? e.data.closeCode);
  * ```
  */
 export interface ConnectionClosedData {
@@ -130,6 +131,13 @@ export interface ConnectionClosedData {
   exitCode?: number | null;
   /** Signal that ended a child-process host, when known. */
   signal?: string | null;
+  /**
+   * The WebSocket close code, when the connection was a WebSocket that closed (or failed its
+   * handshake): the host's code, or 1006 when the connection was lost without a closing handshake.
+   */
+  closeCode?: number;
+  /** The WebSocket close reason the host sent with `closeCode` (`""` when it sent none). */
+  closeReason?: string;
 }
 
 /**

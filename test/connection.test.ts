@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { connect, MspError } from "../src/index.js";
+import { connect, MspError, type EndDetails } from "../src/index.js";
 import { makePeer, notification, rejection, result, SESSION, terminal } from "./helpers/peer.js";
 
 const UUIDV7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -271,6 +271,22 @@ describe("MspConnection close", () => {
     expect((await peer.client.closed).reason).toBe("the host closed the connection");
     const after = (await peer.client.connection.command("host/info", {}).catch((e: unknown) => e)) as MspError;
     expect(after.kind).toBe("connectionClosed");
+  });
+
+  it("a channel's end details (exit code, WebSocket close code and reason) reach CloseInfo and connectionClosed data", async () => {
+    let end: ((details: EndDetails) => void) | undefined;
+    const client = connect({
+      onData: () => () => {},
+      onEnd: (listener) => ((end = listener), () => {}),
+      onError: () => () => {},
+      write: () => {},
+      end: () => {},
+    });
+    const pending = client.connection.command("host/info", {}).catch((e: unknown) => e);
+    end?.({ reason: "the host closed the connection (WebSocket close code 4001: bye)", closeCode: 4001, closeReason: "bye" });
+    const info = { reason: "the host closed the connection (WebSocket close code 4001: bye)", closeCode: 4001, closeReason: "bye" };
+    expect(await client.closed).toEqual(info);
+    expect(((await pending) as MspError<"connectionClosed">).data).toEqual(info);
   });
 
   it("a write error (EPIPE) closes the connection and settles every command", async () => {

@@ -4,7 +4,8 @@
  */
 
 /**
- * How a channel ended, when it knows: a child process's exit code or signal.
+ * How a channel ended, when it knows: a child process's exit code or signal, or a WebSocket's
+ * close code and reason.
  *
  * @example
  * ```ts
@@ -17,6 +18,10 @@ export interface EndDetails {
   exitCode?: number | null;
   signal?: string | null;
   reason?: string;
+  /** The WebSocket close code (RFC 6455 §7.4; 1006 when the connection was lost without a closing handshake). */
+  closeCode?: number;
+  /** The WebSocket close reason, as the peer sent it (`""` when it sent none). */
+  closeReason?: string;
 }
 
 /**

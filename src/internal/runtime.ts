@@ -10,12 +10,11 @@ function disposable(dispose: () => void): { dispose(): void } {
   return { dispose };
 }
 
+/**
+ * vscode-jsonrpc's "immediate": a microtask. Its MessageConnection here only answers the rare
+ * host-to-client request, so the finer ordering of a real setImmediate buys nothing.
+ */
 function setImmediateLike(callback: Callback, ...args: unknown[]): { dispose(): void } {
-  const g = globalThis as { setImmediate?: (cb: Callback, ...a: unknown[]) => unknown; clearImmediate?: (h: unknown) => void };
-  if (typeof g.setImmediate === "function" && typeof g.clearImmediate === "function") {
-    const handle = g.setImmediate(callback, ...args);
-    return disposable(() => g.clearImmediate?.(handle));
-  }
   let live = true;
   queueMicrotask(() => {
     if (live) callback(...args);

@@ -5,6 +5,7 @@ import type { MspClient, MspConnection } from "../../src/index.js";
 import * as framing from "../../src/framing/index.js";
 import * as host from "../../src/host/index.js";
 import * as node from "../../src/node/index.js";
+import * as websocket from "../../src/transports/index.js";
 import * as testing from "../../src/testing/index.js";
 import { makePeer, SESSION, terminal } from "../helpers/peer.js";
 
@@ -46,6 +47,7 @@ describe("public surface", () => {
       "NdjsonMessageWriter",
       "WriteBufferFullError",
     ]);
+    expect(Object.keys(websocket).sort()).toEqual(["connectWebSocket"]);
     expect(Object.keys(node).sort()).toEqual(["SpawnedHost", "groupAlive", "signalGroup", "spawnHost", "streamChannel"]);
     expect(Object.keys(testing).sort()).toEqual(
       [
@@ -114,20 +116,23 @@ describe("public surface", () => {
   });
 
   // Its size is a benchmark target (npm run bench), not a unit test.
-  it.each(["src/index.ts", "src/framing/index.ts"])("the browser bundle of %s imports no node: module and nothing Node-only of ours", async (entry) => {
-    const out = await build({
-      entryPoints: [entry],
-      bundle: true,
-      platform: "browser",
-      format: "esm",
-      minify: true,
-      write: false,
-      metafile: true,
-      logLevel: "silent",
-    });
-    const inputs = Object.keys(out.metafile.inputs);
-    expect(inputs.filter((i) => i.startsWith("node:") || /(^|\/)src\/(node|host|testing)\//.test(i))).toEqual([]);
-    const code = out.outputFiles[0]?.contents ?? new Uint8Array();
-    expect(new TextDecoder().decode(code)).not.toMatch(/from\s*"node:|require\("node:/);
-  });
+  it.each(["src/index.ts", "src/framing/index.ts", "src/transports/index.ts"])(
+    "the browser bundle of %s imports no node: module and nothing Node-only of ours",
+    async (entry) => {
+      const out = await build({
+        entryPoints: [entry],
+        bundle: true,
+        platform: "browser",
+        format: "esm",
+        minify: true,
+        write: false,
+        metafile: true,
+        logLevel: "silent",
+      });
+      const inputs = Object.keys(out.metafile.inputs);
+      expect(inputs.filter((i) => i.startsWith("node:") || /(^|\/)src\/(node|host|testing)\//.test(i))).toEqual([]);
+      const code = out.outputFiles[0]?.contents ?? new Uint8Array();
+      expect(new TextDecoder().decode(code)).not.toMatch(/from\s*"node:|require\("node:/);
+    },
+  );
 });

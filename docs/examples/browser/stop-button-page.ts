@@ -1,0 +1,76 @@
+/**
+ * Connecting from a browser: the script of a page that the host serves. It opens a WebSocket to
+ * the host with the token from the page's URL fragment (`#token=…`), starts a turn, shows its
+ * message text as it streams, and drives a Stop button with StopController. Load it as a module
+ * from a page that has #prompt, #start, #stop, #output and #status elements.
+ */
+import { MspError, StopController, type MspClient, type StopSnapshot } from "@muse-code/sdk";
+import { connectWebSocket } from "@muse-code/sdk/websocket";
+
+function element<T extends HTMLElement>(id: string): T {
+  const found = document.getElementById(id);
+  if (found === null) throw new Error(`the page has no #${id}`);
+  return found as T;
+}
+const prompt = element<HTMLTextAreaElement>("prompt");
+const startButton = element<HTMLButtonElement>("start");
+const stopButton = element<HTMLButtonElement>("stop");
+const output = element<HTMLElement>("output");
+const status = element<HTMLElement>("status");
+
+function describe(error: unknown): string {
+  return MspError.is(error) ? `${error.kind}: ${error.message}` : String(error);
+}
+
+// #region connect
+// The host prints http://127.0.0.1:PORT/#token=…: a fragment is never sent to a server, so the
+// token reaches no log. Take it, then drop it from the address bar and the history.
+const token = new URLSearchParams(location.hash.slice(1)).get("token") ?? "";
+history.replaceState(null, "", location.pathname + location.search);
+
+let client: MspClient;
+try {
+  // Same origin as the page: ws:// beside http://, wss:// beside https://.
+  client = await connectWebSocket(`${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/`, { token, handshakeTimeoutMs: 10_000 });
+} catch (error) {
+  // A refused token, a host that is down, a timeout: a typed MspError, never a bare Event.
+  status.textContent = `not connected (${describe(error)})`;
+  throw error;
+}
+status.textContent = "connected";
+void client.closed.then(({ reason }) => (status.textContent = `disconnected: ${reason}`));
+// #endregion connect
+
+const { sessionId } = await client.connection.command("session/create", {});
+startButton.disabled = false;
+
+// #region turn
+startButton.addEventListener("click", () => {
+  const turn = client.startTurn({ sessionId, input: [{ type: "text", text: prompt.value }] });
+  const stop = new StopController(turn);
+  output.textContent = "";
+  // The message text as it streams: every item/updated carries the item at its latest revision.
+  const showText = ({ item }: { item: { turnId: string; kind: string; text?: string } }) => {
+    if (item.turnId === turn.commandId && item.kind === "message") output.textContent = item.text ?? "";
+  };
+  client.events.on("item/updated", showText);
+  client.events.on("item/completed", showText);
+
+  const render = ({ state, canStop, terminal, error }: StopSnapshot): void => {
+    stopButton.disabled = !canStop;
+    stopButton.textContent = state === "stopping" ? "Stopping…" : "Stop";
+    stopButton.setAttribute("aria-busy", String(state === "stopping"));
+    startButton.disabled = state !== "ended" && state !== "failed";
+    if (state === "ended") status.textContent = `${terminal?.terminal ?? ""}: ${terminal?.reason ?? ""}`;
+    else if (state === "failed") status.textContent = describe(error);
+    else status.textContent = state;
+    if (state === "ended" || (state === "failed" && !canStop)) {
+      client.events.off("item/updated", showText);
+      client.events.off("item/completed", showText);
+    }
+  };
+  render(stop.getSnapshot());
+  stop.subscribe(render);
+  stopButton.onclick = () => void stop.stop(); // a double click is one press: one turn/cancel
+});
+// #endregion turn
