@@ -26,6 +26,7 @@ import { createRequire } from "node:module";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import type * as Lockfile from "proper-lockfile";
+import { currentBootId, readProcStat } from "./proc-stat.js";
 
 /**
  * The lock directory's name inside the data dir.
@@ -157,26 +158,7 @@ function lockfile(): typeof Lockfile {
   return lockfileModule;
 }
 
-function readOptional(path: string): string | undefined {
-  try {
-    return readFileSync(path, "utf8").trim();
-  } catch {
-    return undefined;
-  }
-}
-
-/** `/proc/<pid>/stat`'s state and start time, or `undefined` when there is no such process (or no /proc). */
-function procStat(pid: number | "self"): { state: string; start: string } | undefined {
-  const text = readOptional(`/proc/${pid}/stat`);
-  if (text === undefined) return undefined;
-  // Field 2 (comm) is parenthesized and may hold spaces or parens: split after the last ")".
-  const rest = text.slice(text.lastIndexOf(")") + 2).split(" ");
-  const state = rest[0];
-  const start = rest[19]; // field 22
-  return state === undefined || start === undefined ? undefined : { state, start };
-}
-
-const hasProc = (): boolean => procStat("self") !== undefined;
+const hasProc = (): boolean => readProcStat("self") !== undefined;
 
 function pidNamespace(): string | undefined {
   try {
@@ -193,12 +175,12 @@ function selfOwner(): DataDirOwner {
     startedAt: new Date(Date.now() - process.uptime() * 1000).toISOString(),
     token: randomBytes(16).toString("hex"),
   };
-  const bootId = readOptional("/proc/sys/kernel/random/boot_id");
+  const bootId = currentBootId();
   if (bootId !== undefined) owner.bootId = bootId;
   const ns = pidNamespace();
   if (ns !== undefined) owner.pidNamespace = ns;
-  const start = procStat("self")?.start;
-  if (start !== undefined) owner.procStart = start;
+  const start = readProcStat("self")?.startTime;
+  if (start !== undefined) owner.procStart = String(start);
   return owner;
 }
 
@@ -220,10 +202,10 @@ function isLocal(owner: DataDirOwner, self: DataDirOwner): boolean {
 /** Whether a local `owner` still runs. Conservative: when in doubt, alive. */
 function isAlive(owner: DataDirOwner): boolean {
   if (hasProc()) {
-    const stat = procStat(owner.pid);
+    const stat = readProcStat(owner.pid);
     if (stat === undefined) return false; // no such process
     if (stat.state === "Z" || stat.state === "X") return false; // killed, not yet reaped
-    return owner.procStart === undefined || stat.start === owner.procStart; // else the pid was reused
+    return owner.procStart === undefined || String(stat.startTime) === owner.procStart; // else the pid was reused
   }
   try {
     process.kill(owner.pid, 0);

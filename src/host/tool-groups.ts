@@ -37,7 +37,8 @@
  * next start tries again. Without `/proc` (not Linux) nothing is recorded and nothing is killed:
  * a pid alone cannot be told from a reused one.
  */
-import { closeSync, constants, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, unlinkSync } from "node:fs";
+import { closeSync, constants, lstatSync, mkdirSync, openSync, readdirSync, unlinkSync } from "node:fs";
+import { currentBootId, readProcStat, scanProcesses, type ProcStat } from "./proc-stat.js";
 import { join } from "node:path";
 import type { ShellOptions } from "./shell-tool.js";
 
@@ -61,19 +62,6 @@ export const TOOL_GROUPS_DIR = "tool-groups";
  * ```
  */
 export const REAP_WAIT_MS = 5000;
-
-/** What `/proc/<pid>/stat` says about a process (the fields the registry uses). */
-export interface ProcStat {
-  pid: number;
-  /** Field 3: `R`, `S`, `D`, `Z` (zombie), `X` (dead), … */
-  state: string;
-  /** Field 5: the process-group id. */
-  pgrp: number;
-  /** Field 6: the session id. */
-  session: number;
-  /** Field 22: when the process started. @unit clock ticks since boot */
-  startTime: number;
-}
 
 /** One tool group on record. */
 export interface ToolGroupRecord {
@@ -102,58 +90,6 @@ export interface ReapedToolGroup {
   killed: number[];
   /** Why a group that was not killed was left alone. */
   why?: string;
-}
-
-/** Parses `/proc/<pid>/stat` text. The command name (field 2) may hold spaces and parentheses. */
-export function parseProcStat(text: string): ProcStat | undefined {
-  const open = text.indexOf(" (");
-  const close = text.lastIndexOf(")");
-  if (open < 0 || close < open) return undefined;
-  const pid = Number(text.slice(0, open));
-  const fields = text.slice(close + 2).split(" ");
-  // fields[0] is field 3 (state): field k is fields[k - 3].
-  const state = fields[0];
-  const pgrp = Number(fields[2]);
-  const session = Number(fields[3]);
-  const startTime = Number(fields[19]);
-  if (state === undefined || ![pid, pgrp, session, startTime].every(Number.isSafeInteger)) return undefined;
-  return { pid, state, pgrp, session, startTime };
-}
-
-/** `/proc/<pid>/stat` of one process, or `undefined` when it does not exist (or there is no `/proc`). */
-export function readProcStat(pid: number): ProcStat | undefined {
-  try {
-    return parseProcStat(readFileSync(`/proc/${pid}/stat`, "utf8"));
-  } catch {
-    return undefined;
-  }
-}
-
-/** Every process in `/proc`, by pid. */
-export function scanProcesses(): Map<number, ProcStat> {
-  const table = new Map<number, ProcStat>();
-  let entries: string[];
-  try {
-    entries = readdirSync("/proc");
-  } catch {
-    return table;
-  }
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry)) continue;
-    const stat = readProcStat(Number(entry));
-    if (stat !== undefined) table.set(stat.pid, stat);
-  }
-  return table;
-}
-
-/** This boot's id, or `undefined` when the system does not say (no `/proc`). */
-export function currentBootId(): string | undefined {
-  try {
-    const id = readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
-    return /^[0-9a-f-]{1,64}$/i.test(id) ? id : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /** The file name of a record. */

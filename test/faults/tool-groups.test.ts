@@ -9,7 +9,8 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { currentBootId, recordName, TOOL_GROUPS_DIR } from "../../src/host/tool-groups.js";
+import { currentBootId } from "../../src/host/proc-stat.js";
+import { recordName, TOOL_GROUPS_DIR } from "../../src/host/tool-groups.js";
 import { processGone, waitGone } from "../helpers/processGone.js";
 import { fixture, useHostProcesses, type HostProcess } from "../host/host-process.js";
 

@@ -3,7 +3,8 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { judgeToolGroup, parseProcStat, parseRecordName, reapToolGroups, recordName, TOOL_GROUPS_DIR, type ProcStat } from "../../src/host/tool-groups.js";
+import { parseProcStat, type ProcStat } from "../../src/host/proc-stat.js";
+import { judgeToolGroup, parseRecordName, reapToolGroups, recordName, TOOL_GROUPS_DIR } from "../../src/host/tool-groups.js";
 
 const dirs: string[] = [];
 afterEach(() => {
