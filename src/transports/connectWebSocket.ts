@@ -84,7 +84,7 @@ export interface WebSocketConnectOptions extends Omit<ConnectOptions, "framing">
  * (`data.closeCode`, usually 1006, and `data.closeReason`), `timeout` past `handshakeTimeoutMs`,
  * `aborted` when `signal` aborts, `protocol` when the host selects another subprotocol; with a
  * TypeError or RangeError for a bad argument. Once open, the close code and reason of the host's
- * close land in `client.closed` ({@link CloseInfo} `closeCode`, `closeReason`). A binary frame is
+ * close land in `client.closed` (`CloseInfo`: `closeCode`, `closeReason`). A binary frame is
  * a `protocolError` event and is dropped; a frame over `maxMessageBytes` is a `protocolError`
  * and closes the connection (code 4009). The client closes with 1000 on `close()`, 4002 when the
  * host selects another subprotocol, and 4008 when what it holds goes over `maxWriteBufferBytes`.
