@@ -5,28 +5,14 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { Message } from "vscode-jsonrpc";
-import { ContentLengthMessageReader, NdjsonMessageReader, type ByteChannel, type FramingProblem } from "../../src/framing/index.js";
+import { ContentLengthMessageReader, NdjsonMessageReader } from "../../src/framing/index.js";
+import { readChunks } from "../helpers/readChunks.js";
 
 const RUNS = 1_000;
 const enc = new TextEncoder();
 
 function read(kind: "ndjson" | "content-length", chunks: Uint8Array[]) {
-  const data = new Set<(c: Uint8Array) => void>();
-  const channel: ByteChannel = {
-    onData: (l) => (data.add(l), () => data.delete(l)),
-    onEnd: () => () => {},
-    onError: () => () => {},
-    write: () => {},
-    end: () => {},
-  };
-  const reader = kind === "ndjson" ? new NdjsonMessageReader(channel) : new ContentLengthMessageReader(channel);
-  const messages: Message[] = [];
-  const problems: FramingProblem[] = [];
-  reader.onProblem((p) => problems.push(p));
-  reader.listen((m) => messages.push(m));
-  for (const c of chunks) for (const l of data) l(c);
-  return { messages, problems };
+  return readChunks((channel) => (kind === "ndjson" ? new NdjsonMessageReader(channel) : new ContentLengthMessageReader(channel)), chunks);
 }
 
 /** Text rich in multi-byte characters (2-, 3- and 4-byte UTF-8). */

@@ -8,20 +8,12 @@
  * Usage: chunking.script.ts <ndjson|content-length> <size in bytes>
  */
 import { connect, type ByteChannel } from "../../src/index.js";
+import { heldMemory } from "./heldMemory.js";
 
 const framing = process.argv[2] === "content-length" ? "content-length" : "ndjson";
 const SIZE = Number(process.argv[3] ?? 12_000_000);
 
-const gc = (globalThis as { gc?: () => void }).gc as () => void;
-/** Heap plus ArrayBuffers after a full GC (ArrayBuffers are freed a tick after the GC that found them dead). */
-const held = async () => {
-  for (let i = 0; i < 3; i++) {
-    gc();
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  const m = process.memoryUsage();
-  return { heap: m.heapUsed, arrayBuffers: m.arrayBuffers, total: m.heapUsed + m.arrayBuffers, rss: m.rss };
-};
+const held = heldMemory;
 
 const main = async () => {
   // One message whose text is SIZE bytes: {"jsonrpc":"2.0","method":"probe","params":{"pad":"xxx…"}}

@@ -10,20 +10,13 @@
  *   node --expose-gc --import tsx test/leaks/sessions.script.ts 1000000
  */
 import { connect, type ByteChannel } from "../../src/index.js";
+import { heldMemory } from "./heldMemory.js";
 
 const COUNT = Number(process.argv[2] ?? 100_000);
 const MODE = process.argv[3] === "items" ? "items" : "sessions";
 const BATCH = 1_000;
 
-const gc = (globalThis as { gc?: () => void }).gc as () => void;
-const held = async () => {
-  for (let i = 0; i < 3; i++) {
-    gc();
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  const m = process.memoryUsage();
-  return m.heapUsed + m.arrayBuffers;
-};
+const held = async () => (await heldMemory()).total;
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
