@@ -514,7 +514,9 @@ export class MspConnection {
     if (pending === undefined) {
       const late = this.#commands.takeAbandoned(id);
       if (late !== undefined && typeof id === "number") {
-        this.#safely(() => this.events.emit("lateResponse", { id, method: late, response: message as unknown as JsonValue }));
+        // Its caller gave up, but the host acted on it: a late accepted resume still replays.
+        if (message.error === undefined && isObject(message.result)) late.onAccepted?.();
+        this.#safely(() => this.events.emit("lateResponse", { id, method: late.method, response: message as unknown as JsonValue }));
         return;
       }
       const what = id === null ? "a response with a null id (the host could not read a request)" : `a response to unknown id ${JSON.stringify(id)}`;

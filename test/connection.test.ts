@@ -304,3 +304,25 @@ describe("MspConnection close", () => {
     expect(((await waiting) as MspError).kind).toBe("connectionClosed");
   });
 });
+
+describe("a resume whose caller gave up", () => {
+  it("still moves the cursor to afterCursor when the host accepts it late, so the replay is delivered", async () => {
+    const peer = makePeer();
+    const problems: string[] = [];
+    peer.client.events.on("protocolError", (e) => problems.push(e.message));
+    const seen: number[] = [];
+    peer.client.events.on("item/started", ({ item }) => seen.push(item.revision));
+    const item = (revision: number) => ({ itemId: "i", kind: "message", turnId: "t", revision, status: "inProgress", text: "", recordedAt: "x" });
+    peer.send(notification("item/started", { item: item(10) }, 10)); // this connection is at cursor 10
+    const resume = peer.client.connection.command("session/resume", { sessionId: SESSION, afterCursor: `v:${SESSION}:5` }, { timeoutMs: 5 });
+    expect(await resume.catch((e: unknown) => MspError.is(e) && e.kind)).toBe("timeout");
+    const sent = peer.received.find((m) => m["method"] === "session/resume") as { id: number };
+    peer.send(result(sent.id, { commandId: "c", replayed: 1 })); // accepted after all…
+    peer.send(notification("item/started", { item: item(6) }, 6)); // …and the replay from 5 follows
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(seen).toEqual([10, 6]);
+    expect(problems).toEqual([]);
+    expect(peer.client.connection.lastViewCursor(SESSION)).toBe(`v:${SESSION}:6`);
+    await peer.client.close();
+  });
+});

@@ -212,6 +212,8 @@ export abstract class FramedMessageWriter extends AbstractMessageWriter implemen
         );
         return;
       }
+      // A channel that failed or ended inside write() (synchronously) dropped the queue already.
+      if (this.#broken !== undefined || this.#queue[0] !== first) break;
       this.#done();
     }
     this.#writing = false;

@@ -244,10 +244,17 @@ function takeOver(dataDir: string, lockPath: string, holder: DataDirOwner): void
     throw error;
   }
   const moved = readOwner(join(aside, "owner.json"));
-  rmSync(aside, { recursive: true, force: true });
   if (moved?.token !== holder.token) {
+    // Not the dead holder's lock: another host took over in between. Put its lock back (best
+    // effort) rather than destroy it, then give up.
+    try {
+      renameSync(aside, lockPath);
+    } catch {
+      // it made a new one meanwhile, or the dir is gone: leave what is there
+    }
     throw new DataDirInUseError(dataDir, `data dir ${dataDir}: another muse-host took over its lock at the same time; one host per data dir`, moved);
   }
+  rmSync(aside, { recursive: true, force: true });
 }
 
 /**

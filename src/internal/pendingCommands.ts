@@ -20,7 +20,8 @@ export const ABANDONED_CAPACITY = 10_000;
 /** The pending and abandoned commands of one connection. */
 export class PendingCommands {
   readonly #pending = new Map<number, PendingCommand>();
-  readonly #abandoned = new BoundedMap<number, string>({ capacity: ABANDONED_CAPACITY });
+  // An abandoned command keeps its entry: a late answer that accepts it still runs `onAccepted`.
+  readonly #abandoned = new BoundedMap<number, PendingCommand>({ capacity: ABANDONED_CAPACITY });
   #nextId = 1;
   #closed = false;
 
@@ -42,12 +43,12 @@ export class PendingCommands {
     return command;
   }
 
-  /** The method of abandoned command `id`, removed: its late answer is reported once. */
-  takeAbandoned(id: unknown): string | undefined {
+  /** Abandoned command `id`, removed: its late answer is reported once. */
+  takeAbandoned(id: unknown): PendingCommand | undefined {
     if (typeof id !== "number") return undefined;
-    const method = this.#abandoned.get(id);
+    const command = this.#abandoned.get(id);
     this.#abandoned.delete(id);
-    return method;
+    return command;
   }
 
   /**
@@ -58,7 +59,7 @@ export class PendingCommands {
     const command = this.#pending.get(id);
     if (command === undefined) return;
     this.#pending.delete(id);
-    if (!this.#closed) this.#abandoned.set(id, command.method);
+    if (!this.#closed) this.#abandoned.set(id, command);
   }
 
   /** The connection closed: reject every pending command with `error`, and forget them all. */

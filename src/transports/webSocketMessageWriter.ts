@@ -4,7 +4,7 @@
  * own, and a queue over its hard bound closes the connection rather than grow.
  */
 import { AbstractMessageWriter, type Message, type MessageWriter } from "vscode-jsonrpc";
-import { MessageEncodingError } from "../framing/framedWriter.js";
+import { MessageEncodingError, WriteBufferFullError } from "../framing/framedWriter.js";
 import { utf8ByteLength } from "../internal/utf8ByteLength.js";
 import { ClientCloseCodes } from "../protocol/webSocketCloseCodes.js";
 import type { WebSocketLike } from "./webSocketLike.js";
@@ -70,9 +70,8 @@ export class WebSocketMessageWriter extends AbstractMessageWriter implements Mes
     const bytes = utf8ByteLength(text);
     const held = this.#socket.bufferedAmount + this.#queuedBytes;
     if (this.#queue.length > 0 && held + bytes > this.#bounds.maxWriteBufferBytes) {
-      const error = new Error(
-        `the host is not reading its input: ${held} bytes queued, and a ${bytes}-byte message would pass maxWriteBufferBytes (${this.#bounds.maxWriteBufferBytes} bytes)`,
-      );
+      // The same error as the framed writers', so the connection closes with the same reason.
+      const error = new WriteBufferFullError(held, this.#bounds.maxWriteBufferBytes);
       this.#socket.close(ClientCloseCodes.sendQueueFull, "send queue full");
       this.#errors += 1;
       this.fireError(error, message, this.#errors);

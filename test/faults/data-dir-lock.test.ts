@@ -45,12 +45,14 @@ describe("finding 1: one owner per data dir", () => {
     // The live host finishes its turn alone: one terminal, no "host restarted", cursors in order.
     const done = await a.waitFor(completedOf(turnId), 10_000);
     expect(done.params?.["terminal"]).toBe("completed");
+    // Read the log once the host has exited: it appends its turnCompleted record just after it
+    // sends the (already logged) terminal, so a read right on receipt can race it.
+    expect(await a.stop()).toEqual({ code: 0, signal: null });
     const log = records(data, sessionId);
     expect(log.filter((r) => r["type"] === "turnCompleted")).toHaveLength(1);
     expect(JSON.stringify(log)).not.toContain("host restarted");
     const ns = log.filter((r) => r["type"] === "notification").map((r) => r["n"] as number);
     expect(ns).toEqual(ns.map((_, i) => i + 1));
-    expect(await a.stop()).toEqual({ code: 0, signal: null });
     expect(existsSync(join(data, "host.lock"))).toBe(false); // released on a clean exit
   });
 
