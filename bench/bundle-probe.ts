@@ -3,15 +3,11 @@
  * and which of its symbols the core actually uses at runtime.
  * Usage: tsx bench/bundle-probe.ts
  */
-import { gzipSync } from "node:zlib";
-import { build } from "esbuild";
-import { fileURLToPath } from "node:url";
+import { buildCoreBundle } from "./coreBundle.js";
 
-const entry = fileURLToPath(new URL("../src/index.ts", import.meta.url));
 const size = async (external: string[]) => {
-  const r = await build({ entryPoints: [entry], bundle: true, minify: true, platform: "browser", format: "esm", write: false, external, logLevel: "silent" });
-  const code = r.outputFiles[0]?.contents ?? new Uint8Array();
-  return { min: code.length, gz: gzipSync(code, { level: 9 }).length };
+  const { minBytes, gzipBytes } = await buildCoreBundle(external);
+  return { min: minBytes, gz: gzipBytes };
 };
 const whole = await size([]);
 const without = await size(["vscode-jsonrpc"]);

@@ -8,11 +8,10 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { gzipSync } from "node:zlib";
-import { build } from "esbuild";
 import * as rpc from "vscode-jsonrpc/node";
 import type { TurnCompletedParams } from "../src/index.js";
 import { TurnRecorder } from "../src/turns/turnRecorder.js";
+import { buildCoreBundle } from "./coreBundle.js";
 import { spawnHost, type SpawnedHost } from "../src/node/index.js";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
@@ -269,27 +268,17 @@ async function recorderHeap() {
 // ---------------------------------------------------------------- (e) browser bundle
 
 async function bundleSize() {
-  const result = await build({
-    entryPoints: [`${root}src/index.ts`],
-    bundle: true,
-    minify: true,
-    platform: "browser",
-    format: "esm",
-    write: false,
-    metafile: true,
-    logLevel: "silent",
-  });
-  const code = result.outputFiles[0]?.contents ?? new Uint8Array();
+  const { code, metafile, minBytes, gzipBytes } = await buildCoreBundle();
   const text = new TextDecoder().decode(code);
-  const nodeImports = Object.keys(result.metafile.inputs)
+  const nodeImports = Object.keys(metafile.inputs)
     .filter((p) => p.startsWith("node:"))
     .concat(/\bfrom\s*["']node:|require\(["']node:|import\(["']node:/.test(text) ? ["(in output)"] : []);
   const byPackage: Record<string, number> = {};
-  for (const [path, input] of Object.entries(result.metafile.outputs[Object.keys(result.metafile.outputs)[0] as string]?.inputs ?? {})) {
+  for (const [path, input] of Object.entries(metafile.outputs[Object.keys(metafile.outputs)[0] as string]?.inputs ?? {})) {
     const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(path)?.[1] ?? "sdk (src)";
     byPackage[pkg] = (byPackage[pkg] ?? 0) + input.bytesInOutput;
   }
-  return { minBytes: code.length, gzipBytes: gzipSync(code, { level: 9 }).length, nodeImports, byPackage };
+  return { minBytes, gzipBytes, nodeImports, byPackage };
 }
 
 // ---------------------------------------------------------------- table

@@ -23,6 +23,24 @@ function pairedClient(): { client: MspClient; closed: () => boolean } {
   return { client, closed: () => closed };
 }
 
+/**
+ * Bundle a probe module (TypeScript, resolved from the repo root) as an IIFE exposing `probe`,
+ * for ES2022: no native `await using`, so esbuild lowers it the way an app's build would.
+ */
+async function bundleProbe(contents: string): Promise<string> {
+  const bundled = await build({
+    stdin: { contents, resolveDir: repoRoot, loader: "ts" },
+    bundle: true,
+    write: false,
+    format: "iife",
+    globalName: "probe",
+    platform: "browser",
+    target: "es2022",
+    logLevel: "silent",
+  });
+  return bundled.outputFiles[0]?.text ?? "";
+}
+
 describe("await using", () => {
   it("MspClient: leaving the block closes it, and pending work settles connectionClosed", async () => {
     let closed: () => boolean;
@@ -84,9 +102,8 @@ describe("await using", () => {
   it("in a runtime without Symbol.asyncDispose, downlevelled `await using` still disposes (the key is Symbol.for)", async () => {
     // A realm of its own: Node's polyfilled Symbol.asyncDispose is only on the main realm's Symbol.
     expect(runInNewContext("typeof Symbol.asyncDispose")).toBe("undefined");
-    const bundled = await build({
-      stdin: {
-        contents: `
+    const code = await bundleProbe(
+      `
           import { asyncDispose } from "./src/internal/asyncDispose.ts";
           class Resource { disposed = false; async [asyncDispose]() { this.disposed = true; } }
           export async function run() {
@@ -94,26 +111,15 @@ describe("await using", () => {
             { await using held = resource; void held; }
             return { disposed: resource.disposed, registered: asyncDispose === Symbol.for("Symbol.asyncDispose") };
           }`,
-        resolveDir: repoRoot,
-        loader: "ts",
-      },
-      bundle: true,
-      write: false,
-      format: "iife",
-      globalName: "probe",
-      target: "es2022", // no native `await using`: esbuild lowers it
-      logLevel: "silent",
-    });
-    const code = bundled.outputFiles[0]?.text ?? "";
+    );
     expect(code).toContain("Symbol.for"); // the lowering's own fallback lookup
     const result: unknown = await runInNewContext(`${code}; probe.run()`);
     expect(JSON.parse(JSON.stringify(result))).toEqual({ disposed: true, registered: true });
   });
 
   it("in a runtime without Symbol.asyncDispose, downlevelled `await using` closes an MspClient", async () => {
-    const bundled = await build({
-      stdin: {
-        contents: `
+    const code = await bundleProbe(
+      `
           import { connect } from "./src/index.ts";
           import { createLinkedPair } from "./src/testing/linkedPair.ts";
           export async function run() {
@@ -125,18 +131,7 @@ describe("await using", () => {
             }
             return { closed, native: typeof Symbol.asyncDispose };
           }`,
-        resolveDir: repoRoot,
-        loader: "ts",
-      },
-      bundle: true,
-      write: false,
-      format: "iife",
-      globalName: "probe",
-      platform: "browser",
-      target: "es2022", // no native `await using`: esbuild lowers it
-      logLevel: "silent",
-    });
-    const code = bundled.outputFiles[0]?.text ?? "";
+    );
     // A realm of its own, given only the web APIs the client core uses.
     const webApis = {
       AbortController,
