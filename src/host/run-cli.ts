@@ -131,7 +131,8 @@ WebSocket flags (see docs/websocket-host.md for the security model):
   --ui-dir DIR           serve the app's files from DIR instead (implies --ui)
   --max-send-queue-bytes N  bytes held for one connection that is not reading; past it that
                          connection closes with 4008 (default: ${DEFAULT_MAX_SEND_QUEUE_BYTES})
-  --max-connections N    simultaneous WebSocket and page connections (default: ${DEFAULT_MAX_CONNECTIONS})
+  --max-connections N    simultaneous WebSocket and page connections; one more is closed at
+                         once (default: ${DEFAULT_MAX_CONNECTIONS})
 
 other commands:
   --version              print the host version and exit

@@ -26,6 +26,9 @@ import {
 } from "./web-socket-access.js";
 import { DEFAULT_MAX_SEND_QUEUE_BYTES, webSocketTransport } from "./web-socket-transport.js";
 
+/** How long a request may take to send its headers (a page request, its whole request). @unit milliseconds */
+const HEADERS_TIMEOUT_MS = 10_000;
+
 /** Default bound on simultaneous connections (WebSocket and page requests alike). */
 export const DEFAULT_MAX_CONNECTIONS = 1024;
 
@@ -52,7 +55,7 @@ export interface WebSocketServeOptions {
   maxMessageBytes?: number;
   /** What the host holds for one connection that is not reading; past it that connection closes with 4008. @unit bytes @defaultValue 4 MiB */
   maxSendQueueBytes?: number;
-  /** Simultaneous connections, page requests included; more wait in the kernel's backlog. @defaultValue 1024 */
+  /** Simultaneous TCP connections, page requests included; one more is closed as soon as it is accepted. @defaultValue 1024 */
   maxConnections?: number;
   /** Serve the files of this directory at `/` (GET and HEAD; `/` is its `index.html`); no page is served without it. */
   uiDir?: string | URL;
@@ -144,6 +147,9 @@ export async function serveWebSocket(host: MuseHost, options: WebSocketServeOpti
   const tokenMatches = tokenChecker(token);
   const server = createServer();
   server.maxConnections = maxConnections;
+  // A client that trickles its request headers holds a connection slot: bound how long.
+  server.headersTimeout = HEADERS_TIMEOUT_MS;
+  server.requestTimeout = HEADERS_TIMEOUT_MS;
   const sockets = new WebSocketServer({
     noServer: true,
     maxPayload: maxMessageBytes,
