@@ -22,9 +22,10 @@ let witness: MspClient;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "muse-ws-security-"));
-  // A message that streams ~80 KB in 200 chunks: every item/updated carries the text so far (~8 MB in all).
+  // A message that streams 160 KB in 400 chunks: every item/updated carries the text so far (~32 MB
+  // in all), well past what loopback TCP buffers hold for a client that reads nothing (a few MB).
   const flood = join(dir, "flood.json");
-  writeFileSync(flood, JSON.stringify({ turns: [{ steps: [{ text: "flood of words ".repeat(6000).slice(0, 80_000), chunkSize: 400 }] }] }));
+  writeFileSync(flood, JSON.stringify({ turns: [{ steps: [{ text: "flood of words ".repeat(12_000).slice(0, 160_000), chunkSize: 400 }] }] }));
   host = await startWebSocketHost([
     "--script",
     fixture("hello.json"),
