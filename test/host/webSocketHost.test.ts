@@ -6,14 +6,16 @@
  */
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { networkInterfaces, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { WebSocket } from "ws";
 import type { ToolCallItem } from "../../src/index.js";
+import { bearerSubprotocol, MSP_SUBPROTOCOL } from "../../src/protocol/index.js";
 import { exampleModelPath, spawnReferenceHost } from "../../src/host/index.js";
 import { repoRoot } from "../helpers/repoRoot.js";
 import { fixture } from "./host-process.js";
-import { occurrences, rawRequest, startWebSocketHost, wsClient, type WebSocketHostProcess } from "./webSocketHostProcess.js";
+import { occurrences, rawRequest, startWebSocketHost, upgradeRequest, wsClient, type WebSocketHostProcess } from "./webSocketHostProcess.js";
 
 const input = [{ type: "text" as const, text: "go" }];
 const hosts: WebSocketHostProcess[] = [];
@@ -195,6 +197,40 @@ describe("--ui: the Stop-button app's files", () => {
     const plain = await start(["--script", fixture("hello.json")]);
     const answer = await rawRequest(plain.port, `GET / HTTP/1.1\r\nHost: 127.0.0.1:${plain.port}\r\nConnection: close\r\n\r\n`);
     expect(answer.status).toBe(426);
+  });
+});
+
+describe("frames and addresses", () => {
+  it("a binary frame is answered with -32600 and the connection stays open", async () => {
+    const host = await start(["--script", fixture("hello.json")]);
+    const socket = new WebSocket(host.url, [MSP_SUBPROTOCOL, bearerSubprotocol(host.token)]);
+    const messages: Array<Record<string, unknown>> = [];
+    socket.on("message", (data) => messages.push(JSON.parse(String(data)) as Record<string, unknown>));
+    await new Promise((resolve, reject) => {
+      socket.once("open", resolve);
+      socket.once("error", reject);
+    });
+    socket.send(Buffer.from(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "host/info", params: {} })), { binary: true });
+    socket.send(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "host/info", params: {} }));
+    const deadline = Date.now() + 5_000;
+    while (messages.length < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(messages[0]).toMatchObject({ id: null, error: { code: -32600 } });
+    expect(messages[1]).toMatchObject({ id: 2, result: { name: "muse-host" } });
+    socket.close();
+  });
+
+  it("--ws 0.0.0.0 with --allow-remote: this machine's addresses pass the Host check, a DNS name does not", async () => {
+    // The later --ws wins over the helper's 127.0.0.1:0; the ready line names 127.0.0.1 for a wildcard.
+    const wildcard = await start(["--ws", "0.0.0.0:0", "--allow-remote", "--script", fixture("hello.json")]);
+    const external = Object.values(networkInterfaces())
+      .flat()
+      .find((entry) => entry !== undefined && entry.family === "IPv4" && !entry.internal);
+    const token = wildcard.token;
+    if (external !== undefined) {
+      expect((await rawRequest(wildcard.port, upgradeRequest(wildcard.port, { token, host: `${external.address}:${wildcard.port}` }))).status).toBe(101);
+    }
+    expect((await rawRequest(wildcard.port, upgradeRequest(wildcard.port, { token }))).status).toBe(101);
+    expect((await rawRequest(wildcard.port, upgradeRequest(wildcard.port, { token, host: `evil.example:${wildcard.port}` }))).status).toBe(403);
   });
 });
 
