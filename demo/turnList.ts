@@ -100,13 +100,14 @@ function toolElement(item: ToolCallItem): HTMLElement {
   return figure;
 }
 
-/** The shell command of a shell call, else the arguments as sent. */
+/** The first line of a shell call's command (often a `# what it does` comment), else the arguments as sent. */
 function commandOf(item: ToolCallItem): string {
   try {
     const args: unknown = JSON.parse(item.args);
     if (typeof args === "object" && args !== null && typeof (args as Record<string, unknown>)["command"] === "string") {
-      const command = (args as Record<string, string>)["command"] as string;
-      return command.length > 80 ? `${command.slice(0, 79)}…` : command;
+      const command = ((args as Record<string, string>)["command"] as string).trim();
+      const first = command.split("\n", 1)[0] as string;
+      return first.length > 100 || first !== command ? `${first.slice(0, 99)}…` : first;
     }
   } catch {
     // not JSON: show it as it is
