@@ -3,10 +3,11 @@
  * dist/demo/ (index.html, app.js, styles.css), which `muse-host serve --ws PORT --ui` serves.
  *
  * The app imports `@muse-code/sdk` and `@muse-code/sdk/websocket` by name; they resolve through
- * package.json "exports" to the BUILT entries in dist/, exactly what an app gets from npm. The
- * bundle must be browser-only: a `node:` import, or any Node built-in, fails the build.
+ * package.json "exports" to the BUILT entries in dist/, exactly what an app gets from npm. (The
+ * browser tests build it from the sources instead, `sdk: "src"`, so `npm test` needs no build.)
+ * The bundle must be browser-only: a `node:` import, or any Node built-in, fails the build.
  *
- *   npx tsx scripts/build-demo.ts [--out DIR] [--no-minify]
+ *   npx tsx scripts/build-demo.ts [--out DIR] [--no-minify] [--sdk dist|src]
  */
 import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { builtinModules } from "node:module";
@@ -25,6 +26,12 @@ export interface BuildDemoOptions {
   outDir?: string;
   /** Minify app.js. @defaultValue true */
   minify?: boolean;
+  /**
+   * Where the SDK comes from: `dist`, the built package through package.json "exports" (what
+   * ships), or `src`, its sources through demo/tsconfig.json's paths (tests, before a build).
+   * @defaultValue "dist"
+   */
+  sdk?: "dist" | "src";
 }
 
 /** What {@link buildDemo} wrote. */
@@ -45,10 +52,12 @@ export interface BuiltDemo {
  */
 export async function buildDemo(options: BuildDemoOptions = {}): Promise<BuiltDemo> {
   const outDir = resolve(options.outDir ?? join(ROOT, "dist", "demo"));
+  const sdk = options.sdk ?? "dist";
   rmSync(outDir, { recursive: true, force: true });
   mkdirSync(outDir, { recursive: true });
   const result = await build({
     absWorkingDir: ROOT,
+    tsconfig: join(ROOT, "demo", "tsconfig.json"),
     entryPoints: [join(ROOT, "demo", "main.ts")],
     outfile: join(outDir, "app.js"),
     bundle: true,
@@ -62,11 +71,12 @@ export async function buildDemo(options: BuildDemoOptions = {}): Promise<BuiltDe
     sourcemap: false,
     metafile: true,
     logLevel: "silent",
-    plugins: [packageEntries(), noNodeBuiltins()],
+    plugins: sdk === "dist" ? [packageEntries(), noNodeBuiltins()] : [noNodeBuiltins()],
   });
-  const inputs = Object.keys(result.metafile.inputs);
-  const stray = inputs.filter((input) => !input.startsWith("demo/") && !input.startsWith("dist/") && !input.includes("node_modules/"));
-  if (stray.length > 0) throw new Error(`build-demo: the app bundled files that are neither demo/, the built SDK nor its dependencies: ${stray.join(", ")}`);
+  const sdkFiles = sdk === "dist" ? /^dist\// : /^src\/(?!host\/|node\/|cli\/|testing\/)/;
+  const stray = Object.keys(result.metafile.inputs).filter((input) => !input.startsWith("demo/") && !sdkFiles.test(input) && !input.includes("node_modules/"));
+  if (stray.length > 0)
+    throw new Error(`build-demo: the app bundled files that are neither demo/, the SDK's browser code (${sdk}) nor its dependencies: ${stray.join(", ")}`);
   for (const name of STATIC_FILES) copyFileSync(join(ROOT, "demo", name), join(outDir, name));
   const files = ["app.js", ...STATIC_FILES].map((name) => ({ name, bytes: statSync(join(outDir, name)).size }));
   return { outDir, files };
@@ -104,8 +114,11 @@ function noNodeBuiltins(): Plugin {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { out: { type: "string" }, "no-minify": { type: "boolean", default: false } } });
-  const built = await buildDemo({ ...(values.out === undefined ? {} : { outDir: values.out }), minify: !values["no-minify"] });
+  const { values } = parseArgs({
+    options: { out: { type: "string" }, "no-minify": { type: "boolean", default: false }, sdk: { type: "string", default: "dist" } },
+  });
+  if (values.sdk !== "dist" && values.sdk !== "src") throw new Error(`build-demo: --sdk is dist or src, got ${values.sdk}`);
+  const built = await buildDemo({ ...(values.out === undefined ? {} : { outDir: values.out }), minify: !values["no-minify"], sdk: values.sdk });
   const sizes = built.files.map(({ name, bytes }) => `${name} ${(bytes / 1024).toFixed(1)} KiB`).join(", ");
   console.log(`build-demo: ${relative(process.cwd(), built.outDir) || "."}: ${sizes}`);
 }
