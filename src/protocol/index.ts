@@ -38,4 +38,4 @@ export type {
 export { formatViewCursor, parseViewCursor } from "./cursor.js";
 export { isObject, problemWithItem, problemWithNotification, isNotification, isTurnCompleted, isItem, isCompatibleProtocol } from "./guards.js";
 export { MSP_SUBPROTOCOL, BEARER_SUBPROTOCOL_PREFIX, bearerSubprotocol, bearerTokenOf } from "./webSocketSubprotocols.js";
-export { ClientCloseCodes } from "./webSocketCloseCodes.js";
+export { ClientCloseCodes, HostCloseCodes } from "./webSocketCloseCodes.js";

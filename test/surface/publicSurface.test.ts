@@ -68,6 +68,7 @@ describe("public surface", () => {
       "HOST_NAME",
       "HOST_RESTARTED_REASON",
       "HOST_VERSION",
+      "HostCloseCodes",
       "MuseHost",
       "TOOL_ABORTED_BEFORE_DISPATCH",
       "TurnReasons",
@@ -76,6 +77,7 @@ describe("public surface", () => {
       "exampleModelPath",
       "loadScriptedModel",
       "parseScriptedModel",
+      "serveWebSocket",
       "spawnReferenceHost",
     ]);
   });
