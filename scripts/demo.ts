@@ -44,18 +44,19 @@ if (values.build || !existsSync(cli) || !existsSync(join(ROOT, "dist", "demo", "
 const args = [cli, "serve", "--ws", `127.0.0.1:${port}`, "--ui", "--script", join(ROOT, "models", "demo.json"), ...positionals];
 const host = spawn(process.execPath, args, { cwd: ROOT, stdio: ["ignore", "inherit", "pipe"], detached: true });
 
-// Pass the host's stderr through, and repeat its one "open" line where it cannot be missed.
+// Pass the host's stderr through, line by line, but its one "open" line (which carries the token)
+// is printed once, as the URL to open, where it cannot be missed.
 let pending = "";
 host.stderr.setEncoding("utf8").on("data", (chunk: string) => {
-  process.stderr.write(chunk);
   pending += chunk;
   let newline = pending.indexOf("\n");
   while (newline >= 0) {
     const line = pending.slice(0, newline);
     pending = pending.slice(newline + 1);
     newline = pending.indexOf("\n");
-    const open = /open (http:\/\/\S+)/.exec(line);
-    if (open !== null) console.log(`\n  The Stop-button app: ${open[1]}\n  Start a turn, press Stop, and watch the build drain. Ctrl-C stops the host.\n`);
+    const open = /^muse-host: open (http:\/\/\S+)$/.exec(line);
+    if (open === null) process.stderr.write(`${line}\n`);
+    else console.log(`\n  Open the Stop-button app: ${open[1]}\n  Start a turn, press Stop, and watch the build drain. Ctrl-C stops the host.\n`);
   }
 });
 
