@@ -22,6 +22,7 @@ export interface OpenedSession {
 export async function openSession(client: MspClient, remembered: Readonly<Remembered>): Promise<OpenedSession> {
   const { sessionId, cursor } = remembered;
   if (sessionId !== undefined) {
+    // #region resume
     try {
       const result = await client.connection.command("session/resume", cursor === undefined ? { sessionId } : { sessionId, afterCursor: cursor });
       return { sessionId, how: { resumed: true, replayed: result.replayed } };
@@ -29,6 +30,7 @@ export async function openSession(client: MspClient, remembered: Readonly<Rememb
       // A host started afresh (no --data, or another data dir) does not know the session: start a new one.
       if (!(MspError.is(error) && error.kind === "commandRejected" && error.data["reason"] === RejectionReasons.unknownSession)) throw error;
     }
+    // #endregion resume
   }
   const created = await client.connection.command("session/create", {});
   return sessionId === undefined
@@ -37,6 +39,9 @@ export async function openSession(client: MspClient, remembered: Readonly<Rememb
 }
 
 /** A TurnHandle for a turn the page started before a reload: `turn/start` again, with the same commandId (its turnId). */
+// #region reattach
 export function reattachTurn(client: MspClient, sessionId: string, turnId: string, prompt: string | undefined): TurnHandle {
+  // The turnId of a started turn is the commandId of its turn/start: the same commandId again is a retry.
   return client.startTurn({ sessionId, commandId: turnId, input: [{ type: "text", text: prompt ?? "" }] });
 }
+// #endregion reattach
