@@ -10,6 +10,8 @@
  *   and (reloaded again while stopping) still shows the terminal the host logged.
  * - Kill the host mid-turn: "disconnected", the Stop state ends failed with connectionClosed, and
  *   no page error.
+ * - The queue: turns started while one runs wait in it; Remove cancels one, Stop discards the rest,
+ *   each with the terminal the host logged. A wrong token shows the MspError's kind and message.
  * Chromium is provisioned once per run by test/browser/globalSetup.ts.
  */
 import { chromium, type Browser, type Page } from "playwright-core";
@@ -81,11 +83,17 @@ const waitForOutput = (page: Page, text: string, timeout = 10_000) =>
   page.waitForFunction((t) => (document.querySelector(".turn:last-child .tool-output")?.textContent ?? "").includes(t), text, { timeout });
 const cancels = (sent: Record<string, unknown>[]) => sent.filter((message) => message["method"] === "turn/cancel");
 
+/** The host's logged terminals, by turnId, as the page words them. */
+function loggedTerminals(host: DemoHost): Map<string, string> {
+  const completed = host.sessionLog().filter((record) => record["type"] === "turnCompleted");
+  return new Map(completed.map((record) => [String(record["turnId"]), `${String(record["terminal"])}: ${String(record["reason"])}`]));
+}
+
 /** The host's logged terminal of the session's one turn, as the page words it. */
 function loggedTerminal(host: DemoHost): string {
-  const completed = host.sessionLog().filter((record) => record["type"] === "turnCompleted");
-  expect(completed).toHaveLength(1);
-  return `${String(completed[0]?.["terminal"])}: ${String(completed[0]?.["reason"])}`;
+  const terminals = [...loggedTerminals(host).values()];
+  expect(terminals).toHaveLength(1);
+  return terminals[0] as string;
 }
 
 describe("the Stop-button app in Chromium, against the real host", () => {
@@ -175,6 +183,55 @@ describe("the Stop-button app in Chromium, against the real host", () => {
     expect(await page.isDisabled("#start")).toBe(true);
     expect(await page.isVisible("#reconnect")).toBe(true);
     expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it("the queue: a turn started while one runs waits; Remove cancels it alone, Stop discards the rest, each with the host's terminal", async () => {
+    const { host, page, problems } = await openDemo();
+    await page.fill("#prompt", "first");
+    await page.click("#start");
+    await waitForOutput(page, "[1/60]");
+    for (const prompt of ["second", "third"]) {
+      await page.fill("#prompt", prompt);
+      await page.click("#start");
+    }
+    await page.waitForFunction(() => document.querySelectorAll("#queue li").length === 2);
+    expect(await page.locator("#queue li span").allTextContents()).toEqual(["second", "third"]);
+    expect(await page.textContent("#queue-count")).toBe("2");
+    expect(await page.isVisible("#queue-empty")).toBe(false);
+    expect(await page.getAttribute("#stop", "data-state")).toBe("running"); // Stop is the running turn's
+
+    await page.click('#queue li:first-child button:has-text("Remove")');
+    await page.waitForFunction(() => document.querySelectorAll("#queue li").length === 1);
+    await page.click("#stop");
+    await page.waitForFunction(() => document.querySelectorAll('.turn[data-phase="ended"]').length === 3, undefined, { timeout: 10_000 });
+    expect(await page.isVisible("#queue-empty")).toBe(true);
+    const logged = loggedTerminals(host);
+    const shown = await page.$$eval(".turn", (turns) => turns.map((t) => [(t as HTMLElement).dataset["turnId"], t.querySelector(".outcome")?.textContent]));
+    expect(shown.map(([, outcome]) => outcome)).toEqual([
+      "cancelled: cancelled during tool execution",
+      "cancelled: cancelled before start",
+      "cancelled: discarded from inbox",
+    ]);
+    for (const [turnId, outcome] of shown) expect(logged.get(turnId as string)).toBe(outcome);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it("a wrong token: not connected, and the error's MspError kind and message", async () => {
+    const host = await startDemoHost(ui.dir);
+    hosts.push(host);
+    const page = await browser.newPage();
+    const pageErrors: string[] = [];
+    page.on("pageerror", (error) => pageErrors.push(error.message));
+    await page.goto(`http://127.0.0.1:${host.port}/#token=not-the-token`);
+    await page.waitForSelector('#connection[data-connection="disconnected"]', { timeout: 10_000 });
+    expect(await page.textContent("#status")).toMatch(/^Not connected: connectionClosed: \S/);
+    expect(await page.textContent("#connection-text")).toMatch(/^disconnected \(connectionClosed: /);
+    expect(await page.isDisabled("#start")).toBe(true);
+    expect(await page.isVisible("#reconnect")).toBe(true);
+    expect(host.stderr()).not.toContain("not-the-token");
+    expect(pageErrors).toEqual([]);
     await page.close();
   });
 });
