@@ -9,6 +9,7 @@ import { createServer, STATUS_CODES, type IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type WebSocket } from "ws";
 import { DEFAULT_MAX_LINE_BYTES } from "../protocol/lineSplitter.js";
+import { HostCloseCodes } from "../protocol/webSocketCloseCodes.js";
 import { MSP_SUBPROTOCOL, bearerTokenOf } from "../protocol/webSocketSubprotocols.js";
 import type { MuseHost } from "./muse-host.js";
 import { plainAnswer, staticUi } from "./static-ui.js";
@@ -203,7 +204,13 @@ export async function serveWebSocket(host: MuseHost, options: WebSocketServeOpti
     open.add(ws);
     // ws reports a bad frame (too big: 1009, bad UTF-8: 1007) here and closes the connection itself.
     ws.on("error", (error) => logger(`a WebSocket connection closed on a protocol error: ${error.message}`));
-    const transport = webSocketTransport(ws, { maxSendQueueBytes, onOverflow: () => host.disconnect(transport) });
+    const transport = webSocketTransport(ws, {
+      maxSendQueueBytes,
+      onOverflow: () => {
+        logger(`closed a WebSocket connection that is not reading: over ${maxSendQueueBytes} bytes held for it (close ${HostCloseCodes.sendQueueFull})`);
+        host.disconnect(transport);
+      },
+    });
     ws.once("close", () => {
       open.delete(ws);
       host.disconnect(transport);
