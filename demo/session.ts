@@ -38,7 +38,11 @@ export async function openSession(client: MspClient, remembered: Readonly<Rememb
     : { sessionId: created.sessionId, how: { resumed: false, forgot: sessionId } };
 }
 
-/** A TurnHandle for a turn the page started before a reload: `turn/start` again, with the same commandId (its turnId). */
+/**
+ * A TurnHandle for a turn the page started before a reload: `turn/start` again, with the same
+ * commandId (its turnId) and input. A turn the page first saw in the stream (another tab started
+ * it) is retried with an empty input: the host answers from its record of the commandId.
+ */
 // #region reattach
 export function reattachTurn(client: MspClient, sessionId: string, turnId: string, prompt: string | undefined): TurnHandle {
   // The turnId of a started turn is the commandId of its turn/start: the same commandId again is a retry.

@@ -20,8 +20,10 @@ export class TurnList {
     book.subscribe((entry) => this.render(entry));
   }
 
-  /** Bring one turn's element up to date (adding it, or removing turns the book has forgotten). */
+  /** Bring one turn's element up to date: add it, update it, or remove it once the book has forgotten it. */
   render(entry: TurnEntry): void {
+    this.#removeForgotten();
+    if (this.#book.get(entry.turnId) === undefined) return;
     let li = this.#elements.get(entry.turnId);
     if (li === undefined) {
       li = turnElement(entry);
@@ -37,6 +39,9 @@ export class TurnList {
     const { text, tone } = outcomeOf(entry, snapshot);
     outcome.textContent = text;
     outcome.dataset["tone"] = tone;
+  }
+
+  #removeForgotten(): void {
     for (const [turnId, element] of this.#elements) {
       if (this.#book.get(turnId) === undefined) {
         element.remove();
