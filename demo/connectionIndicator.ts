@@ -3,6 +3,7 @@
 /** What the indicator can show. */
 export type ConnectionState = "connecting" | "connected" | "disconnected";
 
+/** Shows the connection's state in the header: `data-connection` for the dot's colour, and a word with why. */
 export class ConnectionIndicator {
   readonly #root: HTMLElement;
   readonly #text: HTMLElement;

@@ -5,6 +5,7 @@
  */
 import type { TurnBook, TurnEntry } from "./turnBook.js";
 
+/** Renders the pending turns of a {@link TurnBook} into the queue list, with a Remove button each. */
 export class QueueList {
   readonly #list: HTMLOListElement;
   readonly #empty: HTMLElement;

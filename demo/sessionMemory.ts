@@ -34,6 +34,7 @@ export interface Remembered {
   turns: RememberedTurn[];
 }
 
+/** This tab's memory of the session, read once at load and written whole on every change. */
 export class SessionMemory {
   readonly #storage: Storage | undefined;
   #value: Remembered;

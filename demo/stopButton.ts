@@ -8,6 +8,7 @@
 import type { StopSnapshot } from "@muse-code/sdk";
 import type { TurnBook, TurnEntry } from "./turnBook.js";
 
+/** Binds the page's Stop button to the StopController of the turn that runs now. */
 export class StopButton {
   readonly #button: HTMLButtonElement;
   readonly #book: TurnBook;

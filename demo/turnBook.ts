@@ -28,6 +28,7 @@ export interface TurnEntry {
 
 type Listener = (entry: TurnEntry) => void;
 
+/** The turns of the page, in the order they were started or first seen, with change notifications for the views. */
 export class TurnBook {
   readonly #turns = new Map<string, TurnEntry>();
   readonly #listeners = new Set<Listener>();

@@ -8,6 +8,7 @@ import type { Item, StopSnapshot, ToolCallItem } from "@muse-code/sdk";
 import { describeError } from "./describeError.js";
 import type { TurnBook, TurnEntry } from "./turnBook.js";
 
+/** Renders every turn of a {@link TurnBook} into the turns list, updating elements in place. */
 export class TurnList {
   readonly #root: HTMLOListElement;
   readonly #book: TurnBook;
