@@ -177,6 +177,10 @@ form.addEventListener("submit", (event) => {
   const turn = link.client.startTurn({ sessionId: link.sessionId, input: [{ type: "text", text }] });
   attach(link, book.ensure(turn.commandId, text), turn);
 });
+prompt.addEventListener("keydown", (event) => {
+  // Ctrl+Enter (⌘+Enter) starts the turn; Enter alone is a new line.
+  if (event.key === "Enter" && (event.ctrlKey || event.metaKey) && !startButton.disabled) form.requestSubmit(startButton);
+});
 reconnectButton.addEventListener("click", () => void open());
 
 function sessionStorageOrNothing(): Storage | undefined {
