@@ -314,7 +314,8 @@ function defaultUiDir(): URL {
 
 /**
  * Runs the `muse-host` command line and resolves with its exit code. `serve --stdio` resolves
- * when stdin ends, stdout breaks (the client stopped reading), or SIGTERM/SIGINT/SIGHUP arrives,
+ * when stdin ends, stdout breaks (the client stopped reading), or SIGTERM/SIGINT/SIGHUP arrives;
+ * `serve --ws` alone on a signal (its WebSocket connections get their terminals, then close 1001),
  * after running turns are cancelled (cause `disposed`) and their tools drained: 0, or 1 when a
  * session-log write failed. A second signal during the drain SIGKILLs every known tool process
  * group and resolves at once with 128 + the signal number. Logs go to stderr; stdout carries only
