@@ -53,6 +53,7 @@ export {
 export type {
   CommandMethod,
   NotificationMethod,
+  HostRequestMethod,
   JsonValue,
   JsonObject,
   Terminal,
@@ -81,4 +82,9 @@ export type {
   CommandParams,
   CommandResult,
   RejectionData,
+  ApprovalState,
+  ApprovalDecision,
+  ToolApproveParams,
+  ToolApproveResult,
+  HostRequestMap,
 } from "./protocol/index.js";
