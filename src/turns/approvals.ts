@@ -142,6 +142,7 @@ export class Approvals implements TurnApprovals {
       return turnEnded ? `tool/approve for turn ${request.turnId} after its turn/completed` : undefined;
     }
     this.#wire.emit("approvalAsked", question);
+    if (open.get(id) !== question) return undefined; // an approvalAsked listener answered it
     const handler = this.handler;
     if (handler === undefined) return void this.#close(question, { decision: "deny", reason: "no approval handler" });
     const decide = (answer: unknown) => {

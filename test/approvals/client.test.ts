@@ -211,6 +211,20 @@ describe("client.onApproval", () => {
     await peer.client.close();
   });
 
+  it("an approvalAsked listener may answer at once; the handler is then not asked", async () => {
+    const peer = makePeer();
+    let called = false;
+    peer.client.onApproval(() => {
+      called = true;
+      return { decision: "deny" };
+    });
+    peer.client.events.on("approvalAsked", (question) => question.answer("approve", "auto-approved"));
+    peer.send(ask(1));
+    expect(await peer.nth(1)).toEqual({ jsonrpc: "2.0", id: 1, result: { decision: "approve", reason: "auto-approved" } });
+    expect(called).toBe(false);
+    await peer.client.close();
+  });
+
   it("a malformed tool/approve gets -32602 and a protocolError; the handler never sees it", async () => {
     const peer = makePeer();
     let called = false;
