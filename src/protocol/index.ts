@@ -2,9 +2,9 @@
  * The MSP protocol module: wire types, method names, reasons and guards.
  * The only code the client and the reference host share.
  */
-export { Commands, Notifications, COMMAND_REJECTED_CODE, PROTOCOL_VERSION } from "./methods.js";
-export type { CommandMethod, NotificationMethod } from "./methods.js";
-export { Terminals, RejectionReasons, CancelCauseKinds, ItemKinds, ItemStatuses } from "./types.js";
+export { Commands, Notifications, HostRequests, COMMAND_REJECTED_CODE, PROTOCOL_VERSION } from "./methods.js";
+export type { CommandMethod, NotificationMethod, HostRequestMethod } from "./methods.js";
+export { Terminals, RejectionReasons, CancelCauseKinds, ItemKinds, ItemStatuses, ApprovalStates, ApprovalDecisions } from "./types.js";
 export type {
   JsonValue,
   JsonObject,
@@ -34,8 +34,23 @@ export type {
   CommandParams,
   CommandResult,
   RejectionData,
+  ApprovalState,
+  ApprovalDecision,
+  ToolApproveParams,
+  ToolApproveResult,
+  HostRequestMap,
 } from "./types.js";
 export { formatViewCursor, parseViewCursor } from "./cursor.js";
-export { isObject, problemWithItem, problemWithNotification, isNotification, isTurnCompleted, isItem, isCompatibleProtocol } from "./guards.js";
+export {
+  isObject,
+  problemWithItem,
+  problemWithNotification,
+  problemWithToolApprove,
+  problemWithApprovalAnswer,
+  isNotification,
+  isTurnCompleted,
+  isItem,
+  isCompatibleProtocol,
+} from "./guards.js";
 export { MSP_SUBPROTOCOL, BEARER_SUBPROTOCOL_PREFIX, bearerSubprotocol, bearerTokenOf } from "./webSocketSubprotocols.js";
 export { ClientCloseCodes, HostCloseCodes } from "./webSocketCloseCodes.js";

@@ -61,6 +61,34 @@ export const Notifications = {
 export type NotificationMethod = (typeof Notifications)[keyof typeof Notifications];
 
 /**
+ * The requests an MSP host sends to a client (host → client). MSP has one: `tool/approve`, the
+ * host asking before it runs a tool call. The client answers each exactly once with a
+ * {@link ToolApproveResult}.
+ *
+ * @example
+ * ```ts
+ * // What a host sends, and what the client answers:
+ * const ask = { jsonrpc: "2.0", id: 3, method: HostRequests.toolApprove, params: { sessionId, turnId, itemId: "i1", callId: "c1", tool: "shell", args: '{"command":"ls"}' } };
+ * const answer = { jsonrpc: "2.0", id: 3, result: { decision: "approve" } };
+ * console.log(ask.method, answer.result.decision);
+ * ```
+ */
+export const HostRequests = {
+  toolApprove: "tool/approve",
+} as const satisfies Record<string, HostRequestMethod>;
+
+/**
+ * One of the host → client request methods (`HostRequests` in the protocol module): today only `"tool/approve"`.
+ *
+ * @example
+ * ```ts
+ * const asked: HostRequestMethod = "tool/approve";
+ * console.log(`the host sent ${asked}`);
+ * ```
+ */
+export type HostRequestMethod = "tool/approve";
+
+/**
  * The JSON-RPC error code an MSP host uses when it refuses a command.
  * The error's `data` carries `{ commandId, reason, ...details }`.
  *

@@ -248,6 +248,117 @@ export interface ToolCallItem extends ItemBase {
   truncated: boolean;
   failureReason?: string;
   error?: JsonObject;
+  /**
+   * Where the host's question about this call stands, when it asked one (absent when it did not
+   * ask). The host sets `"pending"` in an `item/updated` before it sends `tool/approve`, and one of
+   * the other three after the answer or a cancel. The call runs only after `"approved"`; a
+   * `"denied"` call completes `failed` with `failureReason: "denied by the user"`; a
+   * `"cancelled"` one was never dispatched.
+   */
+  approval?: ApprovalState;
+}
+
+/**
+ * The states of a tool call's approval question, as its item's `approval` field carries them.
+ *
+ * @example
+ * ```ts
+ * client.events.on("item/updated", ({ item }) => {
+ *   if (item.kind === "toolCall" && item.approval === ApprovalStates.pending) console.log(`asking to run ${item.tool}`);
+ * });
+ * ```
+ */
+export const ApprovalStates = {
+  pending: "pending",
+  approved: "approved",
+  denied: "denied",
+  cancelled: "cancelled",
+} as const satisfies Record<string, ApprovalState>;
+
+/**
+ * One of the approval states (the values of `ApprovalStates` in the protocol module): `"pending" | "approved" | "denied" | "cancelled"`.
+ *
+ * @example
+ * ```ts
+ * const badges: Record<ApprovalState, string> = { pending: "Waiting for you", approved: "Allowed", denied: "Denied", cancelled: "Withdrawn" };
+ * for (const item of client.items.itemsOf(turnId)) if (item.kind === "toolCall" && item.approval !== undefined) console.log(badges[item.approval]);
+ * ```
+ */
+export type ApprovalState = "pending" | "approved" | "denied" | "cancelled";
+
+/**
+ * How a client answers `tool/approve`. `cancelled` means the question was withdrawn (the turn was
+ * stopped or ended, or the connection closed) rather than decided; the SDK sends it itself.
+ *
+ * @example
+ * ```ts
+ * const answer: ToolApproveResult = { decision: "deny", reason: "not in this repo" };
+ * ```
+ */
+export const ApprovalDecisions = {
+  approve: "approve",
+  deny: "deny",
+  cancelled: "cancelled",
+} as const satisfies Record<string, ApprovalDecision>;
+
+/**
+ * One of the answers to `tool/approve` (the values of `ApprovalDecisions` in the protocol module): `"approve" | "deny" | "cancelled"`.
+ *
+ * @example
+ * ```ts
+ * const labels: Record<ApprovalDecision, string> = { approve: "Allowed", deny: "Denied", cancelled: "Withdrawn" };
+ * console.log(labels["deny"]);
+ * ```
+ */
+export type ApprovalDecision = "approve" | "deny" | "cancelled";
+
+/**
+ * `tool/approve` params: the host asks whether it may run one tool call. `itemId` and `callId`
+ * name the toolCall item (already `approval: "pending"` on the stream); `tool` and `args` repeat
+ * what it will run (`args` is the JSON-encoded arguments string, as on the item).
+ *
+ * @example
+ * ```ts
+ * const question: ToolApproveParams = { sessionId, turnId, itemId: "i1", callId: "c1", tool: "shell", args: '{"command":"rm -rf build"}' };
+ * console.log(`Allow ${question.tool} ${question.args}?`);
+ * ```
+ */
+export interface ToolApproveParams {
+  sessionId: string;
+  turnId: string;
+  itemId: string;
+  callId: string;
+  tool: string;
+  args: string;
+}
+
+/**
+ * `tool/approve` result: the client's answer. `reason` is free text for the host's log and the
+ * item's `failureReason` context (e.g. why it was denied).
+ *
+ * @example
+ * ```ts
+ * const yes: ToolApproveResult = { decision: "approve" };
+ * const no: ToolApproveResult = { decision: "deny", reason: "no network access from this app" };
+ * console.log(yes.decision, no.reason);
+ * ```
+ */
+export interface ToolApproveResult {
+  decision: ApprovalDecision;
+  reason?: string;
+}
+
+/**
+ * Maps each host → client request method to its params and result.
+ *
+ * @example
+ * ```ts
+ * type Answer = HostRequestMap["tool/approve"]["result"]; // { decision, reason? }
+ * const answer: Answer = { decision: "cancelled" };
+ * ```
+ */
+export interface HostRequestMap {
+  "tool/approve": { params: ToolApproveParams; result: ToolApproveResult };
 }
 
 /**
