@@ -1,16 +1,16 @@
 /**
- * `npm run bench`: the SDK measured side by side with the floor and bare vscode-jsonrpc, in one
- * run, against real child processes. Prints one table with ratios and writes bench/results.json
+ * `npm run bench`: the SDK measured side by side with the floor, bare vscode-jsonrpc and its peers
+ * (the MCP and ACP TypeScript SDKs, bench/peers/), in one run, against real child processes. Prints one table with ratios and writes bench/results.json
  * (rendered to docs/benchmarks.svg by scripts/bench-chart.ts). Not part of `npm test`.
  *
  * Usage: npm run bench [-- --quick] [--only=a,b,c,d,e,ws]
  *
- * `--only` runs some row groups: (a) throughput, (b) round trips, (c) cancel latency, (d) recorder
+ * `--only` runs some row groups: (a) throughput (peers included), (b) round trips (peers included), (c) cancel latency, (d) recorder
  * heap, (e) bundle, `ws` the WebSocket rows (f, g, h; f measures the SDK NDJSON row of (a) again, in
  * the same run, for its ratio). A partial run prints its table and writes nothing.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import * as rpc from "vscode-jsonrpc/node";
 import type { TurnCompletedParams } from "../src/index.js";
@@ -18,11 +18,16 @@ import { TurnRecorder } from "../src/turns/turnRecorder.js";
 import { buildCoreBundle } from "./coreBundle.js";
 import { spawnHost, type SpawnedHost } from "../src/node/index.js";
 import { webSocketCancelStorm, webSocketIdleRss, webSocketThroughput } from "./webSocket.js";
+import { acpEcho, acpThroughput } from "./peers/acp.js";
+import { DeliveryCount } from "./peers/deliveryCount.js";
+import { mcpEcho, mcpThroughput } from "./peers/mcp.js";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
 const child = (name: string) => fileURLToPath(new URL(`./children/${name}`, import.meta.url));
-/** The well-behaved echo host the leak tests use too. */
+/** The well-behaved echo host the leak tests use too: bare vscode-jsonrpc's round trips (Content-Length). */
 const echoHost = fileURLToPath(new URL("../test/fixtures/faulty-hosts/echo.mjs", import.meta.url));
+/** The echo child of the floor's, the SDK's and the peers' round trips (NDJSON): one child code for all. */
+const peerHost = fileURLToPath(new URL("./peers/children/peerHost.mjs", import.meta.url));
 const quick = process.argv.includes("--quick");
 const N = quick ? 30_000 : 100_000;
 const REPS = quick ? 1 : 3;
@@ -44,6 +49,10 @@ const percentile = (xs: number[], p: number) => {
 };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const log = (s: string) => process.stderr.write(`${s}\n`);
+/** The peers' versions, read from their installed package.json (pinned exactly in ours). */
+const versionOf = (name: string) =>
+  (JSON.parse(readFileSync(fileURLToPath(new URL(`../node_modules/${name}/package.json`, import.meta.url)), "utf8")) as { version: string }).version;
+const PEER_VERSIONS = { mcp: versionOf("@modelcontextprotocol/sdk"), acp: versionOf("@agentclientprotocol/sdk") };
 
 function stopChild(c: ChildProcess): Promise<void> {
   return new Promise((resolve) => {
@@ -108,26 +117,37 @@ const bare: Throughput = () =>
     c.stdin.write("g");
   });
 
-/** The SDK's full path: spawnHost (connect + recorder + ledger + events) and a notification handler. */
+/**
+ * The SDK's full path: spawnHost (connect + recorder + ledger + events) and a notification handler,
+ * with the count check the peer rows have (the flood's `emittedAtMs` is its index).
+ */
 const sdk =
   (framing: "ndjson" | "content-length"): Throughput =>
-  () =>
-    new Promise((resolve) => {
-      const host = spawnHost({ command: process.execPath, args: [child("flood.mjs"), String(N), framing], framing, stderr: "inherit" });
-      let count = 0;
-      let first = 0;
-      host.connection.onNotification(() => {
-        if (count++ === 0) first = performance.now();
-        if (count === N) {
-          const rate = N / ((performance.now() - first) / 1000);
-          void host.close().then(() => resolve(rate));
-        }
-      });
-      host.process.stdin?.write("g");
-    });
+  async () => {
+    const host = spawnHost({ command: process.execPath, args: [child("flood.mjs"), String(N), framing], framing, stderr: "inherit" });
+    const count = new DeliveryCount(`SDK ${framing}`, N);
+    host.connection.onNotification(({ params }) => count.note((params?.["emittedAtMs"] as number) + 1));
+    host.process.stdin?.write("g");
+    try {
+      return await count.rate;
+    } finally {
+      await host.close();
+    }
+  };
 
 async function throughput() {
-  const variants: Record<string, Throughput> = want("a") ? { floor, bare, sdk: sdk("ndjson"), sdkCL: sdk("content-length") } : { sdk: sdk("ndjson") };
+  const variants: Record<string, Throughput> = want("a")
+    ? {
+        floor,
+        bare,
+        sdk: sdk("ndjson"),
+        sdkCL: sdk("content-length"),
+        mcp: () => mcpThroughput(N, "typed"),
+        mcpFallback: () => mcpThroughput(N, "fallback"),
+        acp: () => acpThroughput(N, "typed"),
+        acpFallback: () => acpThroughput(N, "fallback"),
+      }
+    : { sdk: sdk("ndjson") };
   if (want("ws")) variants["ws"] = () => webSocketThroughput(N);
   const runs: Record<string, number[]> = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
   // Interleave the variants, so machine noise hits all of them alike.
@@ -144,12 +164,15 @@ async function throughput() {
 // ---------------------------------------------------------------- (b) command() round trip
 
 async function roundTrips() {
-  const sdkHost: SpawnedHost = spawnHost({ command: process.execPath, args: [echoHost, "ndjson"], stderr: "inherit" });
+  const sdkHost: SpawnedHost = spawnHost({ command: process.execPath, args: [peerHost, "msp", "0"], stderr: "inherit" });
   const c = spawn(process.execPath, [echoHost, "content-length"], { stdio: ["pipe", "pipe", "inherit"] });
+  // The peers: each its own client library on a child that answers every request at once.
+  const mcp = await mcpEcho();
+  const acp = await acpEcho();
   const bareConnection = rpc.createMessageConnection(new rpc.StreamMessageReader(c.stdout), new rpc.StreamMessageWriter(c.stdin));
   bareConnection.listen();
   // Floor: the same echo child over raw stdio, one line out, one line back, JSON.parse: no library.
-  const raw = spawn(process.execPath, [echoHost, "ndjson"], { stdio: ["pipe", "pipe", "inherit"] });
+  const raw = spawn(process.execPath, [peerHost, "msp", "0"], { stdio: ["pipe", "pipe", "inherit"] });
   let onLine: (() => void) | undefined;
   let rawRest = "";
   raw.stdout.setEncoding("utf8");
@@ -169,34 +192,33 @@ async function roundTrips() {
       onLine = resolve;
       raw.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id: ++rawId, method: "host/info", params: { commandId: "c" } })}\n`);
     });
-  const sdkTimes: number[] = [];
-  const bareTimes: number[] = [];
-  const rawTimes: number[] = [];
+  const clients: Record<"sdk" | "bare" | "floor" | "mcp" | "acp", () => Promise<unknown>> = {
+    sdk: () => sdkHost.connection.command("host/info", {}),
+    bare: () => bareConnection.sendRequest("host/info", { commandId: "c" }),
+    floor: rawRoundTrip,
+    mcp: mcp.roundTrip,
+    acp: acp.roundTrip,
+  };
+  const times: Record<keyof typeof clients, number[]> = { sdk: [], bare: [], floor: [], mcp: [], acp: [] };
   const WARMUP = 300;
-  // Alternate blocks, so both see the same machine.
+  // Alternate blocks, so every client sees the same machine.
   for (let block = 0; block < 10; block++) {
-    for (let i = 0; i < WARMUP / 10 + RTT_ROUNDS / 10; i++) {
-      const t0 = performance.now();
-      await sdkHost.connection.command("host/info", {});
-      if (i >= WARMUP / 10) sdkTimes.push((performance.now() - t0) * 1000);
-    }
-    for (let i = 0; i < WARMUP / 10 + RTT_ROUNDS / 10; i++) {
-      const t0 = performance.now();
-      await bareConnection.sendRequest("host/info", { commandId: "c" });
-      if (i >= WARMUP / 10) bareTimes.push((performance.now() - t0) * 1000);
-    }
-    for (let i = 0; i < WARMUP / 10 + RTT_ROUNDS / 10; i++) {
-      const t0 = performance.now();
-      await rawRoundTrip();
-      if (i >= WARMUP / 10) rawTimes.push((performance.now() - t0) * 1000);
+    for (const [name, roundTrip] of Object.entries(clients) as Array<[keyof typeof clients, () => Promise<unknown>]>) {
+      for (let i = 0; i < WARMUP / 10 + RTT_ROUNDS / 10; i++) {
+        const t0 = performance.now();
+        await roundTrip();
+        if (i >= WARMUP / 10) times[name].push((performance.now() - t0) * 1000);
+      }
     }
   }
+  await mcp.close();
+  await acp.close();
   await stopChild(raw);
   await sdkHost.close();
   bareConnection.dispose();
   await stopChild(c);
   const stats = (xs: number[]) => ({ p50: percentile(xs, 50), p99: percentile(xs, 99), n: xs.length });
-  return { sdk: stats(sdkTimes), bare: stats(bareTimes), floor: stats(rawTimes) };
+  return { sdk: stats(times.sdk), bare: stats(times.bare), floor: stats(times.floor), mcp: stats(times.mcp), acp: stats(times.acp) };
 }
 
 // ---------------------------------------------------------------- (c) cancel latency
@@ -320,6 +342,7 @@ async function main() {
   const sd = a["sdk"]?.median ?? NaN;
   const cl = a["sdkCL"]?.median ?? NaN;
   const ws = a["ws"]?.median ?? NaN;
+  const peerRate = (name: string) => a[name]?.median ?? NaN;
   const k = (x: number) => `${Math.round(x / 1000)}k/s`;
   const ok = (pass: boolean) => (pass ? "met" : "MISSED");
   const rows: Array<[string, string, string, string]> = [];
@@ -334,12 +357,29 @@ async function main() {
         ok(sd / fl >= 0.5 && sd / br >= 1.5),
       ],
       ["(a) SDK Content-Length, full path", ">= 1.2x bare", `${k(cl)} = ${(cl / br).toFixed(2)}x bare, ${(cl / fl).toFixed(2)}x floor`, ok(cl / br >= 1.2)],
+      ["(a) SDK NDJSON: the throughput row kept", ">= 0.9x floor", `${(sd / fl).toFixed(2)}x floor`, ok(sd / fl >= 0.9)],
     );
+    for (const [name, label] of [
+      ["mcp", `(a) MCP SDK ${PEER_VERSIONS.mcp} Client + stdio, typed handler`],
+      ["mcpFallback", `(a) MCP SDK ${PEER_VERSIONS.mcp}, fallbackNotificationHandler`],
+      ["acp", `(a) ACP SDK ${PEER_VERSIONS.acp} client() + ndJsonStream, typed handler`],
+      ["acpFallback", `(a) ACP SDK ${PEER_VERSIONS.acp}, "*" fallback handler`],
+    ] as const) {
+      rows.push([label, "-", `${k(peerRate(name))}: SDK NDJSON = ${(sd / peerRate(name)).toFixed(2)}x this`, ""]);
+    }
   }
   if (b !== undefined) {
+    const us = (x: { p50: number; p99: number }) => `p50 ${x.p50.toFixed(0)} us, p99 ${x.p99.toFixed(0)} us`;
     rows.push(
-      ["(b) command() round trip, SDK", "p50 <= 100 us", `p50 ${b.sdk.p50.toFixed(0)} us, p99 ${b.sdk.p99.toFixed(0)} us`, ok(b.sdk.p50 <= 100)],
-      ["(b) round trip floor: raw stdio line + JSON.parse", "-", `p50 ${b.floor.p50.toFixed(0)} us, p99 ${b.floor.p99.toFixed(0)} us`, ""],
+      [
+        "(b) command() round trip, SDK",
+        "p50 <= 1.3x floor, <= 0.8x MCP; p99 <= MCP",
+        `${us(b.sdk)}: p50 ${(b.sdk.p50 / b.floor.p50).toFixed(2)}x floor, ${(b.sdk.p50 / b.mcp.p50).toFixed(2)}x MCP; p99 ${(b.sdk.p99 / b.mcp.p99).toFixed(2)}x MCP`,
+        ok(b.sdk.p50 <= 1.3 * b.floor.p50 && b.sdk.p50 <= 0.8 * b.mcp.p50 && b.sdk.p99 <= b.mcp.p99),
+      ],
+      ["(b) round trip floor: raw stdio line + JSON.parse", "-", us(b.floor), ""],
+      [`(b) MCP SDK ${PEER_VERSIONS.mcp} ping() round trip`, "-", `${us(b.mcp)} (SDK/MCP p50 ${(b.sdk.p50 / b.mcp.p50).toFixed(2)}x)`, ""],
+      [`(b) ACP SDK ${PEER_VERSIONS.acp} request() round trip`, "-", `${us(b.acp)} (SDK/ACP p50 ${(b.sdk.p50 / b.acp.p50).toFixed(2)}x)`, ""],
       [
         "(b) sendRequest round trip, bare vscode-jsonrpc",
         "-",
@@ -423,7 +463,20 @@ async function main() {
     cpus: (await import("node:os")).cpus().length,
     config: { notifications: N, reps: REPS, roundTrips: RTT_ROUNDS, cancels: CANCEL_RUNS, webSocketClients: WS_CLIENTS, idleWebSockets: WS_IDLE },
     throughput: a,
-    ratios: { sdkOverFloor: sd / fl, sdkOverBare: sd / br, sdkClOverBare: cl / br, webSocketOverSdk: ws / sd },
+    ratios: {
+      sdkOverFloor: sd / fl,
+      sdkOverBare: sd / br,
+      sdkClOverBare: cl / br,
+      webSocketOverSdk: ws / sd,
+      sdkOverMcp: sd / peerRate("mcp"),
+      sdkOverMcpFallback: sd / peerRate("mcpFallback"),
+      sdkOverAcp: sd / peerRate("acp"),
+      sdkOverAcpFallback: sd / peerRate("acpFallback"),
+      roundTripP50OverFloor: b === undefined ? NaN : b.sdk.p50 / b.floor.p50,
+      roundTripP50OverMcp: b === undefined ? NaN : b.sdk.p50 / b.mcp.p50,
+      roundTripP99OverMcp: b === undefined ? NaN : b.sdk.p99 / b.mcp.p99,
+    },
+    peers: PEER_VERSIONS,
     roundTrip: b,
     cancel: c,
     cancelIgnoringSigterm: cStubborn,
