@@ -1,8 +1,9 @@
 /**
  * boundedWait: a promise that settles exactly once, by value, by timeout or by abort, and
- * removes its timer and abort listener the moment it settles.
+ * leaves the deadline queue and removes its abort listener the moment it settles.
  */
 import { MspError, MspErrorKinds, type AbortedData } from "../errors.js";
+import { addDeadline, settledDeadline } from "./deadlineQueue.js";
 
 /**
  * The longest timer a runtime honours (2³¹−1 ms, about 24.8 days); a longer `timeoutMs` means
@@ -53,7 +54,10 @@ export function timeoutProblem(timeoutMs: unknown): RangeError | undefined {
 
 /**
  * Create a wait bounded by `timeoutMs` and `signal`. `onSettle` runs once, however it settles,
- * so the owner can drop the wait from its table.
+ * so the owner can drop the wait from its table. The time bound is a place in the one deadline
+ * queue (internal/deadlineQueue.ts), not a timer of its own. The wait is one object with
+ * shorthand methods: no per-wait closures beyond the promise's executor (a build that keeps
+ * names wraps every named closure, a cost on every command).
  */
 export function boundedWait<T>(what: string, subject: WaitSubject, options: WaitOptions & { defaultTimeoutMs: number }, onSettle: () => void): BoundedWait<T> {
   let resolveFn!: (value: T) => void;
@@ -62,52 +66,46 @@ export function boundedWait<T>(what: string, subject: WaitSubject, options: Wait
     resolveFn = resolve;
     rejectFn = reject;
   });
-  let settled = false;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let unsubscribeAbort: () => void = () => {};
+  let unsubscribeAbort: (() => void) | undefined;
   const signal = options.signal;
   const timeoutMs = options.timeoutMs ?? options.defaultTimeoutMs;
-
-  const finish = (): boolean => {
-    if (settled) return false;
-    settled = true;
-    if (timer !== undefined) clearTimeout(timer);
-    unsubscribeAbort();
-    onSettle();
-    return true;
-  };
-  function onAbort(): void {
-    if (finish()) rejectFn(abortedError(what, subject, signal?.reason));
-  }
-  const wait: BoundedWait<T> = {
+  // Each method names `wait`, never `this`: they are handed around unbound (`then(wait.resolve)`).
+  const wait = {
     promise,
-    resolve(value) {
-      if (finish()) resolveFn(value);
+    settled: false,
+    at: performance.now() + timeoutMs,
+    resolve(value: T): void {
+      wait.settle(resolveFn, value);
     },
-    reject(error) {
-      if (finish()) rejectFn(error);
+    reject(error: unknown): void {
+      wait.settle(rejectFn, error);
     },
-    get settled() {
-      return settled;
+    // The promise first: the deadline queue then sees a caller's next command before it finds
+    // its timer idle.
+    settle(settle: (x: never) => void, x: unknown): void {
+      if (wait.settled) return;
+      wait.settled = true;
+      settle(x as never);
+      settledDeadline(wait);
+      unsubscribeAbort?.();
+      onSettle();
+    },
+    expire(): void {
+      wait.reject(new MspError(MspErrorKinds.timeout, `${what} timed out after ${timeoutMs} ms`, { ...subject, timeoutMs }));
+    },
+    abort(): void {
+      wait.reject(abortedError(what, subject, signal?.reason));
     },
   };
   const badTimeout = timeoutProblem(timeoutMs);
-  if (badTimeout !== undefined) {
-    // Bad input is a typed rejection, never a synchronous throw out of command() or terminalOf().
-    if (finish()) rejectFn(badTimeout);
-    return wait;
+  // Bad input is a typed rejection, never a synchronous throw out of command() or terminalOf().
+  if (badTimeout !== undefined) wait.reject(badTimeout);
+  else if (signal?.aborted) wait.abort();
+  else {
+    // Timers cannot run longer than MAX_TIMER_MS (Node would fire at once): longer is "no time bound".
+    if (timeoutMs <= MAX_TIMER_MS) addDeadline(wait);
+    if (signal !== undefined) unsubscribeAbort = onAbortOf(signal, wait.abort);
   }
-  if (signal?.aborted) {
-    onAbort();
-    return wait;
-  }
-  // Timers cannot run longer than MAX_TIMER_MS (Node would fire at once): longer is "no timer".
-  if (timeoutMs <= MAX_TIMER_MS) {
-    timer = setTimeout(() => {
-      if (finish()) rejectFn(new MspError(MspErrorKinds.timeout, `${what} timed out after ${timeoutMs} ms`, { ...subject, timeoutMs }));
-    }, timeoutMs);
-  }
-  if (signal !== undefined) unsubscribeAbort = onAbortOf(signal, onAbort);
   return wait;
 }
 
@@ -116,32 +114,30 @@ export function boundedWait<T>(what: string, subject: WaitSubject, options: Wait
  * waits on one signal without a MaxListenersExceededWarning, and the listener goes when the
  * last wait settles.
  */
-const abortFanout = new WeakMap<AbortSignal, Set<() => void>>();
+const abortFanout = new WeakMap<AbortSignal, { waits: Set<() => void>; fire(): void }>();
 
 function onAbortOf(signal: AbortSignal, callback: () => void): () => void {
-  let callbacks = abortFanout.get(signal);
-  if (callbacks === undefined) {
-    const set = new Set<() => void>();
-    callbacks = set;
-    const fire = () => {
-      abortFanout.delete(signal);
-      for (const cb of [...set]) cb();
+  let fanout = abortFanout.get(signal);
+  if (fanout === undefined) {
+    const waits = new Set<() => void>();
+    fanout = {
+      waits,
+      fire(): void {
+        abortFanout.delete(signal);
+        for (const wait of [...waits]) wait();
+      },
     };
-    abortFanout.set(signal, set);
-    signal.addEventListener("abort", fire, { once: true });
-    listenerOf.set(set, fire);
+    abortFanout.set(signal, fanout);
+    signal.addEventListener("abort", fanout.fire, { once: true });
   }
-  const set = callbacks;
-  set.add(callback);
+  const { waits, fire } = fanout;
+  waits.add(callback);
   return () => {
-    if (!set.delete(callback) || set.size > 0) return;
-    const fire = listenerOf.get(set);
-    if (fire !== undefined) signal.removeEventListener("abort", fire);
-    if (abortFanout.get(signal) === set) abortFanout.delete(signal);
+    if (!waits.delete(callback) || waits.size > 0) return;
+    signal.removeEventListener("abort", fire);
+    if (abortFanout.get(signal)?.waits === waits) abortFanout.delete(signal);
   };
 }
-
-const listenerOf = new WeakMap<Set<() => void>, () => void>();
 
 /** The `aborted` error for a wait, with the signal's reason as `cause`. */
 function abortedError(what: string, subject: WaitSubject, reason: unknown): MspError<"aborted"> {

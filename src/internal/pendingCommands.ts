@@ -23,7 +23,6 @@ export class PendingCommands {
   // An abandoned command keeps its entry: a late answer that accepts it still runs `onAccepted`.
   readonly #abandoned = new BoundedMap<number, PendingCommand>({ capacity: ABANDONED_CAPACITY });
   #nextId = 1;
-  #closed = false;
 
   /** The JSON-RPC id of the next command. */
   nextId(): number {
@@ -59,15 +58,16 @@ export class PendingCommands {
     const command = this.#pending.get(id);
     if (command === undefined) return;
     this.#pending.delete(id);
-    if (!this.#closed) this.#abandoned.set(id, command);
+    this.#abandoned.set(id, command);
   }
 
   /** The connection closed: reject every pending command with `error`, and forget them all. */
   closeAll(error: unknown): void {
-    this.#closed = true;
-    for (const { wait } of [...this.#pending.values()]) wait.reject(error);
+    // Forgotten before they are rejected: a command settling now is not abandoned.
+    const pending = [...this.#pending.values()];
     this.#pending.clear();
     this.#abandoned.clear();
+    for (const { wait } of pending) wait.reject(error);
   }
 
   /** Commands sent and not yet settled. */
