@@ -29,7 +29,8 @@ export function addDeadline(wait: Expiring): void {
 
 /** `wait` settled (or expired): it leaves the queue. */
 export function settledDeadline(wait: Expiring): void {
-  if (waits.delete(wait) && waits.size === 0) queueMicrotask(stopIfIdle);
+  // A resolved promise's reaction, not queueMicrotask(): Node wraps each of those in an async resource.
+  if (waits.delete(wait) && waits.size === 0) void Promise.resolve().then(stopIfIdle);
 }
 
 /** How many waits are queued. */

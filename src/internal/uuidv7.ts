@@ -3,13 +3,13 @@
  * browser core does not carry a UUID library. Ids made in the same millisecond still sort in the
  * order they were made: a 12-bit counter in `rand_a` (RFC 9562 §6.2, method 1) counts up from a
  * random start, and borrows the next millisecond when it runs out. The random bits come from
- * `crypto.getRandomValues`, drawn for 32 ids at a time: one call per id cost more than the rest.
+ * `crypto.getRandomValues`, drawn for 256 ids at a time: one call per id cost more than the rest.
  */
 
 let lastMs = -1;
 let counter = 0;
 /** Random bytes, 10 an id (2 seed the counter, 8 are rand_b); `at` is the next unused one. */
-const pool = new Uint8Array(320);
+const pool = new Uint8Array(2560);
 let at = pool.length;
 /** `value` as `digits` lowercase hex digits, zero-padded. */
 const hex = (value: number, digits: number) => (value + 16 ** digits).toString(16).slice(1);
