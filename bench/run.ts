@@ -3,11 +3,12 @@
  * (the MCP and ACP TypeScript SDKs, bench/peers/), in one run, against real child processes. Prints one table with ratios and writes bench/results.json
  * (rendered to docs/benchmarks.svg by scripts/bench-chart.ts). Not part of `npm test`.
  *
- * Usage: npm run bench [-- --quick] [--only=a,b,c,d,e,ws]
+ * Usage: npm run bench [-- --quick] [--only=a,b,c,d,e,ws] [--out=FILE]
  *
  * `--only` runs some row groups: (a) throughput (peers included), (b) round trips (peers included), (c) cancel latency, (d) recorder
  * heap, (e) bundle, `ws` the WebSocket rows (f, g, h; f measures the SDK NDJSON row of (a) again, in
- * the same run, for its ratio). A partial run prints its table and writes nothing.
+ * the same run, for its ratio). A partial run prints its table and writes nothing, unless `--out`
+ * names a file for its results (bench/results.json stays the full run's).
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
@@ -40,6 +41,7 @@ const only = process.argv
   .find((arg) => arg.startsWith("--only="))
   ?.slice("--only=".length)
   .split(",");
+const out = process.argv.find((arg) => arg.startsWith("--out="))?.slice("--out=".length);
 const want = (group: "a" | "b" | "c" | "d" | "e" | "ws") => only === undefined || only.includes(group);
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
@@ -453,7 +455,7 @@ async function main() {
   console.log(line(["what", "target", "measured", "status"]));
   console.log(line(widths.map((w) => "-".repeat(w))));
   for (const r of rows) console.log(line(r));
-  if (only !== undefined) {
+  if (only !== undefined && out === undefined) {
     log("a partial run (--only): bench/results.json left as it was");
     return;
   }
@@ -487,8 +489,9 @@ async function main() {
     webSocketIdleRss: h,
     table: rows,
   };
-  writeFileSync(fileURLToPath(new URL("./results.json", import.meta.url)), `${JSON.stringify(results, null, 2)}\n`);
-  log("wrote bench/results.json");
+  const file = out ?? fileURLToPath(new URL("./results.json", import.meta.url));
+  writeFileSync(file, `${JSON.stringify({ ...results, only: only ?? "all" }, null, 2)}\n`);
+  log(`wrote ${file}`);
 }
 
 main().then(
