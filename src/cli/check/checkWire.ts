@@ -120,6 +120,7 @@ export class WireTap implements CheckWire {
       this.#sendRaw = (text) => {
         const body = encoder.encode(text);
         void channel.write(encoder.encode(`Content-Length: ${body.length}\r\n\r\n${text}`));
+        this.record("client", text);
       };
       return {
         onData: (listener) =>

@@ -141,7 +141,9 @@ async function runScenario(scenario: Scenario, options: CheckOptions, timeoutMs:
     const first = await Promise.race([body.then(() => "done" as const), deadline]);
     if (first === "timeout") {
       timedOut = true;
-      problems.push({ text: `timed out after ${timeoutMs} ms ${ctx?.doing ?? "opening the connection"}`, lines: [] });
+      // Where it stopped: the last lines of the wire.
+      const last = wire.lines.slice(-3).map((l) => l.line);
+      problems.push({ text: `timed out after ${timeoutMs} ms ${ctx?.doing ?? "opening the connection"}`, lines: last });
       body.catch(() => {}); // it settles once the connection closes; its error is the timeout's consequence
     }
   } catch (error) {
@@ -166,7 +168,7 @@ async function runScenario(scenario: Scenario, options: CheckOptions, timeoutMs:
     }
   }
   const invariantProblems = scenario.checkWire === undefined ? checkTranscript(wire.transcript()).problems : scenario.checkWire(wire);
-  for (const text of invariantProblems) problems.push({ text, lines: linesIn(text) });
+  for (const text of invariantProblems) problems.push({ text: text.replace("; pass {excerpt: true} for an excerpt", ""), lines: linesIn(text) });
   const wanted = new Set(problems.flatMap((p) => [...p.lines, ...linesIn(p.text)]));
   const strip = ({ line, dir, raw }: WireLine) => ({ line, dir, raw });
   return {
