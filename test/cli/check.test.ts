@@ -4,6 +4,7 @@
  * lines, on broken hosts (test/fixtures/broken-hosts: the reference host behind a relay that
  * tells one lie).
  */
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCheck, spawnForCheck, type CheckOptions, type CheckOutcome } from "../../src/cli/check/index.js";
@@ -64,6 +65,11 @@ describe("runCheck", () => {
     for (const result of outcome.results) expect(result.wire.length).toBeGreaterThan(0);
     expect(outcome.output).toMatch(/^cancel mid-tool +PASS/m);
     expect(outcome.output).toMatch(/muse check: all 10 scenarios passed/);
+    // docs/checkable-hosts.md shows this output, times aside.
+    const page = readFileSync(join(repoRoot, "docs/checkable-hosts.md"), "utf8");
+    const sample = /<!-- muse check sample: pass -->\n```text\n([^`]*)```/.exec(page)?.[1];
+    const shape = (text: string) => text.trimEnd().replace(/ *\d+ ms/g, " N ms");
+    expect(shape(outcome.output)).toBe(shape(sample ?? ""));
   }, 180_000);
 
   it("fails 'start and complete' on a host that sends an item after the terminal, showing the line", async () => {
