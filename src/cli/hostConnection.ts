@@ -123,7 +123,7 @@ export async function openHost(target: HostTarget, options: { record?: string; e
           signalGroup(pid, "SIGTERM");
           signalGroup(pid, "SIGINT");
         }
-        await client.connection.close("closed by the second Ctrl-C");
+        await client.connection.close("closed by Ctrl-C");
         if (pid !== undefined && exited !== undefined) {
           const gone = await Promise.race([exited.then(() => true), new Promise<boolean>((r) => setTimeout(r, KILL_WAIT_MS, false).unref())]);
           if (!gone) signalGroup(pid, "SIGKILL");

@@ -109,7 +109,7 @@ export async function runMuse(argv: readonly string[], io: MuseIo, check?: Check
   const ctx: CommandContext = { host, view, interrupts, err, out };
   let code: number;
   try {
-    if (args.command === "info") code = await infoCommand(ctx, { json: args.json });
+    if (args.command === "info") code = await quitOnInterrupt(ctx, () => infoCommand(ctx, { json: args.json }));
     else if (args.command === "run") {
       const options = { prompt: args.prompt as string, keepInbox: args.keepInbox };
       code = await runTurnCommand(ctx, {
@@ -155,4 +155,22 @@ function stdoutClosedInterrupts(io: MuseIo): Interrupts {
       };
     },
   };
+}
+
+/** Run a command that has nothing to stop: Ctrl-C closes the connection at once and exits 130. */
+async function quitOnInterrupt(ctx: CommandContext, command: () => Promise<number>): Promise<number> {
+  let quit!: (code: number) => void;
+  const quitting = new Promise<number>((resolve) => (quit = resolve));
+  let interrupted = false;
+  const off = ctx.interrupts.on(() => {
+    interrupted = true;
+    ctx.err("interrupted");
+    void ctx.host.kill().then(() => quit(ExitCodes.cancelled));
+  });
+  try {
+    // Once interrupted, the command's own failure (its connection closed under it) is not the outcome.
+    return await Promise.race([command().catch((error: unknown) => (interrupted ? quitting : Promise.reject(error))), quitting]);
+  } finally {
+    off();
+  }
 }
