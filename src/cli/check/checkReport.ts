@@ -1,0 +1,46 @@
+/** The text `muse check` prints: a header, one table row per scenario, each failure's details, a summary. */
+import type { CheckResult } from "./runCheck.js";
+
+const NAME_WIDTH = 28;
+/** Longest wire line shown; the rest is cut with an ellipsis. @unit characters */
+const MAX_RAW_SHOWN = 240;
+
+const paint = (color: boolean, code: number, text: string) => (color ? `\u001b[${code}m${text}\u001b[0m` : text);
+const verdict = (result: CheckResult, color: boolean) => (result.passed ? paint(color, 32, "PASS") : paint(color, 31, "FAIL"));
+
+/** The header lines: what runs, and the table's column titles. */
+export function formatHeader(count: number, timeoutMs: number, color: boolean): string[] {
+  return [
+    `muse check: ${count} scenario${count === 1 ? "" : "s"}, each bounded by ${timeoutMs} ms`,
+    "",
+    paint(color, 2, `${"scenario".padEnd(NAME_WIDTH)}result      time`),
+  ];
+}
+
+/** One table row. */
+export function formatRow(result: CheckResult, color: boolean): string {
+  const note = result.timedOut ? "  (timed out)" : "";
+  return `${result.scenario.padEnd(NAME_WIDTH)}${verdict(result, color)}  ${`${result.durationMs} ms`.padStart(10)}${note}`;
+}
+
+/** A failure's details: its problems, then the wire lines they point at. */
+export function formatFailure(result: CheckResult, color: boolean): string[] {
+  const lines = ["", `${verdict(result, color)} ${result.scenario}`];
+  for (const problem of result.problems) lines.push(`  - ${problem}`);
+  if (result.lines.length > 0) {
+    lines.push("  wire:");
+    for (const { line, dir, raw } of result.lines) {
+      const text = raw.length > MAX_RAW_SHOWN ? `${raw.slice(0, MAX_RAW_SHOWN)}…` : raw;
+      lines.push(paint(color, 2, `  ${String(line).padStart(5)} ${dir === "client" ? "client →" : "host   ←"} ${text}`));
+    }
+  }
+  return lines;
+}
+
+/** The last line: how many passed and failed, and which failed. */
+export function formatSummary(results: readonly CheckResult[], color: boolean): string[] {
+  const failed = results.filter((r) => !r.passed);
+  if (failed.length === 0)
+    return ["", paint(color, 32, results.length === 1 ? "muse check: the 1 scenario passed" : `muse check: all ${results.length} scenarios passed`)];
+  return ["", paint(color, 31, `muse check: ${failed.length} of ${results.length} scenarios failed: ${failed.map((r) => r.scenario).join(", ")}`)];
+}
