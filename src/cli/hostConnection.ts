@@ -73,8 +73,16 @@ export function readToken(target: Extract<HostTarget, { kind: "ws" }>, env: Node
   return fromEnv === undefined || fromEnv === "" ? undefined : fromEnv;
 }
 
-/** The WebSocket class: the global one (Node ≥ 22), else the `ws` package's (Node 20). */
-async function webSocketClass(): Promise<WebSocketConstructor> {
+/**
+ * The WebSocket class: the global one (Node ≥ 22), else the `ws` package's (Node 20). Rejects with
+ * a one-line `Error` when there is neither.
+ *
+ * @example
+ * ```ts
+ * const client = await connectWebSocket(url, { WebSocket: await webSocketClass() });
+ * ```
+ */
+export async function webSocketClass(): Promise<WebSocketConstructor> {
   const global = (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
   if (global !== undefined) return global;
   try {

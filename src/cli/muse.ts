@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs";
 import { MspError } from "@muse-code/sdk";
 import { parseMuseArgs, UsageError, type MuseArgs } from "./args.js";
 import type { CommandContext } from "./commandContext.js";
+import { checkCommand } from "./checkCommand.js";
 import { ExitCodes } from "./exitCodes.js";
 import { COMMAND_HELP, HELP, USAGE } from "./help.js";
 import { openHost, type HostConnection } from "./hostConnection.js";
@@ -34,16 +35,6 @@ export interface MuseIo {
 }
 
 /**
- * The `check` command, wired in by the dispatcher: runs the host conformance scenarios.
- *
- * @example
- * ```ts
- * const check: CheckRunner = async () => 0;
- * ```
- */
-export type CheckRunner = (args: Extract<MuseArgs, { kind: "command" }>, io: MuseIo, color: boolean) => Promise<number>;
-
-/**
  * muse's version: the package's.
  *
  * @example
@@ -65,7 +56,7 @@ export function museVersion(): string {
  * process.exitCode = await runMuse(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, env: process.env, interrupts: processInterrupts() });
  * ```
  */
-export async function runMuse(argv: readonly string[], io: MuseIo, check?: CheckRunner): Promise<number> {
+export async function runMuse(argv: readonly string[], io: MuseIo): Promise<number> {
   const err = (line: string) => void io.stderr.write(`muse: ${line}\n`);
   let args: MuseArgs;
   try {
@@ -87,11 +78,12 @@ export async function runMuse(argv: readonly string[], io: MuseIo, check?: Check
   const terminal = io.stdout.isTTY === true;
   const color = args.color ?? (terminal && (io.env["NO_COLOR"] ?? "") === "");
   if (args.command === "check") {
-    if (check === undefined) {
-      err("muse check is not available in this build");
+    try {
+      return await checkCommand(args.target, { out: (line) => void io.stdout.write(`${line}\n`), color, env: io.env });
+    } catch (error) {
+      err(describeError(error));
       return ExitCodes.failed;
     }
-    return check(args, io, color);
   }
   let host: HostConnection;
   try {
