@@ -157,7 +157,8 @@ export class WireTap implements CheckWire {
         this.addEventListener("message", (event: WebSocketMessageEventLike) => {
           if (typeof event.data === "string") tap.record("server", event.data);
         });
-        tap.#sendRaw = (text) => super.send(text);
+        // Through send() below, so a raw frame is recorded like any other.
+        tap.#sendRaw = (text) => this.send(text);
       }
       override send(data: string): void {
         super.send(data);
