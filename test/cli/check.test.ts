@@ -107,4 +107,32 @@ describe("runCheck", () => {
     expect(outcome.output).toMatch(/^cancel mid-model +FAIL +\d+ ms {2}\(timed out\)$/m);
     expect(outcome.output).toMatch(/1 of 2 scenarios failed: cancel mid-model/);
   }, 60_000);
+
+  it("runs nothing more on a host without the msp-check model, saying it is not checkable", async () => {
+    const outcome = await check([bundles().host, "serve", "--stdio", "--script", join(repoRoot, "models/hello.json")]);
+    expect(outcome.passed).toBe(false);
+    const info = resultOf(outcome, "host info");
+    expect(info.problems).toEqual([
+      expect.stringMatching(/^host\/info lists no model "msp-check" \(it lists \["default"\]\): the host is not checkable; see docs\/checkable-hosts\.md$/),
+    ]);
+    for (const result of outcome.results.slice(1)) {
+      expect(result.passed).toBe(false);
+      expect(result.problems).toEqual([expect.stringMatching(/^not run: "host info" failed: host\/info lists no model "msp-check"/)]);
+      expect(result.wire).toEqual([]);
+    }
+    expect(outcome.output).toMatch(/10 of 10 scenarios failed/);
+  }, 60_000);
+
+  it("fails, without hanging, when the host cannot be started", async () => {
+    const lines: string[] = [];
+    const outcome = await runCheck({
+      open: spawnForCheck({ command: join(repoRoot, "no-such-host"), stderr: "ignore" }),
+      out: (line) => lines.push(line),
+      color: false,
+      only: ["host info", "start and complete"],
+    });
+    expect(outcome.passed).toBe(false);
+    expect(resultOf(outcome, "host info").problems[0]).toMatch(/^stopped while waiting for the answer to host\/info: .*could not start .*no-such-host/);
+    expect(resultOf(outcome, "start and complete").problems[0]).toMatch(/^not run: "host info" failed: stopped while/);
+  }, 30_000);
 });

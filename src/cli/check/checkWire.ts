@@ -33,7 +33,14 @@ export interface CheckWire {
   webSocket(base: WebSocketConstructor): WebSocketConstructor;
 }
 
-/** One recorded message: its 1-based line, who sent it, its text, and its JSON value when it parses as an object. */
+/**
+ * One recorded message: its 1-based line, who sent it, its text, and its JSON value when it parses as an object.
+ *
+ * @example
+ * ```ts
+ * const line: WireLine = { line: 1, dir: "client", raw: "[]", message: undefined };
+ * ```
+ */
 export interface WireLine {
   line: number;
   dir: "client" | "server";
@@ -100,8 +107,16 @@ function indexOfBlankLine(bytes: Uint8Array): number {
 }
 
 /**
- * The check's side of a {@link CheckWire}: every recorded line, bounded waits on the host's
- * messages, and raw sends. `close(error)` rejects every wait still pending.
+ * The check's side of a {@link CheckWire}: every recorded line, waits on the host's messages,
+ * and raw sends. `close(error)` rejects every wait still pending, which bounds them all.
+ *
+ * @example
+ * ```ts
+ * const tap = new WireTap();
+ * const host = spawnHost({ command: "muse-host", args: ["serve", "--stdio"], wrapChannel: (c) => tap.wrapChannel(c) });
+ * const at = tap.sendRaw("this is not JSON");
+ * const answer = await tap.waitFor((m) => m["id"] === null, at);
+ * ```
  */
 export class WireTap implements CheckWire {
   readonly lines: WireLine[] = [];

@@ -185,13 +185,19 @@ async function runScenario(scenario: Scenario, options: CheckOptions, timeoutMs:
   };
 }
 
+/** Why the other scenarios cannot run after "host info", if they cannot: no msp-check model, or no working host/info at all. */
+function whyNotCheckable(hostInfo: CheckResult): string | undefined {
+  const fatal = hostInfo.problems.find((p) => p.includes("not checkable") || p.startsWith("stopped while") || p.startsWith("timed out"));
+  return fatal === undefined ? undefined : `"host info" failed: ${fatal}`;
+}
+
 /**
  * Check a host: run every scenario (or `options.only`) on its own connection from
  * `options.open`, each bounded by `options.timeoutMs`, print a pass/fail table to `options.out`
  * (each failure with its problems and offending wire lines), and resolve with the verdicts. A
  * scenario that hangs fails by timeout, naming what it waited for, and the run goes on. The host
- * must serve the msp-check model (docs/checkable-hosts.md); if `host/info` lists none, the other
- * scenarios are not run and fail saying so. Never rejects for a host's fault.
+ * must serve the msp-check model (docs/checkable-hosts.md); if `host/info` lists none, or does not
+ * answer, the other scenarios are not run and fail saying so. Never rejects for a host's fault.
  *
  * @example
  * ```ts
@@ -223,7 +229,7 @@ export async function runCheck(options: CheckOptions): Promise<CheckOutcome> {
       result = { scenario: scenario.name, passed: false, timedOut: false, durationMs: 0, problems: [`not run: ${notCheckable}`], lines: [], wire: [] };
     } else {
       result = await runScenario(scenario, options, timeoutMs);
-      if (scenario.name === "host info") notCheckable = result.problems.find((p) => p.includes("not checkable"));
+      if (scenario.name === "host info") notCheckable = whyNotCheckable(result);
     }
     results.push(result);
     out(formatRow(result, color));
