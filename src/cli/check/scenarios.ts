@@ -191,6 +191,7 @@ const cancelRace: Scenario = {
       if (i === 0) {
         // Pipelined: the cancel follows the turn/start on the wire before the ack comes back (turnId = commandId).
         started = ctx.start(sessionId, steps, commandId);
+        started.catch(() => {}); // awaited below, after the cancel: a refusal must not go unhandled meanwhile
       } else {
         await ctx.start(sessionId, steps, commandId);
         started = Promise.resolve();
