@@ -62,4 +62,17 @@ describe("WireTap", () => {
     expect(tap.transcript()).toEqual([]); // not a JSON-RPC object: not for checkTranscript
     await client.close();
   });
+
+  it("stops recording past its bounds, and fails every wait saying so", async () => {
+    const tap = new WireTap({ maxLines: 3 });
+    const pending = tap.waitFor((m) => m["method"] === "never");
+    for (let i = 0; i < 5; i++) tap.record("server", `{"jsonrpc":"2.0","method":"n/${i}","params":{}}`);
+    expect(tap.lines).toHaveLength(3);
+    expect(tap.overflow).toMatch(/^the wire passed the check's bound of 3 messages or \d+ characters in one scenario/);
+    await expect(pending).rejects.toThrow(/passed the check's bound/);
+    const chars = new WireTap({ maxChars: 10 });
+    chars.record("client", "x".repeat(11));
+    expect(chars.lines).toEqual([]);
+    expect(chars.overflow).toBeDefined();
+  });
 });
