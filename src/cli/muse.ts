@@ -132,13 +132,15 @@ function stdoutClosedInterrupts(io: MuseIo): Interrupts {
   return {
     on(handler) {
       let presses = 0;
-      const off = io.interrupts.on(() => handler(++presses));
+      const off = io.interrupts.on((press) => {
+        presses = Math.max(press, presses + 1);
+        handler(presses);
+      });
       let broken = false;
       const onError = (error: NodeJS.ErrnoException) => {
         if (broken || (error.code !== "EPIPE" && error.code !== "ERR_STREAM_DESTROYED")) return;
         broken = true;
-        handler(++presses);
-        handler(++presses);
+        if (presses < 2) handler((presses = 2));
       };
       stdout.on?.("error", onError);
       return () => {
