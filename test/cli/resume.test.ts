@@ -44,7 +44,7 @@ describe("muse resume", () => {
     expect(lines.slice(3)).toEqual([
       "(thinking) The user wants the build checked. I will run it.",
       "Checking the build.",
-      "$ shell: echo 'compiling 3 files'; sleep 0.1; echo 'linking'; sleep 0.1; echo 'build ok'",
+      "> shell: printf 'compiling 3 files\\nlinking\\nbuild ok\\n'",
       "  | compiling 3 files",
       "  | linking",
       "  | build ok",

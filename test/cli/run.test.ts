@@ -29,7 +29,7 @@ const DEMO_LINES = [
   "session <id> (model default)",
   "(thinking) The user wants the build checked. I will run it.",
   "Checking the build.",
-  "$ shell: echo 'compiling 3 files'; sleep 0.1; echo 'linking'; sleep 0.1; echo 'build ok'",
+  "> shell: printf 'compiling 3 files\\nlinking\\nbuild ok\\n'",
   "  | compiling 3 files",
   "  | linking",
   "  | build ok",
