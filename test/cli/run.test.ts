@@ -97,6 +97,11 @@ describe("muse run", () => {
     expect(result.stderr).toMatch(/^muse: connection lost: could not start \/no\/such\/host: spawn \/no\/such\/host ENOENT\n$/);
   });
 
+  it("exits 1 when the --record file cannot be created, before any host starts", async () => {
+    const result = await runMuse(bundles(), ["run", "hi", "--record", "/no/such/dir/run.jsonl", "--spawn", demoHost()]);
+    expect([result.code, result.stdout, result.stderr]).toEqual([1, "", "muse: cannot create --record /no/such/dir/run.jsonl: ENOENT\n"]);
+  });
+
   it("exits 2 with one line and the synopsis on a bad command line; --help and --version exit 0", async () => {
     const bad = await runMuse(bundles(), ["run", "hi"]);
     expect(bad.code).toBe(2);
