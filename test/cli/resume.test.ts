@@ -104,6 +104,23 @@ describe("muse resume", () => {
     expect(stdout).not.toContain("All 100 tests passed.");
   });
 
+  it("muse run --session runs a turn in an existing session and shows only that turn; --model switches the session's model", async () => {
+    const { sessionId } = await runDemo();
+    const hostWithHello = hostCommand(bundles(), `--script ${modelPath("cli-demo")} --model hello=${modelPath("hello")} --data ${JSON.stringify(data.dir)}`);
+    const again = await runMuse(bundles(), ["run", "again", "--session", sessionId, "--spawn", hostWithHello]);
+    expect(again.code).toBe(0);
+    expect(again.stdout.split("\n")[0]).toBe(`session ${sessionId}`);
+    expect(again.stdout.match(/^turn completed/gm)).toHaveLength(1); // the first turn, replayed by the resume, is not shown
+    const switched = await runMuse(bundles(), ["run", "hello", "--session", sessionId, "--model", "hello", "--json", "--spawn", hostWithHello]);
+    const events = switched.stdout
+      .trimEnd()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { type: string; params?: { turnId?: string; model?: string } });
+    expect(switched.code).toBe(0);
+    expect(events[0]).toEqual({ type: "session", sessionId, model: "hello" });
+    expect(events.find((e) => e.type === "notification")?.params).toMatchObject({ model: "hello" });
+  });
+
   it("refuses an unknown session and a cursor beyond the session, with the host's reason (exit 1)", async () => {
     const { sessionId } = await runDemo();
     const unknown = await runMuse(bundles(), ["resume", "--session", "0198f0b2-0000-7000-8000-000000000000", "--spawn", host("cli-demo")]);
