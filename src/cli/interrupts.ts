@@ -15,8 +15,10 @@ export interface Interrupts {
 }
 
 /**
- * The process's SIGINT. While a handler is installed, Ctrl-C no longer kills `muse`; the handler
- * decides. Removing the last handler restores Node's default.
+ * The process's SIGINT, SIGTERM and SIGHUP. While a handler is installed, Ctrl-C no longer kills
+ * `muse`; the handler decides. SIGTERM and SIGHUP (a closed terminal) count as the second press at
+ * once: close the connection and the spawned host now, rather than die and leave the host
+ * with broken pipes. Removing the last handler restores Node's defaults.
  *
  * @example
  * ```ts
@@ -27,9 +29,20 @@ export function processInterrupts(): Interrupts {
   return {
     on(handler) {
       let presses = 0;
-      const listener = () => handler(++presses);
-      process.on("SIGINT", listener);
-      return () => void process.off("SIGINT", listener);
+      const onInterrupt = () => handler(++presses);
+      const onHangUp = () => {
+        if (presses >= 2) return;
+        presses = 2;
+        handler(presses);
+      };
+      process.on("SIGINT", onInterrupt);
+      process.on("SIGTERM", onHangUp);
+      process.on("SIGHUP", onHangUp);
+      return () => {
+        process.off("SIGINT", onInterrupt);
+        process.off("SIGTERM", onHangUp);
+        process.off("SIGHUP", onHangUp);
+      };
     },
   };
 }

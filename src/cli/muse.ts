@@ -89,8 +89,10 @@ export async function runMuse(argv: readonly string[], io: MuseIo): Promise<numb
   try {
     host = await openHost(args.target, { ...(args.record === undefined ? {} : { record: args.record }), env: io.env });
   } catch (error) {
-    err(`cannot connect: ${describeError(error)}`);
-    return MspError.is(error) && error.kind !== "connectionClosed" ? ExitCodes.failed : ExitCodes.connectionLost;
+    err(MspError.is(error) ? `cannot connect: ${error.message}` : describeError(error));
+    // A host that refused or dropped the connection is a lost connection; a token or --record file
+    // that cannot be read or created, a timeout, a bad subprotocol are failures.
+    return MspError.is(error) && error.kind === "connectionClosed" ? ExitCodes.connectionLost : ExitCodes.failed;
   }
   const out = (line: string) => void io.stdout.write(`${line}\n`);
   // Whoever reads stdout went away (\`muse run … | head\`): nothing more can be shown, so stop as
@@ -132,13 +134,15 @@ function stdoutClosedInterrupts(io: MuseIo): Interrupts {
   return {
     on(handler) {
       let presses = 0;
-      const off = io.interrupts.on(() => handler(++presses));
+      const off = io.interrupts.on((press) => {
+        presses = Math.max(press, presses + 1);
+        handler(presses);
+      });
       let broken = false;
       const onError = (error: NodeJS.ErrnoException) => {
         if (broken || (error.code !== "EPIPE" && error.code !== "ERR_STREAM_DESTROYED")) return;
         broken = true;
-        handler(++presses);
-        handler(++presses);
+        if (presses < 2) handler((presses = 2));
       };
       stdout.on?.("error", onError);
       return () => {

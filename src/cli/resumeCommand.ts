@@ -75,12 +75,13 @@ export async function resumeCommand(ctx: CommandContext, options: ResumeOptions)
     resolveDone(ExitCodes.connectionLost);
   });
   let stopping = false;
+  const stops: Array<Promise<void>> = [];
   const offInterrupt = ctx.interrupts.on((press) => {
     if (press === 1 && open.size > 0 && !replaying) {
       stopping = true;
       for (const turnId of open) {
         view.stopping(turnId);
-        client.cancelTurn({ sessionId, turnId }, { timeoutMs: STOP_NOTICE_MS }).then(
+        const stop = client.cancelTurn({ sessionId, turnId }, { timeoutMs: STOP_NOTICE_MS }).then(
           (answer) => view.stopAnswered(turnId, answer.ack),
           (error: unknown) => {
             if (MspError.is(error) && error.kind === "connectionClosed") return;
@@ -89,6 +90,7 @@ export async function resumeCommand(ctx: CommandContext, options: ResumeOptions)
             resolveDone(ExitCodes.failed);
           },
         );
+        stops.push(stop);
       }
       return;
     }
@@ -119,6 +121,8 @@ export async function resumeCommand(ctx: CommandContext, options: ResumeOptions)
     timer.unref();
     const code = await done;
     clearTimeout(timer);
+    // Each stop's answer comes after its terminal: show it before the end.
+    await Promise.all(stops);
     return code;
   } catch (error) {
     if (MspError.is(error) && error.kind === "connectionClosed") return await done;

@@ -131,10 +131,11 @@ export async function runTurnCommand(ctx: CommandContext, options: RunTurnOption
       done.resolve(ExitCodes.failed);
     },
   );
+  let stop: Promise<void> | undefined;
   onInterrupt = (press) => {
     if (press === 1) {
       view.stopping(turn.turnId ?? turn.commandId);
-      turn.cancel({ keepInbox: options.keepInbox, timeoutMs: STOP_NOTICE_MS }).then(
+      stop = turn.cancel({ keepInbox: options.keepInbox, timeoutMs: STOP_NOTICE_MS }).then(
         (answer) => view.stopAnswered(answer.terminal.turnId, answer.ack),
         (error: unknown) => {
           if (MspError.is(error) && error.kind === "connectionClosed") return;
@@ -154,6 +155,8 @@ export async function runTurnCommand(ctx: CommandContext, options: RunTurnOption
     }
   };
   const code = await done.promise;
+  // The stop's answer comes after the terminal (cancelTurn resolves with it): show it before the end.
+  await stop;
   offInterrupt();
   client.events.off("notification", onNotification);
   return code;

@@ -189,7 +189,7 @@ export class TextView implements SessionView {
     if (!shown.headed) {
       shown.headed = true;
       this.#openTools.add(item.itemId);
-      this.#screen.line(`${this.#s.cyan(this.#s.enabled ? "●" : "$")} ${this.#s.bold(item.tool)}: ${this.#headerCommand(item)}`);
+      this.#screen.line(`${this.#s.cyan(this.#s.enabled ? "●" : ">")} ${this.#s.bold(item.tool)}: ${this.#headerCommand(item)}`);
     }
     const output = item.visibleOutput;
     let fresh = output.length >= shown.printed ? output.slice(shown.printed) : output;

@@ -19,7 +19,8 @@ export interface TranscriptFile {
 }
 
 /**
- * Create (or truncate) `path` for a transcript. Throws the `fs` error when it cannot be opened.
+ * Create (or truncate) `path` for a transcript. Throws an `Error` with a one-line message (its `cause` the
+ * `fs` error) when it cannot be created.
  *
  * @example
  * ```ts
@@ -27,7 +28,12 @@ export interface TranscriptFile {
  * ```
  */
 export function openTranscriptFile(path: string): TranscriptFile {
-  let fd: number | undefined = openSync(path, "w");
+  let fd: number | undefined;
+  try {
+    fd = openSync(path, "w");
+  } catch (error) {
+    throw new Error(`cannot create --record ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, { cause: error });
+  }
   return {
     write(entry) {
       if (fd !== undefined) writeSync(fd, `${formatTranscriptEntry(entry)}\n`);

@@ -4,6 +4,7 @@
  * stdout is not a terminal, --json, every exit code, and --record's transcript, which
  * checkTranscript accepts and CannedHost replays.
  */
+import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -14,6 +15,7 @@ import { runTurnCommand } from "../../src/cli/runCommand.js";
 import { Screen } from "../../src/cli/screen.js";
 import { TextView } from "../../src/cli/sessionView.js";
 import { styles } from "../../src/cli/style.js";
+import { waitGone } from "../helpers/processGone.js";
 import { repoRoot } from "../helpers/repoRoot.js";
 import { hostCommand, modelPath, runMuse, tempDir, useMuseBundles } from "./museProcess.js";
 
@@ -27,7 +29,7 @@ const DEMO_LINES = [
   "session <id> (model default)",
   "(thinking) The user wants the build checked. I will run it.",
   "Checking the build.",
-  "$ shell: echo 'compiling 3 files'; sleep 0.1; echo 'linking'; sleep 0.1; echo 'build ok'",
+  "> shell: printf 'compiling 3 files\\nlinking\\nbuild ok\\n'",
   "  | compiling 3 files",
   "  | linking",
   "  | build ok",
@@ -95,6 +97,11 @@ describe("muse run", () => {
     expect(result.stderr).toMatch(/^muse: connection lost: could not start \/no\/such\/host: spawn \/no\/such\/host ENOENT\n$/);
   });
 
+  it("exits 1 when the --record file cannot be created, before any host starts", async () => {
+    const result = await runMuse(bundles(), ["run", "hi", "--record", "/no/such/dir/run.jsonl", "--spawn", demoHost()]);
+    expect([result.code, result.stdout, result.stderr]).toEqual([1, "", "muse: cannot create --record /no/such/dir/run.jsonl: ENOENT\n"]);
+  });
+
   it("exits 2 with one line and the synopsis on a bad command line; --help and --version exit 0", async () => {
     const bad = await runMuse(bundles(), ["run", "hi"]);
     expect(bad.code).toBe(2);
@@ -107,6 +114,29 @@ describe("muse run", () => {
     expect(runHelp.stdout).toContain("A second Ctrl-C closes the connection at once");
     const version = await runMuse(bundles(), ["--version"]);
     expect(version.stdout).toBe(`${(JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")) as { version: string }).version}\n`);
+  });
+
+  it("SIGTERM (or SIGHUP) closes at once like a second Ctrl-C: the host and its stubborn tool are killed, exit 130", async () => {
+    const child = spawn(
+      process.execPath,
+      [bundles().muse, "run", "start the job", "--spawn", hostCommand(bundles(), `--kill-grace-ms 20000 --script ${modelPath("cli-stubborn")}`)],
+      {
+        cwd: repoRoot,
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
+    let out = "";
+    child.stdout.setEncoding("utf8").on("data", (c: string) => (out += c));
+    const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
+    const deadline = Date.now() + 10_000;
+    while (!/tick 2\b/.test(out) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    const pid = Number(/job pid (\d+)/.exec(out)?.[1]);
+    const signalled = Date.now();
+    child.kill("SIGTERM");
+    expect(await exited).toBe(130);
+    expect(Date.now() - signalled).toBeLessThan(3_000);
+    expect(out).toContain("closing the connection without waiting for the terminal");
+    expect(await waitGone([pid], 3_000)).toBe(true);
   });
 
   it("--record writes the wire as a transcript that checkTranscript accepts and CannedHost replays to the same screen", async () => {
