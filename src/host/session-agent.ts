@@ -376,7 +376,7 @@ export class SessionAgent {
       let where: CancelPoint = "promptAssembly";
       try {
         if (model === undefined) throw new Error(`model ${modelName} is not loaded`);
-        const script = model.turnAt(index);
+        const script = model.turnFor?.(index, turn.input) ?? model.turnAt(index);
         await nextTick(); // prompt assembly (the scripted model has none; yield like real I/O would)
         signal.throwIfAborted();
         for (const [s, step] of script.steps.entries()) {
