@@ -89,6 +89,13 @@ describe("muse run", () => {
     const result = await runMuse(bundles(), ["run", "hi", "--spawn", scriptedHost("vanish")]);
     expect(result.code).toBe(3);
     expect(result.stderr).toBe("muse: connection lost: the host exited with code 7\nmuse:   host: vanishing\n");
+    const json = await runMuse(bundles(), ["run", "hi", "--json", "--spawn", scriptedHost("vanish")]);
+    expect(json.code).toBe(3);
+    expect(JSON.parse(json.stdout.trimEnd().split("\n").at(-1) as string)).toEqual({
+      type: "exit",
+      code: 3,
+      why: "connection lost: the host exited with code 7",
+    });
   });
 
   it("exits 3 when the host command cannot start", async () => {
@@ -112,6 +119,8 @@ describe("muse run", () => {
     expect([help.code, help.stdout]).toEqual([0, expect.stringContaining("Ctrl-C is Stop") as unknown]);
     const runHelp = await runMuse(bundles(), ["run", "--help"]);
     expect(runHelp.stdout).toContain("A second Ctrl-C closes the connection at once");
+    const check = await runMuse(bundles(), ["check", "--json", ...["--spawn", "x"]]);
+    expect([check.code, check.stderr.split("\n")[0]]).toEqual([2, "muse: muse check does not take --json"]);
     const version = await runMuse(bundles(), ["--version"]);
     expect(version.stdout).toBe(`${(JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")) as { version: string }).version}\n`);
   });
