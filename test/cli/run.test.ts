@@ -79,6 +79,13 @@ describe("muse run", () => {
     expect(normalise(result.stdout)).toBe("session <id> (model default)\nturn failed: failed: the model is unavailable after <s> s\n");
   });
 
+  it("--framing content-length speaks Content-Length framing to the host", async () => {
+    const result = await runMuse(bundles(), ["run", "hi", "--framing", "content-length", "--spawn", `${scriptedHost("complete")} content-length`]);
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(normalise(result.stdout)).toBe("session <id> (model default)\nFramed by Content-Length.\nturn completed: completed after <s> s\n");
+  });
+
   it("exits 1 with the host's reason when it refuses a command (an unknown model)", async () => {
     const result = await runMuse(bundles(), ["run", "hi", "--model", "nope", "--spawn", demoHost()]);
     expect(result.code).toBe(1);
