@@ -132,6 +132,26 @@ describe("muse run", () => {
     expect(version.stdout).toBe(`${(JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")) as { version: string }).version}\n`);
   });
 
+  it("a stop that loses the race: the turn's own terminal (completed) decides, not the key press: exit 0", async () => {
+    const child = spawn(process.execPath, [bundles().muse, "run", "hi", "--spawn", scriptedHost("race")], { cwd: repoRoot, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    child.stdout.setEncoding("utf8").on("data", (c: string) => (out += c));
+    const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
+    const deadline = Date.now() + 10_000;
+    while (!out.includes("(model default)\n") && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    child.kill("SIGINT");
+    expect(await exited).toBe(0);
+    expect(normalise(out)).toBe(
+      [
+        "session <id> (model default)",
+        "stopping…",
+        "turn completed: completed after <s> s",
+        "the turn had already ended when the stop reached the host",
+        "",
+      ].join("\n"),
+    );
+  });
+
   it("SIGTERM (or SIGHUP) closes at once like a second Ctrl-C: the host and its stubborn tool are killed, exit 130", async () => {
     const child = spawn(
       process.execPath,
