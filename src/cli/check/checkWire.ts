@@ -33,7 +33,14 @@ export interface CheckWire {
   webSocket(base: WebSocketConstructor): WebSocketConstructor;
 }
 
-/** One recorded message: its 1-based line, who sent it, its text, and its JSON value when it parses as an object. */
+/**
+ * One recorded message: its 1-based line, who sent it, its text, and its JSON value when it parses as an object.
+ *
+ * @example
+ * ```ts
+ * const line: WireLine = { line: 1, dir: "client", raw: "[]", message: undefined };
+ * ```
+ */
 export interface WireLine {
   line: number;
   dir: "client" | "server";
@@ -69,6 +76,11 @@ class ContentLengthSplitter {
     this.#onMessage = onMessage;
   }
 
+  /** Bytes held for a message not yet complete. */
+  get buffered(): number {
+    return this.#buffer.length;
+  }
+
   push(chunk: Uint8Array): void {
     const joined = new Uint8Array(this.#buffer.length + chunk.length);
     joined.set(this.#buffer);
@@ -100,14 +112,48 @@ function indexOfBlankLine(bytes: Uint8Array): number {
 }
 
 /**
- * The check's side of a {@link CheckWire}: every recorded line, bounded waits on the host's
- * messages, and raw sends. `close(error)` rejects every wait still pending.
+ * How much one scenario's wire may hold: past either bound the tap stops recording, and every
+ * wait fails. A function of these limits, never of what a host sends.
+ *
+ * @example
+ * ```ts
+ * const tap = new WireTap({ maxLines: 1_000, maxChars: 1_000_000 });
+ * ```
+ */
+export interface WireLimits {
+  /** @unit messages @defaultValue 100 000 */
+  maxLines: number;
+  /** @unit UTF-16 code units of message text @defaultValue 64 Mi */
+  maxChars: number;
+}
+
+const DEFAULT_WIRE_LIMITS: WireLimits = { maxLines: 100_000, maxChars: 64 * 1024 * 1024 };
+
+/**
+ * The check's side of a {@link CheckWire}: every recorded line, waits on the host's messages,
+ * and raw sends. `close(error)` rejects every wait still pending, which bounds them all.
+ *
+ * @example
+ * ```ts
+ * const tap = new WireTap();
+ * const host = spawnHost({ command: "muse-host", args: ["serve", "--stdio"], wrapChannel: (c) => tap.wrapChannel(c) });
+ * const at = tap.sendRaw("this is not JSON");
+ * const answer = await tap.waitFor((m) => m["id"] === null, at);
+ * ```
  */
 export class WireTap implements CheckWire {
   readonly lines: WireLine[] = [];
+  /** Set once the wire passed the tap's bounds: what was recorded stops there. */
+  overflow: string | undefined;
+  readonly #limits: WireLimits;
+  #chars = 0;
   #waiters: Waiter[] = [];
   #closed: Error | undefined;
   #sendRaw: ((text: string) => void) | undefined;
+
+  constructor(limits: Partial<WireLimits> = {}) {
+    this.#limits = { ...DEFAULT_WIRE_LIMITS, ...limits };
+  }
 
   /** True once an opener used one of the hooks. */
   get attached(): boolean {
@@ -120,11 +166,13 @@ export class WireTap implements CheckWire {
       this.#sendRaw = (text) => {
         const body = encoder.encode(text);
         void channel.write(encoder.encode(`Content-Length: ${body.length}\r\n\r\n${text}`));
+        this.record("client", text);
       };
       return {
         onData: (listener) =>
           channel.onData((chunk) => {
-            fromHost.push(chunk);
+            if (this.overflow === undefined) fromHost.push(chunk);
+            if (fromHost.buffered > this.#limits.maxChars) this.#overflow();
             listener(chunk);
           }),
         onEnd: (listener) => channel.onEnd(listener),
@@ -156,7 +204,8 @@ export class WireTap implements CheckWire {
         this.addEventListener("message", (event: WebSocketMessageEventLike) => {
           if (typeof event.data === "string") tap.record("server", event.data);
         });
-        tap.#sendRaw = (text) => super.send(text);
+        // Through send() below, so a raw frame is recorded like any other.
+        tap.#sendRaw = (text) => this.send(text);
       }
       override send(data: string): void {
         super.send(data);
@@ -176,6 +225,9 @@ export class WireTap implements CheckWire {
 
   /** Record one message and wake the waits it satisfies. */
   record(dir: "client" | "server", raw: string): void {
+    if (this.overflow !== undefined) return;
+    this.#chars += raw.length;
+    if (this.lines.length >= this.#limits.maxLines || this.#chars > this.#limits.maxChars) return this.#overflow();
     const line: WireLine = { line: this.lines.length + 1, dir, raw, message: parseObject(raw) };
     this.lines.push(line);
     if (dir !== "server") return;
@@ -184,6 +236,12 @@ export class WireTap implements CheckWire {
       waiter.resolve(line);
       return false;
     });
+  }
+
+  /** Stop recording: the wire passed a bound. */
+  #overflow(): void {
+    this.overflow ??= `the wire passed the check's bound of ${this.#limits.maxLines} messages or ${this.#limits.maxChars} characters in one scenario; the rest was not recorded`;
+    this.close(new Error(this.overflow));
   }
 
   /**

@@ -141,7 +141,9 @@ async function runScenario(scenario: Scenario, options: CheckOptions, timeoutMs:
     const first = await Promise.race([body.then(() => "done" as const), deadline]);
     if (first === "timeout") {
       timedOut = true;
-      problems.push({ text: `timed out after ${timeoutMs} ms ${ctx?.doing ?? "opening the connection"}`, lines: [] });
+      // Where it stopped: the last lines of the wire.
+      const last = wire.lines.slice(-3).map((l) => l.line);
+      problems.push({ text: `timed out after ${timeoutMs} ms ${ctx?.doing ?? "opening the connection"}`, lines: last });
       body.catch(() => {}); // it settles once the connection closes; its error is the timeout's consequence
     }
   } catch (error) {
@@ -159,6 +161,7 @@ async function runScenario(scenario: Scenario, options: CheckOptions, timeoutMs:
     const closing = connection.close().catch(() => {});
     await Promise.race([closing, new Promise((resolve) => setTimeout(resolve, CLOSE_TIMEOUT_MS).unref())]);
   }
+  if (wire.overflow !== undefined) problems.push({ text: wire.overflow, lines: [] });
   // Invariants on the live wire.
   for (const line of wire.lines) {
     if (line.dir === "server" && line.message === undefined) {
@@ -166,7 +169,7 @@ async function runScenario(scenario: Scenario, options: CheckOptions, timeoutMs:
     }
   }
   const invariantProblems = scenario.checkWire === undefined ? checkTranscript(wire.transcript()).problems : scenario.checkWire(wire);
-  for (const text of invariantProblems) problems.push({ text, lines: linesIn(text) });
+  for (const text of invariantProblems) problems.push({ text: text.replace("; pass {excerpt: true} for an excerpt", ""), lines: linesIn(text) });
   const wanted = new Set(problems.flatMap((p) => [...p.lines, ...linesIn(p.text)]));
   const strip = ({ line, dir, raw }: WireLine) => ({ line, dir, raw });
   return {
@@ -183,13 +186,19 @@ async function runScenario(scenario: Scenario, options: CheckOptions, timeoutMs:
   };
 }
 
+/** Why the other scenarios cannot run after "host info", if they cannot: no msp-check model, or no working host/info at all. */
+function whyNotCheckable(hostInfo: CheckResult): string | undefined {
+  const fatal = hostInfo.problems.find((p) => p.includes("not checkable") || p.startsWith("stopped while") || p.startsWith("timed out"));
+  return fatal === undefined ? undefined : `"host info" failed: ${fatal}`;
+}
+
 /**
  * Check a host: run every scenario (or `options.only`) on its own connection from
  * `options.open`, each bounded by `options.timeoutMs`, print a pass/fail table to `options.out`
  * (each failure with its problems and offending wire lines), and resolve with the verdicts. A
  * scenario that hangs fails by timeout, naming what it waited for, and the run goes on. The host
- * must serve the msp-check model (docs/checkable-hosts.md); if `host/info` lists none, the other
- * scenarios are not run and fail saying so. Never rejects for a host's fault.
+ * must serve the msp-check model (docs/checkable-hosts.md); if `host/info` lists none, or does not
+ * answer, the other scenarios are not run and fail saying so. Never rejects for a host's fault.
  *
  * @example
  * ```ts
@@ -221,7 +230,7 @@ export async function runCheck(options: CheckOptions): Promise<CheckOutcome> {
       result = { scenario: scenario.name, passed: false, timedOut: false, durationMs: 0, problems: [`not run: ${notCheckable}`], lines: [], wire: [] };
     } else {
       result = await runScenario(scenario, options, timeoutMs);
-      if (scenario.name === "host info") notCheckable = result.problems.find((p) => p.includes("not checkable"));
+      if (scenario.name === "host info") notCheckable = whyNotCheckable(result);
     }
     results.push(result);
     out(formatRow(result, color));

@@ -8,10 +8,25 @@ import { v7 as uuidv7 } from "uuid";
 import { MspError, type MspClient } from "@muse-code/sdk";
 import type { WireLine, WireTap } from "./checkWire.js";
 
-/** The model name `muse check` creates its sessions with (docs/checkable-hosts.md). */
+/**
+ * The model name `muse check` creates its sessions with (docs/checkable-hosts.md).
+ *
+ * @example
+ * ```ts
+ * await client.connection.command("session/create", { model: CHECK_MODEL });
+ * ```
+ */
 export const CHECK_MODEL = "msp-check";
 
-/** One step of a directive: what a turn of the msp-check model streams (docs/checkable-hosts.md). */
+/**
+ * One step of a directive: what a turn of the msp-check model streams (docs/checkable-hosts.md).
+ * `chunkSize` is in characters, `chunkDelayMs`, `tool.runMs` and `tool.outputEveryMs` in milliseconds.
+ *
+ * @example
+ * ```ts
+ * const step: DirectiveStep = { text: "Running the tool.", tool: { runMs: 60_000, outputEveryMs: 100 } };
+ * ```
+ */
 export interface DirectiveStep {
   reasoning?: string;
   text?: string;
@@ -20,13 +35,28 @@ export interface DirectiveStep {
   tool?: { runMs: number; outputEveryMs?: number };
 }
 
-/** A problem a scenario found, with the wire lines that show it. */
+/**
+ * A problem a scenario found, with the (1-based) wire lines that show it.
+ *
+ * @example
+ * ```ts
+ * const problem: Problem = { text: "the turn must complete, it ended \"failed\"", lines: [12] };
+ * ```
+ */
 export interface Problem {
   text: string;
   lines: number[];
 }
 
-/** A turn a scenario started: its turnId and the wire line of its `turn/start` ack. */
+/**
+ * A turn a scenario started: its turnId, the `commandId` of its `turn/start`, its disposition,
+ * and the wire line of the ack.
+ *
+ * @example
+ * ```ts
+ * const { turnId, ackLine }: StartedTurn = await ctx.start(sessionId, [{ text: "hi" }]);
+ * ```
+ */
 export interface StartedTurn {
   turnId: string;
   commandId: string;
@@ -35,16 +65,28 @@ export interface StartedTurn {
 }
 
 /** The prompt of a directed turn. */
-export function directive(steps: DirectiveStep[]): Array<{ type: "text"; text: string }> {
+function directive(steps: DirectiveStep[]): Array<{ type: "text"; text: string }> {
   return [{ type: "text", text: JSON.stringify({ steps }) }];
 }
 
-/** Sleep `ms`, as a scenario's pause. */
-export function pause(ms: number): Promise<void> {
+/** Sleep `ms` milliseconds. */
+function pause(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** The shared steps of a scenario; see the module comment. */
+/**
+ * The shared steps of a scenario; see the module comment. `doing` names the step in progress,
+ * so a timeout can say what the host never sent.
+ *
+ * @example
+ * ```ts
+ * const ctx = new ScenarioContext(client, new WireTap());
+ * const sessionId = await ctx.session();
+ * const { turnId } = await ctx.start(sessionId, [{ text: "Done." }]);
+ * const terminal = await ctx.terminal(turnId);
+ * ctx.expect(terminal.params["terminal"] === "completed", "the turn must complete", [terminal.line]);
+ * ```
+ */
 export class ScenarioContext {
   readonly client: MspClient;
   readonly wire: WireTap;
@@ -166,7 +208,14 @@ export class ScenarioContext {
   }
 }
 
-/** A message's params, or `{}`. */
+/**
+ * A message's params, or `{}`.
+ *
+ * @example
+ * ```ts
+ * const turnId = paramsOf({ method: "turn/completed", params: { turnId: "t1" } })["turnId"]; // "t1"
+ * ```
+ */
 export function paramsOf(message: Record<string, unknown>): Record<string, unknown> {
   const params = message["params"];
   return typeof params === "object" && params !== null && !Array.isArray(params) ? (params as Record<string, unknown>) : {};

@@ -7,9 +7,16 @@
 import { v7 as uuidv7 } from "uuid";
 import { checkTranscript } from "@muse-code/sdk/testing";
 import type { WireLine, WireTap } from "./checkWire.js";
-import { paramsOf, type DirectiveStep, type ScenarioContext } from "./scenarioContext.js";
+import { CHECK_MODEL, paramsOf, type DirectiveStep, type ScenarioContext } from "./scenarioContext.js";
 
-/** One conformance scenario. */
+/**
+ * One conformance scenario.
+ *
+ * @example
+ * ```ts
+ * const ping: Scenario = { name: "ping", run: async (ctx) => void (await ctx.command("host/info", {})) };
+ * ```
+ */
 export interface Scenario {
   /** Its name in the table, e.g. "cancel mid-tool". */
   name: string;
@@ -47,8 +54,8 @@ const hostInfo: Scenario = {
     const models = Array.isArray(info["models"]) ? (info["models"] as unknown[]) : [];
     const ids = models.map((m) => (typeof m === "object" && m !== null ? (m as Record<string, unknown>)["id"] : m));
     ctx.expect(
-      ids.includes("msp-check"),
-      `host/info lists no model "msp-check" (it lists ${JSON.stringify(ids)}): the host is not checkable; see docs/checkable-hosts.md`,
+      ids.includes(CHECK_MODEL),
+      `host/info lists no model "${CHECK_MODEL}" (it lists ${JSON.stringify(ids)}): the host is not checkable; see docs/checkable-hosts.md`,
       [ctx.wire.lines.at(-1)?.line],
     );
   },
@@ -184,6 +191,7 @@ const cancelRace: Scenario = {
       if (i === 0) {
         // Pipelined: the cancel follows the turn/start on the wire before the ack comes back (turnId = commandId).
         started = ctx.start(sessionId, steps, commandId);
+        started.catch(() => {}); // awaited below, after the cancel: a refusal must not go unhandled meanwhile
       } else {
         await ctx.start(sessionId, steps, commandId);
         started = Promise.resolve();
@@ -352,8 +360,8 @@ const duplicateCommandId: Scenario = {
   name: "duplicate commandId",
   async run(ctx) {
     const createId = uuidv7();
-    const first = await ctx.command("session/create", { model: "msp-check", commandId: createId });
-    const again = await ctx.command("session/create", { model: "msp-check", commandId: createId });
+    const first = await ctx.command("session/create", { model: CHECK_MODEL, commandId: createId });
+    const again = await ctx.command("session/create", { model: CHECK_MODEL, commandId: createId });
     ctx.expect(
       JSON.stringify(again) === JSON.stringify(first),
       `a retried session/create (same commandId) must get the same answer: ${JSON.stringify(first)} then ${JSON.stringify(again)}`,
@@ -377,7 +385,7 @@ const duplicateCommandId: Scenario = {
       if (i === 0) continue;
       ctx.expect(
         JSON.stringify(answer) === JSON.stringify(answers[0]),
-        `turn/start retry ${i} (same commandId${i === 2 ? ", after the turn ended" : ", while it ran"}) must get the same answer: ${JSON.stringify(answers[0])} then ${JSON.stringify(answer)}`,
+        `turn/start retry ${i} (same commandId${i === 2 ? ", after the turn ended" : ""}) must get the same answer: ${JSON.stringify(answers[0])} then ${JSON.stringify(answer)}`,
         responses.map((r) => r.line),
       );
     }
@@ -482,6 +490,11 @@ function stripVolatile(message: Record<string, unknown> | undefined): unknown {
 /**
  * Every scenario, in the order `muse check` runs them. The first, "host info", also tells whether
  * the host is checkable at all.
+ *
+ * @example
+ * ```ts
+ * const names = SCENARIOS.map((s) => s.name); // ["host info", "start and complete", …]
+ * ```
  */
 export const SCENARIOS: readonly Scenario[] = [
   hostInfo,
