@@ -39,8 +39,13 @@ export async function resumeCommand(ctx: CommandContext, options: ResumeOptions)
   const { host, view } = ctx;
   const { client } = host;
   const sessionId = options.session;
-  let resolveDone!: (code: ExitCode) => void;
-  const done = new Promise<ExitCode>((r) => (resolveDone = r));
+  let finished = false;
+  let settle!: (code: ExitCode) => void;
+  const done = new Promise<ExitCode>((r) => (settle = r));
+  const resolveDone = (code: ExitCode) => {
+    finished = true;
+    settle(code);
+  };
   const open = new Set<string>();
   let last: TurnCompletedParams | undefined;
   let replaying = true;
@@ -70,6 +75,7 @@ export async function resumeCommand(ctx: CommandContext, options: ResumeOptions)
   };
   client.events.on("notification", onNotification);
   void host.lost.then((info) => {
+    if (finished) return; // the session went idle first: that is the outcome
     ctx.err(`connection lost: ${info.reason}`);
     for (const line of host.stderrTail()) ctx.err(`  host: ${line}`);
     resolveDone(ExitCodes.connectionLost);

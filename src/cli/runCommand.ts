@@ -29,10 +29,20 @@ export interface RunTurnOptions {
 /**
  * A promise with its resolver, for the first of several outcomes.
  */
-function outcome<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
+function outcome<T>(): { promise: Promise<T>; resolve: (value: T) => void; readonly settled: boolean } {
   let resolve!: (value: T) => void;
+  let settled = false;
   const promise = new Promise<T>((r) => (resolve = r));
-  return { promise, resolve };
+  return {
+    promise,
+    resolve: (value) => {
+      settled = true;
+      resolve(value);
+    },
+    get settled() {
+      return settled;
+    },
+  };
 }
 
 /**
@@ -73,6 +83,7 @@ export async function runTurnCommand(ctx: CommandContext, options: RunTurnOption
   };
   const offInterrupt = ctx.interrupts.on((press) => onInterrupt(press));
   const lost = host.lost.then((info) => {
+    if (done.settled) return; // the turn ended first: its terminal is the outcome
     ctx.err(`connection lost: ${info.reason}`);
     for (const line of host.stderrTail()) ctx.err(`  host: ${line}`);
     done.resolve(ExitCodes.connectionLost);
