@@ -7,7 +7,9 @@ import { MspError, type MspNotification, type TurnCompletedParams } from "@muse-
 import type { CommandContext } from "./commandContext.js";
 import { ExitCodes, exitCodeOf, type ExitCode } from "./exitCodes.js";
 import { notificationTurn } from "./notificationTurn.js";
-import { checkedHostInfo, describeError, STOP_NOTICE_MS } from "./runCommand.js";
+import { checkedHostInfo } from "./checkedHostInfo.js";
+import { describeError } from "./describeError.js";
+import { STOP_NOTICE_MS } from "./interrupts.js";
 
 /** Bound on the replay: from the resume's answer until the last replayed notification. @unit milliseconds */
 const REPLAY_TIMEOUT_MS = 30_000;

@@ -105,6 +105,11 @@ describe("muse run", () => {
     });
   });
 
+  it("refuses a host that speaks another major version of MSP (exit 1)", async () => {
+    const result = await runMuse(bundles(), ["run", "hi", "--spawn", scriptedHost("msp2")]);
+    expect([result.code, result.stdout, result.stderr]).toEqual([1, "", "muse: the host speaks MSP 2.0; muse speaks MSP 1.0\n"]);
+  });
+
   it("exits 3 when the host command cannot start", async () => {
     const result = await runMuse(bundles(), ["info", "--spawn", "/no/such/host serve"]);
     expect(result.code).toBe(3);
