@@ -235,6 +235,10 @@ describe("muse run", () => {
         "",
       ].join("\n"),
     );
+    const shown = await runMuse(bundles(), ["info", "--host-stderr", "--spawn", demoHost()]);
+    expect(shown.stdout).toBe(result.stdout.replace(/sha256:[0-9a-f]{64}/, /sha256:[0-9a-f]{64}/.exec(shown.stdout)?.[0] ?? ""));
+    expect(shown.stderr).toMatch(/^muse-host: serving on stdio/m); // the host's own log, passed through
+    expect(result.stderr).toBe(""); // kept back without --host-stderr
     const json = await runMuse(bundles(), ["info", "--json", "--spawn", demoHost()]);
     expect(JSON.parse(json.stdout)).toMatchObject({ status: "accepted", name: "muse-host", protocolVersion: "1.0", models: [{ id: "default" }] });
   });
