@@ -40,7 +40,15 @@ const COMMANDS: readonly MuseCommandName[] = ["info", "run", "resume", "check"];
  * ```
  */
 export type HostTarget =
-  { kind: "spawn"; command: string; args: string[]; framing: "ndjson" | "content-length" } | { kind: "ws"; url: string; tokenFile?: string };
+  | {
+      kind: "spawn";
+      command: string;
+      args: string[];
+      framing: "ndjson" | "content-length";
+      /** Pass the host's stderr through to muse's (`--host-stderr`) instead of keeping its tail. */
+      showStderr?: boolean;
+    }
+  | { kind: "ws"; url: string; tokenFile?: string };
 
 /**
  * A parsed command line.
@@ -82,7 +90,7 @@ const ALLOWED: Record<MuseCommandName, readonly string[]> = {
 };
 
 const VALUE_FLAGS = new Set(["--spawn", "--framing", "--ws", "--token-file", "--record", "--session", "--model", "--after"]);
-const BOOLEAN_FLAGS = new Set(["--json", "--keep-inbox", "--color", "--no-color", "--help", "-h", "--version"]);
+const BOOLEAN_FLAGS = new Set(["--json", "--keep-inbox", "--color", "--no-color", "--host-stderr", "--help", "-h", "--version"]);
 
 /**
  * Parse `muse`'s arguments (without `node` and the script). Options may come before or after the
@@ -147,7 +155,7 @@ export function parseMuseArgs(argv: readonly string[]): MuseArgs {
   }
   const cmd = command as MuseCommandName;
   for (const flag of [...values.keys(), ...flags]) {
-    if (["--spawn", "--framing", "--ws", "--token-file", "--color", "--no-color"].includes(flag)) continue;
+    if (["--spawn", "--framing", "--ws", "--token-file", "--host-stderr", "--color", "--no-color"].includes(flag)) continue;
     if (!ALLOWED[cmd].includes(flag)) fail(`muse ${cmd} does not take ${flag}`);
   }
   const options: MuseOptions = { json: flags.has("--json"), keepInbox: flags.has("--keep-inbox") };
@@ -171,10 +179,10 @@ export function parseMuseArgs(argv: readonly string[]): MuseArgs {
     fail(`muse ${cmd} takes no argument ${JSON.stringify(positionals[0])}`);
   }
   if (cmd === "resume" && options.session === undefined) fail("muse resume needs --session ID");
-  return { kind: "command", command: cmd, target: hostTarget(values, options, fail), ...options };
+  return { kind: "command", command: cmd, target: hostTarget(values, flags, options, fail), ...options };
 }
 
-function hostTarget(values: Map<string, string>, options: MuseOptions, fail: (message: string) => never): HostTarget {
+function hostTarget(values: Map<string, string>, flags: Set<string>, options: MuseOptions, fail: (message: string) => never): HostTarget {
   const spawn = values.get("--spawn");
   const ws = values.get("--ws");
   const framing = values.get("--framing");
@@ -183,6 +191,7 @@ function hostTarget(values: Map<string, string>, options: MuseOptions, fail: (me
   if (spawn === undefined && ws === undefined) fail('no host: give --spawn "CMD ARGS…" or --ws URL');
   if (ws !== undefined) {
     if (framing !== undefined) fail("--framing applies to --spawn only (a WebSocket carries one message per frame)");
+    if (flags.has("--host-stderr")) fail("--host-stderr applies to --spawn only");
     let url: URL;
     try {
       url = new URL(ws);
@@ -204,5 +213,7 @@ function hostTarget(values: Map<string, string>, options: MuseOptions, fail: (me
   }
   const [command, ...args] = words;
   if (command === undefined) return fail("--spawn needs a command");
-  return { kind: "spawn", command, args, framing: (framing as "ndjson" | "content-length" | undefined) ?? "ndjson" };
+  const target: HostTarget = { kind: "spawn", command, args, framing: (framing as "ndjson" | "content-length" | undefined) ?? "ndjson" };
+  if (flags.has("--host-stderr")) target.showStderr = true;
+  return target;
 }

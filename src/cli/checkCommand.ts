@@ -17,7 +17,13 @@ import { readToken, webSocketClass } from "./hostConnection.js";
 export async function checkCommand(target: HostTarget, options: { out: (line: string) => void; color: boolean; env: NodeJS.ProcessEnv }): Promise<ExitCode> {
   const open =
     target.kind === "spawn"
-      ? spawnForCheck({ command: target.command, args: target.args, framing: target.framing, stderr: "ignore", killGraceMs: 2_000 })
+      ? spawnForCheck({
+          command: target.command,
+          args: target.args,
+          framing: target.framing,
+          stderr: target.showStderr === true ? "inherit" : "ignore",
+          killGraceMs: 2_000,
+        })
       : webSocketForCheck(target.url, { WebSocket: await webSocketClass(), ...optionalToken(readToken(target, options.env)) });
   const outcome = await runCheck({ open, out: options.out, color: options.color });
   return outcome.passed ? ExitCodes.completed : ExitCodes.failed;

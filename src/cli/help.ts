@@ -20,6 +20,8 @@ const CONNECT = `connecting (every command needs exactly one of --spawn and --ws
                          MSP on its stdin/stdout; CMD ARGS are split like a shell's words
                          (quotes, backslashes), not run by a shell
   --framing F            stdio framing: ndjson (default) or content-length
+  --host-stderr          show the spawned host's stderr (its logs) as it writes it; by
+                         default muse keeps its last lines to explain a lost connection
   --ws URL               connect to a host's WebSocket (ws://127.0.0.1:PORT/msp)
   --token-file F         the WebSocket host's token, read from F (default: $MUSE_HOST_TOKEN)`;
 

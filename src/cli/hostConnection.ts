@@ -146,7 +146,7 @@ export async function openHost(target: HostTarget, options: { record?: string; e
         command: target.command,
         args: target.args,
         framing: target.framing,
-        stderr: "pipe",
+        stderr: target.showStderr === true ? "inherit" : "pipe",
         killGraceMs: 2_000,
         defaultTimeoutMs: COMMAND_TIMEOUT_MS,
         ...(transcript === undefined ? {} : { wrapChannel: (channel) => recordingChannel(channel, (entry) => transcript.write(entry)) }),

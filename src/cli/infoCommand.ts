@@ -1,7 +1,7 @@
 /** `muse info`: the host's name, version, protocol version, fingerprint, capabilities and models. */
 import type { CommandContext } from "./commandContext.js";
 import { ExitCodes, type ExitCode } from "./exitCodes.js";
-import { checkedHostInfo } from "./runCommand.js";
+import { checkedHostInfo } from "./checkedHostInfo.js";
 
 /**
  * The lines `muse info` prints for a host/info result: one `label  value` line per field, and one

@@ -1,5 +1,8 @@
 /** Interrupts: Ctrl-C (SIGINT) as `muse` sees it, counted, so the first can Stop and the second quit. */
 
+/** Bound on a stop (its ack and the terminal) before `muse` says the host is slow; it keeps waiting. @unit milliseconds */
+export const STOP_NOTICE_MS = 30_000;
+
 /**
  * A source of Ctrl-C presses.
  *

@@ -14,7 +14,8 @@ import { openHost, type HostConnection } from "./hostConnection.js";
 import { infoCommand } from "./infoCommand.js";
 import type { Interrupts } from "./interrupts.js";
 import { resumeCommand } from "./resumeCommand.js";
-import { describeError, runTurnCommand } from "./runCommand.js";
+import { describeError } from "./describeError.js";
+import { runTurnCommand } from "./runCommand.js";
 import { Screen } from "./screen.js";
 import { JsonView, TextView } from "./sessionView.js";
 import { styles } from "./style.js";
@@ -57,7 +58,15 @@ export function museVersion(): string {
  * ```
  */
 export async function runMuse(argv: readonly string[], io: MuseIo): Promise<number> {
-  const err = (line: string) => void io.stderr.write(`muse: ${line}\n`);
+  // Errors go to stderr, after the progress line is erased and any unfinished stdout line ended
+  // (on a terminal both show on one screen). The first one is the exit event's `why` (--json).
+  const shown: { screen?: Screen } = {};
+  let firstError: string | undefined;
+  const err = (line: string) => {
+    shown.screen?.clearForError();
+    firstError ??= line;
+    io.stderr.write(`muse: ${line}\n`);
+  };
   let args: MuseArgs;
   try {
     args = parseMuseArgs(argv);
@@ -99,6 +108,7 @@ export async function runMuse(argv: readonly string[], io: MuseIo): Promise<numb
   // a double Ctrl-C would: the turn is cancelled and the host closed at once.
   const interrupts = stdoutClosedInterrupts(io);
   const screen = new Screen(io.stdout, { progress: color && !args.json });
+  shown.screen = screen;
   const view = args.json ? new JsonView(out) : new TextView(screen, styles(color), { showTurnIds: args.command === "resume" });
   const ctx: CommandContext = { host, view, interrupts, err, out };
   let code: number;
@@ -122,7 +132,7 @@ export async function runMuse(argv: readonly string[], io: MuseIo): Promise<numb
       code = ExitCodes.failed;
     }
   }
-  if (args.command !== "info") view.end(code);
+  if (args.command !== "info") view.end(code, code === ExitCodes.completed ? undefined : firstError);
   screen.close();
   await host.close().catch(() => {});
   return code;

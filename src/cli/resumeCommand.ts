@@ -7,7 +7,9 @@ import { MspError, type MspNotification, type TurnCompletedParams } from "@muse-
 import type { CommandContext } from "./commandContext.js";
 import { ExitCodes, exitCodeOf, type ExitCode } from "./exitCodes.js";
 import { notificationTurn } from "./notificationTurn.js";
-import { checkedHostInfo, describeError, STOP_NOTICE_MS } from "./runCommand.js";
+import { checkedHostInfo } from "./checkedHostInfo.js";
+import { describeError } from "./describeError.js";
+import { STOP_NOTICE_MS } from "./interrupts.js";
 
 /** Bound on the replay: from the resume's answer until the last replayed notification. @unit milliseconds */
 const REPLAY_TIMEOUT_MS = 30_000;
@@ -39,8 +41,13 @@ export async function resumeCommand(ctx: CommandContext, options: ResumeOptions)
   const { host, view } = ctx;
   const { client } = host;
   const sessionId = options.session;
-  let resolveDone!: (code: ExitCode) => void;
-  const done = new Promise<ExitCode>((r) => (resolveDone = r));
+  let finished = false;
+  let settle!: (code: ExitCode) => void;
+  const done = new Promise<ExitCode>((r) => (settle = r));
+  const resolveDone = (code: ExitCode) => {
+    finished = true;
+    settle(code);
+  };
   const open = new Set<string>();
   let last: TurnCompletedParams | undefined;
   let replaying = true;
@@ -70,6 +77,7 @@ export async function resumeCommand(ctx: CommandContext, options: ResumeOptions)
   };
   client.events.on("notification", onNotification);
   void host.lost.then((info) => {
+    if (finished) return; // the session went idle first: that is the outcome
     ctx.err(`connection lost: ${info.reason}`);
     for (const line of host.stderrTail()) ctx.err(`  host: ${line}`);
     resolveDone(ExitCodes.connectionLost);

@@ -3,13 +3,13 @@
  * `turn/cancel` (TurnHandle.cancel) and keeps streaming until the terminal, which says how the
  * turn really ended; the second closes the connection at once.
  */
-import { isCompatibleProtocol, MspError, PROTOCOL_VERSION, type MspNotification, type TurnCompletedParams } from "@muse-code/sdk";
+import { MspError, type MspNotification, type TurnCompletedParams } from "@muse-code/sdk";
+import { checkedHostInfo } from "./checkedHostInfo.js";
 import type { CommandContext } from "./commandContext.js";
+import { describeError } from "./describeError.js";
 import { ExitCodes, exitCodeOf, type ExitCode } from "./exitCodes.js";
+import { STOP_NOTICE_MS } from "./interrupts.js";
 import { notificationTurn } from "./notificationTurn.js";
-
-/** Bound on a stop (its ack and the terminal) before `muse` says the host is slow; it keeps waiting. @unit milliseconds */
-export const STOP_NOTICE_MS = 30_000;
 
 /**
  * Options of {@link runTurnCommand}.
@@ -29,25 +29,20 @@ export interface RunTurnOptions {
 /**
  * A promise with its resolver, for the first of several outcomes.
  */
-function outcome<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
+function outcome<T>(): { promise: Promise<T>; resolve: (value: T) => void; readonly settled: boolean } {
   let resolve!: (value: T) => void;
+  let settled = false;
   const promise = new Promise<T>((r) => (resolve = r));
-  return { promise, resolve };
-}
-
-/**
- * Check the host speaks a compatible MSP (host/info), then return its info.
- *
- * @example
- * ```ts
- * await checkedHostInfo(host.client);
- * ```
- */
-export async function checkedHostInfo(client: CommandContext["host"]["client"]): Promise<Record<string, unknown>> {
-  const info = (await client.connection.command("host/info", {})) as unknown as Record<string, unknown>;
-  const version = String(info["protocolVersion"]);
-  if (!isCompatibleProtocol(version)) throw new Error(`the host speaks MSP ${version}; muse speaks MSP ${PROTOCOL_VERSION}`);
-  return info;
+  return {
+    promise,
+    resolve: (value) => {
+      settled = true;
+      resolve(value);
+    },
+    get settled() {
+      return settled;
+    },
+  };
 }
 
 /**
@@ -73,6 +68,7 @@ export async function runTurnCommand(ctx: CommandContext, options: RunTurnOption
   };
   const offInterrupt = ctx.interrupts.on((press) => onInterrupt(press));
   const lost = host.lost.then((info) => {
+    if (done.settled) return; // the turn ended first: its terminal is the outcome
     ctx.err(`connection lost: ${info.reason}`);
     for (const line of host.stderrTail()) ctx.err(`  host: ${line}`);
     done.resolve(ExitCodes.connectionLost);
@@ -160,18 +156,4 @@ export async function runTurnCommand(ctx: CommandContext, options: RunTurnOption
   offInterrupt();
   client.events.off("notification", onNotification);
   return code;
-}
-
-/**
- * One line for an error a command threw: the MspError's message (which names the command and the
- * host's reason), or the error's own.
- *
- * @example
- * ```ts
- * describeError(new Error("boom")); // "boom"
- * ```
- */
-export function describeError(error: unknown): string {
-  if (error instanceof Error) return error.message;
-  return String(error);
 }

@@ -101,9 +101,28 @@ export class Screen {
     this.#draw();
   }
 
-  /** Erase the progress line and stop its timer. */
+  /** Width of the terminal, when known. @unit columns */
+  get columns(): number | undefined {
+    return this.#out.columns;
+  }
+
+  /**
+   * Make room for a line on stderr: erase the progress line (it is drawn again with the next
+   * output) and end an unfinished line.
+   */
+  clearForError(): void {
+    this.#erase();
+    if (!this.#atLineStart) {
+      this.#out.write("\n");
+      this.#atLineStart = true;
+      this.#lineOwner = undefined;
+    }
+  }
+
+  /** Erase the progress line, stop its timer, and end an unfinished line. */
   close(): void {
     this.status(undefined);
+    if (!this.#atLineStart) this.write("\n", this.#lineOwner);
   }
 
   #draw(): void {

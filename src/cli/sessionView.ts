@@ -148,9 +148,8 @@ export class TextView implements SessionView {
     this.#screen.line(this.#s.yellow(text));
   }
 
-  end(_code: number, why?: string): void {
+  end(_code: number, _why?: string): void {
     this.#screen.close();
-    if (why !== undefined) this.#screen.endLine();
   }
 
   #item(item: Item, completed: boolean): void {
@@ -219,7 +218,7 @@ export class TextView implements SessionView {
   #headerCommand(item: ToolCallItem): string {
     const command = toolCommand(item).replace(/\s*\n\s*/g, " ");
     if (!this.#s.enabled) return command;
-    const width = (process.stdout.columns ?? 100) - item.tool.length - 5;
+    const width = (this.#screen.columns ?? 100) - item.tool.length - 5;
     return command.length > width && width > 10 ? `${command.slice(0, width - 1)}…` : command;
   }
 }

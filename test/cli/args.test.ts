@@ -42,6 +42,7 @@ describe("parseMuseArgs", () => {
       after: "v:s:3",
       target: { framing: "content-length" },
     });
+    expect(parseMuseArgs(["info", ...HOST, "--host-stderr"])).toMatchObject({ target: { kind: "spawn", showStderr: true } });
     expect(parseMuseArgs(["--version"])).toEqual({ kind: "version" });
     expect(parseMuseArgs(["--help"])).toEqual({ kind: "help" });
     expect(parseMuseArgs(["run", "--help"])).toEqual({ kind: "help", command: "run" });
@@ -59,6 +60,7 @@ describe("parseMuseArgs", () => {
     expect(usage(["resume", ...HOST])).toBe("muse resume needs --session ID");
     expect(usage(["info", "--ws", "http://x/"])).toBe('--ws needs a ws:// or wss:// URL, got "http://x/"');
     expect(usage(["info", "--ws", "nope"])).toBe('--ws needs a URL such as ws://127.0.0.1:8080/msp, got "nope"');
+    expect(usage(["info", "--ws", "ws://x/", "--host-stderr"])).toBe("--host-stderr applies to --spawn only");
     expect(usage(["info", ...HOST, "--framing", "xml"])).toBe('--framing must be ndjson or content-length, got "xml"');
     expect(usage(["run", "hi", ...HOST, "--framing", "content-length", "--record", "f"])).toBe(
       "--record needs ndjson framing (the transcript format is one message a line)",

@@ -56,7 +56,7 @@ describe("Ctrl-C in muse run (a pseudo-terminal)", () => {
     await t.waitFor(/tick 3\b/);
     t.interrupt();
     await t.waitFor(/stopping…/);
-    await t.waitFor(/SIGTERM ignored/); // the host signalled the tool; it drains for up to 20 s
+    await t.waitFor(/│ SIGTERM ignored/); // the host signalled the tool, which ignores it: the drain would last the 20 s grace
     const second = Date.now();
     t.interrupt();
     const { code } = await t.exited;

@@ -79,6 +79,13 @@ describe("muse run", () => {
     expect(normalise(result.stdout)).toBe("session <id> (model default)\nturn failed: failed: the model is unavailable after <s> s\n");
   });
 
+  it("--framing content-length speaks Content-Length framing to the host", async () => {
+    const result = await runMuse(bundles(), ["run", "hi", "--framing", "content-length", "--spawn", `${scriptedHost("complete")} content-length`]);
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(normalise(result.stdout)).toBe("session <id> (model default)\nFramed by Content-Length.\nturn completed: completed after <s> s\n");
+  });
+
   it("exits 1 with the host's reason when it refuses a command (an unknown model)", async () => {
     const result = await runMuse(bundles(), ["run", "hi", "--model", "nope", "--spawn", demoHost()]);
     expect(result.code).toBe(1);
@@ -89,6 +96,18 @@ describe("muse run", () => {
     const result = await runMuse(bundles(), ["run", "hi", "--spawn", scriptedHost("vanish")]);
     expect(result.code).toBe(3);
     expect(result.stderr).toBe("muse: connection lost: the host exited with code 7\nmuse:   host: vanishing\n");
+    const json = await runMuse(bundles(), ["run", "hi", "--json", "--spawn", scriptedHost("vanish")]);
+    expect(json.code).toBe(3);
+    expect(JSON.parse(json.stdout.trimEnd().split("\n").at(-1) as string)).toEqual({
+      type: "exit",
+      code: 3,
+      why: "connection lost: the host exited with code 7",
+    });
+  });
+
+  it("refuses a host that speaks another major version of MSP (exit 1)", async () => {
+    const result = await runMuse(bundles(), ["run", "hi", "--spawn", scriptedHost("msp2")]);
+    expect([result.code, result.stdout, result.stderr]).toEqual([1, "", "muse: the host speaks MSP 2.0; muse speaks MSP 1.0\n"]);
   });
 
   it("exits 3 when the host command cannot start", async () => {
@@ -112,8 +131,30 @@ describe("muse run", () => {
     expect([help.code, help.stdout]).toEqual([0, expect.stringContaining("Ctrl-C is Stop") as unknown]);
     const runHelp = await runMuse(bundles(), ["run", "--help"]);
     expect(runHelp.stdout).toContain("A second Ctrl-C closes the connection at once");
+    const check = await runMuse(bundles(), ["check", "--json", ...["--spawn", "x"]]);
+    expect([check.code, check.stderr.split("\n")[0]]).toEqual([2, "muse: muse check does not take --json"]);
     const version = await runMuse(bundles(), ["--version"]);
     expect(version.stdout).toBe(`${(JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")) as { version: string }).version}\n`);
+  });
+
+  it("a stop that loses the race: the turn's own terminal (completed) decides, not the key press: exit 0", async () => {
+    const child = spawn(process.execPath, [bundles().muse, "run", "hi", "--spawn", scriptedHost("race")], { cwd: repoRoot, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    child.stdout.setEncoding("utf8").on("data", (c: string) => (out += c));
+    const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
+    const deadline = Date.now() + 10_000;
+    while (!out.includes("(model default)\n") && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    child.kill("SIGINT");
+    expect(await exited).toBe(0);
+    expect(normalise(out)).toBe(
+      [
+        "session <id> (model default)",
+        "stopping…",
+        "turn completed: completed after <s> s",
+        "the turn had already ended when the stop reached the host",
+        "",
+      ].join("\n"),
+    );
   });
 
   it("SIGTERM (or SIGHUP) closes at once like a second Ctrl-C: the host and its stubborn tool are killed, exit 130", async () => {
@@ -194,6 +235,10 @@ describe("muse run", () => {
         "",
       ].join("\n"),
     );
+    const shown = await runMuse(bundles(), ["info", "--host-stderr", "--spawn", demoHost()]);
+    expect(shown.stdout).toBe(result.stdout.replace(/sha256:[0-9a-f]{64}/, /sha256:[0-9a-f]{64}/.exec(shown.stdout)?.[0] ?? ""));
+    expect(shown.stderr).toMatch(/^muse-host: serving on stdio/m); // the host's own log, passed through
+    expect(result.stderr).toBe(""); // kept back without --host-stderr
     const json = await runMuse(bundles(), ["info", "--json", "--spawn", demoHost()]);
     expect(JSON.parse(json.stdout)).toMatchObject({ status: "accepted", name: "muse-host", protocolVersion: "1.0", models: [{ id: "default" }] });
   });
