@@ -573,6 +573,8 @@ export class SessionAgent {
    */
   async #approve(item: ToolCallItem, signal: AbortSignal): Promise<ToolCallItem | undefined> {
     let asked = this.#setApproval(item, "pending");
+    // A question is asked only once its pending state is durable (the log failing shuts the host down).
+    if (this.#logFailure !== undefined) throw this.#logFailure;
     const params: ToolApproveParams = {
       sessionId: this.sessionId,
       turnId: item.turnId,
