@@ -3,12 +3,13 @@
  * ledger and events already listening, before any turn can start.
  */
 import type { EventEmitter } from "eventemitter3";
-import { v7 as uuidv7 } from "uuid";
 import { MspConnection, type CloseInfo, type MspConnectionOptions, type MspEvents } from "./connection.js";
 import type { ByteChannel } from "./framing/byteChannel.js";
 import { createFraming, type Framing } from "./framing/createFraming.js";
 import { asyncDispose } from "./internal/asyncDispose.js";
+import { uuidv7 } from "./internal/uuidv7.js";
 import type { WaitOptions } from "./internal/boundedWait.js";
+import type { ApprovalHandler, TurnApprovals } from "./turns/approvals.js";
 import { cancelTurnOn, type CancelOutcome, type CancelTurnParams } from "./turns/cancelTurn.js";
 import type { TurnItems } from "./turns/itemLedger.js";
 import { startTurn, type StartTurnParams, type TurnHandle } from "./turns/turnHandle.js";
@@ -85,6 +86,46 @@ export class MspClient {
   /** Every item of recent turns at its latest revision, read-only: `itemsOf(turnId)` and `get(turnId, itemId)`. */
   get items(): TurnItems {
     return this.connection.items;
+  }
+
+  /**
+   * The host's open `tool/approve` questions, read-only: `openOf(turnId)` and `size`. Each
+   * question's `answer()` answers it; `approvalAsked` and `approvalAnswered` on {@link events}
+   * say when one opens and closes.
+   */
+  get approvals(): TurnApprovals {
+    return this.connection.approvals;
+  }
+
+  /**
+   * Set the single, replace-only answerer of the host's `tool/approve` questions (pass
+   * `undefined` to remove it). The handler gets `(request, { signal })` and returns
+   * `{ decision, reason? }` or a promise of one; every question is answered exactly once:
+   * - with no handler, `deny` (reason "no approval handler");
+   * - a handler that throws or rejects, `deny` with its message;
+   * - `cancelled`, by the SDK itself, when the question is withdrawn first: this client cancels
+   *   the turn (the answer goes before the `turn/cancel`), the turn ends, the host moves the item
+   *   off `pending`, or the connection closes. `signal` then aborts, and whatever the handler
+   *   returns later is ignored.
+   *
+   * A UI that answers from its own dialog (through `client.approvals` or
+   * `StopController.answer`) installs a handler that leaves the question open:
+   * `client.onApproval(() => new Promise(() => {}))`.
+   *
+   * @example
+   * ```ts
+   * const askTheUser = (question: string, signal: AbortSignal) => new Promise<boolean>((resolve) => {
+   *   signal.addEventListener("abort", () => resolve(false)); // withdrawn: close the dialog
+   *   resolve(confirm(question));
+   * });
+   * client.onApproval(async (request, { signal }) => {
+   *   const allowed = await askTheUser(`Run ${request.tool} ${request.args}?`, signal);
+   *   return allowed ? { decision: "approve" } : { decision: "deny", reason: "the user said no" };
+   * });
+   * ```
+   */
+  onApproval(handler: ApprovalHandler | undefined): void {
+    this.connection.onApproval(handler);
   }
 
   /** Typed events (eventemitter3): `client.events.on("turn/completed", …)`. */

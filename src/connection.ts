@@ -15,9 +15,9 @@ import {
   type MessageReader,
   type MessageWriter,
   type NotificationMessage,
+  type RequestMessage,
   type ResponseMessage,
 } from "vscode-jsonrpc";
-import { v7 as uuidv7 } from "uuid";
 import { MspError, MspErrorKinds, type CommandRejectedData, type ConnectionClosedData, type ProtocolData } from "./errors.js";
 import type { EndDetails } from "./framing/byteChannel.js";
 import type { FramedMessageReader } from "./framing/framedReader.js";
@@ -26,11 +26,15 @@ import type { FramingProblem } from "./framing/limits.js";
 import { boundedWait, type WaitOptions } from "./internal/boundedWait.js";
 import { PendingCommands } from "./internal/pendingCommands.js";
 import { ensureRuntime } from "./internal/runtime.js";
+import { uuidv7 } from "./internal/uuidv7.js";
 import { SafeEmitter } from "./internal/safeEmitter.js";
 import {
   COMMAND_REJECTED_CODE,
+  Commands,
+  HostRequests,
   Notifications,
   problemWithNotification,
+  problemWithToolApprove,
   isObject,
   type CommandMap,
   type CommandParams,
@@ -38,9 +42,12 @@ import {
   type Item,
   type ItemNotificationParams,
   type JsonValue,
+  type ToolApproveParams,
+  type ToolApproveResult,
   type TurnCompletedParams,
   type TurnStartedParams,
 } from "./protocol/index.js";
+import { Approvals, type ApprovalHandler, type ApprovalQuestion, type TurnApprovals } from "./turns/approvals.js";
 import { DEFAULT_ITEMS_PER_TURN_CAPACITY, DEFAULT_ITEM_TURN_CAPACITY, ItemLedger, type LedgerItem, type TurnItems } from "./turns/itemLedger.js";
 import { DEFAULT_SESSION_CAPACITY, SessionTracker } from "./turns/sessionTracker.js";
 import { DEFAULT_TERMINAL_CAPACITY, TurnRecorder, type TurnTerminals } from "./turns/turnRecorder.js";
@@ -133,6 +140,10 @@ export interface MspEvents {
   "item/updated": [ItemNotificationParams];
   "item/completed": [ItemNotificationParams];
   "turn/completed": [TurnCompletedParams];
+  /** The host asked `tool/approve`; the question is in `client.approvals` until answered. */
+  approvalAsked: [ApprovalQuestion];
+  /** A question was answered, once: by the handler, the app, or the SDK (`cancelled`, when withdrawn). */
+  approvalAnswered: [ApprovalQuestion, ToolApproveResult];
   /** An item the host left `inProgress` when its turn ended, now shown as `cancelled`. */
   itemSynthesized: [LedgerItem];
   /** The host sent something MSP does not allow: `error.data.problem` says what, `error.data.message` shows it. */
@@ -262,6 +273,8 @@ export class MspConnection {
   readonly #items: ItemLedger;
   readonly #turnsView: TurnTerminals;
   readonly #itemsView: TurnItems;
+  readonly #approvals: Approvals;
+  readonly #approvalsView: TurnApprovals;
   readonly #sessions: SessionTracker;
   readonly #abort = new AbortController();
   readonly #defaultTimeoutMs: number;
@@ -307,6 +320,16 @@ export class MspConnection {
         return items.turnCount;
       },
     });
+    const approvals = (this.#approvals = new Approvals({
+      answer: (id, result) => this.#reply(id, { result }),
+      emit: (event, question, answer) => this.#safely(() => this.events.emit(event, question, answer as ToolApproveResult)),
+    }));
+    this.#approvalsView = Object.freeze({
+      openOf: (turnId: string) => approvals.openOf(turnId),
+      get size() {
+        return approvals.size;
+      },
+    });
     this.closed = new Promise((resolve) => (this.#resolveClosed = resolve));
 
     const problems = (reader as Partial<FramedMessageReader>).onProblem;
@@ -333,7 +356,7 @@ export class MspConnection {
       writer.onError(([error]) => this.#shutdown({ reason: writeFailure(error) })),
       writer.onClose(() => this.#shutdown({ reason: "the transport closed" })),
     );
-    // vscode-jsonrpc owns host-to-client requests (MSP has none: it answers "method not found").
+    // vscode-jsonrpc answers host-to-client requests MSP does not define ("method not found").
     this.#rpc = createMessageConnection(this.#tap, writer);
     this.#rpc.listen();
     // ONE internal handler, installed before any command can be sent.
@@ -348,6 +371,11 @@ export class MspConnection {
   /** Every item of recent turns at its latest revision: `itemsOf(turnId)` and `get(turnId, itemId)`. */
   get items(): TurnItems {
     return this.#itemsView;
+  }
+
+  /** The open `tool/approve` questions, read-only: `openOf(turnId)` and `size`. */
+  get approvals(): TurnApprovals {
+    return this.#approvalsView;
   }
 
   /** True once the connection has closed. */
@@ -417,6 +445,8 @@ export class MspConnection {
       () => this.#commands.settled(id),
     );
     if (wait.settled) return wait.promise;
+    // Stop answers the turn's open questions `cancelled` before the host reads the cancel.
+    if (method === Commands.turnCancel) this.#approvals.withdraw(String(params["turnId"]), "turn cancelled");
     this.#commands.add(id, { method, wait, onAccepted });
     const message = { jsonrpc: "2.0", id, method, params: { ...params, commandId } };
     this.#writer.write(message as Message).catch((error: unknown) => {
@@ -445,6 +475,20 @@ export class MspConnection {
    */
   onNotification(handler: NotificationHandler | undefined): void {
     this.#handler = handler;
+  }
+
+  /**
+   * Set the single, replace-only answerer of the host's `tool/approve` questions (pass
+   * `undefined` to remove it; without one, every question is answered `deny`, reason
+   * "no approval handler"). See {@link MspClient.onApproval}.
+   *
+   * @example
+   * ```ts
+   * msp.connection.onApproval((request) => ({ decision: request.tool === "read_file" ? "approve" : "deny" }));
+   * ```
+   */
+  onApproval(handler: ApprovalHandler | undefined): void {
+    this.#approvals.handler = handler;
   }
 
   /**
@@ -477,6 +521,7 @@ export class MspConnection {
     const data: ConnectionClosedData = withEndDetails(info.reason, info);
     const error = new MspError(MspErrorKinds.connectionClosed, `connection closed: ${info.reason}`, data);
     this.#closeError = error;
+    this.#approvals.withdraw(undefined, "connection closed");
     this.#commands.closeAll(error);
     this.#turns.closeAll(error);
     // Forget what only serves a live connection. Recorded terminals and the last cursors stay
@@ -504,7 +549,24 @@ export class MspConnection {
     if (this.#closeError !== undefined) return;
     if (Message.isResponse(message)) this.#onResponse(message);
     else if (Message.isNotification(message)) this.#onNotification(message);
-    else if (Message.isRequest(message)) this.#tap.forward(message);
+    else if (Message.isRequest(message)) {
+      if (message.method === HostRequests.toolApprove) this.#onToolApprove(message);
+      else this.#tap.forward(message);
+    }
+  }
+
+  #onToolApprove(message: RequestMessage): void {
+    const id = message.id as number | string;
+    const request = message.params as ToolApproveParams;
+    const invalid = problemWithToolApprove(request);
+    const problem = invalid === undefined ? this.#approvals.ask(id, request, this.#turns.get(request.turnId) !== undefined) : `tool/approve: ${invalid}`;
+    if (invalid !== undefined) this.#reply(id, { error: { code: -32602, message: `Invalid params: ${invalid}` } });
+    if (problem !== undefined) this.#protocolError(problem, message);
+  }
+
+  /** Answer the host's request `id`; a write that fails closes the connection through the writer's own error. */
+  #reply(id: number | string, body: { result: ToolApproveResult } | { error: { code: number; message: string } }): void {
+    this.#writer.write({ jsonrpc: "2.0", id, ...body } as unknown as Message).catch(() => {});
   }
 
   #onResponse(message: ResponseMessage): void {
@@ -560,12 +622,14 @@ export class MspConnection {
       const terminal = params as unknown as TurnCompletedParams;
       if (!this.#turns.record(terminal)) return this.#protocolError(`a second turn/completed for turn ${terminal.turnId}`, message);
       synthesized = this.#items.closeTurn(terminal.turnId);
+      this.#approvals.withdraw(terminal.turnId, "turn ended");
     } else if (method === Notifications.itemStarted || method === Notifications.itemUpdated || method === Notifications.itemCompleted) {
       const item = (params as unknown as ItemNotificationParams).item as Item;
       if (this.#items.apply(item) === "full") {
         // Only the ledger's view misses it: the notification itself is delivered below.
         this.#protocolError(`${method}: item ${item.itemId} not kept: turn ${item.turnId} has itemsPerTurnCapacity items in progress`, message);
       }
+      this.#approvals.noteItem(item);
     }
     for (const item of synthesized) this.#safely(() => this.events.emit("itemSynthesized", item));
     if (method in TYPED_EVENTS) this.#safely(() => this.events.emit(method as keyof MspEvents, params as never));

@@ -28,6 +28,7 @@ export type {
 export type { WaitOptions } from "./internal/boundedWait.js";
 export type { TurnTerminals } from "./turns/turnRecorder.js";
 export type { LedgerItem, TurnItems } from "./turns/itemLedger.js";
+export type { ApprovalContext, ApprovalHandler, ApprovalQuestion, TurnApprovals } from "./turns/approvals.js";
 export { cancelTurn } from "./turns/cancelTurn.js";
 export type { CancelOutcome, CancelTurnParams } from "./turns/cancelTurn.js";
 export { TurnHandle } from "./turns/turnHandle.js";

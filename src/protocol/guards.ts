@@ -3,7 +3,17 @@
  * returns `undefined` for a well-formed value, or one sentence saying what is wrong.
  */
 import { Notifications, PROTOCOL_VERSION } from "./methods.js";
-import { CancelCauseKinds, ItemKinds, ItemStatuses, Terminals, type Item, type NotificationParamsMap, type TurnCompletedParams } from "./types.js";
+import {
+  ApprovalDecisions,
+  CancelCauseKinds,
+  ItemKinds,
+  ItemStatuses,
+  Terminals,
+  type Item,
+  type NotificationParamsMap,
+  type ToolApproveParams,
+  type TurnCompletedParams,
+} from "./types.js";
 
 const terminals: ReadonlySet<string> = new Set(Object.values(Terminals));
 const itemKinds: ReadonlySet<string> = new Set(Object.values(ItemKinds));
@@ -95,6 +105,39 @@ export function problemWithNotification(method: string, params: unknown): string
     default:
       return undefined;
   }
+}
+
+/**
+ * What is wrong with the params of a `tool/approve` request, or `undefined` when they are
+ * well-formed (every field of {@link ToolApproveParams} a string).
+ *
+ * @example
+ * ```ts
+ * problemWithToolApprove({ sessionId: "s", turnId: "t" }); // "itemId must be a string"
+ * ```
+ */
+export function problemWithToolApprove(params: unknown): string | undefined {
+  if (!isObject(params)) return "params must be an object";
+  return firstProblem(...TOOL_APPROVE_FIELDS.map((name) => field(params, name, "string")));
+}
+
+const TOOL_APPROVE_FIELDS: ReadonlyArray<keyof ToolApproveParams> = ["sessionId", "turnId", "itemId", "callId", "tool", "args"];
+const decisions: ReadonlySet<string> = new Set(Object.values(ApprovalDecisions));
+
+/**
+ * What is wrong with an answer to `tool/approve`, or `undefined` when it is a well-formed
+ * `ToolApproveResult`: `decision` one of `approve`, `deny`, `cancelled`, and `reason`, if
+ * present, a string.
+ *
+ * @example
+ * ```ts
+ * problemWithApprovalAnswer({ decision: "maybe" }); // 'decision "maybe" is not one of approve, deny, cancelled'
+ * ```
+ */
+export function problemWithApprovalAnswer(result: unknown): string | undefined {
+  if (!isObject(result)) return "the answer must be an object";
+  if (!decisions.has(result["decision"] as string)) return `decision ${JSON.stringify(result["decision"])} is not one of ${[...decisions].join(", ")}`;
+  return result["reason"] === undefined ? undefined : field(result, "reason", "string");
 }
 
 /**

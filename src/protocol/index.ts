@@ -41,6 +41,16 @@ export type {
   HostRequestMap,
 } from "./types.js";
 export { formatViewCursor, parseViewCursor } from "./cursor.js";
-export { isObject, problemWithItem, problemWithNotification, isNotification, isTurnCompleted, isItem, isCompatibleProtocol } from "./guards.js";
+export {
+  isObject,
+  problemWithItem,
+  problemWithNotification,
+  problemWithToolApprove,
+  problemWithApprovalAnswer,
+  isNotification,
+  isTurnCompleted,
+  isItem,
+  isCompatibleProtocol,
+} from "./guards.js";
 export { MSP_SUBPROTOCOL, BEARER_SUBPROTOCOL_PREFIX, bearerSubprotocol, bearerTokenOf } from "./webSocketSubprotocols.js";
 export { ClientCloseCodes } from "./webSocketCloseCodes.js";

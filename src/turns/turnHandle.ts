@@ -71,6 +71,7 @@ export class TurnHandle {
   /** @internal Use {@link MspClient.startTurn}. */
   constructor(connection: MspConnection, accepted: Promise<TurnStartResult>, params: { sessionId: string; commandId: string }) {
     this.#connection = connection;
+    connections.set(this, connection);
     this.commandId = params.commandId;
     this.sessionId = params.sessionId;
     this.accepted = accepted.then((ack) => {
@@ -142,6 +143,13 @@ export class TurnHandle {
     if (options.signal !== undefined) rest.signal = options.signal;
     return { ack, rest };
   }
+}
+
+const connections = new WeakMap<TurnHandle, MspConnection>();
+
+/** The connection a turn runs on (`undefined` for an object that is not a real TurnHandle). */
+export function connectionOf(turn: TurnHandle): MspConnection | undefined {
+  return connections.get(turn);
 }
 
 /** Send `turn/start` and wrap it in a {@link TurnHandle}. */

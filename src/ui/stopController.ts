@@ -1,15 +1,17 @@
 /**
  * StopController: the state machine behind a Stop button. It shows "stopping" from the click
  * until the turn's OWN terminal arrives, treats a lost race (already_terminal) as done, and
- * reports every other failure. Framework-neutral; `subscribe`/`getSnapshot` suit React's
+ * reports every other failure. It also carries the turn's open `tool/approve` question, so the
+ * same snapshot renders the dialog, and a Stop with the dialog open answers it `cancelled` first. Framework-neutral; `subscribe`/`getSnapshot` suit React's
  * useSyncExternalStore. Subscribers are isolated: one that throws is reported and cannot break
  * the others or `stop()`.
  */
 import { MspError, type AnyMspError } from "../errors.js";
 import { SafeEmitter } from "../internal/safeEmitter.js";
-import type { TurnCompletedParams } from "../protocol/index.js";
+import type { ApprovalDecision, TurnCompletedParams } from "../protocol/index.js";
+import type { ApprovalQuestion } from "../turns/approvals.js";
 import type { CancelOutcome } from "../turns/cancelTurn.js";
-import type { TurnHandle } from "../turns/turnHandle.js";
+import { connectionOf, type TurnHandle } from "../turns/turnHandle.js";
 
 /**
  * The states of a Stop button's turn:
@@ -71,6 +73,13 @@ export interface StopSnapshot {
   /** How the host answered the Stop, if it was pressed: `accepted` or `already_terminal` (the race). */
   readonly ack?: CancelOutcome["ack"];
   /**
+   * The turn's open `tool/approve` question (the oldest, if the host asked several), until it is
+   * answered or withdrawn; never set once `ended`. Render the dialog from `approval.request`
+   * (`tool`, `args`) and answer with {@link StopController.answer}. A Stop answers it `cancelled`
+   * before it sends `turn/cancel`.
+   */
+  readonly approval?: ApprovalQuestion;
+  /**
    * What went wrong, when `failed`: an {@link MspError} for a runtime failure (timeout,
    * rejection, closed connection, …), or the `TypeError`/`RangeError` itself when the turn
    * failed on the caller's own mistake (e.g. `startTurn` with unserializable input or a
@@ -129,6 +138,8 @@ export class StopController {
   #stopping: Promise<StopSnapshot> | undefined;
   /** The turn's terminal, once it arrived (kept even while a stop is pending). */
   #terminal: TurnCompletedParams | undefined;
+  /** The open question the snapshot shows. */
+  #approval: ApprovalQuestion | undefined;
 
   constructor(turn: TurnHandle, options: StopControllerOptions = {}) {
     // The caller's mistakes throw here, synchronously, before any async work: stop() keeps "never rejects".
@@ -147,9 +158,24 @@ export class StopController {
       },
       (error: unknown) => this.#fail(error),
     );
+    // The turn's questions, while it runs: every approval event of the connection refreshes `approval`.
+    const connection = connectionOf(turn);
+    const refresh = () => {
+      const [open] = connection?.approvals.openOf(turn.turnId ?? turn.commandId) ?? [];
+      if (open === this.#approval) return;
+      this.#approval = open;
+      const { approval: _, ...rest } = this.#snapshot;
+      this.#set(rest);
+    };
+    connection?.events.on("approvalAsked", refresh).on("approvalAnswered", refresh);
+    const forget = () => connection?.events.off("approvalAsked", refresh).off("approvalAnswered", refresh);
     turn.terminal.then(
-      (terminal) => this.#end(terminal),
+      (terminal) => {
+        forget();
+        this.#end(terminal);
+      },
       (error: unknown) => {
+        forget();
         if (this.#snapshot.state !== StopStates.stopping) this.#fail(error);
       },
     );
@@ -191,7 +217,12 @@ export class StopController {
   stop(): Promise<StopSnapshot> {
     if (this.#stopping !== undefined) return this.#stopping;
     if (!this.#snapshot.canStop) return Promise.resolve(this.#snapshot);
+    // The open question is answered `cancelled` now, before `turn/cancel` goes out (the connection
+    // does the same for any other open question of this turn, as it sends the cancel).
+    const open = this.#approval;
+    this.#approval = undefined;
     this.#set({ state: StopStates.stopping, canStop: false });
+    open?.answer("cancelled", "turn cancelled");
     this.#stopping = this.#turn.cancel({ timeoutMs: this.#stopTimeoutMs }).then(
       (outcome) => {
         this.#end(outcome.terminal, outcome.ack);
@@ -212,6 +243,25 @@ export class StopController {
     return this.#stopping;
   }
 
+  /**
+   * Answer the turn's open question (the snapshot's `approval`): `true` when this call answered
+   * it, `false` when there is none or it was already answered or withdrawn. Throws a `TypeError`
+   * for a decision that is not `approve`, `deny` or `cancelled`.
+   *
+   * @example
+   * ```ts
+   * const stop = new StopController(turn);
+   * client.onApproval(() => new Promise(() => {})); // the dialog answers, through the controller
+   * stop.subscribe((s) => {
+   *   if (s.approval !== undefined) status.textContent = `Allow ${s.approval.request.tool} ${s.approval.request.args}?`;
+   * });
+   * button.onclick = () => stop.answer("approve");
+   * ```
+   */
+  answer(decision: ApprovalDecision, reason?: string): boolean {
+    return this.#approval?.answer(decision, reason) ?? false;
+  }
+
   #end(terminal: TurnCompletedParams, ack?: CancelOutcome["ack"]): void {
     this.#terminal = terminal;
     if (this.#snapshot.state === StopStates.ended) {
@@ -230,6 +280,8 @@ export class StopController {
   }
 
   #set(snapshot: StopSnapshot): void {
+    const approval = this.#approval;
+    if (approval !== undefined && snapshot.state !== StopStates.ended) snapshot = { ...snapshot, approval };
     this.#snapshot = snapshot;
     this.#listeners.emit("change", snapshot);
   }
