@@ -174,7 +174,8 @@ async function main(): Promise<number> {
       continue;
     }
     parts.forEach((lines, i) => writeFileSync(join(out, `${name}${i === 0 ? "" : `.${i + 1}`}.jsonl`), lines.map((l) => `${l}\n`).join("")));
-    console.log(`✓ ${name}: ${parts.map((p) => `${p.length} lines`).join(" + ")} → ${out}`);
+    const note = problems.length > 0 ? ` (written unchecked: ${problems.length} problem(s))` : "";
+    console.log(`${problems.length > 0 ? "!" : "✓"} ${name}: ${parts.map((p) => `${p.length} lines`).join(" + ")} → ${out}${note}`);
   }
   return failed === 0 ? 0 : 1;
 }
