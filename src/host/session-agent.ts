@@ -58,7 +58,10 @@ export const TOOL_ABORTED_BEFORE_DISPATCH = {
 } as const;
 
 /**
- * The `failureReason` of a tool call the client denied (`tool/approve` answered `deny`).
+ * The `failureReason` of a tool call the client denied (`tool/approve` answered `deny`). Its
+ * `error` is `{name: "ToolDenied", code: "TOOL_DENIED", message?}`, `message` being the client's
+ * `reason` when it gave one. (An answer the host could not read is a deny too, with
+ * `failureReason: "denied: <what was wrong>"`.)
  *
  * @example
  * ```ts
@@ -68,6 +71,9 @@ export const TOOL_ABORTED_BEFORE_DISPATCH = {
  * ```
  */
 export const TOOL_DENIED_REASON = "denied by the user";
+
+/** The `error` of a denied tool call; `message` is added when the client gave a reason. */
+const TOOL_DENIED_ERROR = { name: "ToolDenied", code: "TOOL_DENIED" } as const;
 
 /** Where a running turn was when its abort was observed. */
 type CancelPoint = "promptAssembly" | "stepBoundary" | "modelStream" | "toolExecution" | "approval";
@@ -610,7 +616,11 @@ export class SessionAgent {
       status: "failed",
       recordedAt: new Date().toISOString(),
       failureReason: answer.invalid === undefined ? TOOL_DENIED_REASON : `denied: ${answer.invalid}`,
+      error: { ...TOOL_DENIED_ERROR },
     };
+    // The client's reason (or what was wrong with its answer), for the UI to show.
+    const why = answer.invalid ?? answer.reason;
+    if (why !== undefined) final.error = { ...TOOL_DENIED_ERROR, message: why };
     this.#emitItem("item/completed", final);
     return undefined;
   }

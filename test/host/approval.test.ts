@@ -121,7 +121,13 @@ describe("tool/approve on the reference host", () => {
     const terminal = await terminalOf(host, turnId);
     expect(terminal.params).toMatchObject({ terminal: "completed" });
     expect(toolUpdates(host, turnId).map((i) => i["approval"])).toEqual(["pending", "denied"]);
-    expect(toolCompleted(host, turnId)).toMatchObject({ status: "failed", approval: "denied", failureReason: "denied by the user", visibleOutput: "" });
+    expect(toolCompleted(host, turnId)).toMatchObject({
+      status: "failed",
+      approval: "denied",
+      failureReason: "denied by the user",
+      error: { name: "ToolDenied", code: "TOOL_DENIED", message: "not today" },
+      visibleOutput: "",
+    });
     const messages = host
       .notifications("item/completed", turnId)
       .map((p) => p["item"] as Record<string, unknown>)
@@ -197,6 +203,7 @@ describe("tool/approve on the reference host", () => {
       status: "failed",
       approval: "denied",
       failureReason: "denied: the client answered with JSON-RPC error -32601 (Method not found)",
+      error: { name: "ToolDenied", code: "TOOL_DENIED", message: "the client answered with JSON-RPC error -32601 (Method not found)" },
     });
     expect(existsSync(marker)).toBe(false);
     await host.stop();
