@@ -70,6 +70,7 @@ describe("public surface", () => {
       "HOST_VERSION",
       "MuseHost",
       "TOOL_ABORTED_BEFORE_DISPATCH",
+      "TOOL_DENIED_REASON",
       "TurnReasons",
       "createHost",
       "createStdioTransport",
