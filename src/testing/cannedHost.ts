@@ -1,6 +1,8 @@
 /**
  * CannedHost: a conformance fixture that replays a committed wire transcript. It checks each
  * client message against the next client line and answers with the server lines that follow.
+ * Server lines include the host's own requests (`tool/approve`): the client's answers are client
+ * lines like any other, checked by id, result and error.
  */
 import { connect, type ConnectOptions, type MspClient } from "../client.js";
 import type { ByteChannel } from "../framing/byteChannel.js";
@@ -55,7 +57,11 @@ type Json = unknown;
 /**
  * Replays a transcript. Values the client generates (the JSON-RPC `id` and every
  * `commandId`) are bound on first sight and substituted wherever the transcript repeats them,
- * so `turnId` follows the client's own `turn/start` commandId.
+ * so `turnId` follows the client's own `turn/start` commandId. The host's own requests
+ * (`tool/approve`) go out as written; the client's answer must carry the same id and the same
+ * `result` (decision and reason) or `error` as the transcript's answer line, in the same place
+ * among the client's messages (so "the answer before `turn/cancel`" is checked). A mismatch
+ * fails {@link CannedHost.done} with a diff and hangs up; it never leaves the client waiting.
  *
  * @example
  * ```ts
@@ -257,11 +263,17 @@ export class CannedHost {
   #match(expected: Record<string, unknown>, actual: Record<string, unknown>): string[] {
     const problems: string[] = [];
     if (actual["jsonrpc"] !== "2.0") problems.push(`jsonrpc: expected "2.0", got ${JSON.stringify(actual["jsonrpc"])}`);
-    if ("id" in actual && this.#seenIds.has(JSON.stringify(actual["id"])))
+    if ("method" in actual && "id" in actual && this.#seenIds.has(JSON.stringify(actual["id"])))
       problems.push(`id: ${JSON.stringify(actual["id"])} was already used by an earlier request`);
     if (expected["method"] !== actual["method"])
       problems.push(`method: expected ${JSON.stringify(expected["method"])}, got ${JSON.stringify(actual["method"])}`);
     if ("id" in expected !== "id" in actual) problems.push(`id: expected ${"id" in expected ? "a request" : "a notification"}`);
+    if (!("method" in expected)) {
+      // An answer to one of the host's own requests: the ids are the transcript's, as it sent them.
+      diff("id", expected["id"], actual["id"], problems);
+      for (const key of ["result", "error"]) diff(key, this.#substitute(expected[key]), actual[key], problems);
+      return problems;
+    }
     const expectedParams = (expected["params"] ?? {}) as Record<string, unknown>;
     const actualParams = (actual["params"] ?? {}) as Record<string, unknown>;
     // Bind the client-generated commandId first, so it substitutes inside these params too.

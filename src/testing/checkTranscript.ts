@@ -1,10 +1,22 @@
 /**
  * checkTranscript: verifies a wire transcript is well-formed JSON-RPC 2.0 and keeps MSP's
- * invariants 1–5 (ARCHITECTURE.md): one terminal per accepted turn, items closed before their
- * turn's terminal, nothing after a terminal, `already_terminal` only after the terminal, and
- * `viewCursor` strictly increasing per session.
+ * invariants 1–6 (ARCHITECTURE.md): one terminal per accepted turn, items closed before their
+ * turn's terminal, nothing after a terminal, `already_terminal` only after the terminal,
+ * `viewCursor` strictly increasing per session, and a tool call whose item was
+ * `approval: "pending"` runs only after an `approve`, with every `tool/approve` answered at most once.
  */
-import { COMMAND_REJECTED_CODE, Notifications, RejectionReasons, isObject, parseViewCursor, problemWithNotification } from "../protocol/index.js";
+import {
+  ApprovalStates,
+  COMMAND_REJECTED_CODE,
+  HostRequests,
+  Notifications,
+  RejectionReasons,
+  isObject,
+  parseViewCursor,
+  problemWithApprovalAnswer,
+  problemWithNotification,
+  problemWithToolApprove,
+} from "../protocol/index.js";
 import { readTranscriptRows, type TranscriptLine } from "./transcript.js";
 
 /**
@@ -80,7 +92,23 @@ class SessionHistory {
   readonly completedItems = new Map<string, string>();
   /** sessionId -> last viewCursor and where. */
   readonly cursors = new Map<string, { cursor: string; at: string }>();
+  /**
+   * itemId -> the approval gate of a tool call whose item was once `approval: "pending"`: its
+   * latest approval state, and whether the client answered `approve` while it was pending (only
+   * then may the call run: invariant 6).
+   */
+  readonly gates = new Map<string, { approval: string; at: string; approved: boolean }>();
 }
+
+/** A `tool/approve` the host sent (per connection: JSON-RPC ids reset with each part). */
+interface HostRequest {
+  line: number;
+  turnId: string;
+  itemId: string;
+  answeredAt?: number;
+}
+
+const approvalStates: ReadonlySet<string> = new Set(Object.values(ApprovalStates));
 
 function parseLines(input: TranscriptInput, problems: string[]): Parsed[] {
   if (input.length > 0 && typeof input !== "string" && typeof input[0] !== "string") {
@@ -95,6 +123,7 @@ function isId(id: unknown): id is string | number {
 
 function checkPart(input: TranscriptInput, part: number, label: (line: number) => string, history: SessionHistory, problems: string[]): void {
   const requests = new Map<string, Request>();
+  const hostRequests = new Map<string, HostRequest>();
   const at = label;
   for (const { line, dir, message } of parseLines(input, problems)) {
     const here = at(line);
@@ -117,7 +146,8 @@ function checkPart(input: TranscriptInput, part: number, label: (line: number) =
           continue;
         }
         if (dir === "server") {
-          say(`${method}: the host sent a request; MSP hosts send only responses and notifications`);
+          if (method !== HostRequests.toolApprove) say(`${method}: the host sent a request; the only request MSP hosts send is tool/approve`);
+          else checkToolApprove(message, isObject(params) ? params : undefined, line, at, history, hostRequests, say);
           continue;
         }
         const key = JSON.stringify(message["id"]);
@@ -144,7 +174,7 @@ function checkPart(input: TranscriptInput, part: number, label: (line: number) =
       continue;
     }
     if (dir === "client") {
-      say("the client sent a response; MSP hosts send no requests to answer");
+      checkApprovalAnswer(message, at, history, hostRequests, line, say);
       continue;
     }
     const id = message["id"];
@@ -167,6 +197,97 @@ function checkPart(input: TranscriptInput, part: number, label: (line: number) =
     if (hasResult) checkResult(request, message["result"], commandId, here, part, history, say);
     else checkError(request, message["error"], commandId, history, say);
   }
+}
+
+/** A `tool/approve` from the host: well-formed, its id free, its turn running, its item pending (invariant 6). */
+function checkToolApprove(
+  message: Record<string, unknown>,
+  params: Record<string, unknown> | undefined,
+  line: number,
+  at: (line: number) => string,
+  history: SessionHistory,
+  hostRequests: Map<string, HostRequest>,
+  say: (p: string) => void,
+): void {
+  const key = JSON.stringify(message["id"]);
+  const earlier = hostRequests.get(key);
+  if (earlier !== undefined && earlier.answeredAt === undefined) say(`tool/approve: request id ${key} is still in use by the request at ${at(earlier.line)}`);
+  const problem = problemWithToolApprove(params);
+  if (problem !== undefined || params === undefined) return say(`tool/approve: ${problem ?? "params must be an object"}`);
+  const turnId = params["turnId"] as string;
+  const itemId = params["itemId"] as string;
+  hostRequests.set(key, { line, turnId, itemId });
+  const ended = history.terminals.get(turnId);
+  if (ended !== undefined) return say(`tool/approve for turn ${turnId} after its turn/completed at ${ended.at} (invariant 3)`);
+  const gate = history.gates.get(itemId);
+  if (gate?.approval !== ApprovalStates.pending) {
+    say(`tool/approve for item ${itemId}, which no item/updated before it set approval: "pending" (invariant 6)`);
+  }
+}
+
+/**
+ * The client's answer to a host request: it answers a `tool/approve` of this connection, once,
+ * with a well-formed answer (or a JSON-RPC error). An `approve` given while the item is pending
+ * lets the call run. An answer after the turn's `turn/completed` must be `cancelled`: a client
+ * that has seen the terminal has nothing left to decide (the SDK answers so itself), and the
+ * host ignores it.
+ */
+function checkApprovalAnswer(
+  message: Record<string, unknown>,
+  at: (line: number) => string,
+  history: SessionHistory,
+  hostRequests: Map<string, HostRequest>,
+  line: number,
+  say: (p: string) => void,
+): void {
+  const key = JSON.stringify(message["id"]);
+  const request = hostRequests.get(key);
+  if (request === undefined) return say(`the client answered id ${key}, which matches no earlier tool/approve`);
+  if (request.answeredAt !== undefined) return say(`a second answer to tool/approve id ${key}; the first was at ${at(request.answeredAt)} (invariant 6)`);
+  request.answeredAt = line;
+  if ("error" in message) {
+    const error = message["error"];
+    if (!isObject(error) || typeof error["code"] !== "number" || typeof error["message"] !== "string")
+      say("tool/approve: error must be {code: number, message: string, data?}");
+    return;
+  }
+  const answer = message["result"];
+  const problem = problemWithApprovalAnswer(answer);
+  if (problem !== undefined) return say(`tool/approve: ${problem}`);
+  const decision = (answer as Record<string, unknown>)["decision"];
+  const ended = history.terminals.get(request.turnId);
+  if (ended !== undefined && decision !== "cancelled") {
+    return say(
+      `answered ${JSON.stringify(decision)} to tool/approve id ${key} after turn ${request.turnId} ended at ${ended.at}; after the terminal the answer is "cancelled"`,
+    );
+  }
+  const gate = history.gates.get(request.itemId);
+  if (decision === "approve" && gate?.approval === ApprovalStates.pending) gate.approved = true;
+}
+
+/** Item notifications of a tool call behind an approval gate: it may not run before an `approve` (invariant 6). */
+function checkGate(method: string, item: Record<string, unknown>, here: string, history: SessionHistory, say: (p: string) => void): void {
+  const itemId = item["itemId"] as string;
+  const approval = item["approval"];
+  if (approval !== undefined && !approvalStates.has(approval as string)) {
+    return say(`${method}: item.approval ${JSON.stringify(approval)} is not one of ${[...approvalStates].join(", ")}`);
+  }
+  let gate = history.gates.get(itemId);
+  if (approval === ApprovalStates.pending) {
+    if (gate === undefined || gate.approval !== ApprovalStates.pending)
+      history.gates.set(itemId, (gate = { approval: ApprovalStates.pending, at: here, approved: false }));
+  } else if (gate !== undefined && typeof approval === "string") gate.approval = approval;
+  if (gate === undefined || gate.approved) return;
+  const ran =
+    approval === ApprovalStates.approved
+      ? `set approval: "approved"`
+      : typeof item["visibleOutput"] === "string" && item["visibleOutput"] !== ""
+        ? "shows output"
+        : item["status"] === "completed"
+          ? "completed"
+          : undefined;
+  if (ran !== undefined)
+    say(`${method}: tool call ${itemId}, pending approval since ${gate.at}, ${ran} with no approve answered while it was pending (invariant 6)`);
 }
 
 function checkResult(
@@ -253,6 +374,7 @@ function checkNotification(
       const itemId = item["itemId"] as string;
       const ended = history.terminals.get(turnId);
       if (ended !== undefined) return say(`${method} (item ${itemId}) for turn ${turnId} after its turn/completed at ${ended.at} (invariant 3)`);
+      if (item["kind"] === "toolCall") checkGate(method, item, here, history, say);
       if (method === Notifications.itemStarted) {
         const open = history.openItems.get(itemId);
         if (open !== undefined) say(`a second item/started for item ${itemId}; the first was at ${open.at}`);
@@ -308,7 +430,15 @@ function finish(history: SessionHistory, options: CheckTranscriptOptions, proble
  * Check one transcript: JSON-RPC 2.0 well-formedness (`jsonrpc: "2.0"`; a request has a
  * method and an id; a response has an id and exactly one of result and error, answers an
  * earlier client request, and only once; every result carries the request's `commandId` and
- * `status: "accepted"`) and MSP's invariants 1–5. Each problem names its 1-based line.
+ * `status: "accepted"`) and MSP's invariants 1–6. Each problem names its 1-based line.
+ *
+ * Approvals (invariant 6): the host may send one request, `tool/approve`, for a tool call whose
+ * item an earlier `item/updated` set `approval: "pending"`, and the client answers each at most
+ * once. Until the client answers `approve` while the item is still pending, the call must not
+ * run: no `approval: "approved"`, no output, no `completed` status (an `approve` that arrives
+ * after the host withdrew the question runs nothing). An answer that follows its turn's
+ * `turn/completed` must be `cancelled`: the transcript is the client's view, and a client that
+ * has seen the terminal has nothing left to decide.
  *
  * An `item/completed` with no `item/started` before it, or a `turn/completed` for a turn the
  * transcript never started, is fine: a transcript may begin mid-session. An accepted turn
