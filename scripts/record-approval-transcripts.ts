@@ -4,10 +4,10 @@
  *
  *   npx tsx scripts/record-approval-transcripts.ts [--out DIR] [--no-check]   (default: transcripts/)
  *
- * - `late-approve.jsonl`: a `turn/cancel` while the host asks, then a late `approve` (the SDK
- *   would answer `cancelled` itself; this client is raw NDJSON on purpose), then `host/info`: the
- *   host reads the late answer, runs nothing, and goes on serving. From `muse-host serve --stdio`
- *   as a child process.
+ * - `late-approve.jsonl`: a `turn/cancel` while the host asks, and an `approve` that crosses it
+ *   (sent before the cancel's answer came back: the user clicked Approve as Stop was pressed
+ *   elsewhere), then `host/info`: the host withdrew the question on the cancel, reads the late
+ *   answer, runs nothing, and goes on serving. From `muse-host serve --stdio` as a child process.
  * - `resume-while-asking.jsonl` + `.2.jsonl`: the asked connection goes away with the question
  *   open; a second connection resumes the session after the last cursor it saw and is asked
  *   again, approves, and the turn completes. A stdio host has one connection, so this one runs the
@@ -53,9 +53,15 @@ class Recorder {
     this.write(raw);
   }
 
-  async request(method: string, params: Record<string, unknown>): Promise<Message> {
+  /** Sends a command; returns its request id. */
+  command(method: string, params: Record<string, unknown>): number {
     const id = this.#nextId++;
     this.send({ jsonrpc: "2.0", id, method, params: { ...params, commandId: uuidv7() } });
+    return id;
+  }
+
+  async request(method: string, params: Record<string, unknown>): Promise<Message> {
+    const id = this.command(method, params);
     return this.waitFor((m) => m.id === id && m.method === undefined, `the answer to ${method}`);
   }
 
@@ -95,9 +101,10 @@ async function lateApprove(): Promise<string[][]> {
     const sessionId = (await client.request("session/create", {})).result?.["sessionId"] as string;
     const turnId = (await client.request("turn/start", { sessionId, input: [{ type: "text", text: "Publish the package" }] })).result?.["turnId"] as string;
     const ask = await client.waitFor(isAsk, "tool/approve");
-    await client.request("turn/cancel", { sessionId, turnId });
+    const cancel = client.command("turn/cancel", { sessionId, turnId });
+    client.send({ jsonrpc: "2.0", id: ask.id, result: { decision: "approve" } }); // crosses the cancel: the host ignores it
+    await client.waitFor((m) => m.id === cancel && m.method === undefined, "the cancel's answer");
     await client.waitFor(terminalOf(turnId), "the turn's terminal");
-    client.send({ jsonrpc: "2.0", id: ask.id, result: { decision: "approve" } }); // late: the host ignores it
     await client.request("host/info", {});
     await new Promise((r) => setTimeout(r, 300)); // anything the late answer caused would show up here
     return [client.lines];

@@ -83,6 +83,13 @@ function expectClean(host: HostProcess): void {
   expect(verdict.problems).toEqual([]);
 }
 
+/** The transcript's one problem is the client's answer (this test's deliberate fault): the host kept every rule. */
+function expectOnlyClientFault(host: HostProcess, fault: RegExp): void {
+  const { problems } = checkTranscript(host.transcript);
+  expect(problems).toHaveLength(1);
+  expect(problems[0]).toMatch(fault);
+}
+
 describe("tool/approve on the reference host", () => {
   it("asks after an item/updated that sets approval pending, with the call's own ids", async () => {
     const { host, sessionId, turnId, ask } = await untilAsked();
@@ -139,9 +146,11 @@ describe("tool/approve on the reference host", () => {
     await host.stop();
   });
 
-  it("a cancel while asking withdraws the question; a late approve is accepted and runs nothing", async () => {
+  it("a cancel while asking withdraws the question; an approve that crosses it is accepted and runs nothing", async () => {
     const { host, marker, sessionId, turnId, ask } = await untilAsked();
-    const cancel = await host.request("turn/cancel", { sessionId, turnId });
+    const cancelId = host.send("turn/cancel", { sessionId, turnId });
+    answer(host, ask.id, { decision: "approve" }); // the user clicked Approve as the cancel went out
+    const cancel = await host.waitFor((m) => m.id === cancelId && m.method === undefined, 5000, "the cancel's answer");
     expect(cancel.result).toMatchObject({ status: "accepted", turnId });
     const terminal = await terminalOf(host, turnId);
     expect(terminal.params).toMatchObject({ terminal: "cancelled", reason: "cancelled while awaiting approval", cause: { kind: "user" } });
@@ -151,16 +160,31 @@ describe("tool/approve on the reference host", () => {
       approval: "cancelled",
       failureReason: "tool call aborted before dispatch",
       error: { name: "AbortError", code: "TOOL_ABORTED_BEFORE_DISPATCH" },
+      visibleOutput: "",
     });
+    await stderrMatches(host, /answer ignored \(withdrawn: its turn was cancelled\)/);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(existsSync(marker)).toBe(false);
+    expectClean(host);
+    await host.stop();
+  });
+
+  it("an approve sent after the turn's terminal runs nothing; the host goes on serving (checkTranscript blames the client)", async () => {
+    const { host, marker, sessionId, turnId, ask } = await untilAsked();
+    await host.request("turn/cancel", { sessionId, turnId });
+    await terminalOf(host, turnId);
     const seen = host.wire.length;
-    answer(host, ask.id, { decision: "approve" }); // the late answer
-    const info = await host.request("host/info", {}); // the host read it, and goes on serving
+    answer(host, ask.id, { decision: "approve" }); // late: a correct client answers "cancelled" by now
+    const info = await host.request("host/info", {});
     expect(info.result).toMatchObject({ status: "accepted" });
     await new Promise((r) => setTimeout(r, 300));
     expect(existsSync(marker)).toBe(false);
     // Nothing about the turn after its terminal: only host/info's answer came.
     expect(host.wire.slice(seen).map((m) => m.method ?? `response ${String(m.id)}`)).toEqual([`response ${String(info.id)}`]);
-    expectClean(host);
+    expectOnlyClientFault(
+      host,
+      /answered "approve" to tool\/approve id "approve-1" after turn .* ended at line \d+; after the terminal the answer is "cancelled"/,
+    );
     await host.stop();
   });
 
@@ -179,8 +203,8 @@ describe("tool/approve on the reference host", () => {
   });
 
   it.each([
-    ["an unknown decision", { decision: "yes" }, /result\.decision must be/],
-    ["a result that is not an object", "approve", /not an object/],
+    ["an unknown decision", { decision: "yes" }, /decision "yes"|result\.decision must be/],
+    ["a result that is not an object", "approve", /not an object|must be an object/],
     ["a reason that is not a string", { decision: "approve", reason: 7 }, /reason must be a string/],
   ])("a malformed answer (%s) is a deny that says why; nothing runs", async (_what, result, why) => {
     const { host, marker, turnId, ask } = await untilAsked();
@@ -191,7 +215,7 @@ describe("tool/approve on the reference host", () => {
     expect(call?.["failureReason"]).toMatch(/^denied: /);
     expect(call?.["failureReason"]).toMatch(why);
     expect(existsSync(marker)).toBe(false);
-    expectClean(host);
+    expectOnlyClientFault(host, why);
     await host.stop();
   });
 
