@@ -3,7 +3,7 @@
  * tool call with `"approval": true` is asked about (`tool/approve`) and runs only on `approve`.
  * The tool's side effect (a marker file) proves whether it ran.
  */
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseScriptedModel } from "../../src/host/scripted-model.js";
@@ -245,6 +245,41 @@ describe("tool/approve on the reference host", () => {
     await stderrMatches(host, /never asked: ignored/);
     await stderrMatches(host, /answer ignored \(already answered "deny"\)/);
     await host.stop();
+  });
+
+  it("logs every change of the question durably: approval records pending, then approved, beside the notifications", async () => {
+    const data = tempDir();
+    const { host, sessionId, turnId, ask } = await untilAsked(data);
+    answer(host, ask.id, { decision: "approve", reason: "looks safe" });
+    await terminalOf(host, turnId);
+    await host.stop();
+    const records = readFileSync(join(data, "sessions", `${sessionId}.jsonl`), "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const approvals = records.filter((r) => r["type"] === "approval");
+    expect(approvals.map((r) => [r["state"], r["reason"]])).toEqual([
+      ["pending", undefined],
+      ["approved", "looks safe"],
+    ]);
+    expect(approvals[0]).toMatchObject({ turnId, itemId: ask.params?.["itemId"], callId: ask.params?.["callId"] });
+    // Each record precedes the item/updated that carries its state to the wire.
+    const at = (state: string) => records.findIndex((r) => r["type"] === "approval" && r["state"] === state);
+    const sent = (state: string) =>
+      records.findIndex((r) => r["method"] === "item/updated" && (r["params"] as { item: { approval?: string } }).item.approval === state);
+    expect(at("pending")).toBeLessThan(sent("pending"));
+    expect(at("approved")).toBeLessThan(sent("approved"));
+  });
+
+  it("a shutdown while asking (stdin closed) withdraws the question: the turn ends cancelled, cause disposed, nothing runs", async () => {
+    const { host, marker, turnId } = await untilAsked();
+    const exit = await host.stop();
+    expect(exit.code).toBe(0);
+    const terminal = host.notifications("turn/completed", turnId)[0];
+    expect(terminal).toMatchObject({ terminal: "cancelled", reason: "cancelled while awaiting approval", cause: { kind: "disposed" } });
+    expect(toolCompleted(host, turnId)).toMatchObject({ status: "cancelled", approval: "cancelled", failureReason: "tool call aborted before dispatch" });
+    expect(existsSync(marker)).toBe(false);
+    expectClean(host);
   });
 
   it("a host killed while asking restarts and closes the turn 'host restarted'; the question is withdrawn", async () => {
