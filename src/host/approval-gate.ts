@@ -159,7 +159,15 @@ export class ApprovalGate {
     const id = `approve-${state.nextId++}`;
     state.open.set(id, question);
     question.asks.set(target, id);
-    target.send({ jsonrpc: "2.0", id, method: HostRequests.toolApprove, params: { ...question.params } });
+    try {
+      target.send({ jsonrpc: "2.0", id, method: HostRequests.toolApprove, params: { ...question.params } });
+    } catch (error) {
+      // A channel that cannot take the request is as good as closed for this question: it stays
+      // open for the next connection or resume, and the turn goes on waiting (or is cancelled).
+      state.open.delete(id);
+      question.asks.delete(target);
+      this.#logger(`tool/approve ${id} of call ${question.params.callId} could not be sent: ${(error as Error).message}`);
+    }
   }
 
   /** Closes `question`: its outstanding requests become late ones, then it settles with `answer` (unless withdrawn). */

@@ -78,3 +78,22 @@ describe("ApprovalGate", () => {
     await expect(answered).resolves.toEqual({ decision: "deny", invalid: "the client answered with JSON-RPC error -32603 (boom)" });
   });
 });
+
+describe("ApprovalGate and a connection that cannot send", () => {
+  it("a send that throws leaves the question open for the next resume", async () => {
+    const lines: string[] = [];
+    const gate = new ApprovalGate({ logger: (line) => lines.push(line) });
+    gate.attach("s1", {
+      send: () => {
+        throw new Error("socket gone");
+      },
+    });
+    const answered = gate.ask(question(1), new AbortController().signal);
+    expect(gate.openCount).toBe(1);
+    expect(lines).toEqual(["tool/approve approve-1 of call c1 could not be sent: socket gone"]);
+    const b = target();
+    gate.attach("s1", b, { reask: true });
+    gate.answer(b, { jsonrpc: "2.0", id: "approve-1", result: { decision: "deny" } });
+    await expect(answered).resolves.toEqual({ decision: "deny" });
+  });
+});
