@@ -32,17 +32,9 @@ export function ensureRuntime(): void {
   } catch {
     // none installed yet
   }
-  const unsupported = (): never => {
-    throw new Error("@muse-code/sdk supplies its own framing; this vscode-jsonrpc runtime feature is not installed");
-  };
+  // Only what vscode-jsonrpc's common core reads for the MessageConnection we use: its timers and
+  // its console. Its stream reader and writer, which we never use, are the only readers of the rest.
   RAL.install({
-    crypto: { randomUUID: () => globalThis.crypto.randomUUID() },
-    applicationJson: {
-      encoder: { name: "application/json", encode: unsupported },
-      decoder: { name: "application/json", decode: unsupported },
-    },
-    messageBuffer: { create: unsupported },
-    stream: { asReadableStream: unsupported, asWritableStream: unsupported },
     console,
     timer: {
       setTimeout(callback: Callback, ms: number, ...args: unknown[]) {
@@ -50,10 +42,6 @@ export function ensureRuntime(): void {
         return disposable(() => clearTimeout(handle));
       },
       setImmediate: setImmediateLike,
-      setInterval(callback: Callback, ms: number, ...args: unknown[]) {
-        const handle = setInterval(callback, ms, ...args);
-        return disposable(() => clearInterval(handle));
-      },
     },
   } as unknown as RAL);
 }

@@ -4,11 +4,11 @@
  */
 import { Notifications, PROTOCOL_VERSION } from "./methods.js";
 import {
-  ApprovalDecisions,
   CancelCauseKinds,
   ItemKinds,
   ItemStatuses,
   Terminals,
+  type ApprovalDecision,
   type Item,
   type NotificationParamsMap,
   type ToolApproveParams,
@@ -122,7 +122,7 @@ export function problemWithToolApprove(params: unknown): string | undefined {
 }
 
 const TOOL_APPROVE_FIELDS: ReadonlyArray<keyof ToolApproveParams> = ["sessionId", "turnId", "itemId", "callId", "tool", "args"];
-const decisions: ReadonlySet<string> = new Set(Object.values(ApprovalDecisions));
+const decisions: ReadonlySet<string> = new Set<ApprovalDecision>(["approve", "deny", "cancelled"]);
 
 /**
  * What is wrong with an answer to `tool/approve`, or `undefined` when it is a well-formed

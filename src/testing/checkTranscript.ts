@@ -98,6 +98,8 @@ class SessionHistory {
    * then may the call run: invariant 6).
    */
   readonly gates = new Map<string, { approval: string; at: string; approved: boolean }>();
+  /** Turns the client has sent `turn/cancel` for: their open questions are withdrawn, so a later `approve` runs nothing. */
+  readonly cancelSent = new Set<string>();
 }
 
 /** A `tool/approve` the host sent (per connection: JSON-RPC ids reset with each part). */
@@ -155,6 +157,7 @@ function checkPart(input: TranscriptInput, part: number, label: (line: number) =
         if (earlier !== undefined && earlier.answeredAt === undefined)
           say(`${method}: request id ${key} is still in use by the request at ${at(earlier.line)}`);
         requests.set(key, { line, method, params: isObject(params) ? params : {} });
+        if (method === "turn/cancel" && isObject(params) && typeof params["turnId"] === "string") history.cancelSent.add(params["turnId"]);
         continue;
       }
       // A notification.
@@ -262,7 +265,8 @@ function checkApprovalAnswer(
     );
   }
   const gate = history.gates.get(request.itemId);
-  if (decision === "approve" && gate?.approval === ApprovalStates.pending) gate.approved = true;
+  // An approve that follows this client's own turn/cancel is late: the host withdrew the question when it read the cancel.
+  if (decision === "approve" && gate?.approval === ApprovalStates.pending && !history.cancelSent.has(request.turnId)) gate.approved = true;
 }
 
 /** Item notifications of a tool call behind an approval gate: it may not run before an `approve` (invariant 6). */
@@ -435,8 +439,9 @@ function finish(history: SessionHistory, options: CheckTranscriptOptions, proble
  * Approvals (invariant 6): the host may send one request, `tool/approve`, for a tool call whose
  * item an earlier `item/updated` set `approval: "pending"`, and the client answers each at most
  * once. Until the client answers `approve` while the item is still pending, the call must not
- * run: no `approval: "approved"`, no output, no `completed` status (an `approve` that arrives
- * after the host withdrew the question runs nothing). An answer that follows its turn's
+ * run: no `approval: "approved"`, no output, no `completed` status. An `approve` that comes after
+ * the host withdrew the question, or after the client's own `turn/cancel` of that turn (the host
+ * reads the cancel first, and withdraws), is late: it runs nothing. An answer that follows its turn's
  * `turn/completed` must be `cancelled`: the transcript is the client's view, and a client that
  * has seen the terminal has nothing left to decide.
  *

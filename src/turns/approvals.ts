@@ -5,14 +5,7 @@
  * withdrawn: this client cancels the turn, the turn ends, the host moves the item off `pending`,
  * or the connection closes. Users see it through its read-only view, {@link TurnApprovals}.
  */
-import {
-  ApprovalDecisions,
-  problemWithApprovalAnswer,
-  type ApprovalDecision,
-  type Item,
-  type ToolApproveParams,
-  type ToolApproveResult,
-} from "../protocol/index.js";
+import { problemWithApprovalAnswer, type ApprovalDecision, type Item, type ToolApproveParams, type ToolApproveResult } from "../protocol/index.js";
 
 /**
  * What an {@link ApprovalHandler} gets beside the question.
@@ -66,8 +59,6 @@ export interface ApprovalQuestion {
   readonly request: ToolApproveParams;
   /** Aborts when the question closes by any answer but the handler's (see {@link ApprovalContext.signal}). */
   readonly signal: AbortSignal;
-  /** True until the question is answered or withdrawn. */
-  readonly open: boolean;
   /** Answer the question, unless it is already answered; `true` when this call answered it. */
   answer(decision: ApprovalDecision, reason?: string): boolean;
 }
@@ -114,8 +105,6 @@ interface Question extends ApprovalQuestion {
   abort: AbortController;
 }
 
-const { deny, cancelled } = ApprovalDecisions;
-
 /**
  * The open questions of one connection. The connection asks ({@link Approvals.ask}), withdraws
  * by turn or item, and closes it; every question is answered exactly once, on the wire and in
@@ -145,28 +134,22 @@ export class Approvals implements TurnApprovals {
       abort,
       request,
       signal: abort.signal,
-      get open() {
-        return open.get(id) === question;
-      },
       answer: (decision, reason) => this.#close(question, reason === undefined ? { decision } : { decision, reason }),
     };
     open.set(id, question);
     if (turnEnded || open.size > MAX_OPEN_APPROVALS) {
-      this.#close(question, { decision: cancelled, reason: turnEnded ? "turn ended" : "too many open questions" });
+      this.#close(question, { decision: "cancelled", reason: turnEnded ? "turn ended" : "too many open questions" });
       return turnEnded ? `tool/approve for turn ${request.turnId} after its turn/completed` : undefined;
     }
     this.#wire.emit("approvalAsked", question);
+    if (open.get(id) !== question) return undefined; // an approvalAsked listener answered it
     const handler = this.handler;
-    if (handler === undefined) return void this.#close(question, { decision: deny, reason: "no approval handler" });
+    if (handler === undefined) return void this.#close(question, { decision: "deny", reason: "no approval handler" });
     const decide = (answer: unknown) => {
       const problem = problemWithApprovalAnswer(answer);
-      this.#close(
-        question,
-        problem === undefined ? (answer as ToolApproveResult) : { decision: deny, reason: `the approval handler's answer: ${problem}` },
-        true,
-      );
+      this.#close(question, problem === undefined ? (answer as ToolApproveResult) : { decision: "deny", reason: `approval handler: ${problem}` }, true);
     };
-    const fail = (error: unknown) => this.#close(question, { decision: deny, reason: error instanceof Error ? error.message : String(error) }, true);
+    const fail = (error: unknown) => this.#close(question, { decision: "deny", reason: error instanceof Error ? error.message : String(error) }, true);
     try {
       const answer = handler(request, { signal: abort.signal });
       if (typeof (answer as Partial<PromiseLike<unknown>> | undefined)?.then === "function") (answer as PromiseLike<unknown>).then(decide, fail);
@@ -185,7 +168,7 @@ export class Approvals implements TurnApprovals {
     for (const question of [...this.#open.values()]) {
       const { request } = question;
       if ((turnId ?? request.turnId) === request.turnId && (itemId ?? request.itemId) === request.itemId)
-        this.#close(question, { decision: cancelled, reason: why });
+        this.#close(question, { decision: "cancelled", reason: why });
     }
   }
 

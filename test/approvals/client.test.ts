@@ -100,7 +100,7 @@ describe("client.onApproval", () => {
     expect(byId(2)).toEqual({ decision: "deny", reason: "async boom" });
     expect(byId(3)).toEqual({
       decision: "deny",
-      reason: `the approval handler's answer: decision "maybe" is not one of approve, deny, cancelled`,
+      reason: `approval handler: decision "maybe" is not one of approve, deny, cancelled`,
     });
     await peer.client.close();
   });
@@ -200,15 +200,28 @@ describe("client.onApproval", () => {
     await settle();
     const [question] = peer.client.approvals.openOf(TURN);
     expect(question).toBe(asked[0]);
-    expect(question?.open).toBe(true);
     expect(question?.answer("approve")).toBe(true);
     expect(question?.answer("deny")).toBe(false);
-    expect(question?.open).toBe(false);
+    expect(peer.client.approvals.openOf(TURN)).toEqual([]);
     expect(signal?.aborted).toBe(true);
     late?.({ decision: "deny" });
     await settle();
     expect(answers(peer)).toEqual([{ jsonrpc: "2.0", id: 1, result: { decision: "approve" } }]);
     expect(() => question?.answer("maybe" as never)).toThrow(TypeError);
+    await peer.client.close();
+  });
+
+  it("an approvalAsked listener may answer at once; the handler is then not asked", async () => {
+    const peer = makePeer();
+    let called = false;
+    peer.client.onApproval(() => {
+      called = true;
+      return { decision: "deny" };
+    });
+    peer.client.events.on("approvalAsked", (question) => question.answer("approve", "auto-approved"));
+    peer.send(ask(1));
+    expect(await peer.nth(1)).toEqual({ jsonrpc: "2.0", id: 1, result: { decision: "approve", reason: "auto-approved" } });
+    expect(called).toBe(false);
     await peer.client.close();
   });
 

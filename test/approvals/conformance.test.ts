@@ -125,6 +125,33 @@ describe("checkTranscript: invariant 6", () => {
     ]);
   });
 
+  it("an approve after the client's own turn/cancel is late: it runs nothing", () => {
+    const crossing = [
+      ...head(),
+      ask(100),
+      client({ jsonrpc: "2.0", id: 2, method: "turn/cancel", params: { sessionId: S, turnId: T, commandId: "c-2" } }),
+      answer(100, { decision: "approve" }),
+      server({ jsonrpc: "2.0", id: 2, result: { commandId: "c-2", status: "accepted", turnId: T } }),
+    ];
+    const honest = [
+      ...crossing,
+      note("item/updated", { item: call(3, { approval: "cancelled" }) }),
+      note("item/completed", { item: call(4, { approval: "cancelled", status: "cancelled" }) }),
+      note("turn/completed", { turnId: T, terminal: "cancelled", reason: "cancelled", durationMs: 5 }),
+    ];
+    expect(checkTranscript(honest).problems).toEqual([]);
+    const ranAnyway = [
+      ...crossing,
+      note("item/updated", { item: call(3, { visibleOutput: "a.txt\n" }) }),
+      note("item/completed", { item: call(4, { status: "completed", visibleOutput: "a.txt\n" }) }),
+      note("turn/completed", { turnId: T, terminal: "cancelled", reason: "cancelled", durationMs: 5 }),
+    ];
+    expect(checkTranscript(ranAnyway).problems).toEqual([
+      `line 10: item/updated: tool call ${I}, pending approval since line 5, shows output with no approve answered while it was pending (invariant 6)`,
+      `line 11: item/completed: tool call ${I}, pending approval since line 5, shows output with no approve answered while it was pending (invariant 6)`,
+    ]);
+  });
+
   it("every tool/approve answered at most once; answers match a question", () => {
     const twice = approved();
     twice.splice(7, 0, answer(100, { decision: "approve" }));
