@@ -572,10 +572,11 @@ export class SessionAgent {
 
   /**
    * Asks before the call runs. Returns the item (`approved`) when it may run, or `undefined` when
-   * the call was closed here: denied (it completes `failed`, the turn goes on). A cancel while
-   * asking withdraws the question, closes the call as never dispatched, and rethrows the abort.
-   * An answer of `cancelled` (the client withdrew the question: its user stopped the turn) cancels
-   * the turn, cause `user`, and is handled like that cancel.
+   * the call was closed here: denied (it completes `failed`, the turn goes on), or withdrawn by a
+   * cancel while asking (it completes `cancelled` as never dispatched; the dispatch loop then gives
+   * the step's later calls their synthetic results and ends the turn). An answer of `cancelled`
+   * (the client withdrew the question: its user stopped the turn) cancels the turn, cause `user`,
+   * and is handled like that cancel.
    */
   async #approve(item: ToolCallItem, signal: AbortSignal): Promise<ToolCallItem | undefined> {
     let asked = this.#setApproval(item, "pending");
@@ -606,9 +607,14 @@ export class SessionAgent {
         failureReason: TOOL_ABORTED_BEFORE_DISPATCH.failureReason,
         error: { ...TOOL_ABORTED_BEFORE_DISPATCH.error },
       });
-      throw error;
+      return undefined;
     }
-    if (answer.decision === "approve") return this.#setApproval(asked, "approved", reasonOf(answer));
+    if (answer.decision === "approve") {
+      const approved = this.#setApproval(asked, "approved", reasonOf(answer));
+      // Runs only once its approval is durable (the log failing shuts the host down).
+      if (this.#logFailure !== undefined) throw this.#logFailure;
+      return approved;
+    }
     const denied = this.#setApproval(asked, "denied", reasonOf(answer));
     const final: ToolCallItem = {
       ...denied,

@@ -13,14 +13,17 @@ import { useHostProcesses, type HostProcess, type WireMessage } from "./host-pro
 const { start, tempDir } = useHostProcesses("muse-approval-");
 
 /** A model whose one turn asks to run `echo ran > <marker>`, then says "Finished." in a second step. */
-function approvalModel(dir: string): { model: string; marker: string } {
+function approvalModel(dir: string, after: Array<Record<string, unknown>> = []): { model: string; marker: string } {
   const marker = join(dir, "marker");
   const model = join(dir, "approval.json");
   const script = {
     turns: [
       {
         steps: [
-          { text: "I will write the marker.", toolCalls: [{ tool: "shell", args: { command: `echo ran > '${marker}'; echo wrote it` }, approval: true }] },
+          {
+            text: "I will write the marker.",
+            toolCalls: [{ tool: "shell", args: { command: `echo ran > '${marker}'; echo wrote it` }, approval: true }, ...after],
+          },
           { text: "Finished." },
         ],
       },
@@ -39,8 +42,8 @@ interface Started {
 }
 
 /** Starts a host, a session and a turn, and waits for the host's `tool/approve`. */
-async function untilAsked(data = tempDir()): Promise<Started> {
-  const { model, marker } = approvalModel(tempDir());
+async function untilAsked(data = tempDir(), after: Array<Record<string, unknown>> = []): Promise<Started> {
+  const { model, marker } = approvalModel(tempDir(), after);
   const host = start(["--script", model, "--data", data]);
   const created = await host.request("session/create", {});
   const sessionId = created.result?.["sessionId"] as string;
@@ -165,6 +168,24 @@ describe("tool/approve on the reference host", () => {
     await stderrMatches(host, /answer ignored \(withdrawn: its turn was cancelled\)/);
     await new Promise((r) => setTimeout(r, 300));
     expect(existsSync(marker)).toBe(false);
+    expectClean(host);
+    await host.stop();
+  });
+
+  it("a cancel while asking gives the step's later calls their synthetic 'aborted before dispatch' results", async () => {
+    const { host, sessionId, turnId } = await untilAsked(undefined, [{ tool: "shell", args: { command: "echo never" } }]);
+    await host.request("turn/cancel", { sessionId, turnId });
+    const terminal = await terminalOf(host, turnId);
+    expect(terminal.params).toMatchObject({ terminal: "cancelled", reason: "cancelled while awaiting approval" });
+    const calls = host
+      .notifications("item/completed", turnId)
+      .map((p) => p["item"] as Record<string, unknown>)
+      .filter((i) => i["kind"] === "toolCall");
+    expect(calls).toEqual([
+      expect.objectContaining({ status: "cancelled", approval: "cancelled", failureReason: "tool call aborted before dispatch" }),
+      expect.objectContaining({ status: "cancelled", args: '{"command":"echo never"}', failureReason: "tool call aborted before dispatch", visibleOutput: "" }),
+    ]);
+    expect(calls[1]).not.toHaveProperty("approval");
     expectClean(host);
     await host.stop();
   });
