@@ -7,8 +7,9 @@
  * - src/host/ shares only protocol/ and the one pure data structure internal/boundedMap.js with
  *   the client (see the override for spawnReferenceHost below);
  * - src/cli/ and demo/ use only the package's public entry points (`@muse-code/sdk`, `@muse-code/sdk/*`);
+ * - demo/ (the Stop-button app, browser code) imports no Node built-in either;
  * - no `export *` in src/: public surfaces name every export;
- * - every source file in src/ opens with a `/** header *\/` saying what it is for.
+ * - every source file in src/ and demo/ opens with a `/** header *\/` saying what it is for.
  * Formatting is Prettier's job (`npm run format:check`), so no stylistic rules here.
  */
 import { builtinModules } from "node:module";
@@ -123,5 +124,13 @@ export default defineConfig(
     },
   },
   { files: ["src/cli/**/*.ts"], rules: { "no-restricted-imports": ["error", { patterns: [publicEntriesOnly("src/cli/")] }] } },
-  { files: ["demo/**/*.{ts,tsx,js,mjs}"], rules: { "no-restricted-imports": ["error", { patterns: [publicEntriesOnly("demo/")] }] } },
+  // The Stop-button app is browser code on the public entry points: no Node built-ins, and a header per file.
+  {
+    files: ["demo/**/*.{ts,tsx,js,mjs}"],
+    rules: {
+      "house/file-header": "error",
+      "no-restricted-imports": ["error", { patterns: [publicEntriesOnly("demo/"), ...noNodeBuiltins] }],
+      "no-restricted-syntax": ["error", noDynamicBuiltins],
+    },
+  },
 );

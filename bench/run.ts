@@ -3,7 +3,11 @@
  * run, against real child processes. Prints one table with ratios and writes bench/results.json
  * (rendered to docs/benchmarks.svg by scripts/bench-chart.ts). Not part of `npm test`.
  *
- * Usage: npm run bench [-- --quick]
+ * Usage: npm run bench [-- --quick] [--only=a,b,c,d,e,ws]
+ *
+ * `--only` runs some row groups: (a) throughput, (b) round trips, (c) cancel latency, (d) recorder
+ * heap, (e) bundle, `ws` the WebSocket rows (f, g, h; f measures the SDK NDJSON row of (a) again, in
+ * the same run, for its ratio). A partial run prints its table and writes nothing.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { writeFileSync } from "node:fs";
@@ -13,6 +17,7 @@ import type { TurnCompletedParams } from "../src/index.js";
 import { TurnRecorder } from "../src/turns/turnRecorder.js";
 import { buildCoreBundle } from "./coreBundle.js";
 import { spawnHost, type SpawnedHost } from "../src/node/index.js";
+import { webSocketCancelStorm, webSocketIdleRss, webSocketThroughput } from "./webSocket.js";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
 const child = (name: string) => fileURLToPath(new URL(`./children/${name}`, import.meta.url));
@@ -23,6 +28,14 @@ const N = quick ? 30_000 : 100_000;
 const REPS = quick ? 1 : 3;
 const RTT_ROUNDS = quick ? 1_000 : 5_000;
 const CANCEL_RUNS = 50;
+/** Concurrent clients of row (g), idle connections of row (h). */
+const WS_CLIENTS = 200;
+const WS_IDLE = 500;
+const only = process.argv
+  .find((arg) => arg.startsWith("--only="))
+  ?.slice("--only=".length)
+  .split(",");
+const want = (group: "a" | "b" | "c" | "d" | "e" | "ws") => only === undefined || only.includes(group);
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 const percentile = (xs: number[], p: number) => {
@@ -114,7 +127,8 @@ const sdk =
     });
 
 async function throughput() {
-  const variants: Record<string, Throughput> = { floor, bare, sdk: sdk("ndjson"), sdkCL: sdk("content-length") };
+  const variants: Record<string, Throughput> = want("a") ? { floor, bare, sdk: sdk("ndjson"), sdkCL: sdk("content-length") } : { sdk: sdk("ndjson") };
+  if (want("ws")) variants["ws"] = () => webSocketThroughput(N);
   const runs: Record<string, number[]> = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
   // Interleave the variants, so machine noise hits all of them alike.
   for (let r = 0; r < REPS; r++) {
@@ -285,78 +299,139 @@ async function bundleSize() {
 
 async function main() {
   log(`bench: N=${N} notifications x ${REPS} reps, ${RTT_ROUNDS} round trips, ${CANCEL_RUNS} cancels (node ${process.version})`);
-  const a = await throughput();
-  log("  (b) round trips…");
-  const b = await roundTrips();
-  log("  (c) cancel latency…");
-  const c = await cancelLatency();
-  const cStubborn = await cancelLatency("shell-stubborn.json", "stubborn", 5);
-  log("  (d) recorder heap…");
-  const d = await recorderHeap();
-  log("  (e) bundle…");
-  const e = await bundleSize();
+  const a = want("a") || want("ws") ? await throughput() : {};
+  if (want("b")) log("  (b) round trips…");
+  const b = want("b") ? await roundTrips() : undefined;
+  if (want("c")) log("  (c) cancel latency…");
+  const c = want("c") ? await cancelLatency() : undefined;
+  const cStubborn = want("c") ? await cancelLatency("shell-stubborn.json", "stubborn", 5) : undefined;
+  if (want("d")) log("  (d) recorder heap…");
+  const d = want("d") ? await recorderHeap() : undefined;
+  if (want("e")) log("  (e) bundle…");
+  const e = want("e") ? await bundleSize() : undefined;
+  if (want("ws")) log(`  (g) ${WS_CLIENTS} WebSocket clients cancelling mid-tool…`);
+  const g = want("ws") ? await webSocketCancelStorm(WS_CLIENTS) : undefined;
+  const gTmpfs = want("ws") ? await webSocketCancelStorm(WS_CLIENTS, true) : undefined;
+  if (want("ws")) log(`  (h) RSS of ${WS_IDLE} idle WebSocket connections…`);
+  const h = want("ws") ? await webSocketIdleRss(WS_IDLE) : undefined;
 
   const fl = a["floor"]?.median ?? NaN;
   const br = a["bare"]?.median ?? NaN;
   const sd = a["sdk"]?.median ?? NaN;
   const cl = a["sdkCL"]?.median ?? NaN;
+  const ws = a["ws"]?.median ?? NaN;
   const k = (x: number) => `${Math.round(x / 1000)}k/s`;
   const ok = (pass: boolean) => (pass ? "met" : "MISSED");
-  const rows: Array<[string, string, string, string]> = [
-    ["(a) floor: split lines + JSON.parse", "-", k(fl), ""],
-    ["(a) bare vscode-jsonrpc (Content-Length)", "-", k(br), ""],
-    [
-      "(a) SDK NDJSON, full path",
-      ">= 0.5x floor, >= 1.5x bare",
-      `${k(sd)} = ${(sd / fl).toFixed(2)}x floor, ${(sd / br).toFixed(2)}x bare`,
-      ok(sd / fl >= 0.5 && sd / br >= 1.5),
-    ],
-    ["(a) SDK Content-Length, full path", ">= 1.2x bare", `${k(cl)} = ${(cl / br).toFixed(2)}x bare, ${(cl / fl).toFixed(2)}x floor`, ok(cl / br >= 1.2)],
-    ["(b) command() round trip, SDK", "p50 <= 100 us", `p50 ${b.sdk.p50.toFixed(0)} us, p99 ${b.sdk.p99.toFixed(0)} us`, ok(b.sdk.p50 <= 100)],
-    ["(b) round trip floor: raw stdio line + JSON.parse", "-", `p50 ${b.floor.p50.toFixed(0)} us, p99 ${b.floor.p99.toFixed(0)} us`, ""],
-    [
-      "(b) sendRequest round trip, bare vscode-jsonrpc",
-      "-",
-      `p50 ${b.bare.p50.toFixed(0)} us, p99 ${b.bare.p99.toFixed(0)} us (SDK/bare p50 ${(b.sdk.p50 / b.bare.p50).toFixed(2)}x)`,
-      "",
-    ],
-    ["(c) turn/cancel -> turn/completed, reference host", "p99 <= 50 ms", `p50 ${c.p50.toFixed(1)} ms, p99 ${c.p99.toFixed(1)} ms (n=${c.n})`, ok(c.p99 <= 50)],
-    [
-      "(c) same, a tool that ignores SIGTERM (kill grace 500 ms)",
-      "-",
-      `p50 ${cStubborn.p50.toFixed(0)} ms, max ${cStubborn.max.toFixed(0)} ms (n=${cStubborn.n})`,
-      "",
-    ],
-    [
+  const rows: Array<[string, string, string, string]> = [];
+  if (want("a")) {
+    rows.push(
+      ["(a) floor: split lines + JSON.parse", "-", k(fl), ""],
+      ["(a) bare vscode-jsonrpc (Content-Length)", "-", k(br), ""],
+      [
+        "(a) SDK NDJSON, full path",
+        ">= 0.5x floor, >= 1.5x bare",
+        `${k(sd)} = ${(sd / fl).toFixed(2)}x floor, ${(sd / br).toFixed(2)}x bare`,
+        ok(sd / fl >= 0.5 && sd / br >= 1.5),
+      ],
+      ["(a) SDK Content-Length, full path", ">= 1.2x bare", `${k(cl)} = ${(cl / br).toFixed(2)}x bare, ${(cl / fl).toFixed(2)}x floor`, ok(cl / br >= 1.2)],
+    );
+  }
+  if (b !== undefined) {
+    rows.push(
+      ["(b) command() round trip, SDK", "p50 <= 100 us", `p50 ${b.sdk.p50.toFixed(0)} us, p99 ${b.sdk.p99.toFixed(0)} us`, ok(b.sdk.p50 <= 100)],
+      ["(b) round trip floor: raw stdio line + JSON.parse", "-", `p50 ${b.floor.p50.toFixed(0)} us, p99 ${b.floor.p99.toFixed(0)} us`, ""],
+      [
+        "(b) sendRequest round trip, bare vscode-jsonrpc",
+        "-",
+        `p50 ${b.bare.p50.toFixed(0)} us, p99 ${b.bare.p99.toFixed(0)} us (SDK/bare p50 ${(b.sdk.p50 / b.bare.p50).toFixed(2)}x)`,
+        "",
+      ],
+    );
+  }
+  if (c !== undefined && cStubborn !== undefined) {
+    rows.push(
+      [
+        "(c) turn/cancel -> turn/completed, reference host",
+        "p99 <= 50 ms",
+        `p50 ${c.p50.toFixed(1)} ms, p99 ${c.p99.toFixed(1)} ms (n=${c.n})`,
+        ok(c.p99 <= 50),
+      ],
+      [
+        "(c) same, a tool that ignores SIGTERM (kill grace 500 ms)",
+        "-",
+        `p50 ${cStubborn.p50.toFixed(0)} ms, max ${cStubborn.max.toFixed(0)} ms (n=${cStubborn.n})`,
+        "",
+      ],
+    );
+  }
+  if (d !== undefined) {
+    rows.push([
       "(d) recorder heap, 1 000 000 terminals, default capacity",
       "<= 64 MB",
       `${d.heapMB.toFixed(1)} MB (${d.retained.toLocaleString("en")} retained)`,
       ok(d.heapMB <= 64),
-    ],
-    [
+    ]);
+  }
+  if (e !== undefined) {
+    rows.push([
       "(e) browser core bundle, esbuild min+gzip",
       "<= 24 KB, no node:",
       `${(e.gzipBytes / 1024).toFixed(1)} KB gz (${(e.minBytes / 1024).toFixed(1)} KB min), node: imports ${e.nodeImports.length}`,
       ok(e.gzipBytes <= 24 * 1024 && e.nodeImports.length === 0),
-    ],
-  ];
+    ]);
+  }
+  if (g !== undefined && h !== undefined) {
+    rows.push(
+      [
+        "(f) SDK over WebSocket loopback, full path",
+        ">= 0.7x SDK NDJSON",
+        `${k(ws)} = ${(ws / sd).toFixed(2)}x SDK NDJSON (${k(sd)} this run)`,
+        ok(ws / sd >= 0.7),
+      ],
+      [
+        `(g) ${g.n} WebSocket clients, cancel mid-tool: turn/cancel -> turn/completed`,
+        "p99 <= 50 ms",
+        `p50 ${g.p50.toFixed(1)} ms, p99 ${g.p99.toFixed(1)} ms, max ${g.max.toFixed(1)} ms`,
+        ok(g.p99 <= 50),
+      ],
+      [
+        "(g) same, session logs on tmpfs (/dev/shm: fdatasync without a disk)",
+        "-",
+        gTmpfs === undefined ? "no /dev/shm" : `p50 ${gTmpfs.p50.toFixed(1)} ms, p99 ${gTmpfs.p99.toFixed(1)} ms, max ${gTmpfs.max.toFixed(1)} ms`,
+        "",
+      ],
+      [
+        `(h) host RSS per idle WebSocket connection (${h.n} open)`,
+        "<= 100 KB",
+        `${h.perConnectionKiB.toFixed(1)} KiB (VmRSS ${(h.beforeKiB / 1024).toFixed(1)} -> ${(h.afterKiB / 1024).toFixed(1)} MiB)`,
+        ok(h.perConnectionKiB <= 100),
+      ],
+    );
+  }
   const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => r[i]?.length ?? 0), ["what", "target", "measured", "status"][i]?.length ?? 0));
   const line = (r: string[]) => `| ${r.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join(" | ")} |`;
   console.log(line(["what", "target", "measured", "status"]));
   console.log(line(widths.map((w) => "-".repeat(w))));
   for (const r of rows) console.log(line(r));
+  if (only !== undefined) {
+    log("a partial run (--only): bench/results.json left as it was");
+    return;
+  }
   const results = {
     date: new Date().toISOString(),
     node: process.version,
     cpus: (await import("node:os")).cpus().length,
-    config: { notifications: N, reps: REPS, roundTrips: RTT_ROUNDS, cancels: CANCEL_RUNS },
+    config: { notifications: N, reps: REPS, roundTrips: RTT_ROUNDS, cancels: CANCEL_RUNS, webSocketClients: WS_CLIENTS, idleWebSockets: WS_IDLE },
     throughput: a,
-    ratios: { sdkOverFloor: sd / fl, sdkOverBare: sd / br, sdkClOverBare: cl / br },
+    ratios: { sdkOverFloor: sd / fl, sdkOverBare: sd / br, sdkClOverBare: cl / br, webSocketOverSdk: ws / sd },
     roundTrip: b,
     cancel: c,
     cancelIgnoringSigterm: cStubborn,
     recorder: d,
     bundle: e,
+    webSocketCancel: g,
+    webSocketCancelTmpfs: gTmpfs,
+    webSocketIdleRss: h,
     table: rows,
   };
   writeFileSync(fileURLToPath(new URL("./results.json", import.meta.url)), `${JSON.stringify(results, null, 2)}\n`);

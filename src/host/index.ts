@@ -1,6 +1,7 @@
 /**
  * `@muse-code/sdk/host`: the reference MSP host (scripted model, real shell tool, session log),
- * and `spawnReferenceHost` to start the copy bundled in this package with its example models.
+ * served over stdio or WebSocket (`serveWebSocket`), and `spawnReferenceHost` to start the copy
+ * bundled in this package with its example models.
  *
  * Any new export added here becomes public API. Use named exports, not wildcards. The host's
  * machinery (session agents, phase machine, shell tool, session log, command cache, JSON-RPC
@@ -9,7 +10,13 @@
  * @packageDocumentation
  */
 export { spawnReferenceHost, exampleModelPath } from "./spawnReferenceHost.js";
-export type { SpawnReferenceHostOptions, ExampleModelName } from "./spawnReferenceHost.js";
+export type {
+  SpawnReferenceHostOptions,
+  ExampleModelName,
+  ReferenceHostWebSocketOptions,
+  ReferenceHostWebSocket,
+  SpawnedReferenceHost,
+} from "./spawnReferenceHost.js";
 export { MuseHost, createHost, HOST_NAME, HOST_VERSION } from "./muse-host.js";
 export type { MuseHostOptions } from "./muse-host.js";
 export { loadScriptedModel, parseScriptedModel } from "./scripted-model.js";
@@ -20,3 +27,6 @@ export { HOST_RESTARTED_REASON } from "./session-recovery.js";
 export type { RecoveredSession } from "./session-recovery.js";
 export { createStdioTransport } from "./stdio-transport.js";
 export type { MessageTransport } from "./message-transport.js";
+export { serveWebSocket } from "./web-socket-server.js";
+export type { WebSocketServeOptions, WebSocketHostServer } from "./web-socket-server.js";
+export { HostCloseCodes } from "../protocol/webSocketCloseCodes.js";

@@ -1,4 +1,4 @@
-/** The host core: JSON-RPC dispatch of MSP commands, idempotency, sessions, and fan-out of notifications. */
+/** The host core: JSON-RPC dispatch of MSP commands, idempotency, sessions, and per-connection delivery of notifications. */
 import { createHash } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
@@ -131,18 +131,27 @@ interface Handled {
   replay?: ReplayRange;
 }
 
-/** One reply channel, and the turns whose terminal it has been sent. */
+/**
+ * One reply channel, the turns whose terminal it has been sent, and the sessions whose
+ * notifications it receives (those it created or resumed).
+ */
 interface Channel {
   send: (message: unknown) => void;
   terminalsSent: Set<string>;
+  /** The sessions this channel hears; `undefined` for a `handleText` reply, which hears only its answers and replays. */
+  sessions: Set<string> | undefined;
+  /** Set by `disconnect`: a closed channel is never subscribed again. */
+  closed: boolean;
 }
 
 type Connection = { transport: MessageTransport; channel: Channel };
 
-function newChannel(write: (message: unknown) => void): Channel {
+function newChannel(write: (message: unknown) => void, subscribes: boolean): Channel {
   const terminalsSent = new Set<string>();
   return {
     terminalsSent,
+    sessions: subscribes ? new Set() : undefined,
+    closed: false,
     send(message) {
       if (isObject(message) && message["method"] === "turn/completed" && isObject(message["params"])) {
         terminalsSent.add(String(message["params"]["turnId"]));
@@ -206,8 +215,10 @@ export function sessionAgentOf(host: MuseHost, sessionId: string): SessionAgent 
 let liveSession: (host: MuseHost, sessionId: string) => SessionAgent | undefined;
 
 /**
- * The reference host. Attach transports with {@link MuseHost.connect}; every connection receives
- * every notification. On construction it locks the data dir (one host per dir, see
+ * The reference host. Attach transports with {@link MuseHost.connect}, as many as you like; a
+ * connection receives the notifications of the sessions it created (`session/create`) or resumed
+ * (`session/resume`), and no others, so two connections on one session (two browser tabs) see the
+ * same stream. On construction it locks the data dir (one host per dir, see
  * {@link MuseHostOptions.dataDir}) and recovers it (turns a crash left open are closed as
  * `failed: host restarted`), streaming each session log.
  *
@@ -227,6 +238,8 @@ export class MuseHost {
   readonly #cache: CommandCache;
   readonly #sessions = new Map<string, SessionAgent>();
   readonly #connections = new Set<Connection>();
+  /** Who hears each session: the channels that created or resumed it. An entry goes when its last channel does. */
+  readonly #subscribers = new Map<string, Set<Channel>>();
   readonly #channels = new WeakMap<(message: unknown) => void, Channel>();
   /** The host's `tool/approve` requests: sent on a channel, answered by id. */
   readonly #approvals = new ApprovalGate({ logger: (line) => this.#log(line) });
@@ -292,35 +305,54 @@ export class MuseHost {
   }
 
   /**
-   * Serves one transport: reads its messages and sends it every notification until
-   * {@link MuseHost.disconnect} or shutdown. The end of its input does not detach it: with stdio,
-   * stdin EOF starts a shutdown whose cancelled terminals must still reach stdout.
+   * Serves one transport: reads its messages, answers them, and sends it the notifications of the
+   * sessions it created or resumed on it, until {@link MuseHost.disconnect} or shutdown. The end
+   * of its input does not detach it: with stdio, stdin EOF starts a shutdown whose cancelled
+   * terminals must still reach stdout.
    */
   connect(transport: MessageTransport): void {
-    const channel = newChannel((message) => transport.send(message));
+    const channel = newChannel((message) => transport.send(message), true);
     this.#connections.add({ transport, channel });
     transport.onMessage((text) => this.#onText(text, channel));
     // Its open questions stay open until a session/resume asks them again.
     transport.onClose(() => this.#approvals.detach(channel));
   }
 
-  /** Stops sending notifications to `transport` and closes it (e.g. a WebSocket that went away). */
+  /**
+   * Stops sending to `transport` (it hears no session any more) and closes it, e.g. a WebSocket
+   * that went away. Its sessions go on, and a `session/resume` on another connection picks them up.
+   */
   disconnect(transport: MessageTransport): void {
     for (const c of this.#connections) if (c.transport === transport) this.#approvals.detach(c.channel);
     for (const c of this.#connections) {
-      if (c.transport === transport) this.#connections.delete(c);
+      if (c.transport !== transport) continue;
+      this.#connections.delete(c);
+      c.channel.closed = true;
+      for (const sessionId of c.channel.sessions ?? []) {
+        const set = this.#subscribers.get(sessionId);
+        set?.delete(c.channel);
+        if (set?.size === 0) this.#subscribers.delete(sessionId);
+      }
+      c.channel.sessions?.clear();
     }
     transport.close();
   }
 
+  /** How many transports are connected. */
+  get connectionCount(): number {
+    return this.#connections.size;
+  }
+
   /**
    * Handles one incoming JSON-RPC text and writes the answer (and any replay) through `reply`.
-   * Exposed for in-process use and tests; `connect` uses it.
+   * Exposed for in-process use and tests. Unlike a {@link MuseHost.connect}ed transport, `reply`
+   * hears no live notifications (only answers, replays, and a terminal an `already_terminal`
+   * rejection needs), so nothing keeps a reference to it.
    */
   handleText(text: string, reply: (message: unknown) => void): void {
     let channel = this.#channels.get(reply);
     if (channel === undefined) {
-      channel = newChannel(reply);
+      channel = newChannel(reply, false);
       this.#channels.set(reply, channel);
     }
     this.#onText(text, channel);
@@ -350,9 +382,23 @@ export class MuseHost {
     this.#options.logger?.(line);
   }
 
+  /** Sends one notification to the channels that hear its session. */
   #publish(method: NotificationMethod, params: Record<string, unknown>): void {
+    const subscribers = this.#subscribers.get(String(params["sessionId"]));
+    if (subscribers === undefined) return;
     const message = notificationMessage(method, params);
-    for (const c of this.#connections) c.channel.send(message);
+    // A copy: a send that overflows a connection's queue disconnects it, which edits the set.
+    for (const channel of [...subscribers]) channel.send(message);
+  }
+
+  /** From now on `channel` hears `sessionId`; answers whether it did not before. */
+  #subscribe(channel: Channel, sessionId: string): boolean {
+    if (channel.sessions === undefined || channel.closed || channel.sessions.has(sessionId)) return false;
+    channel.sessions.add(sessionId);
+    let set = this.#subscribers.get(sessionId);
+    if (set === undefined) this.#subscribers.set(sessionId, (set = new Set()));
+    set.add(channel);
+    return true;
   }
 
   /**
@@ -377,9 +423,18 @@ export class MuseHost {
       channel.send({ jsonrpc: "2.0", id, error: outcome.error });
       return;
     }
+    // A session/create or session/resume (answered now, or again from the cache on a retry)
+    // subscribes the channel it answers on: from here on it hears the session live.
+    const result = outcome.result;
+    const subscribes = (outcome.method === Commands.sessionCreate || outcome.method === Commands.sessionResume) && isObject(result);
+    const sessionId = subscribes && typeof result["sessionId"] === "string" ? result["sessionId"] : undefined;
+    const newlySubscribed = sessionId !== undefined && this.#subscribe(channel, sessionId);
     channel.send({ jsonrpc: "2.0", id, result: outcome.result });
     if (outcome.replay !== undefined) {
-      const { sessionId, after, upTo } = outcome.replay;
+      const { sessionId, after } = outcome.replay;
+      // A retried resume answered from the cache on a channel that did not hear the session yet:
+      // its replay runs up to now, so nothing between the first answer and this one is missed.
+      const upTo = newlySubscribed ? Math.max(outcome.replay.upTo, this.#sessions.get(sessionId)?.lastCursor ?? 0) : outcome.replay.upTo;
       try {
         for (const record of readSessionLog(sessionLogPath(this.dataDir, sessionId), { onProblem: (line) => this.#log(line), pool: this.#logFiles })) {
           if (record.type === "notification" && record.n > after && record.n <= upTo) {

@@ -1,11 +1,17 @@
-/** The `muse-host` command line: argument parsing and `serve --stdio`. */
+/** The `muse-host` command line: argument parsing and `serve --stdio` / `serve --ws`. */
+import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { basename } from "node:path";
+import { DEFAULT_MAX_LINE_BYTES } from "../protocol/lineSplitter.js";
 import { loadScriptedModel, type ScriptedModel } from "./scripted-model.js";
 import { DataDirInUseError, DEFAULT_LOCK_STALE_MS } from "./data-dir-lock.js";
 import { createHost, HOST_VERSION, type MuseHostOptions } from "./muse-host.js";
 import { DEFAULT_MAX_OPEN_LOGS } from "./session-log.js";
 import { DEFAULT_KILL_GRACE_MS, DEFAULT_OUTPUT_CAP_BYTES, killAllToolGroups } from "./shell-tool.js";
 import { createStdioTransport } from "./stdio-transport.js";
+import { isLoopbackAddress, parseListenAddress, type ListenAddress } from "./web-socket-access.js";
+import { DEFAULT_MAX_CONNECTIONS, serveWebSocket, type WebSocketHostServer } from "./web-socket-server.js";
+import { DEFAULT_MAX_SEND_QUEUE_BYTES } from "./web-socket-transport.js";
 
 /**
  * Parsed `muse-host serve` options.
@@ -16,7 +22,26 @@ import { createStdioTransport } from "./stdio-transport.js";
  * ```
  */
 export interface ServeOptions {
-  transport: "stdio";
+  /** `--stdio`: serve MSP on stdin/stdout. */
+  stdio: boolean;
+  /** `--ws [ADDR:]PORT`: serve MSP over WebSocket. */
+  ws?: ListenAddress;
+  /** `--token-file F`: the file holding the WebSocket token. */
+  tokenFile?: string;
+  /** `--allow-origin ORIGIN`, repeatable. */
+  allowOrigins: string[];
+  /** `--allow-remote`: allow a non-loopback `--ws` address. */
+  allowRemote: boolean;
+  /** `--ui` (or `--ui-dir DIR`): serve the Stop-button app at `/`. */
+  ui: boolean;
+  /** `--ui-dir DIR`: the app's files (default: the package's built `dist/demo/`). */
+  uiDir?: string;
+  /** @unit bytes */
+  maxMessageBytes?: number;
+  /** @unit bytes */
+  maxSendQueueBytes?: number;
+  /** @unit connections */
+  maxConnections?: number;
   /** The default model's script (model name `default` unless `--default-model`). */
   script?: string;
   dataDir?: string;
@@ -41,9 +66,12 @@ export interface ServeOptions {
  * process.stderr.write(`${USAGE}\n`);
  * ```
  */
-export const USAGE = `usage: muse-host serve --stdio --script PATH [--data DIR] [--model NAME=PATH ...]
-                       [--default-model NAME] [--kill-grace-ms N] [--output-cap-bytes N]
-                       [--max-open-logs N] [--lock-stale-ms N]
+export const USAGE = `usage: muse-host serve (--stdio | --ws [ADDR:]PORT | both) --script PATH [--data DIR]
+                       [--model NAME=PATH ...] [--default-model NAME] [--kill-grace-ms N]
+                       [--output-cap-bytes N] [--max-open-logs N] [--lock-stale-ms N]
+                       [--max-message-bytes N] [--token-file FILE] [--allow-origin ORIGIN ...]
+                       [--allow-remote] [--ui] [--ui-dir DIR] [--max-send-queue-bytes N]
+                       [--max-connections N]
        muse-host --version | --help`;
 
 /**
@@ -57,11 +85,13 @@ export const USAGE = `usage: muse-host serve --stdio --script PATH [--data DIR] 
  */
 export const HELP = `${USAGE}
 
-The reference MSP host: a scripted model and a real shell tool, served over stdio.
-stdout carries only protocol (NDJSON JSON-RPC); logs go to stderr.
+The reference MSP host: a scripted model and a real shell tool, served over stdio and/or
+WebSocket. stdout carries only protocol (NDJSON JSON-RPC); logs go to stderr. A connection
+hears the sessions it created or resumed, and no others.
 
 serve flags (each also takes --flag=VALUE):
-  --stdio                serve MSP on stdin/stdout, one JSON-RPC message per line (required)
+  --stdio                serve MSP on stdin/stdout, one JSON-RPC message per line (this,
+                         --ws, or both)
   --script PATH          scripted model file, loaded as the model named "default"
                          (required unless a --model is given)
   --model NAME=PATH      one more scripted model, chosen per session by session/create {model}
@@ -80,15 +110,39 @@ serve flags (each also takes --flag=VALUE):
                          quarter of ulimit -n if lower)
   --lock-stale-ms N      milliseconds after which the --data lock of a host on another machine,
                          not refreshed, is taken over; at least 2000 (default: ${DEFAULT_LOCK_STALE_MS})
+  --max-message-bytes N  the largest incoming message, in bytes, on either transport; a bigger
+                         WebSocket frame closes that connection with 1009 (default: ${DEFAULT_MAX_LINE_BYTES})
+
+WebSocket flags (see docs/websocket-host.md for the security model):
+  --ws [ADDR:]PORT       serve MSP over WebSocket, one JSON-RPC message per text frame,
+                         subprotocol msp.v1, at ws://ADDR:PORT/msp; ADDR defaults to 127.0.0.1,
+                         PORT 0 picks a free port. Prints one line, once, to open in a browser:
+                         "muse-host: open http://ADDR:PORT/#token=TOKEN"
+  --token-file FILE      the bearer token every WebSocket must present, read from FILE (else
+                         from the MUSE_HOST_TOKEN environment variable, which the host then
+                         removes from its environment; else 32 random bytes)
+  --allow-origin ORIGIN  one more browser origin allowed to connect, e.g. http://localhost:5173,
+                         beside the host's own http://127.0.0.1:PORT and http://localhost:PORT;
+                         repeatable (a request from any other Origin gets 403)
+  --allow-remote         allow a non-loopback ADDR, e.g. 0.0.0.0 (there is no TLS: put a TLS
+                         proxy in front); without it such an address exits 2
+  --ui                   also serve the Stop-button app at http://ADDR:PORT/ (GET and HEAD,
+                         from the package's dist/demo/)
+  --ui-dir DIR           serve the app's files from DIR instead (implies --ui)
+  --max-send-queue-bytes N  bytes held for one connection that is not reading; past it that
+                         connection closes with 4008 (default: ${DEFAULT_MAX_SEND_QUEUE_BYTES})
+  --max-connections N    simultaneous WebSocket and page connections; one more is closed at
+                         once (default: ${DEFAULT_MAX_CONNECTIONS})
 
 other commands:
   --version              print the host version and exit
   --help, -h             print this help and exit
 
-Exit: 0 after stdin EOF or SIGTERM/SIGINT/SIGHUP (running turns cancelled, tools drained); a
+Exit: 0 after stdin EOF (with --stdio) or SIGTERM/SIGINT/SIGHUP (running turns cancelled, tools drained); a
 second signal stops the drain (128 + signal number); 1 if a session log could not be written
-or the data dir's lock was lost; 2 on a bad command line, model file, or an unsafe data dir
-(DIR/sessions a symlink); 3 if another live host holds DIR.`;
+or the data dir's lock was lost; 2 on a bad command line, model file, token file, UI dir,
+an unsafe data dir (DIR/sessions a symlink), a non-loopback --ws address without --allow-remote,
+or a --ws address that cannot be bound; 3 if another live host holds DIR.`;
 
 function nonNegativeInt(flag: string, value: string): number {
   const n = Number(value);
@@ -105,12 +159,18 @@ function nonNegativeInt(flag: string, value: string): number {
  * ```
  */
 export function parseServeArgs(args: readonly string[]): ServeOptions {
-  const options: ServeOptions = { transport: "stdio", models: new Map() };
-  let stdio = false;
+  const options: ServeOptions = { stdio: false, allowOrigins: [], allowRemote: false, ui: false, models: new Map() };
+  const seen = new Set<string>();
+  const positive = (flag: string, v: string) => {
+    const n = nonNegativeInt(flag, v);
+    if (n < 1) throw new Error(`${flag} needs a positive integer, got ${n}`);
+    return n;
+  };
   for (let i = 0; i < args.length; i++) {
     const flag = args[i] ?? "";
     const eqAt = flag.startsWith("--") ? flag.indexOf("=") : -1;
     const name = eqAt > 0 ? flag.slice(0, eqAt) : flag;
+    seen.add(name);
     const inline = eqAt > 0 ? flag.slice(eqAt + 1) : undefined;
     const value = (): string => {
       if (inline !== undefined) return inline;
@@ -120,10 +180,36 @@ export function parseServeArgs(args: readonly string[]): ServeOptions {
     };
     switch (name) {
       case "--stdio":
-        stdio = true;
+        options.stdio = true;
         break;
       case "--ws":
-        throw new Error("--ws is not implemented yet; use --stdio");
+        options.ws = parseListenAddress(value());
+        break;
+      case "--token-file":
+        options.tokenFile = value();
+        break;
+      case "--allow-origin":
+        options.allowOrigins.push(value());
+        break;
+      case "--allow-remote":
+        options.allowRemote = true;
+        break;
+      case "--ui":
+        options.ui = true;
+        break;
+      case "--ui-dir":
+        options.ui = true;
+        options.uiDir = value();
+        break;
+      case "--max-message-bytes":
+        options.maxMessageBytes = positive(name, value());
+        break;
+      case "--max-send-queue-bytes":
+        options.maxSendQueueBytes = positive(name, value());
+        break;
+      case "--max-connections":
+        options.maxConnections = positive(name, value());
+        break;
       case "--script":
         options.script = value();
         break;
@@ -162,7 +248,12 @@ export function parseServeArgs(args: readonly string[]): ServeOptions {
         throw new Error(`unknown option ${flag}`);
     }
   }
-  if (!stdio) throw new Error("serve needs a transport: --stdio");
+  if (!options.stdio && options.ws === undefined) throw new Error("serve needs a transport: --stdio, --ws [ADDR:]PORT, or both");
+  if (options.ws === undefined) {
+    const wsOnly = ["--token-file", "--allow-origin", "--allow-remote", "--ui", "--ui-dir", "--max-send-queue-bytes", "--max-connections"];
+    const given = wsOnly.filter((flag) => seen.has(flag));
+    if (given.length > 0) throw new Error(`${given.join(", ")} need${given.length === 1 ? "s" : ""} --ws [ADDR:]PORT`);
+  }
   if (options.script === undefined && options.models.size === 0) throw new Error("serve needs --script PATH or --model NAME=PATH");
   return options;
 }
@@ -185,9 +276,47 @@ export function loadServeModels(options: ServeOptions): Pick<MuseHostOptions, "m
   return { models, defaultModel };
 }
 
+/** The environment variable a WebSocket token may come from (when there is no `--token-file`). */
+const TOKEN_ENV = "MUSE_HOST_TOKEN";
+
+/**
+ * The WebSocket token: `--token-file` (its first line, surrounding whitespace trimmed), else
+ * `MUSE_HOST_TOKEN` (then removed from this process's environment, so tools the host runs never
+ * inherit it), else 32 random bytes, base64url. Throws a one-line `Error` that names the file, never the token.
+ */
+function webSocketToken(options: ServeOptions): string {
+  let token: string | undefined;
+  if (options.tokenFile !== undefined) {
+    let text: string;
+    try {
+      text = readFileSync(options.tokenFile, "utf8");
+    } catch (error) {
+      throw new Error(`--token-file ${options.tokenFile}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, { cause: error });
+    }
+    token = (text.split(/\r?\n/)[0] ?? "").trim();
+    if (token === "") throw new Error(`--token-file ${options.tokenFile}: the file's first line is empty`);
+  } else if (process.env[TOKEN_ENV] !== undefined) {
+    token = process.env[TOKEN_ENV].trim();
+    if (token === "") throw new Error(`${TOKEN_ENV} is set but empty`);
+  }
+  // Whatever the source, the shell tool's children must not see it.
+  delete process.env[TOKEN_ENV];
+  return token ?? randomBytes(32).toString("base64url");
+}
+
+/**
+ * The Stop-button app's files when `--ui` names no `--ui-dir`: `dist/demo/` of this package. The
+ * built CLI (`dist/host/cli.js`) finds it at `../demo/`; run from the sources (`src/host/run-cli.ts`
+ * under tsx), at `../../dist/demo/`.
+ */
+function defaultUiDir(): URL {
+  return new URL(import.meta.url.endsWith(".ts") ? "../../dist/demo/" : "../demo/", import.meta.url);
+}
+
 /**
  * Runs the `muse-host` command line and resolves with its exit code. `serve --stdio` resolves
- * when stdin ends, stdout breaks (the client stopped reading), or SIGTERM/SIGINT/SIGHUP arrives,
+ * when stdin ends, stdout breaks (the client stopped reading), or SIGTERM/SIGINT/SIGHUP arrives;
+ * `serve --ws` alone on a signal (its WebSocket connections get their terminals, then close 1001),
  * after running turns are cancelled (cause `disposed`) and their tools drained: 0, or 1 when a
  * session-log write failed. A second signal during the drain SIGKILLs every known tool process
  * group and resolves at once with 128 + the signal number. Logs go to stderr; stdout carries only
@@ -221,6 +350,21 @@ export async function runCli(argv: readonly string[]): Promise<number> {
   } catch (error) {
     return usageError((error as Error).message);
   }
+  let token: string | undefined;
+  if (options.ws !== undefined) {
+    if (!isLoopbackAddress(options.ws.address) && !options.allowRemote) {
+      err(
+        `refusing to listen on ${options.ws.address}, which is not a loopback address: pass --allow-remote to allow other machines (and put a TLS proxy in front)`,
+      );
+      return 2;
+    }
+    try {
+      token = webSocketToken(options);
+    } catch (error) {
+      err((error as Error).message);
+      return 2;
+    }
+  }
   let onFatal: (error: Error) => void = () => {};
   let host;
   try {
@@ -237,8 +381,32 @@ export async function runCli(argv: readonly string[]): Promise<number> {
     err((error as Error).message);
     return error instanceof DataDirInUseError ? 3 : 2;
   }
-  const transport = createStdioTransport(process.stdin, process.stdout);
-  host.connect(transport);
+  const maxMessageBytes = options.maxMessageBytes;
+  let webSocket: WebSocketHostServer | undefined;
+  if (options.ws !== undefined && token !== undefined) {
+    try {
+      webSocket = await serveWebSocket(host, {
+        token,
+        address: options.ws.address,
+        port: options.ws.port,
+        allowRemote: options.allowRemote,
+        allowOrigins: options.allowOrigins,
+        logger: err,
+        ...(options.ui ? { uiDir: options.uiDir ?? defaultUiDir() } : {}),
+        ...(maxMessageBytes === undefined ? {} : { maxMessageBytes }),
+        ...(options.maxSendQueueBytes === undefined ? {} : { maxSendQueueBytes: options.maxSendQueueBytes }),
+        ...(options.maxConnections === undefined ? {} : { maxConnections: options.maxConnections }),
+      });
+    } catch (error) {
+      err((error as Error).message);
+      await host.shutdown();
+      return 2;
+    }
+  }
+  const transport = options.stdio
+    ? createStdioTransport(process.stdin, process.stdout, maxMessageBytes === undefined ? {} : { maxLineBytes: maxMessageBytes })
+    : undefined;
+  if (transport !== undefined) host.connect(transport);
   const served = host;
   return await new Promise<number>((resolve) => {
     let stopping = false;
@@ -258,7 +426,10 @@ export async function runCli(argv: readonly string[]): Promise<number> {
       if (stopping) return;
       stopping = true;
       err(`${why}: cancelling running turns and draining tools`);
-      void served.shutdown().then(() => finish(served.failure === undefined ? 0 : 1));
+      void served
+        .shutdown()
+        .then(() => webSocket?.close())
+        .then(() => finish(served.failure === undefined ? 0 : 1));
     };
     for (const signal of signals) {
       const handler = () => {
@@ -273,8 +444,11 @@ export async function runCli(argv: readonly string[]): Promise<number> {
       process.on(signal, handler);
     }
     onFatal = (error) => stop(`session log write failed (${error.message})`);
-    transport.onClose(() => stop("stdin closed"));
+    transport?.onClose(() => stop("stdin closed"));
     // Only now, with every signal handled: a supervisor may signal the host as soon as it reads this.
-    err(`serving on stdio (data ${served.dataDir}, ${basename(process.execPath)} ${process.version})`);
+    const where = webSocket === undefined ? "stdio" : `${webSocket.url}${transport === undefined ? "" : " and stdio"}`;
+    err(`serving on ${where} (data ${served.dataDir}, ${basename(process.execPath)} ${process.version})`);
+    // The token's one appearance: in the fragment, which a browser never sends to a server.
+    if (webSocket !== undefined && token !== undefined) err(`open ${webSocket.pageUrl}#token=${encodeURIComponent(token)}`);
   });
 }

@@ -2,12 +2,14 @@
  * spawnReferenceHost: start the reference host that ships in this package, with no PATH and no
  * repository paths involved. It runs `process.execPath` on the package's own built
  * `dist/host/cli.js` (from a source checkout under tsx: `src/host/cli.ts` with `--import tsx`),
- * and `exampleModelPath` finds the example models shipped in the package's `models/` folder.
+ * and `exampleModelPath` finds the example models shipped in the package's `models/` folder. With
+ * `webSocket` it serves WebSocket too, and reads the URL and token from the host's ready line.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { LineSplitter } from "../protocol/lineSplitter.js";
 import { spawnHost, type SpawnedHost, type SpawnHostOptions } from "../node/spawnHost.js";
 
 const PACKAGE_NAME = "@muse-code/sdk";
@@ -61,7 +63,75 @@ export interface SpawnReferenceHostOptions extends Omit<SpawnHostOptions, "comma
   outputCapBytes?: number;
   /** More `muse-host serve` arguments, appended as given. */
   extraArgs?: readonly string[];
+  /**
+   * Serve WebSocket too (`--ws`), beside the stdio connection this returns: the result then has a
+   * `webSocket` promise of the URL and token (see {@link SpawnedReferenceHost}).
+   */
+  webSocket?: ReferenceHostWebSocketOptions;
 }
+
+/**
+ * The WebSocket side of {@link spawnReferenceHost} (`muse-host serve --stdio --ws …`).
+ *
+ * @example
+ * ```ts
+ * const options: ReferenceHostWebSocketOptions = { port: 0, ui: true, allowOrigins: ["http://localhost:5173"], readyTimeoutMs: 10_000 };
+ * const host = spawnReferenceHost({ webSocket: options });
+ * ```
+ */
+export interface ReferenceHostWebSocketOptions {
+  /** The port to listen on, on 127.0.0.1. @unit TCP port @defaultValue 0 (a free port; the real one is in the result) */
+  port?: number;
+  /** The token clients must present. Passed in the host's environment (`MUSE_HOST_TOKEN`), never on its command line. @defaultValue 32 random bytes the host makes */
+  token?: string;
+  /** Serve the Stop-button app at `/` (`--ui`), from the package's `dist/demo/` or from `uiDir`. @defaultValue false */
+  ui?: boolean;
+  /** Serve the app's files from this directory (`--ui-dir`; implies `ui`). */
+  uiDir?: string;
+  /** More browser origins allowed to connect (`--allow-origin`), beside the host's own. */
+  allowOrigins?: readonly string[];
+  /** How long to wait for the host's ready line. @unit milliseconds @defaultValue 15 000 */
+  readyTimeoutMs?: number;
+}
+
+/**
+ * Where a {@link spawnReferenceHost} with `webSocket` serves: read from the host's ready line
+ * `muse-host: open http://127.0.0.1:PORT/#token=TOKEN`, which is not passed on to `stderr`.
+ *
+ * @example
+ * ```ts
+ * import { connectWebSocket } from "@muse-code/sdk/websocket";
+ *
+ * await using host = spawnReferenceHost({ webSocket: {} });
+ * const { url, token }: ReferenceHostWebSocket = await host.webSocket;
+ * const client = await connectWebSocket(url, { token });
+ * ```
+ */
+export interface ReferenceHostWebSocket {
+  /** `ws://127.0.0.1:PORT/msp`: pass it to `connectWebSocket` with `token`. */
+  url: string;
+  /** The bearer token (give it to `connectWebSocket`'s `token`; never put it in a URL's query). */
+  token: string;
+  /** `http://127.0.0.1:PORT/#token=…`: the page to open in a browser (served with `ui`). */
+  pageUrl: string;
+  /** The port the host listens on. @unit TCP port */
+  port: number;
+}
+
+/**
+ * A {@link SpawnedHost} started with `webSocket`: its stdio connection, and `webSocket`, which
+ * resolves once the host listens. It rejects with an `Error` that says why: the host exited first
+ * (its exit code or signal in the message, its reason on stderr), or it printed no ready line
+ * within `readyTimeoutMs` (the host is left running: `close()` it).
+ *
+ * @example
+ * ```ts
+ * await using host: SpawnedReferenceHost = spawnReferenceHost({ webSocket: { port: 0 } });
+ * const { pageUrl } = await host.webSocket;
+ * console.log(`open ${pageUrl}`);
+ * ```
+ */
+export type SpawnedReferenceHost = SpawnedHost & { readonly webSocket: Promise<ReferenceHostWebSocket> };
 
 let packageRootCache: string | undefined;
 
@@ -139,6 +209,10 @@ function path(name: string, value: unknown): string {
  * (e.g. a model file with an error) settles pending work as `connectionClosed`, its reason on
  * stderr. `await using` closes it at the end of the block.
  *
+ * With `webSocket`, the host serves WebSocket on 127.0.0.1 too (`--stdio --ws`), and the result's
+ * `webSocket` promise gives the URL and token. The host still lives as long as this stdio
+ * connection: `close()` stops it, WebSocket clients included.
+ *
  * @example
  * ```ts
  * import { spawnReferenceHost, exampleModelPath } from "@muse-code/sdk/host";
@@ -148,9 +222,36 @@ function path(name: string, value: unknown): string {
  * const turn = host.startTurn({ sessionId, input: [{ type: "text", text: "Hi!" }] });
  * console.log((await turn.terminal).terminal); // "completed"
  * ```
+ * @example
+ * ```ts
+ * import { WebSocket } from "ws"; // Node 20; Node 22 has a global WebSocket
+ * import { connectWebSocket } from "@muse-code/sdk/websocket";
+ * import { spawnReferenceHost } from "@muse-code/sdk/host";
+ *
+ * await using host = spawnReferenceHost({ webSocket: { port: 0 } });
+ * const { url, token, pageUrl } = await host.webSocket;
+ * console.log(`a browser opens ${pageUrl}`);
+ * const client = await connectWebSocket(url, { token, WebSocket });
+ * const { sessionId } = await client.connection.command("session/create", {});
+ * const turn = client.startTurn({ sessionId, input: [{ type: "text", text: "Hi!" }] });
+ * console.log((await turn.terminal).terminal); // "completed"
+ * await client.close();
+ * ```
  */
-export function spawnReferenceHost(options: SpawnReferenceHostOptions = {}): SpawnedHost {
-  const { script, data, models = {}, defaultModel, toolKillGraceMs, outputCapBytes, extraArgs = [], ...spawnOptions } = options;
+export function spawnReferenceHost(options: SpawnReferenceHostOptions & { webSocket: ReferenceHostWebSocketOptions }): SpawnedReferenceHost;
+/**
+ * Spawn the reference MSP host bundled with this package over stdio only (no `webSocket`
+ * option): see the first overload.
+ *
+ * @example
+ * ```ts
+ * await using host = spawnReferenceHost({ script: exampleModelPath("run-tests"), stderr: "ignore" });
+ * console.log(host.pid);
+ * ```
+ */
+export function spawnReferenceHost(options?: SpawnReferenceHostOptions): SpawnedHost;
+export function spawnReferenceHost(options: SpawnReferenceHostOptions = {}): SpawnedHost | SpawnedReferenceHost {
+  const { script, data, models = {}, defaultModel, toolKillGraceMs, outputCapBytes, extraArgs = [], webSocket, ...spawnOptions } = options;
   nonNegativeInteger("toolKillGraceMs", toolKillGraceMs);
   nonNegativeInteger("outputCapBytes", outputCapBytes);
   if (!Array.isArray(extraArgs) || !extraArgs.every((a) => typeof a === "string"))
@@ -169,5 +270,61 @@ export function spawnReferenceHost(options: SpawnReferenceHostOptions = {}): Spa
   if (toolKillGraceMs !== undefined) args.push("--kill-grace-ms", String(toolKillGraceMs));
   if (outputCapBytes !== undefined) args.push("--output-cap-bytes", String(outputCapBytes));
   args.push(...extraArgs);
-  return spawnHost({ ...spawnOptions, command: process.execPath, args });
+  if (webSocket === undefined) return spawnHost({ ...spawnOptions, command: process.execPath, args });
+  return spawnWithWebSocket(spawnOptions, args, webSocket);
+}
+
+/** The ready line's prefix; the line is `muse-host: open http://HOST:PORT/#token=TOKEN`. */
+const READY_PREFIX = "muse-host: open ";
+
+function spawnWithWebSocket(spawnOptions: Omit<SpawnHostOptions, "command" | "args">, args: string[], ws: ReferenceHostWebSocketOptions): SpawnedReferenceHost {
+  if (typeof ws !== "object" || ws === null) throw new TypeError("spawnReferenceHost: webSocket must be an object");
+  const { port = 0, token, ui = false, uiDir, allowOrigins = [], readyTimeoutMs = 15_000 } = ws;
+  if (!Number.isSafeInteger(port) || port < 0 || port > 65535)
+    throw new RangeError(`spawnReferenceHost: webSocket.port must be an integer 0..65535, got ${String(port)}`);
+  if (token !== undefined && (typeof token !== "string" || token === "")) throw new TypeError("spawnReferenceHost: webSocket.token must be a non-empty string");
+  nonNegativeInteger("webSocket.readyTimeoutMs", readyTimeoutMs);
+  if (!Array.isArray(allowOrigins) || !allowOrigins.every((o) => typeof o === "string"))
+    throw new TypeError("spawnReferenceHost: webSocket.allowOrigins must be an array of strings");
+  args.splice(args.indexOf("--stdio") + 1, 0, "--ws", `127.0.0.1:${port}`);
+  for (const origin of allowOrigins) args.push("--allow-origin", origin);
+  if (uiDir !== undefined) args.push("--ui-dir", path("webSocket.uiDir", uiDir));
+  else if (ui) args.push("--ui");
+  const { stderr = "inherit", env, ...rest } = spawnOptions;
+  // The token goes in the environment (the host removes it from its own): argv is visible to every user in ps.
+  const childEnv = token === undefined ? env : { ...(env ?? process.env), MUSE_HOST_TOKEN: token };
+  const host = spawnHost({ ...rest, ...(childEnv === undefined ? {} : { env: childEnv }), stderr: "pipe", command: process.execPath, args });
+  const output = host.process.stderr;
+  const ready = new Promise<ReferenceHostWebSocket>((resolve, reject) => {
+    let settled = false;
+    const settle = (outcome: () => void) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      outcome();
+    };
+    const timer = setTimeout(
+      () => settle(() => reject(new Error(`spawnReferenceHost: the host did not print its ready line within ${readyTimeoutMs} ms`))),
+      readyTimeoutMs,
+    );
+    void host.exited.then(({ exitCode, signal }) =>
+      settle(() =>
+        reject(new Error(`spawnReferenceHost: the host exited (${signal ?? `code ${exitCode}`}) before serving WebSocket; its reason is on stderr`)),
+      ),
+    );
+    const lines = new LineSplitter((raw) => {
+      const line = raw.replace(/\r$/, "");
+      if (!line.startsWith(READY_PREFIX)) {
+        if (stderr === "inherit") process.stderr.write(`${line}\n`);
+        return;
+      }
+      const page = new URL(line.slice(READY_PREFIX.length));
+      const found = new URLSearchParams(page.hash.slice(1)).get("token") ?? "";
+      const portOf = Number(page.port);
+      settle(() => resolve({ url: `ws://${page.host}/msp`, token: found, pageUrl: page.href, port: portOf }));
+    });
+    output?.on("data", (chunk: Buffer) => lines.push(chunk));
+  });
+  ready.catch(() => {}); // a caller that never asks for it is not an unhandled rejection
+  return Object.assign(host, { webSocket: ready });
 }

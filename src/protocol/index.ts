@@ -53,4 +53,4 @@ export {
   isCompatibleProtocol,
 } from "./guards.js";
 export { MSP_SUBPROTOCOL, BEARER_SUBPROTOCOL_PREFIX, bearerSubprotocol, bearerTokenOf } from "./webSocketSubprotocols.js";
-export { ClientCloseCodes } from "./webSocketCloseCodes.js";
+export { ClientCloseCodes, HostCloseCodes } from "./webSocketCloseCodes.js";

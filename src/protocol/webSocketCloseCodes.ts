@@ -15,3 +15,26 @@ export const ClientCloseCodes = {
   sendQueueFull: 4008,
   messageTooBig: 4009,
 } as const;
+
+/**
+ * Close codes the reference host (`muse-host serve --ws`) sends:
+ * - `goingAway` (1001): the host is shutting down; every turn's terminal was sent before it.
+ * - `messageTooBig` (1009): the client sent a frame over the host's message limit
+ *   (`--max-message-bytes`, `maxPayload`); sent by `ws` itself, and only that connection closes.
+ * - `sendQueueFull` (4008): the client stopped reading, and what the host held for it went over
+ *   `--max-send-queue-bytes`; only that connection closes (the mirror of the client's 4008).
+ *
+ * @example
+ * ```ts
+ * import { connectWebSocket } from "@muse-code/sdk/websocket";
+ *
+ * const client = await connectWebSocket("ws://127.0.0.1:8080/msp", { token: "a-long-random-token" });
+ * const info = await client.closed;
+ * if (info.closeCode === HostCloseCodes.sendQueueFull) console.log("read faster: the host gave up on us");
+ * ```
+ */
+export const HostCloseCodes = {
+  goingAway: 1001,
+  messageTooBig: 1009,
+  sendQueueFull: 4008,
+} as const;

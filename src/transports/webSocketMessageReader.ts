@@ -55,7 +55,9 @@ export class WebSocketMessageReader extends AbstractMessageReader {
   readonly #onMessage = ({ data }: WebSocketMessageEventLike): void => {
     if (this.#stopped) return;
     const text = typeof data === "string" ? data : undefined;
-    const bytes = text === undefined ? binaryLength(data) : utf8ByteLength(text, this.#maxMessageBytes);
+    // A UTF-16 unit is at most 3 bytes of UTF-8: a text that short is within the limit uncounted.
+    const fits = text !== undefined && text.length * 3 <= this.#maxMessageBytes;
+    const bytes = text === undefined ? binaryLength(data) : fits ? text.length : utf8ByteLength(text, this.#maxMessageBytes);
     if (bytes > this.#maxMessageBytes) {
       this.#problems.fire({ problem: `a message exceeds maxMessageBytes (${this.#maxMessageBytes} bytes)`, fatal: true });
       this.#socket.close(ClientCloseCodes.messageTooBig, "message too big");

@@ -35,6 +35,7 @@ describe("muse-host --help", () => {
   it("prints one explaining line per flag, with the defaults and units of the numeric ones", () => {
     expect(synopsisFlags).toEqual([
       "--stdio",
+      "--ws",
       "--script",
       "--data",
       "--model",
@@ -43,6 +44,14 @@ describe("muse-host --help", () => {
       "--output-cap-bytes",
       "--max-open-logs",
       "--lock-stale-ms",
+      "--max-message-bytes",
+      "--token-file",
+      "--allow-origin",
+      "--allow-remote",
+      "--ui",
+      "--ui-dir",
+      "--max-send-queue-bytes",
+      "--max-connections",
       "--version",
       "--help",
     ]);
@@ -72,9 +81,16 @@ describe("muse-host --help", () => {
       "--output-cap-bytes": "1",
       "--max-open-logs": "1",
       "--lock-stale-ms": "2000",
+      "--ws": "0",
+      "--max-message-bytes": "1",
+      "--token-file": "t",
+      "--allow-origin": "http://localhost:1",
+      "--ui-dir": "/ui",
+      "--max-send-queue-bytes": "1",
+      "--max-connections": "1",
     };
     for (const flag of serveFlags) {
-      const args = ["--stdio", "--script", "a.json", flag, ...(valueOf[flag] === undefined ? [] : [valueOf[flag]])];
+      const args = ["--stdio", "--ws", "0", "--script", "a.json", flag, ...(valueOf[flag] === undefined ? [] : [valueOf[flag]])];
       expect(() => parseServeArgs(args), flag).not.toThrow();
     }
     expect(serveFlags.sort()).toEqual(synopsisFlags.filter((f) => f !== "--version" && f !== "--help").sort());

@@ -20,7 +20,10 @@ describe("parseServeArgs", () => {
       "--output-cap-bytes=1024",
     ]);
     expect(options).toEqual({
-      transport: "stdio",
+      stdio: true,
+      allowOrigins: [],
+      allowRemote: false,
+      ui: false,
       script: "a.json",
       dataDir: "/tmp/d",
       models: new Map([
@@ -40,7 +43,51 @@ describe("parseServeArgs", () => {
     expect(() => parseServeArgs(["--stdio", "--model", "noequals"])).toThrow(/NAME=PATH/);
     expect(() => parseServeArgs(["--stdio", "--script", "a", "--frobnicate"])).toThrow(/unknown option/);
     expect(() => parseServeArgs(["--stdio", "--script"])).toThrow(/needs a value/);
-    expect(() => parseServeArgs(["--ws", "8080"])).toThrow(/not implemented/);
+  });
+
+  it("parses --ws [ADDR:]PORT and the WebSocket flags; --stdio and --ws combine", () => {
+    const options = parseServeArgs([
+      "--ws",
+      "8080",
+      "--stdio",
+      "--script",
+      "a.json",
+      "--token-file",
+      "t.txt",
+      "--allow-origin",
+      "http://localhost:5173",
+      "--allow-origin=http://example.test",
+      "--ui-dir",
+      "/srv/ui",
+      "--max-message-bytes",
+      "1024",
+      "--max-send-queue-bytes=65536",
+      "--max-connections",
+      "10",
+    ]);
+    expect(options).toMatchObject({
+      stdio: true,
+      ws: { address: "127.0.0.1", port: 8080 },
+      tokenFile: "t.txt",
+      allowOrigins: ["http://localhost:5173", "http://example.test"],
+      allowRemote: false,
+      ui: true,
+      uiDir: "/srv/ui",
+      maxMessageBytes: 1024,
+      maxSendQueueBytes: 65536,
+      maxConnections: 10,
+    });
+    expect(parseServeArgs(["--ws", "[::1]:0", "--script", "a"]).ws).toEqual({ address: "::1", port: 0 });
+    expect(parseServeArgs(["--ws", "0.0.0.0:9", "--allow-remote", "--script", "a"])).toMatchObject({
+      ws: { address: "0.0.0.0", port: 9 },
+      allowRemote: true,
+      stdio: false,
+    });
+    expect(() => parseServeArgs(["--ws", "70000", "--script", "a"])).toThrow(/PORT 0..65535/);
+    expect(() => parseServeArgs(["--ws", "example.com:80", "--script", "a"])).toThrow(/IP address or localhost/);
+    expect(() => parseServeArgs(["--stdio", "--script", "a", "--ui"])).toThrow(/--ui needs --ws/);
+    expect(() => parseServeArgs(["--stdio", "--script", "a", "--token-file", "t", "--allow-remote"])).toThrow(/--token-file, --allow-remote need --ws/);
+    expect(() => parseServeArgs(["--ws", "0", "--script", "a", "--max-connections", "0"])).toThrow(/positive integer/);
   });
 });
 

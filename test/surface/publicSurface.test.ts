@@ -68,6 +68,7 @@ describe("public surface", () => {
       "HOST_NAME",
       "HOST_RESTARTED_REASON",
       "HOST_VERSION",
+      "HostCloseCodes",
       "MuseHost",
       "TOOL_ABORTED_BEFORE_DISPATCH",
       "TOOL_DENIED_REASON",
@@ -77,6 +78,7 @@ describe("public surface", () => {
       "exampleModelPath",
       "loadScriptedModel",
       "parseScriptedModel",
+      "serveWebSocket",
       "spawnReferenceHost",
     ]);
   });

@@ -31,7 +31,7 @@ history.replaceState(null, "", location.pathname + location.search);
 let client: MspClient;
 try {
   // Same origin as the page: ws:// beside http://, wss:// beside https://.
-  client = await connectWebSocket(`${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/`, { token, handshakeTimeoutMs: 10_000 });
+  client = await connectWebSocket(`${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/msp`, { token, handshakeTimeoutMs: 10_000 });
 } catch (error) {
   // A refused token, a host that is down, a timeout: a typed MspError, never a bare Event.
   status.textContent = `not connected (${describe(error)})`;

@@ -1,0 +1,171 @@
+/**
+ * Bench rows of the WebSocket transport and host (issue 9 §6), run by bench/run.ts:
+ * - (f) notifications/s through the SDK over WebSocket loopback, against the same flood over stdio;
+ * - (g) N concurrent WebSocket clients on one reference host, each cancelling its turn mid-tool:
+ *   `turn/cancel` sent → `turn/completed` received;
+ * - (h) the host's resident memory per idle authenticated WebSocket connection.
+ */
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { WebSocket } from "ws";
+import type { MspClient, TurnCompletedParams } from "../src/index.js";
+import { spawnReferenceHost } from "../src/host/index.js";
+import { bearerSubprotocol, MSP_SUBPROTOCOL } from "../src/protocol/index.js";
+import { connectWebSocket } from "../src/transports/index.js";
+
+const root = fileURLToPath(new URL("../", import.meta.url));
+const child = (name: string) => fileURLToPath(new URL(`./children/${name}`, import.meta.url));
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const percentile = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)] as number;
+};
+
+/** Rejects after `ms` with `what`, for bounding a wait. */
+function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    promise.finally(() => clearTimeout(timer)),
+    new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: nothing within ${ms} ms`)), ms))),
+  ]);
+}
+
+/**
+ * (f) The SDK's full path over WebSocket (connectWebSocket with `ws`: reader, connection,
+ * recorder, ledger, events) receiving N notifications from bench/children/webSocketFlood.mjs.
+ * Notifications per second, from the first to the last.
+ */
+export async function webSocketThroughput(n: number): Promise<number> {
+  const flood = spawn(process.execPath, [child("webSocketFlood.mjs"), String(n)], { stdio: ["pipe", "pipe", "inherit"] });
+  try {
+    const port = await within(
+      new Promise<number>((resolve) => {
+        let text = "";
+        flood.stdout.on("data", (chunk: Buffer) => {
+          text += chunk.toString("utf8");
+          const match = /port (\d+)/.exec(text);
+          if (match !== null) resolve(Number(match[1]));
+        });
+      }),
+      20_000,
+      "the WebSocket flood child",
+    );
+    const client = await connectWebSocket(`ws://127.0.0.1:${port}/`, { WebSocket, defaultTimeoutMs: 120_000 });
+    let count = 0;
+    let first = 0;
+    const done = new Promise<number>((resolve) => {
+      client.connection.onNotification(() => {
+        if (count++ === 0) first = performance.now();
+        if (count === n) resolve(n / ((performance.now() - first) / 1000));
+      });
+    });
+    // Any message starts the flood; it never answers, so the command is dropped with the connection.
+    client.connection.command("host/info", {}).catch(() => {});
+    const rate = await within(done, 120_000, "the WebSocket flood");
+    await client.close();
+    return rate;
+  } finally {
+    flood.stdin.end();
+  }
+}
+
+/**
+ * (g) `clients` WebSocket clients on one reference host (`serve --stdio --ws`), all at once: each
+ * creates a session, starts a turn whose shell tool runs `sleep 30` in a grandchild, and once the
+ * tool has printed its first line sends `turn/cancel`; the time from that send to the turn's
+ * `turn/completed` arriving, per client. The host's kill grace is 500 ms. With `onTmpfs` the
+ * session logs live in /dev/shm, so their per-record fdatasync costs no disk flush (undefined when
+ * there is no /dev/shm).
+ */
+export async function webSocketCancelStorm(clients: number, onTmpfs = false): Promise<{ p50: number; p99: number; max: number; n: number } | undefined> {
+  if (onTmpfs && !existsSync("/dev/shm")) return undefined;
+  const data = onTmpfs ? mkdtempSync(join("/dev/shm", "muse-bench-")) : undefined;
+  const host = spawnReferenceHost({
+    script: `${root}test/fixtures/models/shell-sleep.json`,
+    toolKillGraceMs: 500,
+    stderr: "ignore",
+    ...(data === undefined ? {} : { data }),
+    webSocket: { readyTimeoutMs: 30_000 },
+  });
+  const open: MspClient[] = [];
+  try {
+    const { url, token } = await host.webSocket;
+    for (let i = 0; i < clients; i++) open.push(await connectWebSocket(url, { token, WebSocket, defaultTimeoutMs: 60_000 }));
+    const times = await Promise.all(
+      open.map(async (client, i) => {
+        const { sessionId } = await client.connection.command("session/create", {});
+        const running = new Promise<void>((resolve) => {
+          const onItem = (p: { item: { kind: string; visibleOutput?: string } }) => {
+            if (p.item.kind === "toolCall" && (p.item.visibleOutput ?? "").includes("grandchild")) {
+              client.events.off("item/updated", onItem);
+              resolve();
+            }
+          };
+          client.events.on("item/updated", onItem);
+        });
+        const turn = client.startTurn({ sessionId, input: [{ type: "text", text: `run ${i}` }] });
+        await within(running, 60_000, `client ${i}'s tool`);
+        const turnId = (await turn.accepted).turnId;
+        const completedAt = new Promise<number>((resolve) => {
+          const onDone = (p: TurnCompletedParams) => {
+            if (p.turnId !== turnId) return;
+            client.events.off("turn/completed", onDone);
+            resolve(performance.now());
+          };
+          client.events.on("turn/completed", onDone);
+        });
+        const t0 = performance.now();
+        const outcome = await turn.cancel({ timeoutMs: 30_000 });
+        if (outcome.terminal.terminal !== "cancelled") throw new Error(`client ${i}: expected cancelled, got ${outcome.terminal.terminal}`);
+        return (await completedAt) - t0;
+      }),
+    );
+    return { p50: percentile(times, 50), p99: percentile(times, 99), max: Math.max(...times), n: times.length };
+  } finally {
+    await Promise.all(open.map((client) => client.close()));
+    await host.close();
+    if (data !== undefined) rmSync(data, { recursive: true, force: true });
+  }
+}
+
+function vmRssKiB(pid: number): number {
+  const match = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+  if (match === null) throw new Error(`no VmRSS for pid ${pid}`);
+  return Number(match[1]);
+}
+
+/** Opens one authenticated WebSocket to the host and waits until it is open. */
+function openIdle(url: string, token: string): Promise<WebSocket> {
+  return new Promise((resolve, reject) => {
+    const socket = new WebSocket(url, [MSP_SUBPROTOCOL, bearerSubprotocol(token)]);
+    socket.once("open", () => resolve(socket));
+    socket.once("error", reject);
+  });
+}
+
+/**
+ * (h) The host's VmRSS (from /proc) before and after `connections` authenticated WebSocket
+ * connections that do nothing, after a warm-up connection that ran one command (so the code
+ * paths are loaded before the first reading). KiB per connection.
+ */
+export async function webSocketIdleRss(connections: number): Promise<{ perConnectionKiB: number; beforeKiB: number; afterKiB: number; n: number }> {
+  const host = spawnReferenceHost({ stderr: "ignore", webSocket: { readyTimeoutMs: 30_000 } });
+  const sockets: WebSocket[] = [];
+  try {
+    const { url, token } = await host.webSocket;
+    const warm = await connectWebSocket(url, { token, WebSocket });
+    await warm.connection.command("host/info", {});
+    await warm.close();
+    await sleep(1_000);
+    const beforeKiB = vmRssKiB(host.pid);
+    for (let i = 0; i < connections; i++) sockets.push(await openIdle(url, token));
+    await sleep(1_000);
+    const afterKiB = vmRssKiB(host.pid);
+    return { perConnectionKiB: (afterKiB - beforeKiB) / connections, beforeKiB, afterKiB, n: connections };
+  } finally {
+    for (const socket of sockets) socket.terminate();
+    await host.close();
+  }
+}
