@@ -4,7 +4,8 @@
  * connection, and bounds every question: one is open until it is answered or withdrawn (its turn
  * was cancelled or ended). When the connection that was asked closes, the question goes to the
  * session's next open connection, or, when there is none, waits unasked until a `session/resume`
- * asks it again.
+ * asks it again. An answer of `cancelled` withdraws only the connection that gave it: the question
+ * stays open (its turn's `turn/cancel`, which a Stop sends next, is what ends it).
  */
 import { ApprovalDecisions, HostRequests, isObject, type ApprovalDecision, type ToolApproveParams } from "../protocol/index.js";
 import { BoundedMap } from "../internal/boundedMap.js";
@@ -24,7 +25,8 @@ export interface AskTarget {
 
 /**
  * What the gate hands the agent: the client's decision, or why the answer could not be read
- * (`invalid`: then `decision` is `"deny"`, the gate failing closed).
+ * (`invalid`: then `decision` is `"deny"`, the gate failing closed). Never `cancelled`: that
+ * answer withdraws a connection, it decides nothing.
  *
  * @example
  * ```ts
@@ -32,7 +34,7 @@ export interface AskTarget {
  * ```
  */
 export interface ApprovalAnswer {
-  decision: ApprovalDecision;
+  decision: "approve" | "deny";
   reason?: string;
   /** Set when the answer was malformed or a JSON-RPC error: the host treats it as a deny. */
   invalid?: string;
@@ -70,6 +72,9 @@ interface Question {
   params: ToolApproveParams;
   /** The request id it was sent under, per target still asked (unanswered). */
   asks: Map<AskTarget, JsonRpcId>;
+  /** Targets that answered it `cancelled` (withdrew), not asked again unless they resume. */
+  withdrewFrom: Set<AskTarget>;
+  closed: boolean;
   settle: (answer: ApprovalAnswer) => void;
 }
 
@@ -79,10 +84,12 @@ interface TargetState {
   open: Map<JsonRpcId, Question>;
   /** Request ids of questions no longer open, kept (bounded) so a late answer reads as late. */
   late: BoundedMap<JsonRpcId, string>;
+  /** Open questions this target answered `cancelled`: moved on when it closes, like its open ones. */
+  withdrew: Set<Question>;
 }
 
-/** Reads a `tool/approve` result; `invalid` says what is wrong with it. */
-function readAnswer(message: Record<string, unknown>): ApprovalAnswer {
+/** Reads a `tool/approve` result; `invalid` says what is wrong with it (and the decision is then `deny`). */
+function readAnswer(message: Record<string, unknown>): Omit<ApprovalAnswer, "decision"> & { decision: ApprovalDecision } {
   if ("error" in message) {
     const error = message["error"];
     const code = isObject(error) ? error["code"] : undefined;
@@ -111,8 +118,11 @@ function readAnswer(message: Record<string, unknown>): ApprovalAnswer {
  *   is, it waits unasked.
  * - `session/resume` asks every open question of the session again on the resuming connection
  *   (a new request id), unless that connection already has it outstanding.
- * - The first readable answer decides; any other answer (a late one after a cancel, one from
- *   another connection, a second answer to one id) is ignored and logged.
+ * - The first readable `approve` or `deny` decides; any other answer (a late one after a cancel,
+ *   one from another connection, a second answer to one id) is ignored and logged.
+ * - `cancelled` withdraws the connection that gave it (its user pressed Stop, or it is closing):
+ *   it is not asked again unless it resumes, and the question stays open for the `turn/cancel`
+ *   that follows a Stop, or, when that connection closes, for the session's next one.
  * - A JSON-RPC error or a malformed result is a deny, with `invalid` saying why: an answer the
  *   host cannot read never runs a tool.
  *
@@ -147,7 +157,7 @@ export class ApprovalGate {
   #state(target: AskTarget): TargetState {
     let state = this.#targets.get(target);
     if (state === undefined) {
-      state = { nextId: 1, open: new Map(), late: new BoundedMap({ capacity: this.#lateCapacity }) };
+      state = { nextId: 1, open: new Map(), late: new BoundedMap({ capacity: this.#lateCapacity }), withdrew: new Set() };
       this.#targets.set(target, state);
     }
     return state;
@@ -156,6 +166,8 @@ export class ApprovalGate {
   #send(question: Question, target: AskTarget): void {
     if (question.asks.has(target)) return;
     const state = this.#state(target);
+    question.withdrewFrom.delete(target);
+    state.withdrew.delete(question);
     const id = `approve-${state.nextId++}`;
     state.open.set(id, question);
     question.asks.set(target, id);
@@ -172,6 +184,9 @@ export class ApprovalGate {
 
   /** Closes `question`: its outstanding requests become late ones, then it settles with `answer` (unless withdrawn). */
   #close(question: Question, why: string): void {
+    question.closed = true;
+    for (const target of question.withdrewFrom) this.#targets.get(target)?.withdrew.delete(question);
+    question.withdrewFrom.clear();
     for (const [target, id] of question.asks) {
       const state = this.#targets.get(target);
       if (state === undefined) continue;
@@ -199,6 +214,8 @@ export class ApprovalGate {
       const question: Question = {
         params,
         asks: new Map(),
+        withdrewFrom: new Set(),
+        closed: false,
         settle: (answer) => {
           signal.removeEventListener("abort", onAbort);
           this.#close(question, `already answered "${answer.decision}"`);
@@ -243,10 +260,11 @@ export class ApprovalGate {
       else if (left.length !== speakers.length) this.#speakers.set(sessionId, left);
     }
     if (state === undefined) return;
-    for (const question of state.open.values()) {
+    for (const question of [...state.open.values(), ...state.withdrew]) {
       question.asks.delete(target);
+      question.withdrewFrom.delete(target);
       const next = this.#speakers.get(question.params.sessionId)?.at(-1);
-      if (question.asks.size === 0 && next !== undefined) this.#send(question, next);
+      if (!question.closed && question.asks.size === 0 && next !== undefined) this.#send(question, next);
     }
   }
 
@@ -269,8 +287,20 @@ export class ApprovalGate {
       return false;
     }
     const answer = readAnswer(message);
+    if (answer.decision === "cancelled") {
+      // This client withdrew (a Stop, or it is closing): it is not asked again unless it resumes.
+      state.open.delete(id);
+      state.late.set(id, "this client withdrew from it");
+      question.asks.delete(target);
+      question.withdrewFrom.add(target);
+      state.withdrew.add(question);
+      this.#logger(
+        `tool/approve ${JSON.stringify(id)} of call ${question.params.callId}: the client withdrew (${answer.reason ?? "cancelled"}); the question stays open`,
+      );
+      return true;
+    }
     if (answer.invalid !== undefined) this.#logger(`tool/approve ${JSON.stringify(id)} of call ${question.params.callId}: ${answer.invalid}; treated as deny`);
-    question.settle(answer);
+    question.settle({ ...answer, decision: answer.decision });
     return true;
   }
 }

@@ -161,11 +161,9 @@ function reasonOf(answer: ApprovalAnswer): { reason?: string; invalid?: boolean 
   return answer.reason === undefined ? {} : { reason: answer.reason };
 }
 
-/** Why a question was withdrawn, for its approval record: a cancel (no answer), the client's `cancelled`, or an answer that came after the cancel. */
+/** Why a question was withdrawn, for its approval record: a cancel (no answer), or an answer that came after the cancel. */
 function withdrawal(answer: ApprovalAnswer | undefined): { reason?: string } {
-  if (answer === undefined) return {};
-  if (answer.decision === "cancelled") return { reason: answer.reason ?? "the client withdrew the question" };
-  return { reason: `answered ${answer.decision} after the turn was cancelled` };
+  return answer === undefined ? {} : { reason: `answered ${answer.decision} after the turn was cancelled` };
 }
 
 function newTextItem(kind: "message" | "reasoning", turnId: string): TextItem {
@@ -575,8 +573,8 @@ export class SessionAgent {
    * the call was closed here: denied (it completes `failed`, the turn goes on), or withdrawn by a
    * cancel while asking (it completes `cancelled` as never dispatched; the dispatch loop then gives
    * the step's later calls their synthetic results and ends the turn). An answer of `cancelled`
-   * (the client withdrew the question: its user stopped the turn) cancels the turn, cause `user`,
-   * and is handled like that cancel.
+   * never gets here: it withdraws the connection that gave it, and the question waits on (see
+   * {@link ApprovalGate}).
    */
   async #approve(item: ToolCallItem, signal: AbortSignal): Promise<ToolCallItem | undefined> {
     let asked = this.#setApproval(item, "pending");
@@ -593,7 +591,6 @@ export class SessionAgent {
     let answer: ApprovalAnswer | undefined;
     try {
       answer = await this.#ask(params, signal);
-      if (answer.decision === "cancelled") this.cancel({ kind: "user" });
       signal.throwIfAborted();
     } catch (error) {
       if (!signal.aborted) throw error;

@@ -72,6 +72,14 @@ function answer(host: HostProcess, id: unknown, result: unknown): void {
 const terminalOf = (host: HostProcess, turnId: string) =>
   host.waitFor((m) => m.method === "turn/completed" && m.params?.["turnId"] === turnId, 10_000, `turn/completed of ${turnId}`);
 
+/** The last viewCursor the host sent. */
+function lastCursor(host: HostProcess): string | undefined {
+  return host.wire
+    .map((m) => m.params?.["viewCursor"])
+    .filter((c): c is string => typeof c === "string")
+    .at(-1);
+}
+
 /** Waits (bounded) until the host's stderr matches. */
 async function stderrMatches(host: HostProcess, pattern: RegExp, timeoutMs = 5000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -209,16 +217,35 @@ describe("tool/approve on the reference host", () => {
     await host.stop();
   });
 
-  it("an answer of cancelled (the client's Stop) cancels the turn: nothing runs, one terminal", async () => {
+  it("a Stop (an answer of cancelled, then turn/cancel): the cancel is accepted, nothing runs, one terminal", async () => {
     const { host, marker, sessionId, turnId, ask } = await untilAsked();
-    answer(host, ask.id, { decision: "cancelled" });
+    answer(host, ask.id, { decision: "cancelled", reason: "turn cancelled" });
     const cancel = await host.request("turn/cancel", { sessionId, turnId });
-    // Either the cancel is still in time, or the turn already ended: both are the SDK's normal cases.
-    expect(cancel.result?.["status"] ?? cancel.error?.data?.["reason"]).toMatch(/accepted|already_terminal/);
+    expect(cancel.result).toMatchObject({ status: "accepted", turnId }); // the answer alone ended nothing
     const terminal = await terminalOf(host, turnId);
     expect(terminal.params).toMatchObject({ terminal: "cancelled", reason: "cancelled while awaiting approval", cause: { kind: "user" } });
     expect(toolCompleted(host, turnId)).toMatchObject({ status: "cancelled", approval: "cancelled", failureReason: "tool call aborted before dispatch" });
     expect(existsSync(marker)).toBe(false);
+    expectClean(host);
+    await host.stop();
+  });
+
+  it("an answer of cancelled alone withdraws this connection: the call stays pending, unasked, until a resume asks again", async () => {
+    const { host, marker, sessionId, turnId, ask } = await untilAsked();
+    answer(host, ask.id, { decision: "cancelled" });
+    await stderrMatches(host, /the client withdrew \(cancelled\); the question stays open/);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(toolUpdates(host, turnId).map((i) => i["approval"])).toEqual(["pending"]); // still pending
+    expect(host.wire.filter((m) => m.method === "tool/approve")).toHaveLength(1); // not asked again by itself
+    expect(host.notifications("turn/completed", turnId)).toEqual([]);
+    const resumed = await host.request("session/resume", { sessionId, afterCursor: lastCursor(host) });
+    expect(resumed.result).toMatchObject({ status: "accepted", replayed: 0 });
+    const again = await host.waitFor((m) => m.method === "tool/approve" && m.id !== ask.id, 5000, "the question asked again");
+    expect(again.params).toEqual(ask.params);
+    answer(host, again.id, { decision: "approve" });
+    await terminalOf(host, turnId);
+    expect(toolCompleted(host, turnId)).toMatchObject({ status: "completed", approval: "approved" });
+    expect(existsSync(marker)).toBe(true);
     expectClean(host);
     await host.stop();
   });

@@ -97,3 +97,41 @@ describe("ApprovalGate and a connection that cannot send", () => {
     await expect(answered).resolves.toEqual({ decision: "deny" });
   });
 });
+
+describe("ApprovalGate and an answer of cancelled", () => {
+  it("withdraws only the connection that gave it: the question stays open, and moves on when that connection closes", async () => {
+    const lines: string[] = [];
+    const gate = new ApprovalGate({ logger: (line) => lines.push(line) });
+    const a = target();
+    const b = target();
+    gate.attach("s1", a);
+    gate.attach("s1", b);
+    const answered = gate.ask(question(1), new AbortController().signal);
+    expect(b.sent.map((m) => m.id)).toEqual(["approve-1"]);
+    gate.answer(b, { jsonrpc: "2.0", id: "approve-1", result: { decision: "cancelled", reason: "closing" } });
+    expect(gate.openCount).toBe(1);
+    expect(a.sent).toEqual([]); // not moved while b is still there
+    gate.answer(b, { jsonrpc: "2.0", id: "approve-1", result: { decision: "approve" } }); // b's second answer to that id
+    expect(gate.openCount).toBe(1);
+    gate.detach(b); // b closes: the question goes to a
+    expect(a.sent.map((m) => m.id)).toEqual(["approve-1"]);
+    gate.answer(a, { jsonrpc: "2.0", id: "approve-1", result: { decision: "approve" } });
+    await expect(answered).resolves.toEqual({ decision: "approve" });
+    expect(lines).toEqual([
+      'tool/approve "approve-1" of call c1: the client withdrew (closing); the question stays open',
+      'tool/approve "approve-1": answer ignored (this client withdrew from it)',
+    ]);
+  });
+
+  it("a connection that withdrew is asked again when it resumes", async () => {
+    const gate = new ApprovalGate();
+    const a = target();
+    gate.attach("s1", a);
+    const answered = gate.ask(question(1), new AbortController().signal);
+    gate.answer(a, { jsonrpc: "2.0", id: "approve-1", result: { decision: "cancelled" } });
+    gate.attach("s1", a, { reask: true });
+    expect(a.sent.map((m) => m.id)).toEqual(["approve-1", "approve-2"]);
+    gate.answer(a, { jsonrpc: "2.0", id: "approve-2", result: { decision: "deny" } });
+    await expect(answered).resolves.toEqual({ decision: "deny" });
+  });
+});

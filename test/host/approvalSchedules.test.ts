@@ -1,10 +1,12 @@
 /**
  * Randomized schedules against the real host core (MuseHost, the agent loop, the real shell tool)
- * over in-memory connections: answers (approve, deny, cancelled), `turn/cancel`, reconnects that
- * resume from the last cursor seen, and pauses, in any order. Whatever happens, the recorded
- * connections pass checkTranscriptParts (invariants 1–6), the turn ends exactly once, and a tool
- * asked about ran (its marker file exists) exactly when its item ended `approved` and
- * `completed`, which needs an `approve` sent before any cancel.
+ * over in-memory connections: answers (approve, deny), a Stop (`cancelled`, then `turn/cancel`),
+ * a bare `cancelled` (the connection withdraws), resumes on the same connection, reconnects
+ * (closing abruptly, or as the SDK does, answering `cancelled` first) that resume from the last
+ * cursor seen, and pauses, in any order. Whatever happens, the recorded connections pass
+ * checkTranscriptParts (invariants 1–6), the turn ends exactly once, and a tool asked about ran
+ * (its marker file exists) exactly when its item ended `approved` and `completed`, which needs an
+ * `approve` sent before any cancel.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -20,15 +22,22 @@ import type { WireMessage } from "./host-process.js";
 const RUNS = Number(process.env["APPROVAL_HOST_RUNS"] ?? 200);
 const CALLS = 2;
 
-type Op = { t: "answer"; decision: "approve" | "deny" | "cancelled" } | { t: "cancel" } | { t: "reconnect" } | { t: "pause"; ms: number };
+type Op =
+  | { t: "answer"; decision: "approve" | "deny" }
+  | { t: "stop" }
+  | { t: "cancel" }
+  | { t: "withdraw" }
+  | { t: "resume" }
+  | { t: "reconnect"; graceful: boolean }
+  | { t: "pause"; ms: number };
 
 const op: fc.Arbitrary<Op> = fc.oneof(
-  {
-    weight: 4,
-    arbitrary: fc.constantFrom<"approve" | "deny" | "cancelled">("approve", "deny", "cancelled").map((decision): Op => ({ t: "answer", decision })),
-  },
+  { weight: 4, arbitrary: fc.constantFrom<"approve" | "deny">("approve", "deny").map((decision): Op => ({ t: "answer", decision })) },
+  { weight: 1, arbitrary: fc.constant<Op>({ t: "stop" }) },
   { weight: 1, arbitrary: fc.constant<Op>({ t: "cancel" }) },
-  { weight: 1, arbitrary: fc.constant<Op>({ t: "reconnect" }) },
+  { weight: 1, arbitrary: fc.constant<Op>({ t: "withdraw" }) },
+  { weight: 1, arbitrary: fc.constant<Op>({ t: "resume" }) },
+  { weight: 1, arbitrary: fc.boolean().map((graceful): Op => ({ t: "reconnect", graceful })) },
   { weight: 1, arbitrary: fc.integer({ min: 0, max: 15 }).map((ms): Op => ({ t: "pause", ms })) },
 );
 
@@ -109,43 +118,66 @@ async function runSchedule(ops: Op[]): Promise<void> {
     let cancelSent = false;
     /** itemIds an `approve` was sent for before any cancel: the only calls allowed to run. */
     const approvedInTime = new Set<string>();
-    /** Wait (bounded) until the host asks on the active connection, or the turn ends. */
+    /** Wait until the host asks on the active connection, the turn ends, or the host is quiet for 30 ms. */
     const settle = async () => {
-      const deadline = Date.now() + 5_000;
-      while (!ended() && unanswered() === undefined) {
-        if (Date.now() > deadline) throw new Error(`the host neither asked nor ended the turn within 5 s (cancel sent: ${cancelSent})`);
+      const count = () => parts.reduce((n, p) => n + p.wire.length, 0);
+      let seen = count();
+      let quietSince = Date.now();
+      while (!ended() && unanswered() === undefined && Date.now() - quietSince < 30) {
         await sleep(2);
+        if (count() !== seen) {
+          seen = count();
+          quietSince = Date.now();
+        }
       }
+    };
+    /** The app remembers the last cursor it saw on any connection. */
+    const lastSeen = () =>
+      parts
+        .flatMap((p) => p.wire)
+        .map((m) => m.params?.["viewCursor"])
+        .filter((c): c is string => typeof c === "string")
+        .at(-1);
+    const resume = (on: Conn) => {
+      const after = lastSeen();
+      command(on, "session/resume", after === undefined ? { sessionId } : { sessionId, afterCursor: after });
+    };
+    /** Answer the open question on the active connection, if there is one. */
+    const reply = (decision: "approve" | "deny" | "cancelled") => {
+      const ask = unanswered();
+      if (ask === undefined) return;
+      conn.answered.add(ask.id);
+      if (decision === "approve" && !cancelSent) approvedInTime.add(String(ask.params?.["itemId"]));
+      conn.send({ jsonrpc: "2.0", id: ask.id, result: { decision } });
     };
     for (const next of ops) {
       await settle();
       if (ended()) break;
       switch (next.t) {
-        case "answer": {
-          const ask = unanswered();
-          if (ask === undefined) break;
-          conn.answered.add(ask.id);
-          if (next.decision === "approve" && !cancelSent) approvedInTime.add(String(ask.params?.["itemId"]));
-          conn.send({ jsonrpc: "2.0", id: ask.id, result: { decision: next.decision } });
-          if (next.decision === "cancelled") cancelSent = true; // the host treats it as the cancel
+        case "answer":
+          reply(next.decision);
           break;
-        }
+        case "stop": // what StopController does: answer cancelled, then turn/cancel
+          reply("cancelled");
+          cancelSent = true;
+          command(conn, "turn/cancel", { sessionId, turnId });
+          break;
         case "cancel":
           cancelSent = true;
           command(conn, "turn/cancel", { sessionId, turnId });
           break;
-        case "reconnect": {
-          // The app remembers the last cursor it saw on any connection.
-          const lastSeen = parts
-            .flatMap((p) => p.wire)
-            .map((m) => m.params?.["viewCursor"])
-            .filter((c): c is string => typeof c === "string")
-            .at(-1);
+        case "withdraw":
+          reply("cancelled");
+          break;
+        case "resume":
+          resume(conn);
+          break;
+        case "reconnect":
+          if (next.graceful) reply("cancelled"); // the SDK answers its open questions as it closes
           conn.close();
           conn = open();
-          command(conn, "session/resume", lastSeen === undefined ? { sessionId } : { sessionId, afterCursor: lastSeen });
+          resume(conn);
           break;
-        }
         case "pause":
           await sleep(next.ms);
           break;
