@@ -314,7 +314,7 @@ export class MuseHost {
     const channel = newChannel((message) => transport.send(message), true);
     this.#connections.add({ transport, channel });
     transport.onMessage((text) => this.#onText(text, channel));
-    // Its open questions stay open until a session/resume asks them again.
+    // Its open questions go to the session's next open connection, or wait for a session/resume.
     transport.onClose(() => this.#approvals.detach(channel));
   }
 
