@@ -1,7 +1,8 @@
 /** The scripted model: a deterministic stream of reasoning, text and tool calls read from a JSON file. */
 import { readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
-import { isObject } from "../protocol/index.js";
+import { isObject, type TurnInput } from "../protocol/index.js";
+import { parseCheckModel } from "./check-model.js";
 import { parseJsonText } from "./json-syntax.js";
 
 /**
@@ -65,6 +66,12 @@ export interface ScriptedModel {
   readonly turns: readonly ScriptedTurn[];
   /** The turn played for the `index`-th turn of a session (0-based, wraps around). */
   turnAt(index: number): ScriptedTurn;
+  /**
+   * When present, the turn played for the `index`-th turn given its input, in place of
+   * `turnAt`: the checkable model (`{"kind": "msp-check"}`, docs/checkable-hosts.md) reads
+   * its turns from the prompt. Throwing fails the turn with the error's message.
+   */
+  turnFor?(index: number, input: readonly TurnInput[]): ScriptedTurn;
 }
 
 /**
@@ -156,7 +163,9 @@ function parseStep(raw: unknown, where: string): ScriptedStep {
  * Validates a parsed script (the JSON value of a model file) and builds a {@link ScriptedModel}.
  * Throws an `Error` naming the first problem and its JSON path, e.g.
  * `invalid scripted model at $.turns[0].steps[1].txt: unknown key (expected one of reasoning, text, …; did you mean text?)`.
- * Unknown keys are rejected; the script's top level may carry a `description` string.
+ * Unknown keys are rejected; the script's top level may carry a `description` string. A value
+ * `{"kind": "msp-check"}` is the checkable model instead, whose turns come from their prompts
+ * (see `check-model.ts` and docs/checkable-hosts.md).
  *
  * @example
  * ```ts
@@ -166,6 +175,7 @@ function parseStep(raw: unknown, where: string): ScriptedStep {
  */
 export function parseScriptedModel(value: unknown, name: string): ScriptedModel {
   if (!isObject(value)) fail("$", "the script must be an object");
+  if ("kind" in value) return parseCheckModel(value, name);
   rejectUnknownKeys(value, KNOWN_KEYS.script, "$");
   if (value["description"] !== undefined && typeof value["description"] !== "string") fail("$.description", "description must be a string");
   const turnsRaw = value["turns"];

@@ -421,7 +421,7 @@ export class SessionAgent {
       this.#abortedWhileAsking = false;
       try {
         if (model === undefined) throw new Error(`model ${modelName} is not loaded`);
-        const script = model.turnAt(index);
+        const script = model.turnFor?.(index, turn.input) ?? model.turnAt(index);
         await nextTick(); // prompt assembly (the scripted model has none; yield like real I/O would)
         signal.throwIfAborted();
         for (const [s, step] of script.steps.entries()) {
