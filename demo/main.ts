@@ -64,7 +64,7 @@ const approvalDialog = new ApprovalDialog(
     approve: element("approval-approve"),
     deny: element("approval-deny"),
   },
-  ({ request }, decision) => announcer.say(`${decision === "approve" ? "Approved" : "Denied"}: ${request.tool} ${firstLine(request.args)}`),
+  ({ request }, decision) => announcer.say(`${decision === "approve" ? "Approved" : "Denied"}: ${request.tool}: ${firstLine(request.args)}`),
 );
 
 /** One connection to the host, and the session the page has open on it. */
@@ -131,7 +131,7 @@ function showApproval(): void {
   }
   const shown = approvalDialog.question;
   approvalDialog.show(open?.question, open?.prompt);
-  if (open !== undefined && open.question !== shown) announcer.say(`Approval needed: ${open.question.request.tool} ${firstLine(open.question.request.args)}`);
+  if (open !== undefined && open.question !== shown) announcer.say(`Approval needed: ${open.question.request.tool}: ${firstLine(open.question.request.args)}`);
 }
 book.subscribe(() => showApproval());
 

@@ -128,7 +128,7 @@ async function expectTheQuestion(page: Page, expect: ExpectStatic): Promise<void
   expect(await activeId(page)).toBe("approval-deny"); // focus moved in, on the choice that runs nothing
   expect(await page.getAttribute(deploy, "data-approval")).toBe("pending");
   expect(await page.textContent(`${deploy} .item-status`)).toBe("waiting for your approval…");
-  expect(await page.textContent("#status")).toMatch(/^Approval needed: shell # deploy the build to staging/);
+  expect(await page.textContent("#status")).toMatch(/^Approval needed: shell: # deploy the build to staging/);
   expect(await page.getAttribute("#stop", "data-state")).toBe("running"); // Stop stays usable: the dialog is not modal
   expect(await page.isDisabled("#stop")).toBe(false);
 }
@@ -148,7 +148,7 @@ describe("the Stop-button app's Approve/Deny dialog, in Chromium against the rea
       await page.keyboard.press("Enter");
       await page.waitForSelector("#approval:not([open])", { state: "attached", timeout: 5_000 });
       expect(await activeId(page)).toBe("start"); // focus is back where it was
-      expect(await page.textContent("#status")).toMatch(/^Approved: shell # deploy/);
+      expect(await page.textContent("#status")).toMatch(/^Approved: shell: # deploy/);
 
       // The deploy runs, and its output streams while it runs.
       await page.waitForFunction((sel) => document.querySelector(`${sel} .tool-output`)?.textContent?.includes("[1/5]"), deploy, { timeout: 10_000 });
