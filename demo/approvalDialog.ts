@@ -63,7 +63,9 @@ export class ApprovalDialog {
       const focusInside = dialog.contains(document.activeElement) || document.activeElement === document.body;
       dialog.close();
       dialog.removeAttribute("data-item-id");
-      // Back to where the user was, unless they have moved on (say, to the Stop button).
+      // Back to where the user was, unless they have moved on. After Stop, focus stays with the
+      // Stop button (or, once it is disabled, the browser's place for it): never on Start, where a
+      // second Enter would start a new turn.
       if (focusInside && this.#returnFocus?.isConnected === true && !isDisabled(this.#returnFocus)) this.#returnFocus.focus();
       this.#returnFocus = undefined;
       return;

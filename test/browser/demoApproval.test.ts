@@ -230,6 +230,9 @@ describe("the Stop-button app's Approve/Deny dialog, in Chromium against the rea
       expect(await outcome(page)).toBe(terminal);
       expect(await page.textContent("#status")).toBe(terminal);
       expect(await page.isVisible("#approval")).toBe(false);
+      // Focus stayed with the Stop button the user moved to (the browser drops it when the button disables
+      // itself): not back on Start, where a second Enter would start a new turn.
+      expect(["stop", ""]).toContain(await activeId(page));
       // From the click to the terminal: the dialog closed at once, and Stop read Stopping… (busy) until the terminal.
       const frames = await page.evaluate(
         () => (window as unknown as { timeline: { stop: string; busy: string | null; dialogOpen: boolean; outcome: string }[] }).timeline,
