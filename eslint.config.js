@@ -6,7 +6,8 @@
  * - client code (src/ outside host/) never imports the reference host;
  * - src/host/ shares only protocol/ and the one pure data structure internal/boundedMap.js with
  *   the client (see the override for spawnReferenceHost below);
- * - src/cli/ and demo/ use only the package's public entry points (`@muse-code/sdk`, `@muse-code/sdk/*`);
+ * - src/cli/ and demo/ use only the package's public entry points (`@muse-code/sdk`, `@muse-code/sdk/*`),
+ *   and src/cli/ neither the reference host's nor any path that leaves src/cli/;
  * - demo/ (the Stop-button app, browser code) imports no Node built-in either;
  * - no `export *` in src/: public surfaces name every export;
  * - every source file in src/ and demo/ opens with a `/** header *\/` saying what it is for.
@@ -123,7 +124,25 @@ export default defineConfig(
       ],
     },
   },
-  { files: ["src/cli/**/*.ts"], rules: { "no-restricted-imports": ["error", { patterns: [publicEntriesOnly("src/cli/")] }] } },
+  // The muse CLI is a fourth kind of user: the public entry points only, never the reference host,
+  // and no path that leaves src/cli/ (a `..` segment anywhere, so not even "./check/../../client.js").
+  {
+    files: ["src/cli/**/*.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            {
+              regex: "(^|/)\\.\\.(/|$)|(^|/)src/",
+              message: 'src/cli/ uses only the package\'s public entry points: import from "@muse-code/sdk" or "@muse-code/sdk/<subpath>".',
+            },
+            { regex: "^@muse-code/sdk/host(/|$)", message: "The muse CLI is a client: it never imports the reference host (@muse-code/sdk/host)." },
+          ],
+        },
+      ],
+    },
+  },
   // The Stop-button app is browser code on the public entry points: no Node built-ins, and a header per file.
   {
     files: ["demo/**/*.{ts,tsx,js,mjs}"],

@@ -328,6 +328,9 @@ function defaultUiDir(): URL {
  * ```
  */
 export async function runCli(argv: readonly string[]): Promise<number> {
+  // stderr is only our log: a client that closed it (killed with all three pipes) must not crash
+  // the host mid-drain with an unhandled EPIPE, which would leave its turns without terminals.
+  process.stderr.on("error", () => {});
   const err = (line: string) => process.stderr.write(`muse-host: ${line}\n`);
   const [command, ...rest] = argv;
   if (command === "--version") {

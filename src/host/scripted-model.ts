@@ -1,20 +1,24 @@
 /** The scripted model: a deterministic stream of reasoning, text and tool calls read from a JSON file. */
 import { readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
-import { isObject } from "../protocol/index.js";
+import { isObject, type TurnInput } from "../protocol/index.js";
+import { parseCheckModel } from "./check-model.js";
 import { parseJsonText } from "./json-syntax.js";
 
 /**
- * A tool call a scripted step asks for. `args` is any JSON object.
+ * A tool call a scripted step asks for. `args` is any JSON object. With `approval: true` the host
+ * asks the client (`tool/approve`) before it runs the call, and runs it only on `approve`.
  *
  * @example
  * ```ts
- * const call: ScriptedToolCall = { tool: "shell", args: { command: "ls" } };
+ * const call: ScriptedToolCall = { tool: "shell", args: { command: "rm -rf build" }, approval: true };
  * ```
  */
 export interface ScriptedToolCall {
   tool: string;
   args: Record<string, unknown>;
+  /** Ask the client before running it (`tool/approve`). @defaultValue false */
+  approval?: boolean;
 }
 
 /**
@@ -62,6 +66,12 @@ export interface ScriptedModel {
   readonly turns: readonly ScriptedTurn[];
   /** The turn played for the `index`-th turn of a session (0-based, wraps around). */
   turnAt(index: number): ScriptedTurn;
+  /**
+   * When present, the turn played for the `index`-th turn given its input, in place of
+   * `turnAt`: the checkable model (`{"kind": "msp-check"}`, docs/checkable-hosts.md) reads
+   * its turns from the prompt. Throwing fails the turn with the error's message.
+   */
+  turnFor?(index: number, input: readonly TurnInput[]): ScriptedTurn;
 }
 
 /**
@@ -86,7 +96,7 @@ const KNOWN_KEYS = {
   script: ["turns", "description"],
   turn: ["steps"],
   step: ["reasoning", "text", "chunkSize", "chunkDelayMs", "toolCalls"],
-  toolCall: ["tool", "args"],
+  toolCall: ["tool", "args", "approval"],
 } as const;
 
 /** `where` extended by one key, as a JSON path: `.key`, or `["odd key"]`. */
@@ -135,7 +145,9 @@ function parseStep(raw: unknown, where: string): ScriptedStep {
     if (typeof call["tool"] !== "string" || call["tool"] === "") fail(at, "tool must be a non-empty string");
     const args = call["args"] ?? {};
     if (!isObject(args)) fail(at, "args must be an object");
-    return { tool: call["tool"], args };
+    const approval = call["approval"];
+    if (approval !== undefined && typeof approval !== "boolean") fail(`${at}.approval`, "approval must be a boolean");
+    return approval === true ? { tool: call["tool"], args, approval } : { tool: call["tool"], args };
   });
   const step: ScriptedStep = {
     chunkSize: (chunkSize as number | undefined) ?? DEFAULT_CHUNK_SIZE,
@@ -151,7 +163,9 @@ function parseStep(raw: unknown, where: string): ScriptedStep {
  * Validates a parsed script (the JSON value of a model file) and builds a {@link ScriptedModel}.
  * Throws an `Error` naming the first problem and its JSON path, e.g.
  * `invalid scripted model at $.turns[0].steps[1].txt: unknown key (expected one of reasoning, text, …; did you mean text?)`.
- * Unknown keys are rejected; the script's top level may carry a `description` string.
+ * Unknown keys are rejected; the script's top level may carry a `description` string. A value
+ * `{"kind": "msp-check"}` is the checkable model instead, whose turns come from their prompts
+ * (see `check-model.ts` and docs/checkable-hosts.md).
  *
  * @example
  * ```ts
@@ -161,6 +175,7 @@ function parseStep(raw: unknown, where: string): ScriptedStep {
  */
 export function parseScriptedModel(value: unknown, name: string): ScriptedModel {
   if (!isObject(value)) fail("$", "the script must be an object");
+  if ("kind" in value) return parseCheckModel(value, name);
   rejectUnknownKeys(value, KNOWN_KEYS.script, "$");
   if (value["description"] !== undefined && typeof value["description"] !== "string") fail("$.description", "description must be a string");
   const turnsRaw = value["turns"];

@@ -65,6 +65,27 @@ describe("muse-host robustness (real processes)", () => {
     expect(await waitGone([pid], 2000)).toBe(true);
   });
 
+  it("a client killed with all three pipes (stdin, stdout, stderr closed at once): exit 0, the turn ends cancelled, tools killed", async () => {
+    const data = tempDir();
+    const host = start(["--script", fixture("shell-stubborn.json"), "--data", data, "--kill-grace-ms", "300"]);
+    const sessionId = await createSession(host);
+    const turnId = (await host.request("turn/start", { sessionId, input: [] })).result?.["turnId"] as string;
+    const pid = Number(/stubborn (\d+)/.exec(outputOf(await host.waitFor(toolOutput(/stubborn \d+/))))?.[1]);
+    host.child.stderr.destroy();
+    host.child.stdout.destroy();
+    host.child.stdin.destroy();
+    expect(await Promise.race([host.exited, new Promise((r) => setTimeout(() => r("still running"), 5000))])).toEqual({ code: 0, signal: null });
+    expect(await waitGone([pid], 2000)).toBe(true);
+
+    // The drain ran to its end: the logged terminal is the cancel's, not a restart's.
+    const restarted = start(["--script", fixture("hello.json"), "--data", data]);
+    await restarted.request("session/resume", { sessionId });
+    const terminal = await restarted.waitFor(isCompletedOf(turnId));
+    expect(terminal.params).toMatchObject({ terminal: "cancelled" });
+    expect(terminal.params?.["reason"]).not.toBe("host restarted");
+    expect(await restarted.stop()).toEqual({ code: 0, signal: null });
+  }, 15_000);
+
   it("a tool whose child escaped the process group (setsid) does not make cancel unbounded", async () => {
     const host = start(["--script", fixture("shell-setsid.json"), "--data", tempDir(), "--kill-grace-ms", "300"]);
     const sessionId = await createSession(host);

@@ -1,0 +1,74 @@
+/** The text `muse check` prints: a header, one table row per scenario, each failure's details, a summary. */
+import type { CheckResult } from "./runCheck.js";
+
+const NAME_WIDTH = 28;
+/** Longest wire line shown; the rest is cut with an ellipsis. @unit characters */
+const MAX_RAW_SHOWN = 240;
+
+const paint = (color: boolean, code: number, text: string) => (color ? `\u001b[${code}m${text}\u001b[0m` : text);
+const verdict = (result: CheckResult, color: boolean) => (result.passed ? paint(color, 32, "PASS") : paint(color, 31, "FAIL"));
+
+/**
+ * The header lines: what runs (`timeoutMs` in milliseconds), and the table's column titles.
+ *
+ * @example
+ * ```ts
+ * for (const line of formatHeader(10, 20_000, false)) console.log(line);
+ * ```
+ */
+export function formatHeader(count: number, timeoutMs: number, color: boolean): string[] {
+  return [
+    `muse check: ${count} scenario${count === 1 ? "" : "s"}, each bounded by ${timeoutMs} ms`,
+    "",
+    paint(color, 2, `${"scenario".padEnd(NAME_WIDTH)}result      time`),
+  ];
+}
+
+/**
+ * One table row: the scenario, PASS or FAIL, its duration.
+ *
+ * @example
+ * ```ts
+ * console.log(formatRow(result, process.stdout.isTTY === true)); // "cancel mid-tool             PASS      1065 ms"
+ * ```
+ */
+export function formatRow(result: CheckResult, color: boolean): string {
+  const note = result.timedOut ? "  (timed out)" : "";
+  return `${result.scenario.padEnd(NAME_WIDTH)}${verdict(result, color)}  ${`${result.durationMs} ms`.padStart(10)}${note}`;
+}
+
+/**
+ * A failure's details: its problems, then the wire lines they point at.
+ *
+ * @example
+ * ```ts
+ * for (const result of results.filter((r) => !r.passed)) for (const line of formatFailure(result, false)) console.log(line);
+ * ```
+ */
+export function formatFailure(result: CheckResult, color: boolean): string[] {
+  const lines = ["", `${verdict(result, color)} ${result.scenario}`];
+  for (const problem of result.problems) lines.push(`  - ${problem}`);
+  if (result.lines.length > 0) {
+    lines.push("  wire:");
+    for (const { line, dir, raw } of result.lines) {
+      const text = raw.length > MAX_RAW_SHOWN ? `${raw.slice(0, MAX_RAW_SHOWN)}…` : raw;
+      lines.push(paint(color, 2, `  ${String(line).padStart(5)} ${dir === "client" ? "client →" : "host   ←"} ${text}`));
+    }
+  }
+  return lines;
+}
+
+/**
+ * The closing lines: how many passed and failed, and which failed.
+ *
+ * @example
+ * ```ts
+ * for (const line of formatSummary(results, false)) console.log(line); // "muse check: all 10 scenarios passed"
+ * ```
+ */
+export function formatSummary(results: readonly CheckResult[], color: boolean): string[] {
+  const failed = results.filter((r) => !r.passed);
+  if (failed.length === 0)
+    return ["", paint(color, 32, results.length === 1 ? "muse check: the 1 scenario passed" : `muse check: all ${results.length} scenarios passed`)];
+  return ["", paint(color, 31, `muse check: ${failed.length} of ${results.length} scenarios failed: ${failed.map((r) => r.scenario).join(", ")}`)];
+}

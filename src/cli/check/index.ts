@@ -1,0 +1,8 @@
+/**
+ * `muse check`, the host conformance run: runCheck, its openers, its scenarios' names and its
+ * types. The `muse` bin wires `muse check [--spawn … | --ws …]` to these.
+ */
+export { runCheck, CHECK_SCENARIOS, DEFAULT_SCENARIO_TIMEOUT_MS } from "./runCheck.js";
+export type { CheckConnection, CheckOptions, CheckOutcome, CheckResult } from "./runCheck.js";
+export type { CheckWire } from "./checkWire.js";
+export { spawnForCheck, webSocketForCheck } from "./openers.js";

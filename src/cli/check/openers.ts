@@ -1,0 +1,44 @@
+/**
+ * Openers for runCheck: a spawned stdio host or a WebSocket host, each connection with the
+ * check's wire hooks attached. `muse check --spawn …` and `--ws …` are these two.
+ */
+import { spawnHost, type SpawnHostOptions } from "@muse-code/sdk/node";
+import { connectWebSocket, type WebSocketConnectOptions, type WebSocketConstructor } from "@muse-code/sdk/websocket";
+import type { CheckWire } from "./checkWire.js";
+import type { CheckConnection } from "./runCheck.js";
+
+/**
+ * An `open` for {@link runCheck} that spawns a fresh host per scenario (`spawnHost` with
+ * `options`) and records its stdio wire. Closing a connection stops that host's process group.
+ *
+ * @example
+ * ```ts
+ * const open = spawnForCheck({ command: "muse-host", args: ["serve", "--stdio", "--script", "models/hello.json", "--model", "msp-check=models/check.json"], stderr: "ignore" });
+ * ```
+ */
+export function spawnForCheck(options: Omit<SpawnHostOptions, "wrapChannel">): (wire: CheckWire) => Promise<CheckConnection> {
+  return async (wire) => {
+    const host = spawnHost({ ...options, wrapChannel: (channel) => wire.wrapChannel(channel, options.framing ?? "ndjson") });
+    return { client: host, close: async () => void (await host.close()) };
+  };
+}
+
+/**
+ * An `open` for {@link runCheck} that connects to a WebSocket host (`connectWebSocket(url,
+ * options)`) once per scenario and records its frames. On Node 20, pass the `ws` package's
+ * class as `options.WebSocket`.
+ *
+ * @example
+ * ```ts
+ * import { WebSocket } from "ws";
+ * const open = webSocketForCheck("ws://127.0.0.1:8080/msp", { WebSocket, token: process.env["MUSE_HOST_TOKEN"] ?? "" });
+ * ```
+ */
+export function webSocketForCheck(url: string | URL, options: WebSocketConnectOptions = {}): (wire: CheckWire) => Promise<CheckConnection> {
+  return async (wire) => {
+    const base = options.WebSocket ?? (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
+    if (base === undefined) throw new TypeError("this runtime has no global WebSocket: pass options.WebSocket (on Node 20, the ws package's WebSocket)");
+    const client = await connectWebSocket(url, { ...options, WebSocket: wire.webSocket(base) });
+    return { client, close: async () => void (await client.close()) };
+  };
+}

@@ -1,0 +1,242 @@
+/**
+ * runCheck: `muse check`, a conformance run for MSP hosts. It drives a host through the
+ * scenarios the recipes cover, each on a fresh connection and bounded by a timeout, checks
+ * every scenario's live wire against the invariants (`checkTranscript`) and the scenario's own
+ * expectations, and prints a pass/fail table with the offending wire lines of each failure.
+ */
+import { MspError, type MspClient } from "@muse-code/sdk";
+import { WireTap, type CheckWire, type WireLine } from "./checkWire.js";
+import { formatFailure, formatHeader, formatRow, formatSummary } from "./checkReport.js";
+import { ScenarioContext } from "./scenarioContext.js";
+import { SCENARIOS, type Scenario } from "./scenarios.js";
+import { checkTranscript } from "@muse-code/sdk/testing";
+
+export type { CheckWire } from "./checkWire.js";
+
+/** Default bound of each scenario. @unit milliseconds */
+export const DEFAULT_SCENARIO_TIMEOUT_MS = 20_000;
+/** Bound on closing one scenario's connection. @unit milliseconds */
+const CLOSE_TIMEOUT_MS = 10_000;
+/** Most offending wire lines shown per failure. @unit lines */
+const MAX_LINES_SHOWN = 12;
+
+/**
+ * One connection to the host under check, as `open()` returns it.
+ *
+ * @example
+ * ```ts
+ * const connection: CheckConnection = { client: host, close: async () => void (await host.close()) };
+ * ```
+ */
+export interface CheckConnection {
+  client: MspClient;
+  /** Close the connection (and stop a spawned host). */
+  close(): Promise<void>;
+}
+
+/**
+ * Options of {@link runCheck}.
+ *
+ * @example
+ * ```ts
+ * const options: CheckOptions = { open: spawnForCheck({ command: "muse-host", args: ["serve", "--stdio"] }), out: console.log, color: false, timeoutMs: 10_000 };
+ * ```
+ */
+export interface CheckOptions {
+  /**
+   * Open a fresh connection to the host; called once per scenario. Pass `wire.wrapChannel` to
+   * `spawnHost`'s `wrapChannel`, or `wire.webSocket(WebSocket)` to `connectWebSocket`'s
+   * `WebSocket` (see {@link CheckWire}); `spawnForCheck` and `webSocketForCheck` do it for you.
+   */
+  open(wire: CheckWire): Promise<CheckConnection>;
+  /** Where the table goes, one line per call (no trailing newline). */
+  out: (line: string) => void;
+  /** Colour PASS and FAIL (ANSI). */
+  color: boolean;
+  /** Bound of each scenario, from opening its connection to its last expectation. @unit milliseconds @defaultValue 20 000 */
+  timeoutMs?: number;
+  /** Run only the scenarios with these names (default: all, see {@link CHECK_SCENARIOS}). */
+  only?: readonly string[];
+}
+
+/**
+ * The verdict on one scenario.
+ *
+ * @example
+ * ```ts
+ * const failed = (await runCheck(options)).results.filter((r: CheckResult) => !r.passed).map((r) => r.scenario);
+ * ```
+ */
+export interface CheckResult {
+  /** The scenario's name, as in the table: e.g. "cancel mid-tool". */
+  scenario: string;
+  passed: boolean;
+  /** True when the scenario hit its timeout. */
+  timedOut: boolean;
+  /** @unit milliseconds */
+  durationMs: number;
+  /** One sentence per problem; invariant problems start `line <n>:`. Empty when passed. */
+  problems: string[];
+  /** The wire lines the problems point at, in wire order. */
+  lines: Array<Pick<WireLine, "line" | "dir" | "raw">>;
+  /** The scenario's whole wire, in order. */
+  wire: Array<Pick<WireLine, "line" | "dir" | "raw">>;
+}
+
+/**
+ * What {@link runCheck} resolves with: `passed` when every scenario passed.
+ *
+ * @example
+ * ```ts
+ * const { passed }: CheckOutcome = await runCheck(options);
+ * process.exitCode = passed ? 0 : 1;
+ * ```
+ */
+export interface CheckOutcome {
+  passed: boolean;
+  results: CheckResult[];
+}
+
+/**
+ * The names of the scenarios, in the order they run.
+ *
+ * @example
+ * ```ts
+ * await runCheck({ ...options, only: CHECK_SCENARIOS.filter((name) => name.startsWith("cancel")) });
+ * ```
+ */
+export const CHECK_SCENARIOS: readonly string[] = SCENARIOS.map((s) => s.name);
+
+/** The `line <n>` references in a problem sentence. */
+function linesIn(problem: string): number[] {
+  return [...problem.matchAll(/\bline (\d+)/g)].map((m) => Number(m[1]));
+}
+
+function describe(error: unknown): string {
+  if (error instanceof MspError) return error.message;
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Run one scenario on a fresh connection, bounded by `timeoutMs`. */
+async function runScenario(scenario: Scenario, options: CheckOptions, timeoutMs: number): Promise<CheckResult> {
+  const wire = new WireTap();
+  const started = Date.now();
+  const problems: Array<{ text: string; lines: number[] }> = [];
+  let timedOut = false;
+  let connection: CheckConnection | undefined;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let ctx: ScenarioContext | undefined;
+  const deadline = new Promise<"timeout">((resolve) => (timer = setTimeout(resolve, timeoutMs, "timeout")));
+  const body = (async () => {
+    connection = await options.open(wire);
+    if (!wire.attached) {
+      throw new Error(
+        "open() did not attach the check's wire hooks: pass wire.wrapChannel to spawnHost's wrapChannel, or wire.webSocket(...) to connectWebSocket",
+      );
+    }
+    ctx = new ScenarioContext(connection.client, wire);
+    await scenario.run(ctx);
+  })();
+  try {
+    const first = await Promise.race([body.then(() => "done" as const), deadline]);
+    if (first === "timeout") {
+      timedOut = true;
+      // Where it stopped: the last lines of the wire.
+      const last = wire.lines.slice(-3).map((l) => l.line);
+      problems.push({ text: `timed out after ${timeoutMs} ms ${ctx?.doing ?? "opening the connection"}`, lines: last });
+      body.catch(() => {}); // it settles once the connection closes; its error is the timeout's consequence
+    }
+  } catch (error) {
+    const doing = ctx?.doing ?? "opening the connection";
+    const commandId = error instanceof MspError ? (error.data as { commandId?: unknown } | undefined)?.commandId : undefined;
+    const at = typeof commandId === "string" && ctx !== undefined ? ctx.exchange(commandId).response?.line : undefined;
+    problems.push({ text: `stopped while ${doing}: ${describe(error)}`, lines: at === undefined ? [] : [at] });
+  } finally {
+    clearTimeout(timer);
+  }
+  // The scenario's own findings, as they stood when it ended (a timed-out scenario's later steps do not count).
+  if (ctx !== undefined) problems.unshift(...ctx.problems.splice(0));
+  wire.close(new Error("the scenario is over"));
+  if (connection !== undefined) {
+    const closing = connection.close().catch(() => {});
+    await Promise.race([closing, new Promise((resolve) => setTimeout(resolve, CLOSE_TIMEOUT_MS).unref())]);
+  }
+  if (wire.overflow !== undefined) problems.push({ text: wire.overflow, lines: [] });
+  // Invariants on the live wire.
+  for (const line of wire.lines) {
+    if (line.dir === "server" && line.message === undefined) {
+      problems.push({ text: `line ${line.line}: the host sent a message that is not a JSON object`, lines: [line.line] });
+    }
+  }
+  const invariantProblems = scenario.checkWire === undefined ? checkTranscript(wire.transcript()).problems : scenario.checkWire(wire);
+  for (const text of invariantProblems) problems.push({ text: text.replace("; pass {excerpt: true} for an excerpt", ""), lines: linesIn(text) });
+  const wanted = new Set(problems.flatMap((p) => [...p.lines, ...linesIn(p.text)]));
+  const strip = ({ line, dir, raw }: WireLine) => ({ line, dir, raw });
+  return {
+    scenario: scenario.name,
+    passed: problems.length === 0,
+    timedOut,
+    durationMs: Date.now() - started,
+    problems: problems.map((p) => p.text),
+    lines: wire.lines
+      .filter((l) => wanted.has(l.line))
+      .slice(0, MAX_LINES_SHOWN)
+      .map(strip),
+    wire: wire.lines.map(strip),
+  };
+}
+
+/** Why the other scenarios cannot run after "host info", if they cannot: no msp-check model, or no working host/info at all. */
+function whyNotCheckable(hostInfo: CheckResult): string | undefined {
+  const fatal = hostInfo.problems.find((p) => p.includes("not checkable") || p.startsWith("stopped while") || p.startsWith("timed out"));
+  return fatal === undefined ? undefined : `"host info" failed: ${fatal}`;
+}
+
+/**
+ * Check a host: run every scenario (or `options.only`) on its own connection from
+ * `options.open`, each bounded by `options.timeoutMs`, print a pass/fail table to `options.out`
+ * (each failure with its problems and offending wire lines), and resolve with the verdicts. A
+ * scenario that hangs fails by timeout, naming what it waited for, and the run goes on. The host
+ * must serve the msp-check model (docs/checkable-hosts.md); if `host/info` lists none, or does not
+ * answer, the other scenarios are not run and fail saying so. Never rejects for a host's fault.
+ *
+ * @example
+ * ```ts
+ * const { passed, results } = await runCheck({
+ *   open: spawnForCheck({ command: "muse-host", args: ["serve", "--stdio", "--script", "models/hello.json", "--model", "msp-check=models/check.json"] }),
+ *   out: (line) => console.log(line),
+ *   color: process.stdout.isTTY === true,
+ * });
+ * process.exitCode = passed ? 0 : 1;
+ * ```
+ */
+export async function runCheck(options: CheckOptions): Promise<CheckOutcome> {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_SCENARIO_TIMEOUT_MS;
+  if (!(typeof timeoutMs === "number" && timeoutMs > 0)) throw new RangeError(`runCheck: timeoutMs must be a positive number, got ${String(timeoutMs)}`);
+  const only = options.only;
+  if (only !== undefined) {
+    const unknown = only.filter((name) => !CHECK_SCENARIOS.includes(name));
+    if (unknown.length > 0)
+      throw new RangeError(`runCheck: no scenario named ${unknown.map((n) => JSON.stringify(n)).join(", ")} (scenarios: ${CHECK_SCENARIOS.join(", ")})`);
+  }
+  const scenarios = SCENARIOS.filter((s) => only === undefined || only.includes(s.name));
+  const { out, color } = options;
+  for (const line of formatHeader(scenarios.length, timeoutMs, color)) out(line);
+  const results: CheckResult[] = [];
+  let notCheckable: string | undefined;
+  for (const scenario of scenarios) {
+    let result: CheckResult;
+    if (notCheckable !== undefined) {
+      result = { scenario: scenario.name, passed: false, timedOut: false, durationMs: 0, problems: [`not run: ${notCheckable}`], lines: [], wire: [] };
+    } else {
+      result = await runScenario(scenario, options, timeoutMs);
+      if (scenario.name === "host info") notCheckable = whyNotCheckable(result);
+    }
+    results.push(result);
+    out(formatRow(result, color));
+  }
+  const failed = results.filter((r) => !r.passed);
+  for (const result of failed) for (const line of formatFailure(result, color)) out(line);
+  for (const line of formatSummary(results, color)) out(line);
+  return { passed: failed.length === 0, results };
+}

@@ -1,0 +1,222 @@
+/**
+ * ScenarioContext: what one `muse check` scenario works with: the client, the recorded wire,
+ * and the steps every scenario shares (create a checkable session, start a directed turn, wait
+ * for a terminal on the wire, expect a rejection). Problems are collected, not thrown, so a
+ * scenario reports everything it saw.
+ */
+import { v7 as uuidv7 } from "uuid";
+import { MspError, type MspClient } from "@muse-code/sdk";
+import type { WireLine, WireTap } from "./checkWire.js";
+
+/**
+ * The model name `muse check` creates its sessions with (docs/checkable-hosts.md).
+ *
+ * @example
+ * ```ts
+ * await client.connection.command("session/create", { model: CHECK_MODEL });
+ * ```
+ */
+export const CHECK_MODEL = "msp-check";
+
+/**
+ * One step of a directive: what a turn of the msp-check model streams (docs/checkable-hosts.md).
+ * `chunkSize` is in characters, `chunkDelayMs`, `tool.runMs` and `tool.outputEveryMs` in milliseconds.
+ *
+ * @example
+ * ```ts
+ * const step: DirectiveStep = { text: "Running the tool.", tool: { runMs: 60_000, outputEveryMs: 100 } };
+ * ```
+ */
+export interface DirectiveStep {
+  reasoning?: string;
+  text?: string;
+  chunkSize?: number;
+  chunkDelayMs?: number;
+  tool?: { runMs: number; outputEveryMs?: number };
+}
+
+/**
+ * A problem a scenario found, with the (1-based) wire lines that show it.
+ *
+ * @example
+ * ```ts
+ * const problem: Problem = { text: "the turn must complete, it ended \"failed\"", lines: [12] };
+ * ```
+ */
+export interface Problem {
+  text: string;
+  lines: number[];
+}
+
+/**
+ * A turn a scenario started: its turnId, the `commandId` of its `turn/start`, its disposition,
+ * and the wire line of the ack.
+ *
+ * @example
+ * ```ts
+ * const { turnId, ackLine }: StartedTurn = await ctx.start(sessionId, [{ text: "hi" }]);
+ * ```
+ */
+export interface StartedTurn {
+  turnId: string;
+  commandId: string;
+  disposition: unknown;
+  ackLine: number | undefined;
+}
+
+/** The prompt of a directed turn. */
+function directive(steps: DirectiveStep[]): Array<{ type: "text"; text: string }> {
+  return [{ type: "text", text: JSON.stringify({ steps }) }];
+}
+
+/** Sleep `ms` milliseconds. */
+function pause(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * The shared steps of a scenario; see the module comment. `doing` names the step in progress,
+ * so a timeout can say what the host never sent.
+ *
+ * @example
+ * ```ts
+ * const ctx = new ScenarioContext(client, new WireTap());
+ * const sessionId = await ctx.session();
+ * const { turnId } = await ctx.start(sessionId, [{ text: "Done." }]);
+ * const terminal = await ctx.terminal(turnId);
+ * ctx.expect(terminal.params["terminal"] === "completed", "the turn must complete", [terminal.line]);
+ * ```
+ */
+export class ScenarioContext {
+  readonly client: MspClient;
+  readonly wire: WireTap;
+  readonly problems: Problem[] = [];
+  /** What the scenario is doing now: a timeout names it. */
+  doing = "starting";
+
+  constructor(client: MspClient, wire: WireTap) {
+    this.client = client;
+    this.wire = wire;
+  }
+
+  /** Record a problem. */
+  fail(text: string, lines: Array<number | undefined> = []): void {
+    this.problems.push({ text, lines: lines.filter((l): l is number => l !== undefined) });
+  }
+
+  /** Record a problem unless `ok`; returns `ok`. */
+  expect(ok: boolean, text: string, lines: Array<number | undefined> = []): boolean {
+    if (!ok) this.fail(text, lines);
+    return ok;
+  }
+
+  /** Set what the scenario is doing (named by a timeout). */
+  step(doing: string): void {
+    this.doing = doing;
+  }
+
+  /** The wire lines of the request carrying `commandId` and of its response. */
+  exchange(commandId: string): { request: WireLine | undefined; response: WireLine | undefined } {
+    const request = this.wire.lines.find(
+      (l) => l.dir === "client" && (l.message?.["params"] as Record<string, unknown> | undefined)?.["commandId"] === commandId,
+    );
+    const id = request?.message?.["id"];
+    const response =
+      request === undefined
+        ? undefined
+        : this.wire.lines.find(
+            (l) => l.line > request.line && l.dir === "server" && l.message !== undefined && !("method" in l.message) && l.message["id"] === id,
+          );
+    return { request, response };
+  }
+
+  /** Send a command that must be accepted; returns its result. */
+  async command(method: string, params: Record<string, unknown>): Promise<Record<string, unknown>> {
+    this.step(`waiting for the answer to ${method}`);
+    return this.client.connection.command(method, params, { timeoutMs: Infinity });
+  }
+
+  /** Send a command that must be refused; returns the refusal's `MspError` (a result or another error is a problem, returned as `undefined`). */
+  async refused(method: string, params: Record<string, unknown>): Promise<{ error: MspError | undefined; commandId: string }> {
+    const commandId = typeof params["commandId"] === "string" ? params["commandId"] : uuidv7();
+    this.step(`waiting for the answer to ${method}`);
+    try {
+      await this.client.connection.command(method, { ...params, commandId }, { timeoutMs: Infinity });
+      this.fail(`${method} was accepted; it must be refused`, [this.exchange(commandId).response?.line]);
+      return { error: undefined, commandId };
+    } catch (error) {
+      if (error instanceof MspError && (error.kind === "commandRejected" || error.kind === "rpcError")) return { error, commandId };
+      throw error;
+    }
+  }
+
+  /** Create a session on the msp-check model. */
+  async session(): Promise<string> {
+    const result = await this.command("session/create", { model: CHECK_MODEL });
+    const sessionId = result["sessionId"];
+    if (typeof sessionId !== "string") throw new Error("session/create: the result has no sessionId");
+    return sessionId;
+  }
+
+  /** Start a directed turn; the turnId must equal the turn/start's commandId (ARCHITECTURE: ids). */
+  async start(sessionId: string, steps: DirectiveStep[], commandId: string = uuidv7()): Promise<StartedTurn> {
+    const result = await this.command("turn/start", { sessionId, input: directive(steps), commandId });
+    const ackLine = this.exchange(commandId).response?.line;
+    const turnId = result["turnId"];
+    if (typeof turnId !== "string") throw new Error("turn/start: the result has no turnId");
+    this.expect(turnId === commandId, `turn/start: the turnId ${turnId} is not the commandId ${commandId} of the turn/start that started it`, [ackLine]);
+    return { turnId, commandId, disposition: result["disposition"], ackLine };
+  }
+
+  /** Wait on the wire for the turn's `turn/completed`. */
+  async terminal(turnId: string): Promise<WireLine & { params: Record<string, unknown> }> {
+    this.step(`waiting for the turn/completed of turn ${turnId}`);
+    const line = await this.wire.waitFor((m) => m["method"] === "turn/completed" && paramsOf(m)["turnId"] === turnId);
+    return { ...line, params: paramsOf(line.message as Record<string, unknown>) };
+  }
+
+  /** Wait on the wire for an item notification of `turnId` that passes `test`. */
+  async item(turnId: string, test: (method: string, item: Record<string, unknown>) => boolean, what: string): Promise<WireLine> {
+    this.step(`waiting for ${what} of turn ${turnId}`);
+    return this.wire.waitFor((m) => {
+      const item = paramsOf(m)["item"];
+      if (typeof m["method"] !== "string" || !m["method"].startsWith("item/") || typeof item !== "object" || item === null) return false;
+      const fields = item as Record<string, unknown>;
+      return fields["turnId"] === turnId && test(m["method"], fields);
+    });
+  }
+
+  /** The host's last word on an item: its `item/completed`, if any. */
+  completedItems(turnId: string): Array<{ line: number; item: Record<string, unknown> }> {
+    const out: Array<{ line: number; item: Record<string, unknown> }> = [];
+    for (const l of this.wire.lines) {
+      if (l.dir !== "server" || l.message?.["method"] !== "item/completed") continue;
+      const item = paramsOf(l.message)["item"] as Record<string, unknown> | undefined;
+      if (item?.["turnId"] === turnId) out.push({ line: l.line, item });
+    }
+    return out;
+  }
+
+  /**
+   * Let anything the host still had to say arrive: one `host/info` round trip, then `quietMs`.
+   * A notification a host sends late (after a terminal) lands in this scenario's wire.
+   */
+  async settle(quietMs = 100): Promise<void> {
+    this.step("waiting for the answer to host/info after the scenario");
+    await this.client.connection.command("host/info", {}, { timeoutMs: Infinity });
+    await pause(quietMs);
+  }
+}
+
+/**
+ * A message's params, or `{}`.
+ *
+ * @example
+ * ```ts
+ * const turnId = paramsOf({ method: "turn/completed", params: { turnId: "t1" } })["turnId"]; // "t1"
+ * ```
+ */
+export function paramsOf(message: Record<string, unknown>): Record<string, unknown> {
+  const params = message["params"];
+  return typeof params === "object" && params !== null && !Array.isArray(params) ? (params as Record<string, unknown>) : {};
+}

@@ -1,0 +1,22 @@
+/** CommandContext: what each `muse` command runs with: the connection, the view, Ctrl-C, stderr. */
+import type { HostConnection } from "./hostConnection.js";
+import type { Interrupts } from "./interrupts.js";
+import type { SessionView } from "./sessionView.js";
+
+/**
+ * What a command gets from the dispatcher.
+ *
+ * @example
+ * ```ts
+ * const code = await runTurnCommand({ host, view, interrupts: processInterrupts(), err: (l) => process.stderr.write(`muse: ${l}\n`), out: (l) => process.stdout.write(`${l}\n`) }, { prompt: "hi", keepInbox: false });
+ * ```
+ */
+export interface CommandContext {
+  host: HostConnection;
+  view: SessionView;
+  interrupts: Interrupts;
+  /** One line to stderr, prefixed `muse: `. */
+  err: (line: string) => void;
+  /** One line to stdout (info). */
+  out: (line: string) => void;
+}

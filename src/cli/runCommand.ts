@@ -1,0 +1,159 @@
+/**
+ * `muse run`: start one turn and stream it until its own terminal. Ctrl-C is Stop: the first sends
+ * `turn/cancel` (TurnHandle.cancel) and keeps streaming until the terminal, which says how the
+ * turn really ended; the second closes the connection at once.
+ */
+import { MspError, type MspNotification, type TurnCompletedParams } from "@muse-code/sdk";
+import { checkedHostInfo } from "./checkedHostInfo.js";
+import type { CommandContext } from "./commandContext.js";
+import { describeError } from "./describeError.js";
+import { ExitCodes, exitCodeOf, type ExitCode } from "./exitCodes.js";
+import { STOP_NOTICE_MS } from "./interrupts.js";
+import { notificationTurn } from "./notificationTurn.js";
+
+/**
+ * Options of {@link runTurnCommand}.
+ *
+ * @example
+ * ```ts
+ * const options: RunTurnOptions = { prompt: "Run the tests", keepInbox: false, model: "default" };
+ * ```
+ */
+export interface RunTurnOptions {
+  prompt: string;
+  session?: string;
+  model?: string;
+  keepInbox: boolean;
+}
+
+/**
+ * A promise with its resolver, for the first of several outcomes.
+ */
+function outcome<T>(): { promise: Promise<T>; resolve: (value: T) => void; readonly settled: boolean } {
+  let resolve!: (value: T) => void;
+  let settled = false;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return {
+    promise,
+    resolve: (value) => {
+      settled = true;
+      resolve(value);
+    },
+    get settled() {
+      return settled;
+    },
+  };
+}
+
+/**
+ * Run `muse run`: host/info, session/create (or session/resume of `--session`, and
+ * session/setModel for `--model`), turn/start, then every notification of that turn to the view
+ * until its turn/completed. Resolves with the exit code: the terminal's (0, 130, 1), 3 when the
+ * connection is lost first, 130 after a second Ctrl-C. Throws what a command threw (the caller
+ * prints it).
+ *
+ * @example
+ * ```ts
+ * process.exitCode = await runTurnCommand(context, { prompt: "Run the tests", keepInbox: false });
+ * ```
+ */
+export async function runTurnCommand(ctx: CommandContext, options: RunTurnOptions): Promise<ExitCode> {
+  const { host, view } = ctx;
+  const { client } = host;
+  const done = outcome<ExitCode>();
+  // Until a turn exists, Ctrl-C just quits.
+  let onInterrupt: (press: number) => void = () => {
+    view.note("interrupted");
+    void host.kill().then(() => done.resolve(ExitCodes.cancelled));
+  };
+  const offInterrupt = ctx.interrupts.on((press) => onInterrupt(press));
+  const lost = host.lost.then((info) => {
+    if (done.settled) return; // the turn ended first: its terminal is the outcome
+    ctx.err(`connection lost: ${info.reason}`);
+    for (const line of host.stderrTail()) ctx.err(`  host: ${line}`);
+    done.resolve(ExitCodes.connectionLost);
+  });
+  void lost;
+  const setup = (async () => {
+    await checkedHostInfo(client);
+    let sessionId: string;
+    let model: string | undefined = options.model;
+    if (options.session !== undefined) {
+      sessionId = options.session;
+      await client.connection.command("session/resume", { sessionId });
+      if (options.model !== undefined) await client.connection.command("session/setModel", { sessionId, model: options.model });
+    } else {
+      const created = await client.connection.command("session/create", options.model === undefined ? {} : { model: options.model });
+      sessionId = created.sessionId;
+      model = created.model;
+    }
+    view.session(model === undefined ? { sessionId } : { sessionId, model });
+    return sessionId;
+  })();
+  // A connection lost during setup is reported once, by `lost`.
+  const settled = setup.catch((error: unknown) => {
+    if (MspError.is(error) && error.kind === "connectionClosed") return done.promise.then(() => undefined);
+    throw error;
+  });
+  let sessionId: string | undefined;
+  try {
+    sessionId = await Promise.race([settled, done.promise.then(() => undefined)]);
+  } catch (error) {
+    offInterrupt();
+    throw error;
+  }
+  if (sessionId === undefined) {
+    offInterrupt();
+    return done.promise;
+  }
+
+  const turn = client.startTurn({ sessionId, input: [{ type: "text", text: options.prompt }] });
+  const ours = new Set([turn.commandId]);
+  const onNotification = (notification: MspNotification) => {
+    const turnId = notificationTurn(notification);
+    if (turnId === undefined || !ours.has(turnId)) return;
+    view.notification(notification);
+    if (notification.method === "turn/completed") done.resolve(exitCodeOf((notification.params as unknown as TurnCompletedParams).terminal));
+  };
+  client.events.on("notification", onNotification);
+  turn.accepted.then(
+    (ack) => {
+      ours.add(ack.turnId);
+      if (ack.disposition === "queued") view.queued(ack.turnId);
+    },
+    (error: unknown) => {
+      if (MspError.is(error) && error.kind === "connectionClosed") return; // `lost` says it
+      ctx.err(describeError(error));
+      done.resolve(ExitCodes.failed);
+    },
+  );
+  let stop: Promise<void> | undefined;
+  onInterrupt = (press) => {
+    if (press === 1) {
+      view.stopping(turn.turnId ?? turn.commandId);
+      stop = turn.cancel({ keepInbox: options.keepInbox, timeoutMs: STOP_NOTICE_MS }).then(
+        (answer) => view.stopAnswered(answer.terminal.turnId, answer.ack),
+        (error: unknown) => {
+          if (MspError.is(error) && error.kind === "connectionClosed") return;
+          if (MspError.is(error) && error.kind === "timeout") {
+            view.note(`no terminal ${STOP_NOTICE_MS / 1000} s after the stop; still waiting for it (Ctrl-C again closes the connection)`);
+            return;
+          }
+          ctx.err(`the stop failed: ${describeError(error)}`);
+          done.resolve(ExitCodes.failed);
+        },
+      );
+      return;
+    }
+    if (press === 2) {
+      view.note("closing the connection without waiting for the terminal");
+      void host.kill().then(() => done.resolve(ExitCodes.cancelled));
+    }
+  };
+  const code = await done.promise;
+  // The stop's answer comes after the terminal (cancelTurn resolves with it): show it before the end.
+  await stop;
+  offInterrupt();
+  client.events.off("notification", onNotification);
+  return code;
+}

@@ -1,0 +1,275 @@
+/**
+ * What `muse run` and `muse resume` show of a session, as text (TextView: a terminal or plain
+ * lines) or as NDJSON events (JsonView). Both receive the same calls in wire order.
+ */
+import type { Item, MspNotification, ToolCallItem, TurnCompletedParams } from "@muse-code/sdk";
+import type { Screen } from "./screen.js";
+import type { Styles } from "./style.js";
+
+/**
+ * The calls a view receives while `muse` follows a session.
+ *
+ * @example
+ * ```ts
+ * const view: SessionView = new JsonView((line) => process.stdout.write(`${line}\n`));
+ * view.session({ sessionId, model: "default" });
+ * ```
+ */
+export interface SessionView {
+  /** The session is known (created or resumed). */
+  session(details: { sessionId: string; model?: string; replayed?: number; after?: string }): void;
+  /** A notification about a shown turn, in wire order. */
+  notification(notification: MspNotification): void;
+  /** The turn was queued behind another: it starts when that one ends. */
+  queued(turnId: string): void;
+  /** The first Ctrl-C: `turn/cancel` is being sent. */
+  stopping(turnId: string): void;
+  /** The stop's answer: `already_terminal` means the turn ended before the stop reached it. */
+  stopAnswered(turnId: string, ack: "accepted" | "already_terminal"): void;
+  /** A sentence about the run (not an error): a stop that takes long, a second Ctrl-C. */
+  note(text: string): void;
+  /** The run is over with this exit code (and, when it did not end with a turn, why). */
+  end(code: number, why?: string): void;
+}
+
+/**
+ * The command a tool call ran, for its header: `args.command` of a shell call, else the tool and
+ * its JSON arguments.
+ *
+ * @example
+ * ```ts
+ * toolCommand({ tool: "shell", args: '{"command":"ls"}' } as ToolCallItem); // "ls"
+ * ```
+ */
+export function toolCommand(item: Pick<ToolCallItem, "tool" | "args">): string {
+  try {
+    const args = JSON.parse(item.args) as unknown;
+    if (typeof args === "object" && args !== null && typeof (args as { command?: unknown }).command === "string") return (args as { command: string }).command;
+  } catch {
+    // not JSON: show it as it is
+  }
+  return item.args;
+}
+
+/**
+ * The terminal line: `turn cancelled: cancelled during tool execution (cause user) after 1.4 s`.
+ *
+ * @example
+ * ```ts
+ * terminalLine({ terminal: "completed", reason: "completed", durationMs: 2100 } as TurnCompletedParams); // "turn completed: completed after 2.1 s"
+ * ```
+ */
+export function terminalLine(t: TurnCompletedParams): string {
+  const cause = t.cause === undefined ? "" : ` (cause ${t.cause.kind}${t.cause.reason === undefined ? "" : `: ${t.cause.reason}`})`;
+  const after = typeof t.durationMs === "number" ? ` after ${(t.durationMs / 1000).toFixed(1)} s` : "";
+  return `turn ${t.terminal}: ${t.reason}${cause}${after}`;
+}
+
+/** The progress line's label from the first Ctrl-C until the terminal. */
+const STOPPING = "stopping (Ctrl-C again closes the connection)";
+
+/** What a text view remembers of one item: how much of its text or output it has printed. */
+interface Shown {
+  /** The text shown so far (message, reasoning). */
+  text: string;
+  /** How much of the output has been taken (tool call). @unit UTF-16 code units */
+  printed: number;
+  headed: boolean;
+  /** Output printed up to the last newline; the partial rest waits for its newline or the end. */
+  pending: string;
+}
+
+/**
+ * The text view: message text inline as it streams, reasoning dimmed after `(thinking)`, each
+ * tool call's command, its output lines as they come and its final status, then the turn's
+ * terminal line. With a progress line (a terminal), a spinner says what is awaited.
+ *
+ * @example
+ * ```ts
+ * const view = new TextView(new Screen(process.stdout, { progress: true }), styles(true), { showTurnIds: false });
+ * client.events.on("notification", (n) => view.notification(n));
+ * ```
+ */
+export class TextView implements SessionView {
+  readonly #screen: Screen;
+  readonly #s: Styles;
+  readonly #showTurnIds: boolean;
+  readonly #items = new Map<string, Shown>();
+  readonly #openTools = new Set<string>();
+  #stopping = false;
+
+  constructor(screen: Screen, s: Styles, options: { showTurnIds: boolean }) {
+    this.#screen = screen;
+    this.#s = s;
+    this.#showTurnIds = options.showTurnIds;
+  }
+
+  session(details: { sessionId: string; model?: string; replayed?: number; after?: string }): void {
+    const model = details.model === undefined ? "" : ` (model ${details.model})`;
+    this.#screen.line(this.#s.dim(`session ${details.sessionId}${model}`));
+    if (details.replayed !== undefined) {
+      const after = details.after === undefined ? "" : ` after ${details.after}`;
+      this.#screen.line(this.#s.dim(`replaying ${details.replayed} notification${details.replayed === 1 ? "" : "s"}${after}`));
+    }
+    this.#screen.status("waiting for the host");
+  }
+
+  notification({ method, params }: MspNotification): void {
+    if (params === undefined) return;
+    if (method === "turn/started") {
+      if (this.#showTurnIds) this.#screen.line(this.#s.dim(`turn ${String(params["turnId"])} started`));
+      this.#screen.status(this.#stopping ? STOPPING : "waiting for the model");
+    } else if (method === "item/started" || method === "item/updated" || method === "item/completed") {
+      this.#item(params["item"] as Item, method === "item/completed");
+    } else if (method === "turn/completed") {
+      const t = params as unknown as TurnCompletedParams;
+      this.#screen.status(undefined);
+      const colour = t.terminal === "completed" ? this.#s.green : t.terminal === "cancelled" ? this.#s.yellow : this.#s.red;
+      this.#screen.line(colour(terminalLine(t)));
+      this.#stopping = false;
+    }
+  }
+
+  queued(turnId: string): void {
+    this.#screen.line(this.#s.dim(`turn ${turnId} queued: it starts when the running turn ends`));
+  }
+
+  stopping(_turnId: string): void {
+    this.#stopping = true;
+    this.#screen.line(this.#s.yellow("stopping…"));
+    this.#screen.status(STOPPING);
+  }
+
+  stopAnswered(_turnId: string, ack: "accepted" | "already_terminal"): void {
+    if (ack === "already_terminal") this.#screen.line(this.#s.dim("the turn had already ended when the stop reached the host"));
+  }
+
+  note(text: string): void {
+    this.#screen.line(this.#s.yellow(text));
+  }
+
+  end(_code: number, _why?: string): void {
+    this.#screen.close();
+  }
+
+  #item(item: Item, completed: boolean): void {
+    let shown = this.#items.get(item.itemId);
+    if (shown === undefined) {
+      shown = { text: "", printed: 0, headed: false, pending: "" };
+      this.#items.set(item.itemId, shown);
+    }
+    if (item.kind === "toolCall") this.#tool(item, shown, completed);
+    else this.#text(item.itemId, item.kind === "reasoning", item.text, shown, completed, item.kind === "message" && item.interrupted === true);
+    if (completed) this.#items.delete(item.itemId);
+  }
+
+  #text(id: string, reasoning: boolean, text: string, shown: Shown, completed: boolean, interrupted: boolean): void {
+    const paint = reasoning ? this.#s.dim : (t: string) => t;
+    if (!shown.headed && text !== "") {
+      shown.headed = true;
+      if (!this.#screen.atLineStart) this.#screen.write("\n");
+      if (reasoning) this.#screen.write(this.#s.dim("(thinking) "), id);
+    }
+    // An append shows its new part; a rewrite (not an append of what was shown) shows it whole.
+    const delta = text.startsWith(shown.text) ? text.slice(shown.text.length) : `\n${text}`;
+    if (delta !== "") this.#screen.write(paint(delta), id);
+    shown.text = text;
+    if (!completed) {
+      this.#screen.status(this.#stopping ? STOPPING : reasoning ? "thinking" : "writing");
+      return;
+    }
+    if (interrupted) this.#screen.write(this.#s.dim(" (interrupted)"), id);
+    this.#screen.endLine(id);
+    this.#screen.status(this.#stopping ? STOPPING : "waiting for the model");
+  }
+
+  #tool(item: ToolCallItem, shown: Shown, completed: boolean): void {
+    const prefix = this.#s.enabled ? "  │ " : "  | ";
+    if (!shown.headed) {
+      shown.headed = true;
+      this.#openTools.add(item.itemId);
+      this.#screen.line(`${this.#s.cyan(this.#s.enabled ? "●" : ">")} ${this.#s.bold(item.tool)}: ${this.#headerCommand(item)}`);
+    }
+    const output = item.visibleOutput;
+    let fresh = output.length >= shown.printed ? output.slice(shown.printed) : output;
+    shown.printed = output.length;
+    fresh = shown.pending + fresh;
+    const cut = completed ? fresh.length : fresh.lastIndexOf("\n") + 1;
+    const ready = fresh.slice(0, cut);
+    shown.pending = fresh.slice(cut);
+    const label = this.#openTools.size > 1 ? `${item.tool}#${item.callId.slice(-4)} ` : "";
+    if (ready !== "") {
+      for (const line of ready.replace(/\n$/, "").split("\n")) this.#screen.line(`${this.#s.dim(prefix)}${label}${line}`);
+    }
+    if (!completed) {
+      this.#screen.status(this.#stopping ? STOPPING : `running ${item.tool}`);
+      return;
+    }
+    this.#openTools.delete(item.itemId);
+    if (item.truncated) this.#screen.line(this.#s.dim(`${prefix}… (output truncated)`));
+    const end = this.#s.enabled ? "  └ " : "  = ";
+    const status =
+      item.status === "completed" ? this.#s.green("completed") : item.status === "cancelled" ? this.#s.yellow("cancelled") : this.#s.red(item.status);
+    const why = item.failureReason === undefined ? "" : `: ${item.failureReason}`;
+    this.#screen.line(`${this.#s.dim(end)}${status}${why}`);
+    this.#screen.status(this.#stopping ? STOPPING : "waiting for the model");
+  }
+
+  #headerCommand(item: ToolCallItem): string {
+    const command = toolCommand(item).replace(/\s*\n\s*/g, " ");
+    if (!this.#s.enabled) return command;
+    const width = (this.#screen.columns ?? 100) - item.tool.length - 5;
+    return command.length > width && width > 10 ? `${command.slice(0, width - 1)}…` : command;
+  }
+}
+
+/**
+ * The NDJSON view (`--json`): one JSON object a line, `type` first: `session`, `notification`
+ * (`method`, `params`, `emittedAtMs?`), `queued`, `stopping`, `stopAnswered` (`ack`), `note`
+ * (`text`), and last `exit` (`code`, `why?`).
+ *
+ * @example
+ * ```ts
+ * const view = new JsonView((line) => process.stdout.write(`${line}\n`));
+ * view.end(0); // {"type":"exit","code":0}
+ * ```
+ */
+export class JsonView implements SessionView {
+  readonly #emit: (line: string) => void;
+
+  constructor(emit: (line: string) => void) {
+    this.#emit = emit;
+  }
+
+  session(details: { sessionId: string; model?: string; replayed?: number; after?: string }): void {
+    this.#out({ type: "session", ...details });
+  }
+
+  notification(notification: MspNotification): void {
+    this.#out({ type: "notification", ...notification });
+  }
+
+  queued(turnId: string): void {
+    this.#out({ type: "queued", turnId });
+  }
+
+  stopping(turnId: string): void {
+    this.#out({ type: "stopping", turnId });
+  }
+
+  stopAnswered(turnId: string, ack: "accepted" | "already_terminal"): void {
+    this.#out({ type: "stopAnswered", turnId, ack });
+  }
+
+  note(text: string): void {
+    this.#out({ type: "note", text });
+  }
+
+  end(code: number, why?: string): void {
+    this.#out(why === undefined ? { type: "exit", code } : { type: "exit", code, why });
+  }
+
+  #out(event: Record<string, unknown>): void {
+    this.#emit(JSON.stringify(event));
+  }
+}

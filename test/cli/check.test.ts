@@ -1,0 +1,138 @@
+/**
+ * `muse check` (runCheck) against real child processes: it passes on the reference host serving
+ * the msp-check model, and fails, naming the right scenario and showing the offending wire
+ * lines, on broken hosts (test/fixtures/broken-hosts: the reference host behind a relay that
+ * tells one lie).
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { runCheck, spawnForCheck, type CheckOptions, type CheckOutcome } from "../../src/cli/check/index.js";
+import { repoRoot } from "../helpers/repoRoot.js";
+import { useMuseBundles } from "./museProcess.js";
+
+const bundles = useMuseBundles();
+
+/** The command line (after node) of the reference host serving the msp-check model: its bundle, which starts faster than tsx. */
+function referenceHost(): string[] {
+  return [bundles().host, "serve", "--stdio", "--script", join(repoRoot, "models/hello.json"), "--model", `msp-check=${join(repoRoot, "models/check.json")}`];
+}
+
+function brokenHost(name: string): string[] {
+  return [join(repoRoot, "test/fixtures/broken-hosts", `${name}.mjs`), "--", process.execPath, ...referenceHost()];
+}
+
+async function check(args: string[], options: Partial<CheckOptions> = {}): Promise<CheckOutcome & { output: string }> {
+  const lines: string[] = [];
+  const outcome = await runCheck({
+    open: spawnForCheck({ command: process.execPath, args, cwd: repoRoot, stderr: "ignore", killGraceMs: 500 }),
+    out: (line) => lines.push(line),
+    color: false,
+    timeoutMs: 15_000,
+    ...options,
+  });
+  return { ...outcome, output: lines.join("\n") };
+}
+
+function resultOf(outcome: CheckOutcome, scenario: string) {
+  const result = outcome.results.find((r) => r.scenario === scenario);
+  if (result === undefined) throw new Error(`no result for ${scenario}`);
+  return result;
+}
+
+describe("runCheck", () => {
+  it("passes on the reference host, every scenario", async () => {
+    const outcome = await check(referenceHost());
+    expect(outcome.results.filter((r) => !r.passed).map((r) => [r.scenario, r.problems])).toEqual([]);
+    expect(outcome.passed).toBe(true);
+    expect(outcome.results.map((r) => r.scenario)).toEqual([
+      "host info",
+      "start and complete",
+      "cancel mid-model",
+      "cancel mid-tool",
+      "cancel racing completion",
+      "stale turnId",
+      "keepInbox",
+      "resume after cursor",
+      "duplicate commandId",
+      "malformed input",
+    ]);
+    for (const result of outcome.results) expect(result.wire.length).toBeGreaterThan(0);
+    expect(outcome.output).toMatch(/^cancel mid-tool +PASS/m);
+    expect(outcome.output).toMatch(/muse check: all 10 scenarios passed/);
+    // docs/checkable-hosts.md shows this output, times aside.
+    const page = readFileSync(join(repoRoot, "docs/checkable-hosts.md"), "utf8");
+    const sample = /<!-- muse check sample: pass -->\n```text\n([^`]*)```/.exec(page)?.[1];
+    const shape = (text: string) => text.trimEnd().replace(/ *\d+ ms/g, " N ms");
+    expect(shape(outcome.output)).toBe(shape(sample ?? ""));
+  }, 180_000);
+
+  it("fails 'start and complete' on a host that sends an item after the terminal, showing the line", async () => {
+    const outcome = await check(brokenHost("item-after-terminal"), { only: ["host info", "start and complete"] });
+    expect(outcome.passed).toBe(false);
+    expect(resultOf(outcome, "host info").passed).toBe(true);
+    const failed = resultOf(outcome, "start and complete");
+    expect(failed.passed).toBe(false);
+    expect(failed.problems.join("\n")).toMatch(/item\/updated \(item .+\) for turn .+ after its turn\/completed at line \d+ \(invariant 3\)/);
+    const shown = failed.lines.map((l) => JSON.parse(l.raw) as { method?: string });
+    expect(shown.map((m) => m.method)).toEqual(expect.arrayContaining(["turn/completed", "item/updated"]));
+    expect(outcome.output).toMatch(/^start and complete +FAIL/m);
+    expect(outcome.output).toMatch(/^FAIL start and complete$/m);
+    expect(outcome.output).toMatch(/host {3}← \{"jsonrpc":"2.0","method":"item\/updated"/);
+    expect(outcome.output).toMatch(/1 of 2 scenarios failed: start and complete/);
+  }, 60_000);
+
+  it("fails 'cancel mid-model' on a host that answers already_terminal before the terminal", async () => {
+    const outcome = await check(brokenHost("early-already-terminal"), { only: ["start and complete", "cancel mid-model"] });
+    expect(resultOf(outcome, "start and complete").passed).toBe(true);
+    const failed = resultOf(outcome, "cancel mid-model");
+    expect(failed.passed).toBe(false);
+    const problems = failed.problems.join("\n");
+    expect(problems).toMatch(/already_terminal rejection for turn .+ before that turn's turn\/completed \(invariant 4\)/);
+    expect(problems).toMatch(/turn\/cancel of a streaming turn must be accepted/);
+    expect(failed.lines.some((l) => l.raw.includes('"reason":"already_terminal"'))).toBe(true);
+    expect(outcome.output).toMatch(/1 of 2 scenarios failed: cancel mid-model/);
+  }, 60_000);
+
+  it("fails 'cancel mid-model' by timeout on a host that never sends a cancelled turn's terminal, and goes on", async () => {
+    const outcome = await check(brokenHost("lost-cancel-terminal"), { only: ["cancel mid-model", "stale turnId"], timeoutMs: 5_000 });
+    const failed = resultOf(outcome, "cancel mid-model");
+    expect(failed.passed).toBe(false);
+    expect(failed.timedOut).toBe(true);
+    expect(failed.problems[0]).toMatch(/^timed out after 5000 ms waiting for the turn\/completed of turn \S+$/);
+    expect(failed.problems.join("\n")).toMatch(/turn .+, accepted here, never gets a turn\/completed \(invariant 1/);
+    expect(failed.durationMs).toBeLessThan(15_000);
+    // The run went on after the timeout.
+    expect(resultOf(outcome, "stale turnId").passed).toBe(true);
+    expect(outcome.output).toMatch(/^cancel mid-model +FAIL +\d+ ms {2}\(timed out\)$/m);
+    expect(outcome.output).toMatch(/1 of 2 scenarios failed: cancel mid-model/);
+  }, 60_000);
+
+  it("runs nothing more on a host without the msp-check model, saying it is not checkable", async () => {
+    const outcome = await check([bundles().host, "serve", "--stdio", "--script", join(repoRoot, "models/hello.json")]);
+    expect(outcome.passed).toBe(false);
+    const info = resultOf(outcome, "host info");
+    expect(info.problems).toEqual([
+      expect.stringMatching(/^host\/info lists no model "msp-check" \(it lists \["default"\]\): the host is not checkable; see docs\/checkable-hosts\.md$/),
+    ]);
+    for (const result of outcome.results.slice(1)) {
+      expect(result.passed).toBe(false);
+      expect(result.problems).toEqual([expect.stringMatching(/^not run: "host info" failed: host\/info lists no model "msp-check"/)]);
+      expect(result.wire).toEqual([]);
+    }
+    expect(outcome.output).toMatch(/10 of 10 scenarios failed/);
+  }, 60_000);
+
+  it("fails, without hanging, when the host cannot be started", async () => {
+    const lines: string[] = [];
+    const outcome = await runCheck({
+      open: spawnForCheck({ command: join(repoRoot, "no-such-host"), stderr: "ignore" }),
+      out: (line) => lines.push(line),
+      color: false,
+      only: ["host info", "start and complete"],
+    });
+    expect(outcome.passed).toBe(false);
+    expect(resultOf(outcome, "host info").problems[0]).toMatch(/^stopped while waiting for the answer to host\/info: .*could not start .*no-such-host/);
+    expect(resultOf(outcome, "start and complete").problems[0]).toMatch(/^not run: "host info" failed: stopped while/);
+  }, 30_000);
+});

@@ -1,0 +1,62 @@
+/** The checkable model hook of the reference host: `{"kind": "msp-check"}` turns a prompt's JSON directive into a turn. */
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { checkTurnOf, parseCheckModel } from "../../src/host/check-model.js";
+import { loadScriptedModel, parseScriptedModel } from "../../src/host/scripted-model.js";
+import { spawnReferenceHost } from "../../src/host/index.js";
+import { repoRoot } from "../helpers/repoRoot.js";
+
+const prompt = (directive: unknown) => [{ type: "text" as const, text: JSON.stringify(directive) }];
+
+describe("the msp-check model", () => {
+  it("loads from models/check.json through the scripted-model loader", () => {
+    const model = loadScriptedModel(join(repoRoot, "models", "check.json"), "msp-check");
+    expect(model.name).toBe("msp-check");
+    expect(model.turnFor?.(0, prompt({ steps: [{ text: "hi", chunkSize: 1, chunkDelayMs: 5 }] }))).toEqual({
+      steps: [{ text: "hi", chunkSize: 1, chunkDelayMs: 5, toolCalls: [] }],
+    });
+  });
+
+  it("plays a tool run as a shell command that prints a line every outputEveryMs for runMs", () => {
+    const turn = checkTurnOf(prompt({ steps: [{ text: "run", tool: { runMs: 1000, outputEveryMs: 250 } }, { text: "done" }] }));
+    expect(turn.steps).toHaveLength(2);
+    const call = turn.steps[0]?.toolCalls[0];
+    expect(call?.tool).toBe("shell");
+    expect(String(call?.args["command"])).toContain("-lt 4 ]");
+    expect(String(call?.args["command"])).toContain("sleep 0.250");
+  });
+
+  it("answers a prompt that is not a JSON object with a help message", () => {
+    expect(checkTurnOf([{ type: "text", text: "hello" }]).steps[0]?.text).toMatch(/msp-check model: send a JSON directive/);
+    expect(checkTurnOf(prompt([1, 2])).steps[0]?.text).toMatch(/msp-check model/);
+  });
+
+  it("names the problem in a directive that is not one", () => {
+    expect(() => checkTurnOf(prompt({ steps: [] }))).toThrow(/at \$\.steps: steps must be a non-empty array/);
+    expect(() => checkTurnOf(prompt({ steps: [{ txt: "x" }] }))).toThrow(/at \$\.steps\[0\]\.txt: unknown key/);
+    expect(() => checkTurnOf(prompt({ steps: [{ tool: { runMs: -1 } }] }))).toThrow(/\$\.steps\[0\]\.tool\.runMs/);
+    expect(() => checkTurnOf(prompt({ steps: [{ tool: { runMs: 10, outputEveryMs: 1 } }] }))).toThrow(/outputEveryMs: must be at least 10/);
+    expect(() => checkTurnOf(prompt({ step: [] }))).toThrow(/\$\.step: unknown key/);
+  });
+
+  it("rejects a model file with another kind or stray keys", () => {
+    expect(() => parseScriptedModel({ kind: "other" }, "x")).toThrow(/\$\.kind: the only kind is "msp-check"/);
+    expect(() => parseCheckModel({ kind: "msp-check", turns: [] }, "x")).toThrow(/\$\.turns: unknown key/);
+  });
+
+  it("drives a real reference host turn from the prompt, and fails a turn whose directive is bad", async () => {
+    await using host = spawnReferenceHost({ models: { "msp-check": join(repoRoot, "models", "check.json") }, stderr: "ignore", defaultTimeoutMs: 15_000 });
+    const { sessionId } = await host.connection.command("session/create", { model: "msp-check" });
+    const good = host.startTurn({ sessionId, input: prompt({ steps: [{ reasoning: "hmm", text: "Hello, checker.", chunkSize: 4 }] }) });
+    expect((await good.terminal).terminal).toBe("completed");
+    const texts = host.items.itemsOf((await good.accepted).turnId).map((item) => [item.kind, "text" in item ? item.text : undefined]);
+    expect(texts).toEqual([
+      ["reasoning", "hmm"],
+      ["message", "Hello, checker."],
+    ]);
+    const badTurn = host.startTurn({ sessionId, input: prompt({ steps: [{ text: 3 }] }) });
+    const terminal = await badTurn.terminal;
+    expect(terminal.terminal).toBe("failed");
+    expect(terminal.reason).toMatch(/invalid msp-check directive at \$\.steps\[0\]\.text/);
+  });
+});

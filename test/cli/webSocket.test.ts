@@ -1,0 +1,160 @@
+/**
+ * `muse --ws`: the CLI over a real WebSocket (the `ws` class on Node 20), its token as a
+ * `Sec-WebSocket-Protocol` entry from --token-file or MUSE_HOST_TOKEN, and --record of its frames.
+ * The server is a small bridge in this file: a `ws` server that checks the token and the `msp.v1`
+ * subprotocol, and relays each connection's frames to its own reference host over stdio. A second
+ * server attaches every connection to one in-process reference host, so two muse processes share
+ * a session: `muse resume` follows a turn another muse started, and stops it.
+ */
+import { spawn } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { WebSocketServer } from "ws";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { checkTranscript } from "../../src/testing/index.js";
+import { createHost, type MuseHost } from "../../src/host/muse-host.js";
+import type { MessageTransport } from "../../src/host/message-transport.js";
+import { loadScriptedModel } from "../../src/host/scripted-model.js";
+import { modelPath, runMuse, tempDir, useMuseBundles } from "./museProcess.js";
+
+const bundles = useMuseBundles();
+const TOKEN = "s3cret token ✓";
+const bearer = `bearer.msp.${Buffer.from(TOKEN, "utf8").toString("base64url")}`;
+let server: WebSocketServer;
+let url: string;
+let temp: ReturnType<typeof tempDir>;
+
+beforeAll(async () => {
+  temp = tempDir("muse-ws-");
+  server = new WebSocketServer({
+    host: "127.0.0.1",
+    port: 0,
+    verifyClient: ({ req }: { req: { headers: Record<string, string | string[] | undefined> } }) =>
+      String(req.headers["sec-websocket-protocol"] ?? "")
+        .split(",")
+        .map((p) => p.trim())
+        .includes(bearer),
+    handleProtocols: (protocols: Set<string>) => (protocols.has("msp.v1") ? "msp.v1" : false),
+  });
+  await new Promise<void>((resolve) => server.once("listening", () => resolve()));
+  url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}/msp`;
+  server.on("connection", (socket) => {
+    const host = spawn(process.execPath, [bundles().host, "serve", "--stdio", "--script", JSON.parse(modelPath("cli-demo")) as string], {
+      stdio: ["pipe", "pipe", "ignore"],
+    });
+    createInterface({ input: host.stdout }).on("line", (line) => socket.send(line));
+    socket.on("message", (data) => host.stdin.write(`${String(data)}\n`));
+    socket.on("close", () => host.stdin.end());
+    host.on("exit", () => socket.close());
+  });
+});
+afterAll(async () => {
+  for (const client of server.clients) client.terminate();
+  await new Promise((resolve) => server.close(resolve));
+  temp.remove();
+});
+
+describe("muse --ws", () => {
+  it("runs a turn with the token from --token-file, and --record writes the frames as a transcript checkTranscript accepts", async () => {
+    const tokenFile = join(temp.dir, "token");
+    writeFileSync(tokenFile, `${TOKEN}\n`);
+    const record = join(temp.dir, "ws.jsonl");
+    const result = await runMuse(bundles(), ["run", "check the build", "--ws", url, "--token-file", tokenFile, "--record", record]);
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^session [0-9a-f-]{36} \(model default\)\n[^]*\n {2}\| build ok\n[^]*\nturn completed: completed after \d+\.\d s\n$/);
+    expect(checkTranscript(readFileSync(record, "utf8"))).toEqual({ ok: true, problems: [] });
+  });
+
+  it("takes the token from MUSE_HOST_TOKEN (muse info)", async () => {
+    const result = await runMuse(bundles(), ["info", "--ws", url], { env: { MUSE_HOST_TOKEN: TOKEN } });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("name              muse-host\n");
+  });
+
+  it("a refused handshake (no token, wrong token) cannot connect: one line, exit 3", async () => {
+    for (const env of [{}, { MUSE_HOST_TOKEN: "wrong" }]) {
+      const result = await runMuse(bundles(), ["info", "--ws", url], { env: { MUSE_HOST_TOKEN: "", ...env } });
+      expect(result.code).toBe(3);
+      expect(result.stderr).toMatch(
+        /^muse: cannot connect: connectWebSocket: the WebSocket handshake failed: Unexpected server response: 401 \(WebSocket close code 1006\)\n$/,
+      );
+    }
+  });
+
+  it("an unreadable --token-file is one line, exit 1", async () => {
+    const result = await runMuse(bundles(), ["info", "--ws", url, "--token-file", join(temp.dir, "missing")]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(`muse: cannot read --token-file ${join(temp.dir, "missing")}: ENOENT\n`);
+  });
+});
+
+describe("muse resume over a shared host", () => {
+  let shared: WebSocketServer;
+  let host: MuseHost;
+  let sharedUrl: string;
+
+  beforeAll(async () => {
+    host = createHost({ models: new Map([["default", loadScriptedModel(JSON.parse(modelPath("run-tests")) as string, "default")]]), defaultModel: "default" });
+    shared = new WebSocketServer({ host: "127.0.0.1", port: 0, handleProtocols: (protocols: Set<string>) => (protocols.has("msp.v1") ? "msp.v1" : false) });
+    await new Promise<void>((resolve) => shared.once("listening", () => resolve()));
+    sharedUrl = `ws://127.0.0.1:${(shared.address() as AddressInfo).port}/msp`;
+    shared.on("connection", (socket) => {
+      let onMessage: (text: string) => void = () => {};
+      let onClose: () => void = () => {};
+      const transport: MessageTransport = {
+        onMessage: (callback) => void (onMessage = callback),
+        onClose: (callback) => void (onClose = callback),
+        send: (message) => socket.send(JSON.stringify(message)),
+        close: () => socket.close(),
+      };
+      socket.on("message", (data) => onMessage(String(data)));
+      socket.on("close", () => {
+        onClose();
+        host.disconnect(transport);
+      });
+      host.connect(transport);
+    });
+  });
+  afterAll(async () => {
+    for (const client of shared.clients) client.terminate();
+    await new Promise((resolve) => shared.close(resolve));
+    await host.shutdown();
+  });
+
+  it("follows a turn another muse is running, and its Ctrl-C stops it for both (130 each, one terminal)", async () => {
+    const runner = spawn(process.execPath, [bundles().muse, "run", "run the tests", "--json", "--ws", sharedUrl], { stdio: ["ignore", "pipe", "inherit"] });
+    let ran = "";
+    runner.stdout.setEncoding("utf8").on("data", (c: string) => (ran += c));
+    const runnerExit = new Promise<number | null>((resolve) => runner.on("close", (code) => resolve(code)));
+    const deadline = Date.now() + 10_000;
+    while (!ran.includes("test 2 ... ok") && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    const sessionId = (JSON.parse(ran.split("\n")[0] as string) as { sessionId: string }).sessionId;
+
+    const follower = spawn(process.execPath, [bundles().muse, "resume", "--session", sessionId, "--ws", sharedUrl], { stdio: ["ignore", "pipe", "inherit"] });
+    let followed = "";
+    follower.stdout.setEncoding("utf8").on("data", (c: string) => (followed += c));
+    const followerExit = new Promise<number | null>((resolve) => follower.on("close", (code) => resolve(code)));
+    // Live lines after the replay: the follower is following.
+    while (!/test (\d+) \.\.\. ok\n[^]*test \d+ \.\.\. ok\n/.test(followed.split("replaying")[1] ?? "") && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
+    follower.kill("SIGINT");
+
+    expect(await followerExit).toBe(130);
+    expect(await runnerExit).toBe(130);
+    expect(followed).toMatch(/^session [0-9a-f-]{36}\nreplaying \d+ notifications\nturn [0-9a-f-]{36} started\nRunning the test suite\.\n/);
+    expect(followed).toMatch(
+      /\nstopping…\n[^]*\n {2}\| SIGTERM: stopping the test run\n[^]*\n {2}= cancelled: turn cancelled\nturn cancelled: cancelled during tool execution \(cause user\) after \d+\.\d s\n$/,
+    );
+    const events = ran
+      .trimEnd()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { type: string; method?: string; params?: Record<string, unknown> });
+    const terminals = events.filter((e) => e.method === "turn/completed");
+    expect(terminals).toHaveLength(1);
+    expect(terminals[0]?.params).toMatchObject({ terminal: "cancelled", cause: { kind: "user" } });
+    expect(events.at(-1)).toEqual({ type: "exit", code: 130 });
+  });
+});
