@@ -1,16 +1,19 @@
 /**
  * The cookbook: every recipe, in the order the runner lists them.
  */
+import { recipe as approveTool } from "./approve-tool.js";
 import { recipe as cancelBeforeAck } from "./cancel-before-ack.js";
 import { recipe as cancelMidTurn } from "./cancel-mid-turn.js";
 import { recipe as cancelRace } from "./cancel-race.js";
 import { recipe as cannedHostTest } from "./canned-host-test.js";
+import { recipe as denyTool } from "./deny-tool.js";
 import { recipe as fingerprintCheck } from "./fingerprint-check.js";
 import { recipe as gettingStarted } from "./getting-started.js";
 import { recipe as keepInbox } from "./keep-inbox.js";
 import type { Recipe } from "./recipe.js";
 import { recipe as staleTurn } from "./stale-turn.js";
 import { recipe as stopButton } from "./stop-button.js";
+import { recipe as stopWhileAsking } from "./stop-while-asking.js";
 import { recipe as surviveHostCrash } from "./survive-host-crash.js";
 import { recipe as switchModel } from "./switch-model.js";
 import { recipe as twoWaiters } from "./two-waiters.js";
@@ -28,4 +31,7 @@ export const recipes: readonly Recipe[] = [
   switchModel,
   surviveHostCrash,
   cannedHostTest,
+  approveTool,
+  denyTool,
+  stopWhileAsking,
 ];

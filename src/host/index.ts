@@ -21,7 +21,7 @@ export { MuseHost, createHost, HOST_NAME, HOST_VERSION } from "./muse-host.js";
 export type { MuseHostOptions } from "./muse-host.js";
 export { loadScriptedModel, parseScriptedModel } from "./scripted-model.js";
 export type { ScriptedModel, ScriptedTurn, ScriptedStep, ScriptedToolCall } from "./scripted-model.js";
-export { TurnReasons, TOOL_ABORTED_BEFORE_DISPATCH } from "./session-agent.js";
+export { TurnReasons, TOOL_ABORTED_BEFORE_DISPATCH, TOOL_DENIED_REASON } from "./session-agent.js";
 export { DEFAULT_KILL_GRACE_MS, DEFAULT_OUTPUT_CAP_BYTES } from "./shell-tool.js";
 export { HOST_RESTARTED_REASON } from "./session-recovery.js";
 export type { RecoveredSession } from "./session-recovery.js";

@@ -14,6 +14,7 @@ import {
   type RejectionReason,
   type TurnInput,
 } from "../protocol/index.js";
+import { ApprovalGate } from "./approval-gate.js";
 import { CommandCache, type CommandOutcome, type ReplayRange } from "./command-cache.js";
 import { CommandError, JsonRpcErrorCodes, errorResponse, isJsonRpcId, notificationMessage, type JsonRpcId } from "./json-rpc.js";
 import type { MessageTransport } from "./message-transport.js";
@@ -240,6 +241,8 @@ export class MuseHost {
   /** Who hears each session: the channels that created or resumed it. An entry goes when its last channel does. */
   readonly #subscribers = new Map<string, Set<Channel>>();
   readonly #channels = new WeakMap<(message: unknown) => void, Channel>();
+  /** The host's `tool/approve` requests: sent on a channel, answered by id. */
+  readonly #approvals = new ApprovalGate({ logger: (line) => this.#log(line) });
   #shuttingDown: Promise<void> | undefined;
   #failure: Error | undefined;
   /** The temp data dir this host created (no `dataDir` given), removed after shutdown. */
@@ -311,6 +314,8 @@ export class MuseHost {
     const channel = newChannel((message) => transport.send(message), true);
     this.#connections.add({ transport, channel });
     transport.onMessage((text) => this.#onText(text, channel));
+    // Its open questions go to the session's next open connection, or wait for a session/resume.
+    transport.onClose(() => this.#approvals.detach(channel));
   }
 
   /**
@@ -318,6 +323,7 @@ export class MuseHost {
    * that went away. Its sessions go on, and a `session/resume` on another connection picks them up.
    */
   disconnect(transport: MessageTransport): void {
+    for (const c of this.#connections) if (c.transport === transport) this.#approvals.detach(c.channel);
     for (const c of this.#connections) {
       if (c.transport !== transport) continue;
       this.#connections.delete(c);
@@ -478,6 +484,12 @@ export class MuseHost {
       reply(errorResponse(null, JsonRpcErrorCodes.invalidRequest, "Invalid Request: id must be a string, an integer within ±(2^53 - 1), or null"));
       return;
     }
+    // A response to a request this host sent (tool/approve): routed by id, never answered.
+    if (!("method" in message) && hasId && ("result" in message || "error" in message)) {
+      if (message["jsonrpc"] !== "2.0") this.#log(`a response without jsonrpc "2.0" to ${JSON.stringify(id)}: read anyway`);
+      this.#approvals.answer(channel, message);
+      return;
+    }
     if (message["jsonrpc"] !== "2.0" || typeof message["method"] !== "string") {
       reply(errorResponse(id, JsonRpcErrorCodes.invalidRequest, "Invalid Request"));
       return;
@@ -507,6 +519,7 @@ export class MuseHost {
       }
       if (seen !== undefined) {
         this.#deliver(channel, id, seen);
+        this.#speaksFor(channel, method, params, seen);
         return;
       }
     }
@@ -534,6 +547,19 @@ export class MuseHost {
     const internal = outcome.kind === "error" && outcome.error.code === JsonRpcErrorCodes.internalError;
     if (given !== undefined && !internal) this.#cache.remember(given, outcome);
     this.#deliver(channel, id, outcome);
+    this.#speaksFor(channel, method, params, outcome);
+  }
+
+  /**
+   * After a command's answer (and any replay) went out: a connection that created or resumed a
+   * session is where its questions go, and a resume asks the session's open questions again, after
+   * the replay that shows them pending. (A `handleText` reply hears no notifications: never asked.)
+   */
+  #speaksFor(channel: Channel, method: string, params: Record<string, unknown>, outcome: CommandOutcome): void {
+    if (outcome.kind !== "result" || (method !== Commands.sessionCreate && method !== Commands.sessionResume)) return;
+    const sessionId = method === Commands.sessionCreate && isObject(outcome.result) ? outcome.result["sessionId"] : params["sessionId"];
+    if (typeof sessionId !== "string" || ![...this.#connections].some((c) => c.channel === channel)) return;
+    this.#approvals.attach(sessionId, channel, { reask: method === Commands.sessionResume });
   }
 
   #execute(method: CommandMethod, params: Record<string, unknown>, commandId: string): Handled {
@@ -598,6 +624,7 @@ export class MuseHost {
       modelName,
       publish: (method, params) => this.#publish(method, params),
       onLogFailure: (error) => this.#fatal(error, `session log of ${sessionId}`),
+      ask: (question, signal) => this.#approvals.ask(question, signal),
       shell,
       ...seed,
     });

@@ -6,16 +6,19 @@ import { parseCheckModel } from "./check-model.js";
 import { parseJsonText } from "./json-syntax.js";
 
 /**
- * A tool call a scripted step asks for. `args` is any JSON object.
+ * A tool call a scripted step asks for. `args` is any JSON object. With `approval: true` the host
+ * asks the client (`tool/approve`) before it runs the call, and runs it only on `approve`.
  *
  * @example
  * ```ts
- * const call: ScriptedToolCall = { tool: "shell", args: { command: "ls" } };
+ * const call: ScriptedToolCall = { tool: "shell", args: { command: "rm -rf build" }, approval: true };
  * ```
  */
 export interface ScriptedToolCall {
   tool: string;
   args: Record<string, unknown>;
+  /** Ask the client before running it (`tool/approve`). @defaultValue false */
+  approval?: boolean;
 }
 
 /**
@@ -93,7 +96,7 @@ const KNOWN_KEYS = {
   script: ["turns", "description"],
   turn: ["steps"],
   step: ["reasoning", "text", "chunkSize", "chunkDelayMs", "toolCalls"],
-  toolCall: ["tool", "args"],
+  toolCall: ["tool", "args", "approval"],
 } as const;
 
 /** `where` extended by one key, as a JSON path: `.key`, or `["odd key"]`. */
@@ -142,7 +145,9 @@ function parseStep(raw: unknown, where: string): ScriptedStep {
     if (typeof call["tool"] !== "string" || call["tool"] === "") fail(at, "tool must be a non-empty string");
     const args = call["args"] ?? {};
     if (!isObject(args)) fail(at, "args must be an object");
-    return { tool: call["tool"], args };
+    const approval = call["approval"];
+    if (approval !== undefined && typeof approval !== "boolean") fail(`${at}.approval`, "approval must be a boolean");
+    return approval === true ? { tool: call["tool"], args, approval } : { tool: call["tool"], args };
   });
   const step: ScriptedStep = {
     chunkSize: (chunkSize as number | undefined) ?? DEFAULT_CHUNK_SIZE,

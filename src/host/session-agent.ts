@@ -3,6 +3,7 @@ import { randomBytes } from "node:crypto";
 import { setImmediate as nextTick } from "node:timers/promises";
 import { v7 as uuidv7 } from "uuid";
 import type {
+  ApprovalState,
   CancelCause,
   Item,
   MessageItem,
@@ -12,7 +13,9 @@ import type {
   ToolCallItem,
   TurnCompletedParams,
   TurnInput,
+  ToolApproveParams,
 } from "../protocol/index.js";
+import type { ApprovalAnswer } from "./approval-gate.js";
 import { PhaseMachine } from "./phase-machine.js";
 import { streamStep, type ScriptedModel, type ScriptedStep, type ScriptedToolCall } from "./scripted-model.js";
 import { LogUnavailableError, type SessionLog, type SessionLogRecord } from "./session-log.js";
@@ -34,6 +37,7 @@ export const TurnReasons = {
   cancelledAtStepBoundary: "cancelled at step boundary",
   cancelledDuringModelStream: "cancelled during model stream",
   cancelledDuringToolExecution: "cancelled during tool execution",
+  cancelledAwaitingApproval: "cancelled while awaiting approval",
   discardedFromInbox: "discarded from inbox",
   hostRestarted: "host restarted",
 } as const;
@@ -53,14 +57,33 @@ export const TOOL_ABORTED_BEFORE_DISPATCH = {
   error: { name: "AbortError", code: "TOOL_ABORTED_BEFORE_DISPATCH" },
 } as const;
 
+/**
+ * The `failureReason` of a tool call the client denied (`tool/approve` answered `deny`). Its
+ * `error` is `{name: "ToolDenied", code: "TOOL_DENIED", message?}`, `message` being the client's
+ * `reason` when it gave one. (An answer the host could not read is a deny too, with
+ * `failureReason: "denied: <what was wrong>"`.)
+ *
+ * @example
+ * ```ts
+ * client.events.on("item/completed", ({ item }) => {
+ *   if (item.kind === "toolCall" && item.failureReason === TOOL_DENIED_REASON) console.log(`${item.tool} was not allowed`);
+ * });
+ * ```
+ */
+export const TOOL_DENIED_REASON = "denied by the user";
+
+/** The `error` of a denied tool call; `message` is added when the client gave a reason. */
+const TOOL_DENIED_ERROR = { name: "ToolDenied", code: "TOOL_DENIED" } as const;
+
 /** Where a running turn was when its abort was observed. */
-type CancelPoint = "promptAssembly" | "stepBoundary" | "modelStream" | "toolExecution";
+type CancelPoint = "promptAssembly" | "stepBoundary" | "modelStream" | "toolExecution" | "approval";
 
 const reasonAt: Record<CancelPoint, string> = {
   promptAssembly: TurnReasons.cancelledDuringPromptAssembly,
   stepBoundary: TurnReasons.cancelledAtStepBoundary,
   modelStream: TurnReasons.cancelledDuringModelStream,
   toolExecution: TurnReasons.cancelledDuringToolExecution,
+  approval: TurnReasons.cancelledAwaitingApproval,
 };
 
 /** Minimum gap between two `item/updated` of one tool call's output. @unit milliseconds */
@@ -122,9 +145,26 @@ export interface SessionAgentOptions {
   /** Sends a notification (already logged) to the clients. */
   publish: (method: NotificationMethod, params: Record<string, unknown>) => void;
   shell?: ShellOptions;
+  /**
+   * Asks the client about a tool call whose script says `approval: true` (the host's
+   * {@link ApprovalGate}). Rejects with `signal.reason` when the turn is cancelled first. Without
+   * it, every such call is denied: no client can be asked.
+   */
+  ask?: (params: ToolApproveParams, signal: AbortSignal) => Promise<ApprovalAnswer>;
 }
 
 type TextItem = MessageItem | ReasoningItem;
+
+/** The client's reason, or why its answer could not be read, for an approval record. */
+function reasonOf(answer: ApprovalAnswer): { reason?: string; invalid?: boolean } {
+  if (answer.invalid !== undefined) return { reason: answer.invalid, invalid: true };
+  return answer.reason === undefined ? {} : { reason: answer.reason };
+}
+
+/** Why a question was withdrawn, for its approval record: a cancel (no answer), or an answer that came after the cancel. */
+function withdrawal(answer: ApprovalAnswer | undefined): { reason?: string } {
+  return answer === undefined ? {} : { reason: `answered ${answer.decision} after the turn was cancelled` };
+}
 
 function newTextItem(kind: "message" | "reasoning", turnId: string): TextItem {
   const base = { itemId: uuidv7(), turnId, revision: 1, status: "inProgress" as const, recordedAt: new Date().toISOString(), text: "" };
@@ -155,7 +195,10 @@ export class SessionAgent {
   readonly #terminals: Map<string, TurnCompletedParams>;
   readonly #accepted: Map<string, "started" | "queued">;
   readonly #onLogFailure: (error: Error) => void;
+  readonly #ask: NonNullable<SessionAgentOptions["ask"]>;
   #logFailure: Error | undefined;
+  /** The running turn's abort was observed while its tool call awaited approval. */
+  #abortedWhileAsking = false;
   #inbox: AcceptedTurn[] = [];
   #running: AcceptedTurn | undefined;
   #modelName: string;
@@ -176,6 +219,7 @@ export class SessionAgent {
     this.#terminals = options.terminals ?? new Map();
     this.#accepted = options.accepted ?? new Map();
     this.#onLogFailure = options.onLogFailure ?? (() => {});
+    this.#ask = options.ask ?? (async () => ({ decision: "deny", invalid: "the host has no client to ask" }));
   }
 
   /** The error of the session-log write that failed, if one did. */
@@ -374,6 +418,7 @@ export class SessionAgent {
       this.#append({ type: "turnStarted", at: startedAt, turnId: turn.turnId, turn: index });
       this.#emit("turn/started", { turnId: turn.turnId, model: modelName });
       let where: CancelPoint = "promptAssembly";
+      this.#abortedWhileAsking = false;
       try {
         if (model === undefined) throw new Error(`model ${modelName} is not loaded`);
         const script = model.turnFor?.(index, turn.input) ?? model.turnAt(index);
@@ -391,7 +436,8 @@ export class SessionAgent {
         this.#complete(turn.turnId, "completed", TurnReasons.completed, undefined, startedAt);
       } catch (error) {
         if (signal.aborted) {
-          this.#complete(turn.turnId, "cancelled", reasonAt[where], signal.reason as CancelCause, startedAt);
+          const point = this.#abortedWhileAsking ? "approval" : where;
+          this.#complete(turn.turnId, "cancelled", reasonAt[point], signal.reason as CancelCause, startedAt);
         } else {
           this.#complete(turn.turnId, "failed", `failed: ${(error as Error).message}`, undefined, startedAt);
         }
@@ -514,9 +560,82 @@ export class SessionAgent {
     });
   }
 
+  /** Sets the item's approval state: logged (durably) as an approval record, then sent as `item/updated`. */
+  #setApproval(item: ToolCallItem, state: ApprovalState, why: { reason?: string; invalid?: boolean } = {}): ToolCallItem {
+    const next: ToolCallItem = { ...item, approval: state, revision: item.revision + 1, recordedAt: new Date().toISOString() };
+    this.#append({ type: "approval", at: Date.now(), turnId: item.turnId, itemId: item.itemId, callId: item.callId, state, ...why });
+    this.#emitItem("item/updated", next);
+    return next;
+  }
+
+  /**
+   * Asks before the call runs. Returns the item (`approved`) when it may run, or `undefined` when
+   * the call was closed here: denied (it completes `failed`, the turn goes on), or withdrawn by a
+   * cancel while asking (it completes `cancelled` as never dispatched; the dispatch loop then gives
+   * the step's later calls their synthetic results and ends the turn). An answer of `cancelled`
+   * never gets here: it withdraws the connection that gave it, and the question waits on (see
+   * {@link ApprovalGate}).
+   */
+  async #approve(item: ToolCallItem, signal: AbortSignal): Promise<ToolCallItem | undefined> {
+    let asked = this.#setApproval(item, "pending");
+    // A question is asked only once its pending state is durable (the log failing shuts the host down).
+    if (this.#logFailure !== undefined) throw this.#logFailure;
+    const params: ToolApproveParams = {
+      sessionId: this.sessionId,
+      turnId: item.turnId,
+      itemId: item.itemId,
+      callId: item.callId,
+      tool: item.tool,
+      args: item.args,
+    };
+    let answer: ApprovalAnswer | undefined;
+    try {
+      answer = await this.#ask(params, signal);
+      signal.throwIfAborted();
+    } catch (error) {
+      if (!signal.aborted) throw error;
+      this.#abortedWhileAsking = true;
+      asked = this.#setApproval(asked, "cancelled", withdrawal(answer));
+      this.#emitItem("item/completed", {
+        ...asked,
+        revision: asked.revision + 1,
+        status: "cancelled",
+        recordedAt: new Date().toISOString(),
+        failureReason: TOOL_ABORTED_BEFORE_DISPATCH.failureReason,
+        error: { ...TOOL_ABORTED_BEFORE_DISPATCH.error },
+      });
+      return undefined;
+    }
+    if (answer.decision === "approve") {
+      const approved = this.#setApproval(asked, "approved", reasonOf(answer));
+      // Runs only once its approval is durable (the log failing shuts the host down).
+      if (this.#logFailure !== undefined) throw this.#logFailure;
+      return approved;
+    }
+    const denied = this.#setApproval(asked, "denied", reasonOf(answer));
+    const final: ToolCallItem = {
+      ...denied,
+      revision: denied.revision + 1,
+      status: "failed",
+      recordedAt: new Date().toISOString(),
+      failureReason: answer.invalid === undefined ? TOOL_DENIED_REASON : `denied: ${answer.invalid}`,
+      error: { ...TOOL_DENIED_ERROR },
+    };
+    // The client's reason (or what was wrong with its answer), for the UI to show.
+    const why = answer.invalid ?? answer.reason;
+    if (why !== undefined) final.error = { ...TOOL_DENIED_ERROR, message: why };
+    this.#emitItem("item/completed", final);
+    return undefined;
+  }
+
   async #runCall(turnId: string, call: ScriptedToolCall, signal: AbortSignal): Promise<void> {
     let item = this.#newCallItem(turnId, call);
     this.#emitItem("item/started", item);
+    if (call.approval === true) {
+      const approved = await this.#approve(item, signal);
+      if (approved === undefined) return;
+      item = approved;
+    }
     let done = false;
     let lastSent = 0;
     let timer: NodeJS.Timeout | undefined;

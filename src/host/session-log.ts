@@ -9,7 +9,7 @@
 import { closeSync, fdatasyncSync, fsyncSync, mkdirSync, openSync, readFileSync, readSync, unlinkSync, writeSync, constants, type Stats } from "node:fs";
 import { dirname, join } from "node:path";
 import { BoundedMap } from "../internal/boundedMap.js";
-import type { CancelCause, Item, NotificationMethod, Terminal, TurnCompletedParams, TurnInput } from "../protocol/index.js";
+import type { ApprovalState, CancelCause, Item, NotificationMethod, Terminal, TurnCompletedParams, TurnInput } from "../protocol/index.js";
 import { MAX_LOG_LINE_BYTES, readLines } from "./log-lines.js";
 import { isDescriptorExhaustion, openLogFile } from "./safe-files.js";
 
@@ -32,7 +32,30 @@ export type SessionLogRecord =
   | { type: "turnStarted"; at: number; turnId: string; turn: number }
   | { type: "cancelRequested"; at: number; turnId: string; cause: CancelCause; keepInbox: boolean }
   | { type: "turnCompleted"; at: number; turnId: string; terminal: Terminal; reason: string; cause?: CancelCause }
+  | ApprovalRecord
   | { type: "notification"; at: number; n: number; method: NotificationMethod; params: Record<string, unknown>; delta?: ItemDelta };
+
+/**
+ * A tool call's approval question changed state: asked (`pending`), answered (`approved`,
+ * `denied`) or withdrawn (`cancelled`). Logged durably before the change is acted on, beside the
+ * `item/updated` that carries it to the clients; `reason` is the client's reason, or why its
+ * answer could not be read (then `invalid` is true).
+ *
+ * @example
+ * ```ts
+ * const record: ApprovalRecord = { type: "approval", at: Date.now(), turnId, itemId, callId: "call_1", state: "denied", reason: "not on main" };
+ * ```
+ */
+export interface ApprovalRecord {
+  type: "approval";
+  at: number;
+  turnId: string;
+  itemId: string;
+  callId: string;
+  state: ApprovalState;
+  reason?: string;
+  invalid?: boolean;
+}
 
 /**
  * How an on-disk `item/updated` record is coalesced: its item's `field` holds only what was

@@ -37,7 +37,11 @@ export interface RecoveredSession {
 
 function failedItem(item: Item, recordedAt: string): Item {
   const base = { ...item, revision: item.revision + 1, status: "failed" as const, recordedAt };
-  if (base.kind === "toolCall") return { ...base, failureReason: HOST_RESTARTED_REASON };
+  if (base.kind === "toolCall") {
+    // A question the restart cut off is withdrawn: the call never ran, and nobody is asked again.
+    const approval = base.approval === "pending" ? { approval: "cancelled" as const } : {};
+    return { ...base, ...approval, failureReason: HOST_RESTARTED_REASON };
+  }
   return { ...base, interrupted: true };
 }
 

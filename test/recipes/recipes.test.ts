@@ -13,6 +13,9 @@ const required = [
   "fingerprint-check",
   "switch-model",
   "survive-host-crash",
+  "approve-tool",
+  "deny-tool",
+  "stop-while-asking",
 ];
 
 describe("the cookbook", () => {

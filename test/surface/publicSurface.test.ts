@@ -71,6 +71,7 @@ describe("public surface", () => {
       "HostCloseCodes",
       "MuseHost",
       "TOOL_ABORTED_BEFORE_DISPATCH",
+      "TOOL_DENIED_REASON",
       "TurnReasons",
       "createHost",
       "createStdioTransport",
