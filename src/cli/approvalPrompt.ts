@@ -125,17 +125,19 @@ export class ApprovalPrompt {
     const { view, input, echo } = this.#options;
     if (signal.aborted) return ALREADY_ANSWERED; // answered while it waited its turn: never shown
     if (this.#stopping) return { decision: "cancelled", reason: "muse is stopping the turn" };
+    // Raw mode first, then the question: a key typed the moment it shows is read as a key, not echoed.
+    const reading = input?.read(signal);
     view.promptOpened(`${question} [y/N]`);
     echo?.(`${question} [y/N] `);
     const close = (text: string) => {
       view.promptClosed(text);
       echo?.(`${text}\n`);
     };
-    if (input === undefined) {
+    if (reading === undefined) {
       close("no (nothing to read an answer from)");
       return { decision: "deny", reason: "muse --approve ask: no stdin to read an answer from" };
     }
-    const key = await input.read(signal);
+    const key = await reading;
     if (key === "yes") {
       close("y");
       return { decision: "approve" };

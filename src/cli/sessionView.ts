@@ -174,7 +174,7 @@ export class TextView implements SessionView {
     const question = this.#question ?? "";
     this.#question = undefined;
     // Other output cut the prompt's line: say again what is answered.
-    if (this.#screen.atLineStart) this.#screen.write(`${this.#s.yellow("  ? ")}${question} `, PROMPT);
+    if (this.#screen.atLineStart) this.#screen.write(`${this.#s.yellow("  ? ")}${question.replace(/ \[y\/N\]$/, "")} `, PROMPT);
     this.#screen.write(`${answer}\n`, PROMPT);
   }
 
