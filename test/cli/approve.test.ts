@@ -13,7 +13,8 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { checkTranscript } from "../../src/testing/index.js";
-import { hostCommand, MuseTerminal, runMuse, tempDir, useMuseBundles, type MuseResult } from "./museProcess.js";
+import { repoRoot } from "../helpers/repoRoot.js";
+import { hostCommand, modelPath, MuseTerminal, runMuse, tempDir, useMuseBundles, type MuseResult } from "./museProcess.js";
 
 const bundles = useMuseBundles();
 let temp: { dir: string; remove(): void };
@@ -141,6 +142,34 @@ describe("muse run asks on a terminal (script(1))", () => {
     expect(t.text).toMatch(/\[y\/N\] n\n/);
     expect(existsSync(marker)).toBe(false);
   });
+});
+
+describe("the terminal samples of docs/muse-cli.md", () => {
+  const page = readFileSync(join(repoRoot, "docs/muse-cli.md"), "utf8");
+  for (const [key, typed, exit] of [
+    ["y", "y", 0],
+    ["^C", "\u0003", 130],
+  ] as const) {
+    it(`the ${key} sample is what muse shows when ${key} is pressed at the prompt`, async () => {
+      const sample = new RegExp(`<!-- muse terminal sample: ${key.replace("^", "\\^")} -->\n\`\`\`text\n([^\`]*)\`\`\``).exec(page)?.[1];
+      expect(sample).toBeDefined();
+      const t = new MuseTerminal(bundles(), ["run", "publish the package", "--spawn", hostCommand(bundles(), `--script ${modelPath("cli-publish")}`)]);
+      terminals.push(t);
+      await t.waitFor(/\[y\/N\] $/m);
+      t.type(typed);
+      const { code } = await t.exited;
+      expect(code, t.text).toBe(exit);
+      // Each line of the sample is on the terminal (a spinner frame may precede it on its line), in order.
+      let from = 0;
+      for (const line of (sample as string).trimEnd().split("\n")) {
+        const escaped = line.replace(/after \d+\.\d s/, "\u0000").replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+        const pattern = new RegExp(escaped.replace("\u0000", "after \\d+\\.\\d s"));
+        const found = pattern.exec(t.text.slice(from));
+        expect(found, `${line}\n--- not found after offset ${from} in ---\n${t.text}`).not.toBeNull();
+        from += (found?.index ?? 0) + (found?.[0].length ?? 0);
+      }
+    });
+  }
 });
 
 describe("muse run off a terminal", () => {
