@@ -10,9 +10,14 @@
  */
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
+import { WebSocketServer } from "ws";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { checkTranscript } from "../../src/testing/index.js";
+import type { MessageTransport } from "../../src/host/message-transport.js";
+import { createHost } from "../../src/host/muse-host.js";
+import { loadScriptedModel } from "../../src/host/scripted-model.js";
 import { repoRoot } from "../helpers/repoRoot.js";
 import { hostCommand, modelPath, MuseTerminal, runMuse, tempDir, useMuseBundles, type MuseResult } from "./museProcess.js";
 
@@ -282,5 +287,52 @@ describe("muse run --approve ask off a terminal (a line per question)", () => {
     expect(result.stdout).toMatch(/turn cancelled: cancelled while awaiting approval \(cause user\) after/);
     muse.child.stdin?.write("y\n"); // too late: nothing reads it, nothing runs
     expect(existsSync(marker)).toBe(false);
+  });
+});
+
+describe("muse resume --approve", () => {
+  it("answers the question the host asks again on resume: a muse that asked is killed, muse resume --approve all runs the tool", async () => {
+    // One in-process reference host behind a WebSocket server, so the question outlives the first muse.
+    const host = createHost({ models: new Map([["default", loadScriptedModel(model, "default")]]), defaultModel: "default" });
+    const server = new WebSocketServer({
+      host: "127.0.0.1",
+      port: 0,
+      handleProtocols: (protocols: Set<string>) => (protocols.has("msp.v1") ? "msp.v1" : false),
+    });
+    try {
+      await new Promise<void>((resolve) => server.once("listening", () => resolve()));
+      const url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}/msp`;
+      server.on("connection", (socket) => {
+        let onMessage: (text: string) => void = () => {};
+        let onClose: () => void = () => {};
+        const transport: MessageTransport = {
+          onMessage: (callback) => void (onMessage = callback),
+          onClose: (callback) => void (onClose = callback),
+          send: (message) => socket.send(JSON.stringify(message)),
+          close: () => socket.close(),
+        };
+        socket.on("message", (data) => onMessage(String(data)));
+        socket.on("close", () => {
+          onClose();
+          host.disconnect(transport);
+        });
+        host.connect(transport);
+      });
+      const asking = withStdin(["run", "publish", "--approve", "ask", "--json", "--ws", url]);
+      await until(() => asking.output().includes('"type":"approvalAsked"'), "the first muse's question");
+      const sessionId = (JSON.parse(asking.output().split("\n")[0] as string) as { sessionId: string }).sessionId;
+      asking.child.kill("SIGKILL");
+      await asking.result;
+      expect(existsSync(marker)).toBe(false);
+      const resumed = await runMuse(bundles(), ["resume", "--session", sessionId, "--approve", "all", "--ws", url]);
+      expect(resumed.code, resumed.stdout + resumed.stderr).toBe(0);
+      expect(resumed.stdout).toMatch(/\n {2}\? Run shell: touch \S+; echo published\? yes \(--approve all\)\n {2}\| published\n {2}= completed\n/);
+      expect(resumed.stdout).toMatch(/turn completed: completed after \d+\.\d s\n$/);
+      expect(existsSync(marker)).toBe(true);
+    } finally {
+      for (const client of server.clients) client.terminate();
+      await new Promise((resolve) => server.close(resolve));
+      await host.shutdown();
+    }
   });
 });
