@@ -1,13 +1,14 @@
 /**
  * The Stop-button app: a page served by `muse-host serve --ws PORT --ui` on the same origin as
  * the host's WebSocket. It connects with the token from its URL fragment, opens (or resumes) a
- * session, starts turns from the prompt box, streams their items, and drives the Stop button with
- * StopController. Plain TypeScript on `@muse-code/sdk` and `@muse-code/sdk/websocket`; bundled
+ * session, starts turns from the prompt box, streams their items, drives the Stop button with
+ * StopController, and shows the host's `tool/approve` questions in an Approve/Deny dialog. Plain TypeScript on `@muse-code/sdk` and `@muse-code/sdk/websocket`; bundled
  * for the browser by scripts/build-demo.ts.
  */
-import { StopController, type MspClient, type StopSnapshot, type TurnHandle } from "@muse-code/sdk";
+import { StopController, type ApprovalQuestion, type MspClient, type StopSnapshot, type TurnHandle } from "@muse-code/sdk";
 import { connectWebSocket } from "@muse-code/sdk/websocket";
 import { Announcer } from "./announcer.js";
+import { ApprovalDialog, commandOf } from "./approvalDialog.js";
 import { ConnectionIndicator } from "./connectionIndicator.js";
 import { describeError } from "./describeError.js";
 import { QueueList } from "./queueList.js";
@@ -54,6 +55,17 @@ for (const turn of memory.value.turns) {
 new TurnList(element("turns"), book);
 new QueueList({ list: element("queue"), empty: element("queue-empty"), count: element("queue-count") }, book);
 new StopButton(element("stop"), book);
+const approvalDialog = new ApprovalDialog(
+  {
+    dialog: element("approval"),
+    tool: element("approval-tool"),
+    command: element("approval-command"),
+    turn: element("approval-turn"),
+    approve: element("approval-approve"),
+    deny: element("approval-deny"),
+  },
+  ({ request }, decision) => announcer.say(`${decision === "approve" ? "Approved" : "Denied"}: ${request.tool}: ${firstLine(request.args)}`),
+);
 
 /** One connection to the host, and the session the page has open on it. */
 interface Link {
@@ -99,6 +111,35 @@ function attach(current: Link, entry: TurnEntry, turn: TurnHandle): void {
   book.changed(entry);
 }
 
+/**
+ * Show the open question of the oldest unfinished turn, from the SDK's own list of open
+ * questions (`client.approvals`), or close the dialog when there is none. Called on every
+ * approval event and every change of the book, so it also closes when a question is answered
+ * elsewhere (another tab), withdrawn by the host, cancelled by Stop, or its connection closes.
+ */
+function showApproval(): void {
+  let open: { question: ApprovalQuestion; prompt: string | undefined } | undefined;
+  if (link?.sessionId !== undefined) {
+    for (const entry of book.entries()) {
+      if (entry.phase === "ended") continue;
+      const [question] = link.client.approvals.openOf(entry.turnId);
+      if (question !== undefined) {
+        open = { question, prompt: entry.prompt };
+        break;
+      }
+    }
+  }
+  const shown = approvalDialog.question;
+  approvalDialog.show(open?.question, open?.prompt);
+  if (open !== undefined && open.question !== shown) announcer.say(`Approval needed: ${open.question.request.tool}: ${firstLine(open.question.request.args)}`);
+}
+book.subscribe(() => showApproval());
+
+function firstLine(args: string): string {
+  const line = commandOf(args).split("\n", 1)[0] ?? "";
+  return line.length > 80 ? `${line.slice(0, 79)}…` : line;
+}
+
 function announce({ state, terminal, error }: StopSnapshot): void {
   if (state === "stopping") announcer.say("Stopping…");
   else if (state === "ended" && terminal !== undefined) announcer.say(`${terminal.terminal}: ${terminal.reason}`);
@@ -128,10 +169,15 @@ async function open(): Promise<void> {
   }
   const current: Link = { client, sessionId: undefined, attached: new WeakSet() };
   link = current;
+  // The dialog answers the host's questions: the handler leaves each one open for it (the SDK's
+  // UI idiom), instead of the SDK's default deny ("no approval handler").
+  client.onApproval(() => new Promise(() => {}));
+  client.events.on("approvalAsked", showApproval).on("approvalAnswered", showApproval);
   void client.closed.then(({ reason }) => {
     remember();
     if (link !== current) return;
     current.sessionId = undefined;
+    showApproval();
     startButton.disabled = true;
     reconnectButton.hidden = false;
     indicator.show("disconnected", reason);
@@ -165,6 +211,7 @@ async function open(): Promise<void> {
     }
     remember();
     startButton.disabled = false;
+    showApproval(); // a question the host asked again while the session opened
   } catch (error) {
     announcer.say(`Could not open a session: ${describeError(error)}`, "error");
   }

@@ -76,6 +76,7 @@ function renderItem(container: HTMLElement, item: Item): void {
     container.append(element);
   }
   element.dataset["status"] = item.status;
+  if (item.kind === "toolCall") element.dataset["approval"] = item.approval ?? "none";
   if (item.kind !== "toolCall") {
     element.textContent = item.text;
     if (item.interrupted === true) element.append(tag("interrupted"));
@@ -123,8 +124,10 @@ function commandOf(item: ToolCallItem): string {
 
 function toolStatus(item: ToolCallItem): string {
   const cut = item.truncated ? " (output cut)" : "";
-  if (item.status === "inProgress") return `running…${cut}`;
-  return `${item.status}${item.failureReason === undefined ? "" : `: ${item.failureReason}`}${cut}`;
+  if (item.status === "inProgress")
+    return item.approval === "pending" ? "waiting for your approval…" : `${item.approval === "approved" ? "approved, " : ""}running…${cut}`;
+  const approval = item.approval === "approved" ? "approved, " : "";
+  return `${approval}${item.status}${item.failureReason === undefined ? "" : `: ${item.failureReason}`}${cut}`;
 }
 
 function tag(text: string): HTMLElement {

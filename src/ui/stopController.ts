@@ -168,6 +168,7 @@ export class StopController {
       this.#set(rest);
     };
     connection?.events.on("approvalAsked", refresh).on("approvalAnswered", refresh);
+    refresh(); // a question asked before this controller existed (a reload's re-ask)
     const forget = () => connection?.events.off("approvalAsked", refresh).off("approvalAnswered", refresh);
     turn.terminal.then(
       (terminal) => {

@@ -54,6 +54,28 @@ describe("StopController and approvals", () => {
     await peer.client.close();
   });
 
+  it("a controller made while its turn's question is already open shows it, and its Stop answers it cancelled", async () => {
+    const peer = makePeer();
+    peer.client.onApproval(() => new Promise(() => {})); // the dialog answers
+    const turn = peer.client.startTurn({ sessionId: SESSION, input });
+    const start = await peer.nth(1);
+    peer.send(result(start["id"], { commandId: turn.commandId, turnId: turn.commandId, startedNewTurn: true, disposition: "started" }));
+    await turn.accepted;
+    peer.send(ask(7, turn.commandId));
+    await settle();
+    expect(peer.client.approvals.openOf(turn.commandId)).toHaveLength(1);
+    const stop = new StopController(turn); // made after the question opened
+    expect(stop.getSnapshot().approval?.request).toMatchObject({ turnId: turn.commandId, tool: "shell" });
+    const pressed = stop.stop();
+    expect(await peer.nth(2)).toMatchObject({ id: 7, result: { decision: "cancelled" } });
+    const cancel = await peer.nth(3);
+    expect(cancel).toMatchObject({ method: "turn/cancel" });
+    peer.send(result(cancel["id"], { commandId: "c", turnId: turn.commandId }));
+    peer.send(terminal(turn.commandId, 1, "cancelled"));
+    expect(await pressed).toMatchObject({ state: "ended", ack: "accepted", terminal: { terminal: "cancelled" } });
+    await peer.client.close();
+  });
+
   it("Stop with the dialog open: cancelled goes before turn/cancel; stopping until the terminal; ended without a dialog", async () => {
     const peer = makePeer();
     let signal: AbortSignal | undefined;

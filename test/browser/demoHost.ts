@@ -42,13 +42,13 @@ export interface DemoHost {
 const READY = /^muse-host: open (http:\/\/127\.0\.0\.1:(\d+)\/#token=(\S+))$/m;
 
 /** Starts the reference host serving the app from `uiDir`; resolves once it printed its ready line. */
-export async function startDemoHost(uiDir: string, options: { model?: string } = {}): Promise<DemoHost> {
+export async function startDemoHost(uiDir: string, options: { model?: string; env?: Record<string, string> } = {}): Promise<DemoHost> {
   const dataDir = mkdtempSync(join(tmpdir(), "muse-demo-data-"));
   const model = options.model ?? join(repoRoot, "models", "demo.json");
   const child: ChildProcess = spawn(
     process.execPath,
     ["--import", "tsx", join(repoRoot, "src/host/cli.ts"), "serve", "--ws", "127.0.0.1:0", "--ui-dir", uiDir, "--script", model, "--data", dataDir],
-    { cwd: repoRoot, stdio: ["ignore", "ignore", "pipe"], detached: true },
+    { cwd: repoRoot, stdio: ["ignore", "ignore", "pipe"], detached: true, env: { ...process.env, ...options.env } },
   );
   let stderr = "";
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
