@@ -99,9 +99,30 @@ export class ApprovalPrompt {
     this.#stopping = true;
   }
 
-  /** The `onApproval` handler. */
+  /**
+   * Hold the questions (neither shown nor answered) until the returned function is called:
+   * `muse resume` shows the session's replay before the question the host asks again.
+   */
+  hold(): () => void {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    this.#queue = this.#queue.then(() => held);
+    return release;
+  }
+
+  /** The `onApproval` handler: questions are answered one at a time, in the order they came. */
   readonly handler: ApprovalHandler = (request, { signal }) => {
+    const turn = this.#queue.then(() => this.#answer(request, signal));
+    this.#queue = turn.then(
+      () => undefined,
+      () => undefined,
+    );
+    return turn;
+  };
+
+  #answer(request: ToolApproveParams, signal: AbortSignal): ToolApproveResult | Promise<ToolApproveResult> {
     const { policy, view } = this.#options;
+    if (signal.aborted) return ALREADY_ANSWERED; // answered while it waited its turn: never shown
     const question = `Run ${request.tool}: ${toolCommand(request)}?`;
     if (policy === "all") {
       view.promptOpened(question);
@@ -113,17 +134,11 @@ export class ApprovalPrompt {
       view.promptClosed("no (--approve none)");
       return { decision: "deny", reason: DENIED_BY_POLICY };
     }
-    const turn = this.#queue.then(() => this.#ask(request, question, signal));
-    this.#queue = turn.then(
-      () => undefined,
-      () => undefined,
-    );
-    return turn;
-  };
+    return this.#ask(request, question, signal);
+  }
 
   async #ask(request: ToolApproveParams, question: string, signal: AbortSignal): Promise<ToolApproveResult> {
     const { view, input, echo } = this.#options;
-    if (signal.aborted) return ALREADY_ANSWERED; // answered while it waited its turn: never shown
     if (this.#stopping) return { decision: "cancelled", reason: "muse is stopping the turn" };
     // Raw mode first, then the question: a key typed the moment it shows is read as a key, not echoed.
     const reading = input?.read(signal);

@@ -115,7 +115,6 @@ export async function runMuse(argv: readonly string[], io: MuseIo): Promise<numb
   const screen = new Screen(io.stdout, { progress: color && !args.json });
   shown.screen = screen;
   const view = args.json ? new JsonView(out) : new TextView(screen, styles(color), { showTurnIds: args.command === "resume" });
-  const ctx: CommandContext = { host, view, interrupts, err, out };
   // tool/approve: --approve, by default a y/N prompt when stdin is a terminal, else deny (saying to pass --approve).
   const input = io.stdin === undefined ? undefined : new PromptInput(io.stdin);
   const policy = args.approve ?? (input?.raw === true ? "ask" : "none");
@@ -130,6 +129,7 @@ export async function runMuse(argv: readonly string[], io: MuseIo): Promise<numb
       for (const press of [...keys]) press();
     },
   });
+  const ctx: CommandContext = { host, view, interrupts, err, out, holdQuestions: () => prompt.hold() };
   const detachPrompt = args.command === "info" ? () => {} : prompt.attach(host.client);
   const offStopping = interrupts.on(() => prompt.stopping());
   let code: number;

@@ -328,6 +328,8 @@ describe("muse resume --approve", () => {
       expect(resumed.code, resumed.stdout + resumed.stderr).toBe(0);
       expect(resumed.stdout).toMatch(/\n {2}\? Run shell: touch \S+; echo published\? yes \(--approve all\)\n {2}\| published\n {2}= completed\n/);
       expect(resumed.stdout).toMatch(/turn completed: completed after \d+\.\d s\n$/);
+      // The question asked again shows after the replay it follows.
+      expect(resumed.stdout.indexOf("? Run shell")).toBeGreaterThan(resumed.stdout.indexOf("> shell: touch"));
       expect(existsSync(marker)).toBe(true);
     } finally {
       for (const client of server.clients) client.terminate();
