@@ -79,17 +79,19 @@ export interface MuseOptions {
   model?: string;
   keepInbox: boolean;
   after?: string;
+  /** `--approve`: how tool/approve questions are answered; undefined: ask on a terminal, else none. */
+  approve?: "ask" | "all" | "none";
 }
 
 /** Which options each command takes (connection options and --color go with every command). */
 const ALLOWED: Record<MuseCommandName, readonly string[]> = {
   info: ["--json"],
-  run: ["--json", "--record", "--session", "--model", "--keep-inbox"],
-  resume: ["--json", "--record", "--session", "--after"],
+  run: ["--json", "--record", "--session", "--model", "--keep-inbox", "--approve"],
+  resume: ["--json", "--record", "--session", "--after", "--approve"],
   check: [],
 };
 
-const VALUE_FLAGS = new Set(["--spawn", "--framing", "--ws", "--token-file", "--record", "--session", "--model", "--after"]);
+const VALUE_FLAGS = new Set(["--spawn", "--framing", "--ws", "--token-file", "--record", "--session", "--model", "--after", "--approve"]);
 const BOOLEAN_FLAGS = new Set(["--json", "--keep-inbox", "--color", "--no-color", "--host-stderr", "--help", "-h", "--version"]);
 
 /**
@@ -170,6 +172,11 @@ export function parseMuseArgs(argv: readonly string[]): MuseArgs {
   ] as const) {
     const value = values.get(flag);
     if (value !== undefined) options[key] = value;
+  }
+  const approve = values.get("--approve");
+  if (approve !== undefined) {
+    if (approve !== "ask" && approve !== "all" && approve !== "none") fail(`--approve must be ask, all or none, got ${JSON.stringify(approve)}`);
+    options.approve = approve as "ask" | "all" | "none";
   }
   if (cmd === "run") {
     if (positionals.length === 0) fail('muse run needs a prompt: muse run "PROMPT" …');

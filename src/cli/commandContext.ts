@@ -8,7 +8,7 @@ import type { SessionView } from "./sessionView.js";
  *
  * @example
  * ```ts
- * const code = await runTurnCommand({ host, view, interrupts: processInterrupts(), err: (l) => process.stderr.write(`muse: ${l}\n`), out: (l) => process.stdout.write(`${l}\n`) }, { prompt: "hi", keepInbox: false });
+ * const code = await runTurnCommand({ host, view, interrupts: processInterrupts(), err: (l) => process.stderr.write(`muse: ${l}\n`), out: (l) => process.stdout.write(`${l}\n`), holdQuestions: () => () => {} }, { prompt: "hi", keepInbox: false });
  * ```
  */
 export interface CommandContext {
@@ -19,4 +19,6 @@ export interface CommandContext {
   err: (line: string) => void;
   /** One line to stdout (info). */
   out: (line: string) => void;
+  /** Hold the host's approval questions until the returned function is called (see ApprovalPrompt.hold). */
+  holdQuestions: () => () => void;
 }

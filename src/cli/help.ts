@@ -10,8 +10,9 @@
  */
 export const USAGE = `usage: muse info   (--spawn "CMD ARGS…" | --ws URL) [--json]
        muse run "PROMPT" (--spawn … | --ws …) [--session ID] [--model NAME] [--keep-inbox]
-                         [--json] [--record FILE]
-       muse resume --session ID [--after CURSOR] (--spawn … | --ws …) [--json] [--record FILE]
+                         [--approve ask|all|none] [--json] [--record FILE]
+       muse resume --session ID [--after CURSOR] (--spawn … | --ws …) [--approve ask|all|none]
+                   [--json] [--record FILE]
        muse check  (--spawn … | --ws …)
        muse --help | --version | help COMMAND`;
 
@@ -31,6 +32,11 @@ const OUTPUT = `output:
                          and NO_COLOR is unset)
   --record FILE          write the session's wire to FILE as a transcript (JSONL; what
                          checkTranscript checks and CannedHost replays); stdio needs ndjson`;
+
+const APPROVE = `  --approve ask|all|none  when the host asks before running a tool (tool/approve): ask
+                         "Run TOOL: COMMAND? [y/N]" and read one key (a line when stdin is not
+                         a terminal), approve all, or deny all; default: ask when stdin is a
+                         terminal, else none. Ctrl-C at the prompt is Stop`;
 
 const EXITS = `exit codes: 0 completed, 130 cancelled, 1 failed (or a refused command), 2 usage,
 3 connection lost`;
@@ -53,7 +59,7 @@ ${CONNECT}
 
 ${EXITS}`,
   run: `usage: muse run "PROMPT" (--spawn "CMD ARGS…" | --ws URL) [--session ID] [--model NAME]
-                [--keep-inbox] [--json] [--record FILE]
+                [--keep-inbox] [--approve ask|all|none] [--json] [--record FILE]
 
 Start a turn with PROMPT and stream it as it happens: the message text inline, reasoning dimmed,
 each tool call with its command, live output and final status, then the turn's terminal.
@@ -62,6 +68,7 @@ each tool call with its command, live output and final status, then the turn's t
                          new one
   --model NAME           the model: of the new session, or switched to (session/setModel)
   --keep-inbox           Ctrl-C keeps the session's queued turns (turn/cancel keepInbox)
+${APPROVE}
 
 Ctrl-C is Stop: the first sends turn/cancel, prints "stopping…", and waits for the turn's own
 terminal, which it prints with its reason (exit 130 when it says cancelled; the turn may also
@@ -73,13 +80,16 @@ ${CONNECT}
 ${OUTPUT}
 
 ${EXITS}`,
-  resume: `usage: muse resume --session ID [--after CURSOR] (--spawn "CMD ARGS…" | --ws URL) [--json]
-                   [--record FILE]
+  resume: `usage: muse resume --session ID [--after CURSOR] (--spawn "CMD ARGS…" | --ws URL)
+                   [--approve ask|all|none] [--json] [--record FILE]
 
 Replay a session's notifications after CURSOR (all of them without --after), then follow it
 while a turn is still running. Exits with that turn's code (or 0 when the session is idle).
 Ctrl-C stops the running turn as in \`muse run\`. A host that keeps sessions only while it runs
-(muse-host without --data) knows none of a previous process's sessions.
+(muse-host without --data) knows none of a previous process's sessions. A question the host
+asks again on resume is answered as --approve says:
+
+${APPROVE}
 
 ${CONNECT}
 

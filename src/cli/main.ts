@@ -7,7 +7,13 @@ import { runMuse } from "./muse.js";
 // write error has nothing left to report to.
 process.stdout.on("error", () => {});
 
-runMuse(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, env: process.env, interrupts: processInterrupts() }).then(
+runMuse(process.argv.slice(2), {
+  stdout: process.stdout,
+  stderr: process.stderr,
+  stdin: process.stdin,
+  env: process.env,
+  interrupts: processInterrupts(),
+}).then(
   (code) => {
     // Exit once stdout is flushed (a pipe may still hold the last lines).
     process.stdout.write("", () => process.exit(code));

@@ -10,11 +10,13 @@ import type { CommandContext } from "./commandContext.js";
 import { checkCommand } from "./checkCommand.js";
 import { ExitCodes } from "./exitCodes.js";
 import { COMMAND_HELP, HELP, USAGE } from "./help.js";
+import { ApprovalPrompt } from "./approvalPrompt.js";
 import { openHost, type HostConnection } from "./hostConnection.js";
 import { infoCommand } from "./infoCommand.js";
 import type { Interrupts } from "./interrupts.js";
 import { resumeCommand } from "./resumeCommand.js";
 import { describeError } from "./describeError.js";
+import { PromptInput, type PromptStream } from "./promptInput.js";
 import { runTurnCommand } from "./runCommand.js";
 import { Screen } from "./screen.js";
 import { JsonView, TextView } from "./sessionView.js";
@@ -25,12 +27,14 @@ import { styles } from "./style.js";
  *
  * @example
  * ```ts
- * const io: MuseIo = { stdout: process.stdout, stderr: process.stderr, env: process.env, interrupts: processInterrupts() };
+ * const io: MuseIo = { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env, interrupts: processInterrupts() };
  * ```
  */
 export interface MuseIo {
   stdout: { write(text: string): unknown; readonly isTTY?: boolean; readonly columns?: number };
   stderr: { write(text: string): unknown };
+  /** Where `--approve ask` reads its answers (a key on a terminal, else a line); none: `ask` denies. */
+  stdin?: PromptStream;
   env: NodeJS.ProcessEnv;
   interrupts: Interrupts;
 }
@@ -106,11 +110,28 @@ export async function runMuse(argv: readonly string[], io: MuseIo): Promise<numb
   const out = (line: string) => void io.stdout.write(`${line}\n`);
   // Whoever reads stdout went away (\`muse run … | head\`): nothing more can be shown, so stop as
   // a double Ctrl-C would: the turn is cancelled and the host closed at once.
-  const interrupts = stdoutClosedInterrupts(io);
+  const keys = new Set<() => void>();
+  const interrupts = stdoutClosedInterrupts(io, keys);
   const screen = new Screen(io.stdout, { progress: color && !args.json });
   shown.screen = screen;
   const view = args.json ? new JsonView(out) : new TextView(screen, styles(color), { showTurnIds: args.command === "resume" });
-  const ctx: CommandContext = { host, view, interrupts, err, out };
+  // tool/approve: --approve, by default a y/N prompt when stdin is a terminal, else deny (saying to pass --approve).
+  const input = io.stdin === undefined ? undefined : new PromptInput(io.stdin);
+  const policy = args.approve ?? (input?.raw === true ? "ask" : "none");
+  const promptOnScreen = terminal && !args.json;
+  const prompt = new ApprovalPrompt({
+    policy,
+    view,
+    ...(input === undefined ? {} : { input }),
+    // The user reads the terminal, not a piped stdout (or NDJSON): ask there too.
+    ...(policy === "ask" && input?.raw === true && !promptOnScreen ? { echo: (text: string) => void io.stderr.write(text) } : {}),
+    interrupt: () => {
+      for (const press of [...keys]) press();
+    },
+  });
+  const ctx: CommandContext = { host, view, interrupts, err, out, holdQuestions: () => prompt.hold() };
+  const detachPrompt = args.command === "info" ? () => {} : prompt.attach(host.client);
+  const offStopping = interrupts.on(() => prompt.stopping());
   let code: number;
   try {
     if (args.command === "info") code = await quitOnInterrupt(ctx, () => infoCommand(ctx, { json: args.json }));
@@ -132,14 +153,21 @@ export async function runMuse(argv: readonly string[], io: MuseIo): Promise<numb
       code = ExitCodes.failed;
     }
   }
+  offStopping();
+  detachPrompt();
+  input?.close();
   if (args.command !== "info") view.end(code, code === ExitCodes.completed ? undefined : firstError);
   screen.close();
   await host.close().catch(() => {});
   return code;
 }
 
-/** `io.interrupts`, plus two presses at once when stdout breaks (EPIPE: its reader is gone). */
-function stdoutClosedInterrupts(io: MuseIo): Interrupts {
+/**
+ * `io.interrupts`, plus Ctrl-C read as a key at the prompt (raw mode: each function `keys` holds
+ * is a press), plus two presses at once when stdout breaks (EPIPE: its reader is gone), counted
+ * together.
+ */
+function stdoutClosedInterrupts(io: MuseIo, keys: Set<() => void>): Interrupts {
   const stdout = io.stdout as { on?: (event: "error", listener: (error: NodeJS.ErrnoException) => void) => unknown };
   return {
     on(handler) {
@@ -155,7 +183,10 @@ function stdoutClosedInterrupts(io: MuseIo): Interrupts {
         if (presses < 2) handler((presses = 2));
       };
       stdout.on?.("error", onError);
+      const onKey = () => handler(++presses);
+      keys.add(onKey);
       return () => {
+        keys.delete(onKey);
         off();
         (io.stdout as { off?: (event: "error", listener: (error: NodeJS.ErrnoException) => void) => unknown }).off?.("error", onError);
       };

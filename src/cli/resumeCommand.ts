@@ -54,7 +54,10 @@ export async function resumeCommand(ctx: CommandContext, options: ResumeOptions)
   let expected = Infinity;
   let seen = 0;
   let buffered: MspNotification[] | undefined = [];
+  // The question the host asks again on resume shows after the replay it follows.
+  const releaseQuestions = ctx.holdQuestions();
   const settleIfIdle = () => {
+    if (!replaying) releaseQuestions();
     if (!replaying && open.size === 0) resolveDone(last === undefined ? ExitCodes.completed : exitCodeOf(last.terminal));
   };
   const show = (notification: MspNotification) => {
@@ -136,6 +139,7 @@ export async function resumeCommand(ctx: CommandContext, options: ResumeOptions)
     if (MspError.is(error) && error.kind === "connectionClosed") return await done;
     throw error;
   } finally {
+    releaseQuestions();
     offInterrupt();
     client.events.off("notification", onNotification);
   }

@@ -2,7 +2,7 @@
  * What `muse run` and `muse resume` show of a session, as text (TextView: a terminal or plain
  * lines) or as NDJSON events (JsonView). Both receive the same calls in wire order.
  */
-import type { Item, MspNotification, ToolCallItem, TurnCompletedParams } from "@muse-code/sdk";
+import type { Item, MspNotification, ToolApproveParams, ToolApproveResult, ToolCallItem, TurnCompletedParams } from "@muse-code/sdk";
 import type { Screen } from "./screen.js";
 import type { Styles } from "./style.js";
 
@@ -28,6 +28,14 @@ export interface SessionView {
   stopAnswered(turnId: string, ack: "accepted" | "already_terminal"): void;
   /** A sentence about the run (not an error): a stop that takes long, a second Ctrl-C. */
   note(text: string): void;
+  /** The host asked before running a tool (`tool/approve`), as the SDK delivered it. */
+  approvalAsked(request: ToolApproveParams): void;
+  /** The question was answered on the wire: by muse (its prompt, `--approve`) or by the SDK (`cancelled`: withdrawn). */
+  approvalAnswered(request: ToolApproveParams, answer: ToolApproveResult): void;
+  /** A y/N question is shown: `Run shell: ls? [y/N]` (or, answered by `--approve`, without the choices). */
+  promptOpened(question: string): void;
+  /** The question's line ends: the key read (`y`, `n`, `^C`), `yes (--approve all)`, or why it was withdrawn. */
+  promptClosed(answer: string): void;
   /** The run is over with this exit code (and, when it did not end with a turn, why). */
   end(code: number, why?: string): void;
 }
@@ -65,6 +73,9 @@ export function terminalLine(t: TurnCompletedParams): string {
   return `turn ${t.terminal}: ${t.reason}${cause}${after}`;
 }
 
+/** The Screen owner of the y/N prompt's line. */
+const PROMPT = "approval prompt";
+
 /** The progress line's label from the first Ctrl-C until the terminal. */
 const STOPPING = "stopping (Ctrl-C again closes the connection)";
 
@@ -97,6 +108,8 @@ export class TextView implements SessionView {
   readonly #items = new Map<string, Shown>();
   readonly #openTools = new Set<string>();
   #stopping = false;
+  /** The question on the open prompt line, to repeat if other output cut the line. */
+  #question: string | undefined;
 
   constructor(screen: Screen, s: Styles, options: { showTurnIds: boolean }) {
     this.#screen = screen;
@@ -146,6 +159,23 @@ export class TextView implements SessionView {
 
   note(text: string): void {
     this.#screen.line(this.#s.yellow(text));
+  }
+
+  approvalAsked(_request: ToolApproveParams): void {}
+
+  approvalAnswered(_request: ToolApproveParams, _answer: ToolApproveResult): void {}
+
+  promptOpened(question: string): void {
+    this.#question = question;
+    this.#screen.write(`${this.#s.yellow("  ? ")}${this.#s.bold(question)} `, PROMPT);
+  }
+
+  promptClosed(answer: string): void {
+    const question = this.#question ?? "";
+    this.#question = undefined;
+    // Other output cut the prompt's line: say again what is answered.
+    if (this.#screen.atLineStart) this.#screen.write(`${this.#s.yellow("  ? ")}${question.replace(/ \[y\/N\]$/, "")} `, PROMPT);
+    this.#screen.write(`${answer}\n`, PROMPT);
   }
 
   end(_code: number, _why?: string): void {
@@ -202,7 +232,7 @@ export class TextView implements SessionView {
       for (const line of ready.replace(/\n$/, "").split("\n")) this.#screen.line(`${this.#s.dim(prefix)}${label}${line}`);
     }
     if (!completed) {
-      this.#screen.status(this.#stopping ? STOPPING : `running ${item.tool}`);
+      this.#screen.status(this.#stopping ? STOPPING : item.approval === "pending" ? `asking to run ${item.tool}` : `running ${item.tool}`);
       return;
     }
     this.#openTools.delete(item.itemId);
@@ -210,7 +240,8 @@ export class TextView implements SessionView {
     const end = this.#s.enabled ? "  └ " : "  = ";
     const status =
       item.status === "completed" ? this.#s.green("completed") : item.status === "cancelled" ? this.#s.yellow("cancelled") : this.#s.red(item.status);
-    const why = item.failureReason === undefined ? "" : `: ${item.failureReason}`;
+    const message = item.approval === "denied" ? item.error?.["message"] : undefined;
+    const why = (item.failureReason === undefined ? "" : `: ${item.failureReason}`) + (typeof message === "string" && message !== "" ? ` (${message})` : "");
     this.#screen.line(`${this.#s.dim(end)}${status}${why}`);
     this.#screen.status(this.#stopping ? STOPPING : "waiting for the model");
   }
@@ -226,7 +257,8 @@ export class TextView implements SessionView {
 /**
  * The NDJSON view (`--json`): one JSON object a line, `type` first: `session`, `notification`
  * (`method`, `params`, `emittedAtMs?`), `queued`, `stopping`, `stopAnswered` (`ack`), `note`
- * (`text`), and last `exit` (`code`, `why?`).
+ * (`text`), `approvalAsked` (the `tool/approve` params), `approvalAnswered` (`sessionId`,
+ * `turnId`, `itemId`, `callId`, `decision`, `reason?`), and last `exit` (`code`, `why?`).
  *
  * @example
  * ```ts
@@ -264,6 +296,19 @@ export class JsonView implements SessionView {
   note(text: string): void {
     this.#out({ type: "note", text });
   }
+
+  approvalAsked(request: ToolApproveParams): void {
+    this.#out({ type: "approvalAsked", ...request });
+  }
+
+  approvalAnswered(request: ToolApproveParams, answer: ToolApproveResult): void {
+    const { sessionId, turnId, itemId, callId } = request;
+    this.#out({ type: "approvalAnswered", sessionId, turnId, itemId, callId, ...answer });
+  }
+
+  promptOpened(_question: string): void {}
+
+  promptClosed(_answer: string): void {}
 
   end(code: number, why?: string): void {
     this.#out(why === undefined ? { type: "exit", code } : { type: "exit", code, why });

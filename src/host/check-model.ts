@@ -27,7 +27,7 @@ const MAX_TOOL_RUN_MS = 600_000;
 const MIN_OUTPUT_EVERY_MS = 10;
 
 const STEP_KEYS = ["reasoning", "text", "chunkSize", "chunkDelayMs", "tool"];
-const TOOL_KEYS = ["runMs", "outputEveryMs"];
+const TOOL_KEYS = ["runMs", "outputEveryMs", "approval"];
 
 /** What a turn with no directive streams: how to use the model. */
 const HELP_TURN: ScriptedTurn = {
@@ -65,7 +65,12 @@ function parseTool(raw: unknown, where: string): ScriptedToolCall {
   if (runMs === undefined || runMs > MAX_TOOL_RUN_MS) bad(`${where}.runMs`, `must be a number from 0 to ${MAX_TOOL_RUN_MS}`);
   const everyMs = nonNegative(raw["outputEveryMs"], `${where}.outputEveryMs`) ?? 100;
   if (everyMs < MIN_OUTPUT_EVERY_MS) bad(`${where}.outputEveryMs`, `must be at least ${MIN_OUTPUT_EVERY_MS}`);
-  return { tool: "shell", args: { command: toolRunCommand(runMs, everyMs) } };
+  // As in a scripted model's tool call: a boolean; `true` asks the client (`tool/approve`) before the run.
+  const approval = raw["approval"];
+  if (approval !== undefined && typeof approval !== "boolean") bad(`${where}.approval`, "approval must be a boolean");
+  const call: ScriptedToolCall = { tool: "shell", args: { command: toolRunCommand(runMs, everyMs) } };
+  if (approval === true) call.approval = true;
+  return call;
 }
 
 function parseStep(raw: unknown, where: string): ScriptedStep {
@@ -87,7 +92,7 @@ function parseStep(raw: unknown, where: string): ScriptedStep {
 
 /**
  * The turn a prompt directs: its text inputs, joined, parsed as a directive
- * `{"steps": [{reasoning?, text?, chunkSize?, chunkDelayMs?, tool?: {runMs, outputEveryMs?}}]}`.
+ * `{"steps": [{reasoning?, text?, chunkSize?, chunkDelayMs?, tool?: {runMs, outputEveryMs?, approval?}}]}`.
  * A prompt that is not a JSON object gets a short help message; a JSON object that is not a
  * directive throws an `Error` naming the problem and its path (the turn then fails with it).
  *

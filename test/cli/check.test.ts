@@ -56,10 +56,14 @@ describe("runCheck", () => {
       "resume after cursor",
       "duplicate commandId",
       "malformed input",
+      "approve",
+      "deny",
+      "stop while asking",
+      "late approve after a cancel",
     ]);
     for (const result of outcome.results) expect(result.wire.length).toBeGreaterThan(0);
     expect(outcome.output).toMatch(/^cancel mid-tool +PASS/m);
-    expect(outcome.output).toMatch(/muse check: all 10 scenarios passed/);
+    expect(outcome.output).toMatch(/muse check: all 14 scenarios passed/);
     // docs/checkable-hosts.md shows this output, times aside.
     const page = readFileSync(join(repoRoot, "docs/checkable-hosts.md"), "utf8");
     const sample = /<!-- muse check sample: pass -->\n```text\n([^`]*)```/.exec(page)?.[1];
@@ -108,6 +112,58 @@ describe("runCheck", () => {
     expect(outcome.output).toMatch(/1 of 2 scenarios failed: cancel mid-model/);
   }, 60_000);
 
+  it("fails every approval scenario, naming invariant 6, on a host that runs the tool before the user's answer", async () => {
+    const approvals = ["approve", "deny", "stop while asking", "late approve after a cancel"];
+    const outcome = await check(brokenHost("approves-for-the-user"), { only: ["host info", ...approvals] });
+    expect(resultOf(outcome, "host info").passed).toBe(true);
+    for (const scenario of approvals) {
+      const failed = resultOf(outcome, scenario);
+      expect(failed.passed, scenario).toBe(false);
+      expect(failed.problems.join("\n"), scenario).toMatch(
+        /line \d+: item\/(updated|completed): tool call \S+, pending approval since line \d+, set approval: "approved" with no approve answered while it was pending \(invariant 6\)/,
+      );
+      expect(
+        failed.lines.some((l) => l.raw.includes('"approval":"approved"')),
+        scenario,
+      ).toBe(true);
+    }
+    expect(resultOf(outcome, "approve").problems).toContain('the tool call ran (output or approval: "approved") before the client\'s approve');
+    expect(resultOf(outcome, "deny").problems).toContain('the denied tool call ran (output or approval: "approved")');
+    expect(resultOf(outcome, "stop while asking").problems).toContain("the tool call ran although the question was withdrawn");
+    expect(outcome.output).toMatch(/^approve +FAIL/m);
+    expect(outcome.output).toMatch(/4 of 5 scenarios failed: approve, deny, stop while asking, late approve after a cancel/);
+  }, 90_000);
+
+  it("reports the approval scenarios not supported, and passes, on a host whose host/info says capabilities.approvals: false", async () => {
+    const outcome = await check(brokenHost("no-approvals"), {
+      only: ["host info", "start and complete", "approve", "deny", "stop while asking", "late approve after a cancel"],
+    });
+    expect(outcome.passed).toBe(true);
+    for (const scenario of ["approve", "deny", "stop while asking", "late approve after a cancel"]) {
+      const result = resultOf(outcome, scenario);
+      expect(result.notSupported).toBe("host/info says capabilities.approvals: false (the host never asks before a tool runs)");
+      expect(result.wire).toEqual([]);
+    }
+    expect(outcome.output).toMatch(/^stop while asking +N\/A +0 ms {2}\(not supported: host\/info says capabilities\.approvals: false/m);
+    expect(outcome.output).toMatch(
+      /muse check: all 2 scenarios run passed; 4 not supported by this host: approve, deny, stop while asking, late approve after a cancel$/m,
+    );
+  }, 60_000);
+
+  it("fails the approval scenarios clearly on a host that ignores approval: true (runs the tool without asking)", async () => {
+    const outcome = await check(brokenHost("ignores-approval"), { only: ["approve", "stop while asking"] });
+    expect(outcome.passed).toBe(false);
+    for (const scenario of ["approve", "stop while asking"]) {
+      const failed = resultOf(outcome, scenario);
+      expect(failed.passed).toBe(false);
+      expect(failed.timedOut).toBe(false);
+      expect(failed.problems[0]).toMatch(
+        /^turn \S+ ended without a tool\/approve: its tool call's directive says approval: true, so the host must ask before it runs \(a host without approvals says capabilities\.approvals: false in host\/info; see docs\/checkable-hosts\.md\)$/,
+      );
+      expect(failed.lines.some((l) => l.raw.includes('"method":"turn/completed"'))).toBe(true);
+    }
+  }, 60_000);
+
   it("runs nothing more on a host without the msp-check model, saying it is not checkable", async () => {
     const outcome = await check([bundles().host, "serve", "--stdio", "--script", join(repoRoot, "models/hello.json")]);
     expect(outcome.passed).toBe(false);
@@ -120,7 +176,7 @@ describe("runCheck", () => {
       expect(result.problems).toEqual([expect.stringMatching(/^not run: "host info" failed: host\/info lists no model "msp-check"/)]);
       expect(result.wire).toEqual([]);
     }
-    expect(outcome.output).toMatch(/10 of 10 scenarios failed/);
+    expect(outcome.output).toMatch(/14 of 14 scenarios failed/);
   }, 60_000);
 
   it("fails, without hanging, when the host cannot be started", async () => {

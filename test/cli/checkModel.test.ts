@@ -26,6 +26,16 @@ describe("the msp-check model", () => {
     expect(String(call?.args["command"])).toContain("sleep 0.250");
   });
 
+  it("asks before a tool run with approval: true, parsed as a scripted model's tool call is", () => {
+    const asks = checkTurnOf(prompt({ steps: [{ tool: { runMs: 100, approval: true } }] })).steps[0]?.toolCalls[0];
+    expect(asks?.approval).toBe(true);
+    const runs = checkTurnOf(prompt({ steps: [{ tool: { runMs: 100, approval: false } }] })).steps[0]?.toolCalls[0];
+    expect(runs).not.toHaveProperty("approval");
+    expect(() => checkTurnOf(prompt({ steps: [{ tool: { runMs: 100, approval: "yes" } }] }))).toThrow(
+      /at \$\.steps\[0\]\.tool\.approval: approval must be a boolean/,
+    );
+  });
+
   it("answers a prompt that is not a JSON object with a help message", () => {
     expect(checkTurnOf([{ type: "text", text: "hello" }]).steps[0]?.text).toMatch(/msp-check model: send a JSON directive/);
     expect(checkTurnOf(prompt([1, 2])).steps[0]?.text).toMatch(/msp-check model/);

@@ -164,6 +164,11 @@ export class MuseTerminal {
     this.#child.stdin.write("\u0003");
   }
 
+  /** Type `keys` on the terminal (raw bytes: `y`, `\r`, …). */
+  type(keys: string): void {
+    this.#child.stdin.write(keys);
+  }
+
   /** Wait (bounded) until the screen text matches. */
   async waitFor(pattern: RegExp, timeoutMs = 10_000): Promise<RegExpExecArray> {
     const deadline = Date.now() + timeoutMs;

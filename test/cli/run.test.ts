@@ -209,7 +209,7 @@ describe("muse run", () => {
       const view = new TextView(new Screen({ write: (text: string) => (shown += text) }, { progress: false }), styles(false), { showTurnIds: false });
       const interrupts = { on: () => () => {} };
       const code = await runTurnCommand(
-        { host, view, interrupts, err: (line) => (shown += `err: ${line}\n`), out: () => {} },
+        { host, view, interrupts, err: (line) => (shown += `err: ${line}\n`), out: () => {}, holdQuestions: () => () => {} },
         { prompt: "check the build", keepInbox: false },
       );
       await client.close();

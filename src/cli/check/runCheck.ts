@@ -81,6 +81,11 @@ export interface CheckResult {
   lines: Array<Pick<WireLine, "line" | "dir" | "raw">>;
   /** The scenario's whole wire, in order. */
   wire: Array<Pick<WireLine, "line" | "dir" | "raw">>;
+  /**
+   * Why the scenario was not run: the host opted out of the feature it needs (host/info
+   * `capabilities.approvals: false`). Such a result counts as passed.
+   */
+  notSupported?: string;
 }
 
 /**
@@ -186,6 +191,26 @@ async function runScenario(scenario: Scenario, options: CheckOptions, timeoutMs:
   };
 }
 
+/**
+ * The features the host opts out of in its host/info answer (on the "host info" scenario's
+ * wire): `capabilities.approvals: false` says it never asks before a tool runs.
+ */
+function optedOut(hostInfo: CheckResult): Map<NonNullable<Scenario["needs"]>, string> {
+  const out = new Map<NonNullable<Scenario["needs"]>, string>();
+  for (const { dir, raw } of hostInfo.wire) {
+    if (dir !== "server") continue;
+    let capabilities: unknown;
+    try {
+      capabilities = ((JSON.parse(raw) as { result?: { protocolVersion?: unknown; capabilities?: unknown } }).result ?? {}).capabilities;
+    } catch {
+      continue;
+    }
+    if (typeof capabilities === "object" && capabilities !== null && (capabilities as Record<string, unknown>)["approvals"] === false)
+      out.set("approvals", "host/info says capabilities.approvals: false (the host never asks before a tool runs)");
+  }
+  return out;
+}
+
 /** Why the other scenarios cannot run after "host info", if they cannot: no msp-check model, or no working host/info at all. */
 function whyNotCheckable(hostInfo: CheckResult): string | undefined {
   const fatal = hostInfo.problems.find((p) => p.includes("not checkable") || p.startsWith("stopped while") || p.startsWith("timed out"));
@@ -198,7 +223,9 @@ function whyNotCheckable(hostInfo: CheckResult): string | undefined {
  * (each failure with its problems and offending wire lines), and resolve with the verdicts. A
  * scenario that hangs fails by timeout, naming what it waited for, and the run goes on. The host
  * must serve the msp-check model (docs/checkable-hosts.md); if `host/info` lists none, or does not
- * answer, the other scenarios are not run and fail saying so. Never rejects for a host's fault.
+ * answer, the other scenarios are not run and fail saying so. The approval scenarios are reported
+ * "not supported" (and count as passed) when host/info says `capabilities.approvals: false`.
+ * Never rejects for a host's fault.
  *
  * @example
  * ```ts
@@ -224,13 +251,20 @@ export async function runCheck(options: CheckOptions): Promise<CheckOutcome> {
   for (const line of formatHeader(scenarios.length, timeoutMs, color)) out(line);
   const results: CheckResult[] = [];
   let notCheckable: string | undefined;
+  let unsupported = new Map<NonNullable<Scenario["needs"]>, string>();
   for (const scenario of scenarios) {
     let result: CheckResult;
+    const notSupported = scenario.needs === undefined ? undefined : unsupported.get(scenario.needs);
     if (notCheckable !== undefined) {
       result = { scenario: scenario.name, passed: false, timedOut: false, durationMs: 0, problems: [`not run: ${notCheckable}`], lines: [], wire: [] };
+    } else if (notSupported !== undefined) {
+      result = { scenario: scenario.name, passed: true, timedOut: false, durationMs: 0, problems: [], lines: [], wire: [], notSupported };
     } else {
       result = await runScenario(scenario, options, timeoutMs);
-      if (scenario.name === "host info") notCheckable = whyNotCheckable(result);
+      if (scenario.name === "host info") {
+        notCheckable = whyNotCheckable(result);
+        unsupported = optedOut(result);
+      }
     }
     results.push(result);
     out(formatRow(result, color));

@@ -32,7 +32,7 @@ export interface DirectiveStep {
   text?: string;
   chunkSize?: number;
   chunkDelayMs?: number;
-  tool?: { runMs: number; outputEveryMs?: number };
+  tool?: { runMs: number; outputEveryMs?: number; approval?: boolean };
 }
 
 /**

@@ -26,6 +26,8 @@ export interface Scenario {
    * `line <n>:`. Default: `checkTranscript` over the whole wire.
    */
   checkWire?(wire: WireTap): string[];
+  /** An optional MSP feature the scenario needs: a host whose host/info opts out of it is reported "not supported". */
+  needs?: "approvals";
 }
 
 const QUICK: DirectiveStep[] = [{ text: "Done.", chunkSize: 8 }];
@@ -464,6 +466,208 @@ const malformedInput: Scenario = {
   },
 };
 
+/** How long the check's "user" thinks before it answers a question (so a tool run before the answer shows on the wire). @unit milliseconds */
+const THINK_MS = 300;
+
+/** A step whose tool call asks first, then a step that runs after it (whatever the answer). */
+const ASKING: DirectiveStep[] = [{ text: "Asking first.", tool: { runMs: 300, outputEveryMs: 50, approval: true } }, { text: "The turn went on." }];
+
+/** Sleep `ms` milliseconds. */
+function pause(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** A handler that leaves the question to the scenario: it settles only when the SDK answers for it. */
+function unanswered(_request: unknown, { signal }: { signal: AbortSignal }): Promise<{ decision: "cancelled" }> {
+  return new Promise((resolve) => signal.addEventListener("abort", () => resolve({ decision: "cancelled" }), { once: true }));
+}
+
+/**
+ * Wait for the host's tool/approve of the turn. A turn that ends first never asked: a problem,
+ * and `undefined`.
+ */
+async function askOf(ctx: ScenarioContext, turnId: string): Promise<(WireLine & { params: Record<string, unknown> }) | undefined> {
+  ctx.step(`waiting for the tool/approve of turn ${turnId} (the directive's tool call says approval: true)`);
+  const line = await ctx.wire.waitFor((m) => (m["method"] === "tool/approve" || m["method"] === "turn/completed") && paramsOf(m)["turnId"] === turnId);
+  const message = line.message as Record<string, unknown>;
+  if (message["method"] === "tool/approve") return { ...line, params: paramsOf(message) };
+  ctx.fail(
+    `turn ${turnId} ended without a tool/approve: its tool call's directive says approval: true, so the host must ask before it runs (a host without approvals says capabilities.approvals: false in host/info; see docs/checkable-hosts.md)`,
+    [line.line],
+  );
+  return undefined;
+}
+
+/** The client's answer to the host request on `ask`'s line. */
+function answerTo(lines: readonly WireLine[], ask: WireLine): WireLine | undefined {
+  const id = ask.message?.["id"];
+  return lines.find((l) => l.line > ask.line && l.dir === "client" && l.message !== undefined && !("method" in l.message) && l.message["id"] === id);
+}
+
+/** The server lines about item `itemId` that show it ran: output, or `approval: "approved"`. */
+function ranLines(lines: readonly WireLine[], itemId: unknown): WireLine[] {
+  return lines.filter((l) => {
+    if (l.dir !== "server") return false;
+    const item = paramsOf(l.message ?? {})["item"] as Record<string, unknown> | undefined;
+    if (item === undefined || item["itemId"] !== itemId) return false;
+    return (typeof item["visibleOutput"] === "string" && item["visibleOutput"] !== "") || item["approval"] === "approved";
+  });
+}
+
+const approveScenario: Scenario = {
+  name: "approve",
+  needs: "approvals",
+  async run(ctx) {
+    ctx.client.onApproval(() => pause(THINK_MS).then(() => ({ decision: "approve" as const })));
+    const sessionId = await ctx.session();
+    const turn = await ctx.start(sessionId, ASKING);
+    const ask = await askOf(ctx, turn.turnId);
+    if (ask === undefined) return;
+    const itemId = ask.params["itemId"];
+    const terminal = await ctx.terminal(turn.turnId);
+    const answer = answerTo(ctx.wire.lines, ask);
+    ctx.expect(terminal.params["terminal"] === "completed", `the approved turn must complete, it ended ${JSON.stringify(terminal.params["terminal"])}`, [
+      terminal.line,
+    ]);
+    const early = ranLines(ctx.wire.lines, itemId).filter((l) => answer === undefined || l.line < answer.line);
+    ctx.expect(early.length === 0, 'the tool call ran (output or approval: "approved") before the client\'s approve', [ask.line, early[0]?.line, answer?.line]);
+    const tool = ctx.completedItems(turn.turnId).find((i) => i.item["itemId"] === itemId);
+    ctx.expect(
+      tool?.item["status"] === "completed" && tool.item["approval"] === "approved" && String(tool.item["visibleOutput"]).includes("msp-check tool output"),
+      `the approved tool call must run and complete with approval: "approved", got ${tool === undefined ? "no item/completed" : `status ${JSON.stringify(tool.item["status"])}, approval ${JSON.stringify(tool.item["approval"])}`}`,
+      [ask.line, tool?.line],
+    );
+    const after = ctx.completedItems(turn.turnId).find((i) => i.item["text"] === "The turn went on.");
+    ctx.expect(after !== undefined, "the step after the approved tool call must run", [terminal.line]);
+    await ctx.settle();
+  },
+};
+
+const denyScenario: Scenario = {
+  name: "deny",
+  needs: "approvals",
+  async run(ctx) {
+    ctx.client.onApproval(() => pause(THINK_MS).then(() => ({ decision: "deny" as const, reason: "muse check says no" })));
+    const sessionId = await ctx.session();
+    const turn = await ctx.start(sessionId, ASKING);
+    const ask = await askOf(ctx, turn.turnId);
+    if (ask === undefined) return;
+    const itemId = ask.params["itemId"];
+    const terminal = await ctx.terminal(turn.turnId);
+    ctx.expect(
+      terminal.params["terminal"] === "completed",
+      `a denied tool call fails the call, not the turn: the turn must go on and complete, it ended ${JSON.stringify(terminal.params["terminal"])}`,
+      [terminal.line],
+    );
+    const tool = ctx.completedItems(turn.turnId).find((i) => i.item["itemId"] === itemId);
+    ctx.expect(
+      tool?.item["status"] === "failed" && tool.item["failureReason"] === "denied by the user" && tool.item["approval"] === "denied",
+      `the denied tool call must complete failed, "denied by the user", approval: "denied"; got ${tool === undefined ? "no item/completed" : `status ${JSON.stringify(tool.item["status"])}, failureReason ${JSON.stringify(tool.item["failureReason"])}, approval ${JSON.stringify(tool.item["approval"])}`}`,
+      [ask.line, tool?.line],
+    );
+    const ran = ranLines(ctx.wire.lines, itemId);
+    ctx.expect(ran.length === 0, 'the denied tool call ran (output or approval: "approved")', [ask.line, ran[0]?.line]);
+    const after = ctx.completedItems(turn.turnId).find((i) => i.item["text"] === "The turn went on.");
+    ctx.expect(after !== undefined, "the step after the denied tool call must run (the turn goes on)", [tool?.line, terminal.line]);
+    await ctx.settle();
+  },
+};
+
+const stopWhileAsking: Scenario = {
+  name: "stop while asking",
+  needs: "approvals",
+  async run(ctx) {
+    ctx.client.onApproval(unanswered);
+    const sessionId = await ctx.session();
+    const turn = await ctx.start(sessionId, ASKING);
+    const ask = await askOf(ctx, turn.turnId);
+    if (ask === undefined) return;
+    const itemId = ask.params["itemId"];
+    // Stop: the SDK answers the open question cancelled, then sends turn/cancel.
+    ctx.step(`waiting for the turn/completed of turn ${turn.turnId}, stopped while asking`);
+    const { ack } = await ctx.client.cancelTurn({ sessionId, turnId: turn.turnId }, { timeoutMs: Infinity });
+    const terminal = await ctx.terminal(turn.turnId);
+    const answer = answerTo(ctx.wire.lines, ask);
+    const cancel = lastClientRequest(ctx.wire.lines, "turn/cancel");
+    const decision = (answer?.message?.["result"] as Record<string, unknown> | undefined)?.["decision"];
+    ctx.expect(
+      answer !== undefined && decision === "cancelled" && cancel !== undefined && answer.line < cancel.line,
+      "the Stop must answer the question cancelled before its turn/cancel (the SDK does)",
+      [answer?.line, cancel?.line],
+    );
+    ctx.expect(ack === "accepted", `turn/cancel of a turn waiting for an answer must be accepted, got ${JSON.stringify(ack)}`, [cancel?.line]);
+    ctx.expect(
+      terminal.params["terminal"] === "cancelled",
+      `the turn stopped while asking must end "cancelled", it ended ${JSON.stringify(terminal.params["terminal"])}`,
+      [terminal.line],
+    );
+    const tool = ctx.completedItems(turn.turnId).find((i) => i.item["itemId"] === itemId);
+    ctx.expect(
+      tool?.item["status"] === "cancelled" && tool.item["approval"] === "cancelled",
+      `the tool call asked about must close cancelled, never dispatched (status "cancelled", approval: "cancelled"), got ${tool === undefined ? "no item/completed" : `status ${JSON.stringify(tool.item["status"])}, approval ${JSON.stringify(tool.item["approval"])}`}`,
+      [ask.line, tool?.line, terminal.line],
+    );
+    const ran = ranLines(ctx.wire.lines, itemId);
+    ctx.expect(ran.length === 0, "the tool call ran although the question was withdrawn", [ran[0]?.line]);
+    const after = ctx.completedItems(turn.turnId).find((i) => i.item["text"] === "The turn went on.");
+    ctx.expect(after === undefined, "the step after the withdrawn tool call must not run", [after?.line]);
+    await ctx.settle();
+  },
+};
+
+/** The raw approves the late-approve scenario sends past the SDK: not the client's answers the invariants read. */
+const lateApproves = new WeakMap<WireTap, Set<string>>();
+
+const lateApprove: Scenario = {
+  name: "late approve after a cancel",
+  needs: "approvals",
+  async run(ctx) {
+    ctx.client.onApproval(unanswered);
+    const sessionId = await ctx.session();
+    const turn = await ctx.start(sessionId, ASKING);
+    const ask = await askOf(ctx, turn.turnId);
+    if (ask === undefined) return;
+    const itemId = ask.params["itemId"];
+    const approve = JSON.stringify({ jsonrpc: "2.0", id: ask.message?.["id"], result: { decision: "approve" } });
+    lateApproves.set(ctx.wire, new Set([approve]));
+    // The SDK answers cancelled and sends turn/cancel; an approve crosses it, past the SDK.
+    ctx.step("waiting for the answer to turn/cancel");
+    const cancelling = ctx.client.connection.command("turn/cancel", { sessionId, turnId: turn.turnId }, { timeoutMs: Infinity });
+    cancelling.catch(() => {}); // awaited below
+    for (let i = 0; i < 1_000 && lastClientRequest(ctx.wire.lines, "turn/cancel") === undefined; i++) await new Promise((resolve) => setImmediate(resolve));
+    const crossing = ctx.wire.sendRaw(approve) + 1;
+    const refused = await cancelling.then(
+      () => undefined,
+      (error: unknown) => error as { message: string },
+    );
+    ctx.expect(refused === undefined, `turn/cancel of a turn waiting for an answer must be accepted, it was refused: ${refused?.message ?? ""}`, [
+      lastClientRequest(ctx.wire.lines, "turn/cancel")?.line,
+    ]);
+    const terminal = await ctx.terminal(turn.turnId);
+    // And one more after the terminal.
+    const afterEnd = ctx.wire.sendRaw(approve) + 1;
+    await ctx.settle(THINK_MS);
+    ctx.expect(
+      terminal.params["terminal"] === "cancelled",
+      `the turn cancelled while asking must end "cancelled" whatever answer crosses the cancel, it ended ${JSON.stringify(terminal.params["terminal"])}`,
+      [crossing, terminal.line],
+    );
+    const tool = ctx.completedItems(turn.turnId).find((i) => i.item["itemId"] === itemId);
+    ctx.expect(
+      tool?.item["status"] === "cancelled",
+      `the tool call must close cancelled, never dispatched, got ${tool === undefined ? "no item/completed" : `status ${JSON.stringify(tool.item["status"])}`}`,
+      [crossing, tool?.line],
+    );
+    const ran = ranLines(ctx.wire.lines, itemId);
+    ctx.expect(ran.length === 0, "a late approve (after the cancel, or after the terminal) ran the tool call", [crossing, afterEnd, ran[0]?.line]);
+  },
+  checkWire(wire) {
+    // The raw approves are this scenario's own second answers (a client fault the check commits on purpose).
+    const raw = lateApproves.get(wire) ?? new Set<string>();
+    return checkTranscript(wire.transcript((l) => !(l.dir === "client" && raw.has(l.raw)))).problems;
+  },
+};
+
 /** The last request with `method` the client sent. */
 function lastClientRequest(lines: readonly WireLine[], method: string): WireLine | undefined {
   for (let i = lines.length - 1; i >= 0; i--) {
@@ -507,4 +711,8 @@ export const SCENARIOS: readonly Scenario[] = [
   resumeAfterCursor,
   duplicateCommandId,
   malformedInput,
+  approveScenario,
+  denyScenario,
+  stopWhileAsking,
+  lateApprove,
 ];

@@ -1,0 +1,186 @@
+/**
+ * ApprovalPrompt: how `muse` answers a host's `tool/approve` questions, through the SDK's
+ * `client.onApproval`. `--approve ask` asks `Run <tool>: <command>? [y/N]` and reads one key (a
+ * line off a terminal); `all` approves and `none` denies, each printed as a line. A question the
+ * SDK answers first (the turn was stopped or ended, the host withdrew it, the connection closed)
+ * aborts the handler's signal: the prompt is withdrawn and says why. Ctrl-C at the prompt is Stop.
+ */
+import type { ApprovalHandler, MspClient, ToolApproveParams, ToolApproveResult } from "@muse-code/sdk";
+import type { PromptInput } from "./promptInput.js";
+import type { SessionView } from "./sessionView.js";
+import { toolCommand } from "./sessionView.js";
+
+/**
+ * `--approve`: ask (a y/N prompt), all (approve every call) or none (deny every call).
+ *
+ * @example
+ * ```ts
+ * const policy: ApprovePolicy = process.stdin.isTTY ? "ask" : "none";
+ * ```
+ */
+export type ApprovePolicy = "ask" | "all" | "none";
+
+/**
+ * The reason `--approve none` (the default off a terminal) gives the host: it says what to pass.
+ *
+ * @example
+ * ```ts
+ * console.log(DENIED_BY_POLICY); // "muse --approve none: pass --approve ask (on a terminal) or --approve all to let tools run"
+ * ```
+ */
+export const DENIED_BY_POLICY = "muse --approve none: pass --approve ask (on a terminal) or --approve all to let tools run";
+
+/**
+ * Options of {@link ApprovalPrompt}.
+ *
+ * @example
+ * ```ts
+ * const options: ApprovalPromptOptions = { policy: "ask", view, input: new PromptInput(process.stdin), interrupt: () => process.kill(process.pid, "SIGINT") };
+ * ```
+ */
+export interface ApprovalPromptOptions {
+  policy: ApprovePolicy;
+  view: SessionView;
+  /** Where `ask` reads answers; without one, `ask` denies (nothing to read from). */
+  input?: PromptInput;
+  /** Also show the question here (stderr), when the view's output is not the terminal the user reads. */
+  echo?: (text: string) => void;
+  /** Ctrl-C at the prompt: press Stop, as a SIGINT would. */
+  interrupt: () => void;
+}
+
+/** The handler's answer once the SDK answered for it: ignored by the SDK, but typed. */
+const ALREADY_ANSWERED: ToolApproveResult = { decision: "cancelled" };
+
+/**
+ * Answers a connection's approval questions by `--approve`'s policy, one at a time, in the order
+ * they came; see the module comment.
+ *
+ * @example
+ * ```ts
+ * const prompt = new ApprovalPrompt({ policy: "all", view, interrupt: () => {} });
+ * prompt.attach(client);
+ * ```
+ */
+export class ApprovalPrompt {
+  readonly #options: ApprovalPromptOptions;
+  /** The SDK's answer to each question, for the withdrawal note. */
+  readonly #answers = new WeakMap<ToolApproveParams, ToolApproveResult>();
+  /** The questions before this one: one prompt at a time. */
+  #queue: Promise<void> = Promise.resolve();
+  #stopping = false;
+
+  constructor(options: ApprovalPromptOptions) {
+    this.#options = options;
+  }
+
+  /**
+   * Install the handler on `client` (`onApproval`) and show its approval events on the view.
+   * Returns the function that detaches the events.
+   */
+  attach(client: MspClient): () => void {
+    const { view } = this.#options;
+    const asked = (question: { request: ToolApproveParams }) => view.approvalAsked(question.request);
+    const answered = (question: { request: ToolApproveParams }, answer: ToolApproveResult) => {
+      this.#answers.set(question.request, answer);
+      view.approvalAnswered(question.request, answer);
+    };
+    client.events.on("approvalAsked", asked);
+    client.events.on("approvalAnswered", answered);
+    client.onApproval(this.handler);
+    return () => {
+      client.events.off("approvalAsked", asked);
+      client.events.off("approvalAnswered", answered);
+    };
+  }
+
+  /** Stop was pressed: a question that comes now is not asked (answered `cancelled`). */
+  stopping(): void {
+    this.#stopping = true;
+  }
+
+  /**
+   * Hold the questions (neither shown nor answered) until the returned function is called:
+   * `muse resume` shows the session's replay before the question the host asks again.
+   */
+  hold(): () => void {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    this.#queue = this.#queue.then(() => held);
+    return release;
+  }
+
+  /** The `onApproval` handler: questions are answered one at a time, in the order they came. */
+  readonly handler: ApprovalHandler = (request, { signal }) => {
+    const turn = this.#queue.then(() => this.#answer(request, signal));
+    this.#queue = turn.then(
+      () => undefined,
+      () => undefined,
+    );
+    return turn;
+  };
+
+  #answer(request: ToolApproveParams, signal: AbortSignal): ToolApproveResult | Promise<ToolApproveResult> {
+    const { policy, view } = this.#options;
+    if (signal.aborted) return ALREADY_ANSWERED; // answered while it waited its turn: never shown
+    const question = `Run ${request.tool}: ${toolCommand(request)}?`;
+    if (policy === "all") {
+      view.promptOpened(question);
+      view.promptClosed("yes (--approve all)");
+      return { decision: "approve", reason: "muse --approve all" };
+    }
+    if (policy === "none") {
+      view.promptOpened(question);
+      view.promptClosed("no (--approve none)");
+      return { decision: "deny", reason: DENIED_BY_POLICY };
+    }
+    return this.#ask(request, question, signal);
+  }
+
+  async #ask(request: ToolApproveParams, question: string, signal: AbortSignal): Promise<ToolApproveResult> {
+    const { view, input, echo } = this.#options;
+    if (this.#stopping) return { decision: "cancelled", reason: "muse is stopping the turn" };
+    // Raw mode first, then the question: a key typed the moment it shows is read as a key, not echoed.
+    const reading = input?.read(signal);
+    view.promptOpened(`${question} [y/N]`);
+    echo?.(`${question} [y/N] `);
+    const close = (text: string) => {
+      view.promptClosed(text);
+      echo?.(`${text}\n`);
+    };
+    if (reading === undefined) {
+      close("no (nothing to read an answer from)");
+      return { decision: "deny", reason: "muse --approve ask: no stdin to read an answer from" };
+    }
+    const key = await reading;
+    if (key === "yes") {
+      close("y");
+      return { decision: "approve" };
+    }
+    if (key === "no") {
+      close("n");
+      return { decision: "deny", reason: "answered n at the muse prompt" };
+    }
+    if (key === "ended") {
+      close("no (stdin ended)");
+      return { decision: "deny", reason: "muse --approve ask: stdin ended before an answer" };
+    }
+    if (key === "withdrawn") {
+      close(withdrawal(this.#answers.get(request)));
+      return ALREADY_ANSWERED;
+    }
+    // Ctrl-C: Stop. The SDK answers `cancelled` as it sends turn/cancel; this handler's answer is moot.
+    close("^C");
+    this.#stopping = true;
+    this.#options.interrupt();
+    await new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener("abort", () => resolve(), { once: true })));
+    return ALREADY_ANSWERED;
+  }
+}
+
+/** What a withdrawn prompt says: why the SDK answered it. */
+function withdrawal(answer: ToolApproveResult | undefined): string {
+  const why = answer?.reason;
+  if (why === undefined) return "withdrawn";
+  return why.startsWith("withdrawn") ? why : `withdrawn: ${why}`;
+}

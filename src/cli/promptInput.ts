@@ -1,0 +1,148 @@
+/**
+ * PromptInput: the answers to `muse run`'s y/N questions, read from stdin. On a terminal it reads
+ * one key in raw mode (y, n, Enter, Ctrl-C); otherwise one line per question (`y` or `yes` is
+ * yes, anything else no), keeping what follows for the next question.
+ */
+
+/**
+ * What one question got: `yes`, `no`, `interrupt` (Ctrl-C at the prompt, read as a key in raw
+ * mode, where the terminal sends no SIGINT), `ended` (stdin closed first), or `withdrawn` (the
+ * caller's signal aborted first).
+ *
+ * @example
+ * ```ts
+ * const key: PromptKey = await input.read(signal);
+ * if (key === "interrupt") stop();
+ * ```
+ */
+export type PromptKey = "yes" | "no" | "interrupt" | "ended" | "withdrawn";
+
+/**
+ * The stdin `muse` reads answers from: a TTY (with `setRawMode`) or a pipe or file.
+ *
+ * @example
+ * ```ts
+ * const stdin: PromptStream = process.stdin;
+ * ```
+ */
+export interface PromptStream {
+  readonly isTTY?: boolean;
+  setRawMode?(raw: boolean): unknown;
+  on(event: "data", listener: (chunk: Buffer | string) => void): unknown;
+  on(event: "end", listener: () => void): unknown;
+  off(event: "data", listener: (chunk: Buffer | string) => void): unknown;
+  off(event: "end", listener: () => void): unknown;
+  resume(): unknown;
+  pause(): unknown;
+}
+
+/** Most bytes of one answer line kept; a longer line is read as "no". @unit characters */
+const MAX_LINE = 1_024;
+
+/**
+ * Reads one answer per {@link PromptInput.read}. stdin is read only while a question waits (so
+ * an idle `muse` does not hold it), and raw mode is on only then.
+ *
+ * @example
+ * ```ts
+ * const input = new PromptInput(process.stdin);
+ * const answer = await input.read(AbortSignal.timeout(60_000));
+ * input.close();
+ * ```
+ */
+export class PromptInput {
+  readonly #stdin: PromptStream;
+  readonly #raw: boolean;
+  /** Line mode: what was read past the last answered line. */
+  #buffer = "";
+  #ended = false;
+  #reading = false;
+
+  constructor(stdin: PromptStream) {
+    this.#stdin = stdin;
+    this.#raw = stdin.isTTY === true && typeof stdin.setRawMode === "function";
+  }
+
+  /** True when a key is read in raw mode (a terminal); false when a line is read. */
+  get raw(): boolean {
+    return this.#raw;
+  }
+
+  /** Read one answer, or `withdrawn` once `signal` aborts. One read at a time. */
+  read(signal: AbortSignal): Promise<PromptKey> {
+    if (this.#reading) throw new Error("PromptInput: one question at a time");
+    if (signal.aborted) return Promise.resolve("withdrawn");
+    const fromBuffer = this.#raw ? undefined : this.#takeLine();
+    if (fromBuffer !== undefined) return Promise.resolve(fromBuffer);
+    if (this.#ended) return Promise.resolve("ended");
+    this.#reading = true;
+    return new Promise<PromptKey>((resolve) => {
+      const finish = (key: PromptKey) => {
+        this.#stdin.off("data", onData);
+        this.#stdin.off("end", onEnd);
+        signal.removeEventListener("abort", onAbort);
+        if (this.#raw) this.#stdin.setRawMode?.(false);
+        this.#stdin.pause();
+        this.#reading = false;
+        resolve(key);
+      };
+      const onData = (chunk: Buffer | string) => {
+        const text = typeof chunk === "string" ? chunk : chunk.toString("utf8");
+        if (this.#raw) {
+          const key = keyOf(text);
+          if (key !== undefined) finish(key);
+          return;
+        }
+        this.#buffer += text;
+        const line = this.#takeLine();
+        if (line !== undefined) finish(line);
+        else if (this.#buffer.length > MAX_LINE) {
+          this.#buffer = "";
+          finish("no");
+        }
+      };
+      const onEnd = () => {
+        this.#ended = true;
+        const rest = this.#buffer;
+        this.#buffer = "";
+        finish(rest.trim() === "" ? "ended" : answerOf(rest));
+      };
+      const onAbort = () => finish("withdrawn");
+      this.#stdin.on("data", onData);
+      this.#stdin.on("end", onEnd);
+      signal.addEventListener("abort", onAbort, { once: true });
+      if (this.#raw) this.#stdin.setRawMode?.(true);
+      this.#stdin.resume();
+    });
+  }
+
+  /** Leave the terminal as it was (raw mode off) and stop reading. */
+  close(): void {
+    if (this.#raw && this.#reading) this.#stdin.setRawMode?.(false);
+    this.#stdin.pause();
+  }
+
+  /** Line mode: the next whole line's answer, if one is buffered. */
+  #takeLine(): PromptKey | undefined {
+    const at = this.#buffer.indexOf("\n");
+    if (at < 0) return undefined;
+    const line = this.#buffer.slice(0, at);
+    this.#buffer = this.#buffer.slice(at + 1);
+    return answerOf(line);
+  }
+}
+
+/** A typed line's answer: `y` or `yes` (any case) is yes. */
+function answerOf(line: string): PromptKey {
+  return /^\s*y(es)?\s*$/i.test(line) ? "yes" : "no";
+}
+
+/** A key's answer in raw mode: y; n, Enter or Ctrl-D (no); Ctrl-C; other keys are ignored. */
+function keyOf(text: string): PromptKey | undefined {
+  for (const char of text) {
+    if (char === "\u0003") return "interrupt";
+    if (char === "y" || char === "Y") return "yes";
+    if (char === "n" || char === "N" || char === "\r" || char === "\n" || char === "\u0004") return "no";
+  }
+  return undefined;
+}
