@@ -243,7 +243,6 @@ export class SessionAgent {
 
   /** The disposition turn `turnId` was accepted with, or `undefined` when it never was. */
   acceptedTurn(turnId: string): "started" | "queued" | undefined {
-    this.#settle();
     return this.#accepted.get(turnId);
   }
 
@@ -343,9 +342,11 @@ export class SessionAgent {
 
   /** Where turn `turnId` is, or `undefined` when this session never accepted it. */
   turnState(turnId: string): TurnState | undefined {
-    this.#settle(); // a terminal is sent before any answer that says the turn is terminal
     const params = this.#terminals.get(turnId);
-    if (params !== undefined) return { state: "terminal", params };
+    if (params !== undefined) {
+      this.#settle(); // its terminal is durable and sent before any answer that says the turn is terminal
+      return { state: "terminal", params };
+    }
     if (this.#running?.turnId === turnId) return { state: "running" };
     if (this.#inbox.some((t) => t.turnId === turnId)) return { state: "queued" };
     return undefined;
@@ -367,38 +368,62 @@ export class SessionAgent {
    * `keepInbox`, every queued turn is discarded, each closed with its own cancelled terminal.
    */
   cancel(cause: CancelCause, options: { keepInbox?: boolean } = {}): void {
-    const keepInbox = options.keepInbox === true;
+    this.#cancel(cause, options.keepInbox === true);
+    this.#settle(); // the discarded turns' terminals are durable (and sent) before the answer
+  }
+
+  /** Aborts (the tool's SIGTERM goes first), then writes the cancel's records; syncing them is the caller's. */
+  #cancel(cause: CancelCause, keepInbox: boolean): void {
     const running = this.#running;
     // Only the winning cause is logged: a later cancel of the same activity changes nothing.
     if (this.#machine.cancel(cause) && running !== undefined) {
-      this.#append({ type: "cancelRequested", at: Date.now(), turnId: running.turnId, cause, keepInbox });
+      this.#write({ type: "cancelRequested", at: Date.now(), turnId: running.turnId, cause, keepInbox });
     }
     if (!keepInbox) {
       const discarded = this.#inbox;
       this.#inbox = [];
       for (const turn of discarded) this.#complete(turn.turnId, "cancelled", TurnReasons.discardedFromInbox, cause, turn.acceptedAt);
     }
-    this.#settle(); // the discarded turns' terminals are durable (and sent) before the answer
   }
 
   /**
    * Cancels one turn: the running one through {@link SessionAgent.cancel}, a queued one by closing
    * it alone ("cancelled before start"). Terminal or unknown turns are the caller's to reject.
+   *
+   * Without `onDurable`, its records (`cancelRequested`, and the terminals of the turns it closed)
+   * are durable and sent when it returns. With it, it returns as soon as they are written (the
+   * running tool was signalled first) and `onDurable` is called once they are durable, in order
+   * with the notifications (so an answer sent from it follows the terminals it caused), or with
+   * the log's error: the host answers `turn/cancel` from there, and never blocks its event loop
+   * on the sync.
    */
-  cancelTurn(turnId: string, cause: CancelCause, keepInbox: boolean): void {
-    if (tracing) traceMark("cancel.received", turnId);
+  cancelTurn(turnId: string, cause: CancelCause, keepInbox: boolean, onDurable?: (error?: Error) => void): void {
+    if (tracing) traceMark("cancel.received", this.sessionId);
     if (this.#running?.turnId === turnId) {
-      this.cancel(cause, { keepInbox });
-      if (tracing) traceMark("cancel.logged", turnId);
+      this.#cancel(cause, keepInbox);
+    } else {
+      const at = this.#inbox.findIndex((t) => t.turnId === turnId);
+      const turn = this.#inbox[at];
+      if (turn !== undefined) {
+        this.#inbox.splice(at, 1);
+        this.#write({ type: "cancelRequested", at: Date.now(), turnId, cause, keepInbox });
+        this.#complete(turnId, "cancelled", TurnReasons.cancelledBeforeStart, cause, turn.acceptedAt);
+      }
+    }
+    const traced =
+      tracing && onDurable !== undefined
+        ? (error?: Error) => {
+            traceMark("cancel.logged", this.sessionId);
+            onDurable(error);
+          }
+        : onDurable;
+    if (traced === undefined) {
+      this.#settle();
+      if (tracing) traceMark("cancel.logged", this.sessionId);
       return;
     }
-    const at = this.#inbox.findIndex((t) => t.turnId === turnId);
-    const turn = this.#inbox[at];
-    if (turn === undefined) return;
-    this.#inbox.splice(at, 1);
-    this.#append({ type: "cancelRequested", at: Date.now(), turnId, cause, keepInbox });
-    this.#complete(turnId, "cancelled", TurnReasons.cancelledBeforeStart, cause, turn.acceptedAt);
-    this.#settle();
+    if (this.#logFailure !== undefined) return traced(this.#logFailure);
+    this.#log.afterDurable(traced);
   }
 
   /** Resolves once no turn is running or queued and everything logged is durable and sent (at once if so already). */

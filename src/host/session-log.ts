@@ -307,8 +307,8 @@ export class SessionLog {
   /** Bumped by every {@link SessionLog.settle}: an async sync from an older epoch was superseded. */
   #epoch = 0;
   #scheduled = false;
-  /** The callbacks {@link SessionLog.durable} queued: run on a failure too. */
-  readonly #durableWaiters = new Set<() => void>();
+  /** The callbacks {@link SessionLog.afterDurable} queued: called with the error on a failure too. */
+  readonly #durableWaiters = new Set<(error?: Error) => void>();
   /** Why this log can no longer be written (a write or sync failed). */
   #failure: Error | undefined;
   #onFailure: ((error: Error) => void) | undefined;
@@ -503,17 +503,25 @@ export class SessionLog {
     for (const callback of callbacks) callback();
   }
 
-  /** Resolves once every record written so far is durable (at once when none waits); never rejects. */
+  /**
+   * Calls `callback` once every record written so far is durable, in order with the records'
+   * own callbacks (at once when none waits), or with the error when the log fails first: it is
+   * always called, exactly once.
+   */
+  afterDurable(callback: (error?: Error) => void): void {
+    if (this.#failure !== undefined) return callback(this.#failure);
+    if (this.unsynced === 0) return callback();
+    const done = (error?: Error) => {
+      this.#durableWaiters.delete(done);
+      callback(error);
+    };
+    this.#durableWaiters.add(done); // a failure drops the callbacks: these still run, so the wait is bounded
+    this.#waiting.push(() => done());
+  }
+
+  /** Resolves once every record written so far is durable, or the log failed (at once when none waits); never rejects. */
   durable(): Promise<void> {
-    if (this.unsynced === 0 || this.#failure !== undefined) return Promise.resolve();
-    return new Promise((resolve) => {
-      const done = () => {
-        this.#durableWaiters.delete(done);
-        resolve();
-      };
-      this.#durableWaiters.add(done); // a failure drops the callbacks: these still run, so the wait is bounded
-      this.#waiting.push(done);
-    });
+    return new Promise((resolve) => this.afterDurable(() => resolve()));
   }
 
   /** Starts the sync of every record waiting, unless one is in flight (it starts the next when done). */
@@ -554,7 +562,7 @@ export class SessionLog {
     this.#waiting = [];
     this.#inFlight = undefined;
     if (notify) this.#onFailure?.(error);
-    for (const done of [...this.#durableWaiters]) done();
+    for (const done of [...this.#durableWaiters]) done(error);
   }
 
   /** Makes what was written durable (its callbacks run), then closes the file. Further appends throw. */
