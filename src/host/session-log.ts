@@ -264,6 +264,12 @@ function growingField(item: Record<string, unknown>): "text" | "visibleOutput" {
 
 function noop(): void {}
 
+/**
+ * Syncs of one log that may run at once: a turn's last records need not wait for the sync of the
+ * `turn/cancel` that ended it, and a streaming session still shares each sync among many records.
+ */
+const MAX_SYNCS_IN_FLIGHT = 2;
+
 function itemOf(params: Record<string, unknown>): Record<string, unknown> | undefined {
   const item = params["item"];
   return typeof item === "object" && item !== null && typeof (item as { itemId?: unknown }).itemId === "string" ? (item as Record<string, unknown>) : undefined;
@@ -273,9 +279,9 @@ function itemOf(params: Record<string, unknown>): Record<string, unknown> | unde
  * A session log. `append` writes one record and `fdatasync`s it before returning. `write` is the
  * group-commit path: it writes the record at once and calls its `onDurable` (e.g. sending the
  * notification) only once an `fdatasync` that started after the write has succeeded. Every record
- * written before a sync starts shares it: one sync in flight per log at a time, in the thread
- * pool, started on the event-loop turn after the first write, and the records written while it
- * runs share the next. Callbacks run in write order. {@link SessionLog.settle} makes everything
+ * written before a sync starts shares it: syncs run in the thread pool, started on the event-loop
+ * turn after the first write, at most two per log at once, and the records written while they run
+ * share the next. Callbacks run in write order. {@link SessionLog.settle} makes everything
  * written durable now (and runs the waiting callbacks) for a caller that must answer on a durable
  * state. The descriptor is opened on demand (`O_NOFOLLOW`, regular files only, the very file first
  * opened) and kept in the pool's bounded cache, or held open while {@link SessionLog.hold} says a
@@ -303,7 +309,7 @@ export class SessionLog {
   /** Callbacks of records written since the last sync started, in write order. */
   #waiting: Array<() => void> = [];
   /** Callbacks of the records the sync now in flight covers. */
-  #inFlight: Array<() => void> | undefined;
+  #inFlight: Array<Array<() => void>> = [];
   /** Bumped by every {@link SessionLog.settle}: an async sync from an older epoch was superseded. */
   #epoch = 0;
   #scheduled = false;
@@ -471,7 +477,7 @@ export class SessionLog {
     }
     track?.();
     this.#waiting.push(onDurable);
-    if (!this.#scheduled && this.#inFlight === undefined) {
+    if (!this.#scheduled && this.#inFlight.length < MAX_SYNCS_IN_FLIGHT) {
       this.#scheduled = true;
       setImmediate(() => this.#startSync());
     }
@@ -479,7 +485,9 @@ export class SessionLog {
 
   /** Records written whose sync has not finished yet. */
   get unsynced(): number {
-    return this.#waiting.length + (this.#inFlight?.length ?? 0);
+    let n = this.#waiting.length;
+    for (const batch of this.#inFlight) n += batch.length;
+    return n;
   }
 
   /** Sets the listener told (once) when a group-commit sync fails. */
@@ -494,8 +502,8 @@ export class SessionLog {
   settle(): void {
     if (this.#failure !== undefined) throw this.#failure;
     if (this.unsynced === 0) return;
-    const callbacks = [...(this.#inFlight ?? []), ...this.#waiting];
-    this.#inFlight = undefined;
+    const callbacks = [...this.#inFlight.flat(), ...this.#waiting];
+    this.#inFlight = [];
     this.#waiting = [];
     this.#epoch += 1; // a sync still in flight covers nothing any more
     try {
@@ -528,13 +536,18 @@ export class SessionLog {
     return new Promise((resolve) => this.afterDurable(() => resolve()));
   }
 
-  /** Starts the sync of every record waiting, unless one is in flight (it starts the next when done). */
+  /**
+   * Starts the sync of every record waiting, unless {@link MAX_SYNCS_IN_FLIGHT} are in flight (the
+   * next completion starts it). A sync covers every record written before it started, so when one
+   * completes, its batch and every batch before it are durable: their callbacks run, in order, even
+   * if an earlier sync has not returned yet (its return then finds nothing left to do).
+   */
   #startSync(): void {
     this.#scheduled = false;
-    if (this.#inFlight !== undefined || this.#waiting.length === 0 || this.#failure !== undefined || this.#closed) return;
+    if (this.#inFlight.length >= MAX_SYNCS_IN_FLIGHT || this.#waiting.length === 0 || this.#failure !== undefined || this.#closed) return;
     const batch = this.#waiting;
     this.#waiting = [];
-    this.#inFlight = batch;
+    this.#inFlight.push(batch);
     const epoch = this.#epoch;
     let fd: number;
     try {
@@ -549,12 +562,15 @@ export class SessionLog {
         if (error !== null && error.code !== "EBADF") this.#fail(error);
         return;
       }
-      this.#inFlight = undefined;
       if (error !== null) {
         this.#fail(error);
         return;
       }
-      for (const callback of batch) callback();
+      const at = this.#inFlight.indexOf(batch);
+      if (at >= 0) {
+        const durable = this.#inFlight.splice(0, at + 1);
+        for (const done of durable) for (const callback of done) callback();
+      }
       if (this.#waiting.length > 0) this.#startSync();
     });
   }
@@ -564,7 +580,7 @@ export class SessionLog {
     if (this.#failure !== undefined) return;
     this.#failure = error;
     this.#waiting = [];
-    this.#inFlight = undefined;
+    this.#inFlight = [];
     if (notify) this.#onFailure?.(error);
     for (const done of [...this.#durableWaiters]) done(error);
   }
