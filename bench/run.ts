@@ -469,6 +469,9 @@ async function main() {
     webSocketCancel: g,
     webSocketCancelTmpfs: gTmpfs,
     webSocketIdleRss: h,
+    cancelTrace: c1,
+    cancelFloor: c2,
+    hostStream: { oneSession: s1, hundredSessions: s2, sdkNdjson: sd },
     table: rows,
   };
   writeFileSync(fileURLToPath(new URL("./results.json", import.meta.url)), `${JSON.stringify(results, null, 2)}\n`);
