@@ -308,6 +308,8 @@ export class SessionLog {
   readonly #items = new Map<string, string>();
   /** Callbacks of records written since the last sync started, in write order. */
   #waiting: Array<() => void> = [];
+  /** Callbacks of durable records, in order, not yet run (see `#drain`). */
+  readonly #ready: Array<() => void> = [];
   /** Callbacks of the records the sync now in flight covers. */
   #inFlight: Array<Array<() => void>> = [];
   /** Bumped by every {@link SessionLog.settle}: an async sync from an older epoch was superseded. */
@@ -501,18 +503,29 @@ export class SessionLog {
    */
   settle(): void {
     if (this.#failure !== undefined) throw this.#failure;
-    if (this.unsynced === 0) return;
-    const callbacks = [...this.#inFlight.flat(), ...this.#waiting];
-    this.#inFlight = [];
-    this.#waiting = [];
-    this.#epoch += 1; // a sync still in flight covers nothing any more
-    try {
-      fdatasyncSync(this.#fd ?? this.#descriptor());
-    } catch (error) {
-      this.#fail(error as Error, false);
-      throw error;
+    if (this.unsynced > 0) {
+      const callbacks = [...this.#inFlight.flat(), ...this.#waiting];
+      this.#inFlight = [];
+      this.#waiting = [];
+      this.#epoch += 1; // a sync still in flight covers nothing any more
+      try {
+        fdatasyncSync(this.#fd ?? this.#descriptor());
+      } catch (error) {
+        this.#fail(error as Error, false);
+        throw error;
+      }
+      this.#ready.push(...callbacks);
     }
-    for (const callback of callbacks) callback();
+    this.#drain();
+  }
+
+  /**
+   * Runs the callbacks of durable records, first in first out. A callback that leads back here (a
+   * notification whose sending makes a command settle the log) goes on with the same queue, so the
+   * order holds and nothing runs twice.
+   */
+  #drain(): void {
+    while (this.#ready.length > 0) (this.#ready.shift() as () => void)();
   }
 
   /**
@@ -522,12 +535,17 @@ export class SessionLog {
    */
   afterDurable(callback: (error?: Error) => void): void {
     if (this.#failure !== undefined) return callback(this.#failure);
-    if (this.unsynced === 0) return callback();
+    if (this.unsynced === 0 && this.#ready.length === 0) return callback();
     const done = (error?: Error) => {
       this.#durableWaiters.delete(done);
       callback(error);
     };
     this.#durableWaiters.add(done); // a failure drops the callbacks: these still run, so the wait is bounded
+    if (this.unsynced === 0) {
+      // Everything is durable, but earlier callbacks are still being run: take a place after them.
+      this.#ready.push(() => done());
+      return this.#drain();
+    }
     this.#waiting.push(() => done());
   }
 
@@ -567,11 +585,9 @@ export class SessionLog {
         return;
       }
       const at = this.#inFlight.indexOf(batch);
-      if (at >= 0) {
-        const durable = this.#inFlight.splice(0, at + 1);
-        for (const done of durable) for (const callback of done) callback();
-      }
+      if (at >= 0) for (const done of this.#inFlight.splice(0, at + 1)) this.#ready.push(...done);
       if (this.#waiting.length > 0) this.#startSync();
+      this.#drain();
     });
   }
 

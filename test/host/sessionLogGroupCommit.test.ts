@@ -80,6 +80,27 @@ describe("SessionLog group commit", () => {
     expect(() => log.write(turnStarted(1))).toThrow(/closed/);
   });
 
+  it("a callback that settles the log again (a command answered while notifications go out) keeps the order and runs nothing twice", async () => {
+    const log = openLog();
+    const called: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      log.write(turnStarted(i), () => {
+        called.push(i);
+        if (i === 0) {
+          // Sending notification 0 makes the client's next command arrive: it writes and settles.
+          log.write(turnStarted(10), () => called.push(10));
+          log.settle();
+          called.push(-1); // the command's answer: after every notification written before it
+        }
+      });
+    }
+    await new Promise((resolve) => setImmediate(resolve)); // 0..2 are in flight now
+    log.write(turnStarted(3), () => called.push(3));
+    await log.durable();
+    expect(called).toEqual([0, 1, 2, 3, 10, -1]);
+    log.close();
+  });
+
   it("a sync in flight when settle() ran is superseded: no callback runs twice", async () => {
     const log = openLog();
     const called: number[] = [];
