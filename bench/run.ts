@@ -3,12 +3,14 @@
  * (the MCP and ACP TypeScript SDKs, bench/peers/), in one run, against real child processes. Prints one table with ratios and writes bench/results.json
  * (rendered to docs/benchmarks.svg by scripts/bench-chart.ts). Not part of `npm test`.
  *
- * Usage: npm run bench [-- --quick] [--only=a,b,c,d,e,ws] [--out=FILE]
+ * Usage: npm run bench [-- --quick] [--only=a,b,c,d,e,ws,cancel,stream] [--out=FILE]
  *
  * `--only` runs some row groups: (a) throughput (peers included), (b) round trips (peers included), (c) cancel latency, (d) recorder
  * heap, (e) bundle, `ws` the WebSocket rows (f, g, h; f measures the SDK NDJSON row of (a) again, in
- * the same run, for its ratio). A partial run prints its table and writes nothing, unless `--out`
- * names a file for its results (bench/results.json stays the full run's).
+ * the same run, for its ratio), `cancel` the traced cancel breakdown and its floors (c1, c2),
+ * `stream` the reference host as a streamer (s1, s2; they measure the SDK NDJSON row of (a) again
+ * for their ratio). A partial run prints its table and writes nothing, unless `--out` names a file
+ * for its results (bench/results.json stays the full run's).
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
@@ -22,6 +24,8 @@ import { webSocketCancelStorm, webSocketIdleRss, webSocketThroughput } from "./w
 import { acpEcho, acpThroughput } from "./peers/acp.js";
 import { DeliveryCount } from "./peers/deliveryCount.js";
 import { mcpEcho, mcpThroughput } from "./peers/mcp.js";
+import { fdatasyncFloor, killFloor, tracedCancel } from "./cancelTrace.js";
+import { hostStream } from "./hostStream.js";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
 const child = (name: string) => fileURLToPath(new URL(`./children/${name}`, import.meta.url));
@@ -42,7 +46,7 @@ const only = process.argv
   ?.slice("--only=".length)
   .split(",");
 const out = process.argv.find((arg) => arg.startsWith("--out="))?.slice("--out=".length);
-const want = (group: "a" | "b" | "c" | "d" | "e" | "ws") => only === undefined || only.includes(group);
+const want = (group: "a" | "b" | "c" | "d" | "e" | "ws" | "cancel" | "stream") => only === undefined || only.includes(group);
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 const percentile = (xs: number[], p: number) => {
@@ -323,7 +327,7 @@ async function bundleSize() {
 
 async function main() {
   log(`bench: N=${N} notifications x ${REPS} reps, ${RTT_ROUNDS} round trips, ${CANCEL_RUNS} cancels (node ${process.version})`);
-  const a = want("a") || want("ws") ? await throughput() : {};
+  const a = want("a") || want("ws") || want("stream") ? await throughput() : {};
   if (want("b")) log("  (b) round trips…");
   const b = want("b") ? await roundTrips() : undefined;
   if (want("c")) log("  (c) cancel latency…");
@@ -338,6 +342,12 @@ async function main() {
   const gTmpfs = want("ws") ? await webSocketCancelStorm(WS_CLIENTS, true) : undefined;
   if (want("ws")) log(`  (h) RSS of ${WS_IDLE} idle WebSocket connections…`);
   const h = want("ws") ? await webSocketIdleRss(WS_IDLE) : undefined;
+  if (want("cancel")) log(`  (c1) ${CANCEL_RUNS} traced cancels, (c2) their floor…`);
+  const c1 = want("cancel") ? await tracedCancel(CANCEL_RUNS) : undefined;
+  const c2 = want("cancel") ? { kill: await killFloor(CANCEL_RUNS), sync: fdatasyncFloor(200) } : undefined;
+  if (want("stream")) log("  (s1, s2) the reference host streaming item/updated…");
+  const s1 = want("stream") ? await hostStream(1, quick ? 20 : 40) : undefined;
+  const s2 = want("stream") ? await hostStream(100, quick ? 1 : 2) : undefined;
 
   const fl = a["floor"]?.median ?? NaN;
   const br = a["bare"]?.median ?? NaN;
@@ -450,6 +460,33 @@ async function main() {
       ],
     );
   }
+  if (c1 !== undefined && c2 !== undefined) {
+    const t = (x: number) => `${x < 1 ? x.toFixed(3) : x.toFixed(2)} ms`;
+    for (const s of c1.stages) {
+      const total = s.stage.startsWith("total");
+      rows.push([
+        `(c1) ${s.stage}`,
+        total ? "p50 <= 2.5 ms, p99 <= 5 ms" : "-",
+        `p50 ${t(s.p50)}, p99 ${t(s.p99)}${total ? ` (n=${c1.n})` : ""}`,
+        total ? ok(s.p50 <= 2.5 && s.p99 <= 5) : "",
+      ]);
+    }
+    rows.push(
+      [`(c2) floor: bare sh group, ${c2.kill.exit.stage}`, "-", `p50 ${t(c2.kill.exit.p50)}, p99 ${t(c2.kill.exit.p99)} (n=${c2.kill.n})`, ""],
+      [`(c2) floor: bare sh group, ${c2.kill.close.stage}`, "-", `p50 ${t(c2.kill.close.p50)}, p99 ${t(c2.kill.close.p99)}`, ""],
+      [`(c2) floor: ${c2.sync.stage}`, "-", `p50 ${t(c2.sync.p50)}, p99 ${t(c2.sync.p99)} (n=200)`, ""],
+    );
+  }
+  if (s1 !== undefined && s2 !== undefined) {
+    for (const s of [s1, s2]) {
+      rows.push([
+        `(s${s === s1 ? 1 : 2}) reference host -> SDK, item/updated, ${s.sessions} session${s.sessions === 1 ? "" : "s"} streaming, logs on`,
+        ">= 0.5x SDK NDJSON",
+        `${k(s.rate)} = ${(s.rate / sd).toFixed(2)}x SDK NDJSON (${k(sd)} this run; n=${s.notifications})`,
+        ok(s.rate / sd >= 0.5),
+      ]);
+    }
+  }
   const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => r[i]?.length ?? 0), ["what", "target", "measured", "status"][i]?.length ?? 0));
   const line = (r: string[]) => `| ${r.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join(" | ")} |`;
   console.log(line(["what", "target", "measured", "status"]));
@@ -487,6 +524,9 @@ async function main() {
     webSocketCancel: g,
     webSocketCancelTmpfs: gTmpfs,
     webSocketIdleRss: h,
+    cancelTrace: c1,
+    cancelFloor: c2,
+    hostStream: { oneSession: s1, hundredSessions: s2, sdkNdjson: sd },
     table: rows,
   };
   const file = out ?? fileURLToPath(new URL("./results.json", import.meta.url));

@@ -129,6 +129,8 @@ interface Handled {
   result: Record<string, unknown>;
   /** Notifications re-sent right after the response, on the same channel (session/resume). */
   replay?: ReplayRange;
+  /** The answer goes out (and is remembered) only once this calls back: its records are durable (turn/cancel). */
+  after?: (done: (error?: Error) => void) => void;
 }
 
 /**
@@ -524,10 +526,12 @@ export class MuseHost {
       }
     }
     let outcome: CommandOutcome;
+    let after: Handled["after"];
     try {
       const handled = this.#execute(method as CommandMethod, params, commandId);
       outcome = { kind: "result", method, result: { commandId, status: "accepted", ...handled.result } };
       if (handled.replay !== undefined) outcome.replay = handled.replay;
+      after = handled.after;
     } catch (thrown) {
       // No descriptor free (EMFILE/ENFILE): this command fails, retryably; the host goes on.
       const error = thrown instanceof LogUnavailableError ? descriptorsExhausted(thrown) : thrown;
@@ -543,11 +547,20 @@ export class MuseHost {
         outcome = { kind: "error", error: { code: JsonRpcErrorCodes.internalError, message: `Internal error: ${(error as Error).message}` } };
       }
     }
-    // Only a client-chosen commandId can be retried; an internal error is not an answer to repeat.
-    const internal = outcome.kind === "error" && outcome.error.code === JsonRpcErrorCodes.internalError;
-    if (given !== undefined && !internal) this.#cache.remember(given, outcome);
-    this.#deliver(channel, id, outcome);
-    this.#speaksFor(channel, method, params, outcome);
+    const finish = (answer: CommandOutcome) => {
+      // Only a client-chosen commandId can be retried; an internal error is not an answer to repeat.
+      const internal = answer.kind === "error" && answer.error.code === JsonRpcErrorCodes.internalError;
+      if (given !== undefined && !internal) this.#cache.remember(given, answer);
+      this.#deliver(channel, id, answer);
+      this.#speaksFor(channel, method, params, answer);
+    };
+    if (after === undefined) return finish(outcome);
+    // Answered once its records are durable (a retry meanwhile runs again: nothing is cached yet).
+    const accepted = outcome;
+    after((error) => {
+      if (error === undefined) return finish(accepted);
+      finish({ kind: "error", error: { code: JsonRpcErrorCodes.internalError, message: `Internal error: session log failed: ${error.message}` } });
+    });
   }
 
   /**
@@ -734,8 +747,20 @@ export class MuseHost {
         terminal: state.params.terminal,
       });
     }
-    session.cancelTurn(turnId, { kind: "user" }, keepInbox === true);
-    return { result: { turnId } };
+    let done: ((error?: Error) => void) | undefined;
+    let settled: { error?: Error } | undefined;
+    // Its records are synced with the session's next batch, off the event loop: the answer waits for them.
+    session.cancelTurn(turnId, { kind: "user" }, keepInbox === true, (error) => {
+      settled = error === undefined ? {} : { error };
+      done?.(error);
+    });
+    return {
+      result: { turnId },
+      after: (callback) => {
+        if (settled !== undefined) return callback(settled.error);
+        done = callback;
+      },
+    };
   }
 }
 

@@ -21,6 +21,7 @@ import { streamStep, type ScriptedModel, type ScriptedStep, type ScriptedToolCal
 import { LogUnavailableError, type SessionLog, type SessionLogRecord } from "./session-log.js";
 import { runShell, TOOL_PROCESSES_ESCAPED, type ShellOptions, type ToolResult } from "./shell-tool.js";
 import { formatViewCursor } from "../protocol/cursor.js";
+import { traceMark, tracing } from "./trace-marks.js";
 
 /**
  * The `turn/completed.reason` strings the reference host uses.
@@ -88,6 +89,18 @@ const reasonAt: Record<CancelPoint, string> = {
 
 /** Minimum gap between two `item/updated` of one tool call's output. @unit milliseconds */
 const TOOL_OUTPUT_THROTTLE_MS = 50;
+
+/**
+ * A step that streams without pausing yields to the event loop after this many chunks, so its
+ * batch's sync starts (and commands, e.g. a `turn/cancel`, are read) while it streams on.
+ */
+const STREAM_YIELD_EVERY = 64;
+
+/**
+ * How many of a session's records may be written and not yet durable before a streaming step
+ * waits for them (group-commit backpressure: memory held for unsent notifications stays bounded).
+ */
+const STREAM_UNSYNCED_MAX = 1024;
 
 /** A turn accepted into a session: running or waiting in the inbox. */
 interface AcceptedTurn {
@@ -220,6 +233,7 @@ export class SessionAgent {
     this.#accepted = options.accepted ?? new Map();
     this.#onLogFailure = options.onLogFailure ?? (() => {});
     this.#ask = options.ask ?? (async () => ({ decision: "deny", invalid: "the host has no client to ask" }));
+    this.#log.onFailure((error) => this.#fail(error));
   }
 
   /** The error of the session-log write that failed, if one did. */
@@ -244,7 +258,37 @@ export class SessionAgent {
     }
   }
 
+  /**
+   * Writes now and runs `onDurable` once the record is synced (group commit: one fdatasync for
+   * every record written in the same event-loop turn). On a failed write, records it, reports it
+   * once, and returns false; a failed sync is reported through the log's failure listener.
+   */
+  #write(record: SessionLogRecord, onDurable?: () => void): boolean {
+    if (this.#logFailure !== undefined) return false;
+    try {
+      this.#log.write(record, onDurable);
+      return true;
+    } catch (error) {
+      this.#fail(error);
+      return false;
+    }
+  }
+
+  /**
+   * Makes everything written durable now and sends what waited on it, so whatever the caller does
+   * next (answer a command, ask a question) comes after it on the wire.
+   */
+  #settle(): void {
+    if (this.#logFailure !== undefined) return;
+    try {
+      this.#log.settle();
+    } catch (error) {
+      this.#fail(error);
+    }
+  }
+
   #fail(error: unknown): void {
+    if (this.#logFailure !== undefined) return;
     this.#logFailure = error instanceof Error ? error : new Error(String(error));
     this.#onLogFailure(this.#logFailure);
   }
@@ -279,6 +323,7 @@ export class SessionAgent {
 
   /** The sequence number of the last notification this session logged and sent (0 before the first). */
   get lastCursor(): number {
+    this.#settle(); // every notification up to it is durable and sent (a replay reads the log next)
     return this.#cursor;
   }
 
@@ -298,7 +343,10 @@ export class SessionAgent {
   /** Where turn `turnId` is, or `undefined` when this session never accepted it. */
   turnState(turnId: string): TurnState | undefined {
     const params = this.#terminals.get(turnId);
-    if (params !== undefined) return { state: "terminal", params };
+    if (params !== undefined) {
+      this.#settle(); // its terminal is durable and sent before any answer that says the turn is terminal
+      return { state: "terminal", params };
+    }
     if (this.#running?.turnId === turnId) return { state: "running" };
     if (this.#inbox.some((t) => t.turnId === turnId)) return { state: "queued" };
     return undefined;
@@ -320,11 +368,16 @@ export class SessionAgent {
    * `keepInbox`, every queued turn is discarded, each closed with its own cancelled terminal.
    */
   cancel(cause: CancelCause, options: { keepInbox?: boolean } = {}): void {
-    const keepInbox = options.keepInbox === true;
+    this.#cancel(cause, options.keepInbox === true);
+    this.#settle(); // the discarded turns' terminals are durable (and sent) before the answer
+  }
+
+  /** Aborts (the tool's SIGTERM goes first), then writes the cancel's records; syncing them is the caller's. */
+  #cancel(cause: CancelCause, keepInbox: boolean): void {
     const running = this.#running;
     // Only the winning cause is logged: a later cancel of the same activity changes nothing.
     if (this.#machine.cancel(cause) && running !== undefined) {
-      this.#append({ type: "cancelRequested", at: Date.now(), turnId: running.turnId, cause, keepInbox });
+      this.#write({ type: "cancelRequested", at: Date.now(), turnId: running.turnId, cause, keepInbox });
     }
     if (!keepInbox) {
       const discarded = this.#inbox;
@@ -336,23 +389,46 @@ export class SessionAgent {
   /**
    * Cancels one turn: the running one through {@link SessionAgent.cancel}, a queued one by closing
    * it alone ("cancelled before start"). Terminal or unknown turns are the caller's to reject.
+   *
+   * Without `onDurable`, its records (`cancelRequested`, and the terminals of the turns it closed)
+   * are durable and sent when it returns. With it, it returns as soon as they are written (the
+   * running tool was signalled first) and `onDurable` is called once they are durable, in order
+   * with the notifications (so an answer sent from it follows the terminals it caused), or with
+   * the log's error: the host answers `turn/cancel` from there, and never blocks its event loop
+   * on the sync.
    */
-  cancelTurn(turnId: string, cause: CancelCause, keepInbox: boolean): void {
+  cancelTurn(turnId: string, cause: CancelCause, keepInbox: boolean, onDurable?: (error?: Error) => void): void {
+    if (tracing) traceMark("cancel.received", this.sessionId);
     if (this.#running?.turnId === turnId) {
-      this.cancel(cause, { keepInbox });
+      this.#cancel(cause, keepInbox);
+    } else {
+      const at = this.#inbox.findIndex((t) => t.turnId === turnId);
+      const turn = this.#inbox[at];
+      if (turn !== undefined) {
+        this.#inbox.splice(at, 1);
+        this.#write({ type: "cancelRequested", at: Date.now(), turnId, cause, keepInbox });
+        this.#complete(turnId, "cancelled", TurnReasons.cancelledBeforeStart, cause, turn.acceptedAt);
+      }
+    }
+    const traced =
+      tracing && onDurable !== undefined
+        ? (error?: Error) => {
+            traceMark("cancel.logged", this.sessionId);
+            onDurable(error);
+          }
+        : onDurable;
+    if (traced === undefined) {
+      this.#settle();
+      if (tracing) traceMark("cancel.logged", this.sessionId);
       return;
     }
-    const at = this.#inbox.findIndex((t) => t.turnId === turnId);
-    const turn = this.#inbox[at];
-    if (turn === undefined) return;
-    this.#inbox.splice(at, 1);
-    this.#append({ type: "cancelRequested", at: Date.now(), turnId, cause, keepInbox });
-    this.#complete(turnId, "cancelled", TurnReasons.cancelledBeforeStart, cause, turn.acceptedAt);
+    if (this.#logFailure !== undefined) return traced(this.#logFailure);
+    this.#log.afterDurable(traced);
   }
 
-  /** Resolves once no turn is running or queued (at once if so already). */
+  /** Resolves once no turn is running or queued and everything logged is durable and sent (at once if so already). */
   whenIdle(): Promise<void> {
-    if (this.#running === undefined && this.#inbox.length === 0) return Promise.resolve();
+    if (this.#running === undefined && this.#inbox.length === 0) return this.#log.durable();
     return new Promise((resolve) => this.#idleWaiters.push(resolve));
   }
 
@@ -378,15 +454,26 @@ export class SessionAgent {
     setImmediate(() => void this.#run(turn, modelName, signal));
   }
 
-  /** Logs and publishes one notification; returns its params, or `undefined` when it could not be logged (then nothing is sent). */
+  /**
+   * Logs one notification and publishes it once its record is durable (group commit); returns its
+   * params, or `undefined` when it could not be logged (then nothing is ever sent).
+   */
   #emit(method: NotificationMethod, body: Record<string, unknown>): Record<string, unknown> | undefined {
     if (this.#logFailure !== undefined) return undefined;
     const n = this.#cursor + 1;
     const emittedAtMs = Date.now();
     const params = { sessionId: this.sessionId, viewCursor: formatViewCursor(this.sessionId, n), emittedAtMs, ...body };
-    if (!this.#append({ type: "notification", at: emittedAtMs, n, method, params })) return undefined;
+    const traced = tracing && (method === "item/completed" || method === "turn/completed");
+    if (traced) traceMark(`${method}.write`, this.sessionId);
+    const publish = traced
+      ? () => {
+          traceMark(`${method}.durable`, this.sessionId);
+          this.#publish(method, params);
+          traceMark(`${method}.sent`, this.sessionId);
+        }
+      : () => this.#publish(method, params);
+    if (!this.#write({ type: "notification", at: emittedAtMs, n, method, params }, publish)) return undefined;
     this.#cursor = n;
-    this.#publish(method, params);
     return params;
   }
 
@@ -401,9 +488,7 @@ export class SessionAgent {
     if (sent === undefined) return; // not durable, so not sent: a restart closes it ("host restarted")
     this.#terminals.set(turnId, sent as unknown as TurnCompletedParams);
     const at = Date.now();
-    this.#append(
-      cause === undefined ? { type: "turnCompleted", at, turnId, terminal, reason } : { type: "turnCompleted", at, turnId, terminal, reason, cause },
-    );
+    this.#write(cause === undefined ? { type: "turnCompleted", at, turnId, terminal, reason } : { type: "turnCompleted", at, turnId, terminal, reason, cause });
   }
 
   async #run(turn: AcceptedTurn, modelName: string, signal: AbortSignal): Promise<void> {
@@ -415,7 +500,7 @@ export class SessionAgent {
       const startedAt = Date.now();
       const index = this.#startedTurns++;
       const model = this.#models.get(modelName);
-      this.#append({ type: "turnStarted", at: startedAt, turnId: turn.turnId, turn: index });
+      this.#write({ type: "turnStarted", at: startedAt, turnId: turn.turnId, turn: index });
       this.#emit("turn/started", { turnId: turn.turnId, model: modelName });
       let where: CancelPoint = "promptAssembly";
       this.#abortedWhileAsking = false;
@@ -452,7 +537,10 @@ export class SessionAgent {
         this.#log.release();
         const waiters = this.#idleWaiters;
         this.#idleWaiters = [];
-        for (const w of waiters) w();
+        // Idle once the turn's last records (its terminal) are durable and sent.
+        void this.#log.durable().then(() => {
+          for (const w of waiters) w();
+        });
       }
     }
   }
@@ -464,6 +552,7 @@ export class SessionAgent {
     // content, so an interrupted stream never salvages a whitespace-only item.
     let open: TextItem | undefined;
     let announced = false;
+    let chunks = 0;
     const announce = (item: TextItem) => {
       this.#emitItem("item/started", { ...item, text: "", revision: 1 });
       announced = true;
@@ -509,6 +598,9 @@ export class SessionAgent {
         current = { ...current, text, revision: current.revision + 1, recordedAt: new Date().toISOString() };
         open = current;
         this.#emitItem("item/updated", current);
+        // A step that streams without pausing: yield now and then, and wait when too much is unsent.
+        if (this.#log.unsynced >= STREAM_UNSYNCED_MAX) await this.#log.durable();
+        else if (++chunks % STREAM_YIELD_EVERY === 0) await nextTick();
       }
       close("completed");
       return calls;
@@ -578,6 +670,7 @@ export class SessionAgent {
    */
   async #approve(item: ToolCallItem, signal: AbortSignal): Promise<ToolCallItem | undefined> {
     let asked = this.#setApproval(item, "pending");
+    this.#settle(); // the pending item/updated goes out before the question
     // A question is asked only once its pending state is durable (the log failing shuts the host down).
     if (this.#logFailure !== undefined) throw this.#logFailure;
     const params: ToolApproveParams = {

@@ -1,5 +1,6 @@
 /** The shell tool: runs `/bin/sh -c` in its own process group and kills the whole group on abort. */
 import { spawn } from "node:child_process";
+import { traceMark, tracing } from "./trace-marks.js";
 
 /**
  * What every tool receives: the turn's signal, and a sink for output as it arrives.
@@ -227,7 +228,9 @@ export function runShell(command: string, exec: ToolExecution, options: ShellOpt
       // SIGKILLed and the call ends as its exit status says.
       if (pid === undefined || aborted || exited) return;
       aborted = true;
+      if (tracing) traceMark("tool.abort", String(pid));
       killGroup(pid, "SIGTERM");
+      if (tracing) traceMark("tool.sigterm", String(pid));
       graceTimer = setTimeout(() => {
         killGroup(pid, "SIGKILL");
         armEscapeTimer();
@@ -243,6 +246,7 @@ export function runShell(command: string, exec: ToolExecution, options: ShellOpt
       }
     });
     child.on("exit", (code) => {
+      if (tracing) traceMark("tool.exit", String(pid));
       exited = true;
       exitCode = code;
       // The leader is gone: nothing in its group may outlive it (this also closes held pipes).
@@ -253,6 +257,7 @@ export function runShell(command: string, exec: ToolExecution, options: ShellOpt
       }
     });
     child.on("close", (code) => {
+      if (tracing) traceMark("tool.closed", String(pid));
       if (graceTimer !== undefined) clearTimeout(graceTimer);
       if (escapeTimer !== undefined) clearTimeout(escapeTimer);
       exec.signal.removeEventListener("abort", onAbort);

@@ -2,6 +2,7 @@
 import type { Readable, Writable } from "node:stream";
 import { LineSplitter } from "../protocol/lineSplitter.js";
 import type { MessageTransport } from "./message-transport.js";
+import { traceMark, tracing } from "./trace-marks.js";
 
 /**
  * Wraps a byte input and output as a {@link MessageTransport}: one JSON-RPC message per
@@ -27,7 +28,10 @@ export function createStdioTransport(input: Readable, output: Writable, options:
     ...(options.maxLineBytes === undefined ? {} : { maxLineBytes: options.maxLineBytes }),
     onOverflow: () => onMessage("\u0000line too long"),
   });
-  const onData = (chunk: Buffer | string) => splitter.push(typeof chunk === "string" ? Buffer.from(chunk) : chunk);
+  const onData = (chunk: Buffer | string) => {
+    if (tracing) traceMark("stdio.read");
+    splitter.push(typeof chunk === "string" ? Buffer.from(chunk) : chunk);
+  };
   const onEnd = () => {
     if (ended) return;
     ended = true;

@@ -22,6 +22,8 @@ afterEach(async () => {
 interface Conn {
   wire: WireMessage[];
   request(method: string, params: Record<string, unknown>): WireMessage;
+  /** Sends a request whose answer may come later (a `turn/cancel` is answered once its record is durable). */
+  ask(method: string, params: Record<string, unknown>): Promise<WireMessage>;
   answer(id: unknown, result: unknown): void;
   close(): void;
   waitFor(predicate: (m: WireMessage) => boolean, what: string, timeoutMs?: number): Promise<WireMessage>;
@@ -74,6 +76,11 @@ function setup(): { host: MuseHost; marker: string; connect(): Conn } {
         const response = wire.find((m) => m.id === id && m.method === undefined);
         if (response === undefined) throw new Error(`no synchronous response to ${method}`);
         return response;
+      },
+      ask(method, params) {
+        const id = ++ids;
+        onMessage(JSON.stringify({ jsonrpc: "2.0", id, method, params }));
+        return this.waitFor((m) => m.id === id && m.method === undefined, `the answer to ${method}`);
       },
       answer(id, result) {
         onMessage(JSON.stringify({ jsonrpc: "2.0", id, result }));
@@ -186,7 +193,7 @@ describe("tool/approve across connections", () => {
     expect(b.wire.some(terminalOf(turnId))).toBe(false); // still running
     expect(resumed.result?.["replayed"]).toBeGreaterThan(0);
     const ask = await b.waitFor(isAsk, "tool/approve after the resume");
-    b.request("turn/cancel", { sessionId, turnId });
+    await b.ask("turn/cancel", { sessionId, turnId });
     const terminal = await b.waitFor(terminalOf(turnId), "the terminal");
     expect(terminal.params).toMatchObject({ terminal: "cancelled", reason: "cancelled while awaiting approval" });
     b.answer(ask.id, { decision: "approve" }); // late: accepted and ignored

@@ -15,6 +15,8 @@ interface Harness {
   /** Both directions as transcript lines, for checkTranscript. */
   transcript: string[];
   request(method: string, params: Record<string, unknown>): WireMessage;
+  /** Sends a request and waits for its answer (a `turn/cancel` is answered once its record is durable). */
+  ask(method: string, params: Record<string, unknown>): Promise<WireMessage>;
   waitFor(predicate: (m: WireMessage) => boolean, timeoutMs?: number): Promise<WireMessage>;
 }
 
@@ -63,6 +65,13 @@ function harness(models: Record<string, string>, options: { killGraceMs?: number
       if (response === undefined) throw new Error(`no synchronous response to ${method}`);
       return response;
     },
+    async ask(method, params) {
+      const myId = ++id;
+      const raw = JSON.stringify({ jsonrpc: "2.0", id: myId, method, params });
+      transcript.push(formatTranscriptEntry({ dir: "client", raw }));
+      onMessage(raw);
+      return this.waitFor((m) => m.id === myId);
+    },
     async waitFor(predicate, timeoutMs = 4000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
@@ -87,7 +96,7 @@ describe("MuseHost agent loop", () => {
     const sessionId = h.request("session/create", {}).result?.["sessionId"] as string;
     const turnId = h.request("turn/start", { sessionId, input: [] }).result?.["turnId"] as string;
     await h.waitFor((m) => m.method === "item/updated" && String((m.params?.["item"] as { text?: string }).text).length >= 8);
-    h.request("turn/cancel", { sessionId, turnId });
+    await h.ask("turn/cancel", { sessionId, turnId });
     const done = await h.waitFor(completedOf(turnId));
     expect(done.params).toMatchObject({ terminal: "cancelled", reason: "cancelled during model stream", cause: { kind: "user" } });
     const completed = itemsOf(h.wire, "item/completed", turnId);
@@ -109,7 +118,7 @@ describe("MuseHost agent loop", () => {
     const turnId = h.request("turn/start", { sessionId, input: [] }).result?.["turnId"] as string;
     await h.waitFor((m) => m.method === "item/updated" && /stubborn/.test(String((m.params?.["item"] as { visibleOutput?: string }).visibleOutput)));
     const t0 = Date.now();
-    h.request("turn/cancel", { sessionId, turnId });
+    await h.ask("turn/cancel", { sessionId, turnId });
     const done = await h.waitFor(completedOf(turnId));
     expect(Date.now() - t0).toBeGreaterThanOrEqual(280); // drained through the SIGKILL grace
     expect(done.params).toMatchObject({ terminal: "cancelled", reason: "cancelled during tool execution" });
@@ -161,8 +170,8 @@ describe("MuseHost agent loop", () => {
 
   it("repeats the identical rejection for a repeated commandId, and rejects commands while shutting down", async () => {
     const h = harness({ default: "hello.json" });
-    const first = h.request("turn/cancel", { sessionId: "missing", turnId: "t", commandId: "c-1" });
-    const second = h.request("turn/cancel", { sessionId: "missing", turnId: "t", commandId: "c-1" });
+    const first = await h.ask("turn/cancel", { sessionId: "missing", turnId: "t", commandId: "c-1" });
+    const second = await h.ask("turn/cancel", { sessionId: "missing", turnId: "t", commandId: "c-1" });
     expect(first.error).toEqual({
       code: -32001,
       message: "unknown session missing",
@@ -180,7 +189,7 @@ describe("MuseHost agent loop", () => {
     const sessionId = h.request("session/create", {}).result?.["sessionId"] as string;
     const t1 = h.request("turn/start", { sessionId, input: [] }).result?.["turnId"] as string;
     const t2 = h.request("turn/start", { sessionId, input: [] }).result?.["turnId"] as string;
-    h.request("turn/cancel", { sessionId, turnId: t2 });
+    await h.ask("turn/cancel", { sessionId, turnId: t2 });
     expect(h.wire.find(completedOf(t2))?.params).toMatchObject({ terminal: "cancelled", reason: "cancelled before start", cause: { kind: "user" } });
     await h.waitFor(completedOf(t1), 8000);
     expect(h.wire.find(completedOf(t1))?.params).toMatchObject({ terminal: "completed" });
@@ -273,8 +282,10 @@ describe("MuseHost retries, caching and parameter checks", () => {
     const sessionId = h.request("session/create", {}).result?.["sessionId"] as string;
     const turnId = h.request("turn/start", { sessionId, input: [] }).result?.["turnId"] as string;
     await h.waitFor((m) => m.method === "item/updated");
-    h.request("turn/cancel", { sessionId, turnId });
-    expect(h.request("turn/cancel", { sessionId, turnId }).result).toMatchObject({ turnId }); // still running: accepted, changes nothing
+    const first = h.ask("turn/cancel", { sessionId, turnId });
+    const second = h.ask("turn/cancel", { sessionId, turnId }); // sent before the first is answered
+    expect((await first).result).toMatchObject({ turnId });
+    expect((await second).result).toMatchObject({ turnId }); // still running: accepted, changes nothing
     await h.waitFor(completedOf(turnId));
     const log = readFileSync(sessionAgentOf(h.host, sessionId)!.logPath, "utf8")
       .trim()
@@ -289,7 +300,7 @@ describe("MuseHost retries, caching and parameter checks", () => {
     const turnId = h.request("turn/start", { sessionId, input: [] }).result?.["turnId"] as string;
     await h.waitFor((m) => m.method === "turn/started");
     await sleep(150); // two or three chunks of spaces have streamed
-    h.request("turn/cancel", { sessionId, turnId });
+    await h.ask("turn/cancel", { sessionId, turnId });
     const done = await h.waitFor(completedOf(turnId));
     expect(done.params).toMatchObject({ terminal: "cancelled", reason: "cancelled during model stream" });
     expect(itemsOf(h.wire, "item/started", turnId)).toEqual([]);
