@@ -144,19 +144,47 @@ interface Channel {
   sessions: Set<string> | undefined;
   /** Set by `disconnect`: a closed channel is never subscribed again. */
   closed: boolean;
+  /**
+   * The highest cursor number sent on this channel, per session (a resume's replay starts it again
+   * at its `afterCursor`). A live notification at or below it is not sent: a replay and a live
+   * notification whose send waited on its log sync can cover the same records, and each reaches
+   * the connection once, in cursor order (invariant 5).
+   */
+  cursors: Map<string, number>;
+}
+
+/** The cursor number of a notification's params (`v:<sessionId>:<n>`), or undefined. */
+function cursorNumber(params: Record<string, unknown>): number | undefined {
+  const cursor = params["viewCursor"];
+  if (typeof cursor !== "string") return undefined;
+  const n = Number(cursor.slice(cursor.lastIndexOf(":") + 1));
+  return Number.isSafeInteger(n) ? n : undefined;
+}
+
+/** Sends live notification `message` on `channel` unless the channel already has its cursor. */
+function sendInOrder(channel: Channel, sessionId: string, params: Record<string, unknown>, message: unknown): void {
+  const n = cursorNumber(params);
+  if (n !== undefined && n <= (channel.cursors.get(sessionId) ?? 0)) return;
+  channel.send(message);
 }
 
 type Connection = { transport: MessageTransport; channel: Channel };
 
 function newChannel(write: (message: unknown) => void, subscribes: boolean): Channel {
   const terminalsSent = new Set<string>();
+  const cursors = new Map<string, number>();
   return {
     terminalsSent,
     sessions: subscribes ? new Set() : undefined,
     closed: false,
+    cursors,
     send(message) {
-      if (isObject(message) && message["method"] === "turn/completed" && isObject(message["params"])) {
-        terminalsSent.add(String(message["params"]["turnId"]));
+      if (isObject(message) && isObject(message["params"]) && typeof message["method"] === "string") {
+        const params = message["params"];
+        if (message["method"] === "turn/completed") terminalsSent.add(String(params["turnId"]));
+        const n = cursorNumber(params);
+        const sessionId = String(params["sessionId"]);
+        if (n !== undefined && n > (cursors.get(sessionId) ?? 0)) cursors.set(sessionId, n);
       }
       write(message);
     },
@@ -390,7 +418,7 @@ export class MuseHost {
     if (subscribers === undefined) return;
     const message = notificationMessage(method, params);
     // A copy: a send that overflows a connection's queue disconnects it, which edits the set.
-    for (const channel of [...subscribers]) channel.send(message);
+    for (const channel of [...subscribers]) sendInOrder(channel, String(params["sessionId"]), params, message);
   }
 
   /** From now on `channel` hears `sessionId`; answers whether it did not before. */
@@ -419,7 +447,7 @@ export class MuseHost {
   }
 
   /** Sends an outcome on `channel`: the turn's terminal first if needed, the response, then any replay. */
-  #deliver(channel: Channel, id: JsonRpcId, outcome: CommandOutcome): void {
+  #deliver(channel: Channel, id: JsonRpcId, outcome: CommandOutcome, sentBefore?: number): void {
     if (outcome.kind === "error") {
       if (outcome.terminalOf !== undefined) this.#sendTerminalIfUnseen(channel, outcome.terminalOf.sessionId, outcome.terminalOf.turnId);
       channel.send({ jsonrpc: "2.0", id, error: outcome.error });
@@ -437,9 +465,15 @@ export class MuseHost {
       // A retried resume answered from the cache on a channel that did not hear the session yet:
       // its replay runs up to now, so nothing between the first answer and this one is missed.
       const upTo = newlySubscribed ? Math.max(outcome.replay.upTo, this.#sessions.get(sessionId)?.lastCursor ?? 0) : outcome.replay.upTo;
+      // A client caught up with what it had been sent gets only what is new to it: records sent live
+      // while its resume was handled (their log sync finished) are not sent twice. A client that
+      // asks for records it already saw gets them again: the replay starts the channel's cursor at
+      // `after`. Either way a live notification the replay covered is not sent a second time.
+      const from = sentBefore !== undefined && after >= sentBefore ? Math.max(after, channel.cursors.get(sessionId) ?? 0) : after;
+      channel.cursors.set(sessionId, from);
       try {
         for (const record of readSessionLog(sessionLogPath(this.dataDir, sessionId), { onProblem: (line) => this.#log(line), pool: this.#logFiles })) {
-          if (record.type === "notification" && record.n > after && record.n <= upTo) {
+          if (record.type === "notification" && record.n > from && record.n <= upTo) {
             channel.send(notificationMessage(record.method, record.params));
           }
         }
@@ -527,6 +561,9 @@ export class MuseHost {
     }
     let outcome: CommandOutcome;
     let after: Handled["after"];
+    // What this connection had been sent of the session when the resume arrived: the cursor the
+    // client chose knows no more than that.
+    const sentBefore = method === Commands.sessionResume ? (channel.cursors.get(String(params["sessionId"])) ?? 0) : undefined;
     try {
       const handled = this.#execute(method as CommandMethod, params, commandId);
       outcome = { kind: "result", method, result: { commandId, status: "accepted", ...handled.result } };
@@ -551,7 +588,7 @@ export class MuseHost {
       // Only a client-chosen commandId can be retried; an internal error is not an answer to repeat.
       const internal = answer.kind === "error" && answer.error.code === JsonRpcErrorCodes.internalError;
       if (given !== undefined && !internal) this.#cache.remember(given, answer);
-      this.#deliver(channel, id, answer);
+      this.#deliver(channel, id, answer, sentBefore);
       this.#speaksFor(channel, method, params, answer);
     };
     if (after === undefined) return finish(outcome);
