@@ -98,68 +98,90 @@ export async function runMuse(argv: readonly string[], io: MuseIo): Promise<numb
       return ExitCodes.failed;
     }
   }
-  let host: HostConnection;
-  try {
-    host = await openHost(args.target, { ...(args.record === undefined ? {} : { record: args.record }), env: io.env });
-  } catch (error) {
-    err(MspError.is(error) ? `cannot connect: ${error.message}` : describeError(error));
-    // A host that refused or dropped the connection is a lost connection; a token or --record file
-    // that cannot be read or created, a timeout, a bad subprotocol are failures.
-    return MspError.is(error) && error.kind === "connectionClosed" ? ExitCodes.connectionLost : ExitCodes.failed;
-  }
-  const out = (line: string) => void io.stdout.write(`${line}\n`);
-  // Whoever reads stdout went away (\`muse run … | head\`): nothing more can be shown, so stop as
-  // a double Ctrl-C would: the turn is cancelled and the host closed at once.
-  const keys = new Set<() => void>();
-  const interrupts = stdoutClosedInterrupts(io, keys);
-  const screen = new Screen(io.stdout, { progress: color && !args.json });
-  shown.screen = screen;
-  const view = args.json ? new JsonView(out) : new TextView(screen, styles(color), { showTurnIds: args.command === "resume" });
-  // tool/approve: --approve, by default a y/N prompt when stdin is a terminal, else deny (saying to pass --approve).
-  const input = io.stdin === undefined ? undefined : new PromptInput(io.stdin);
-  const policy = args.approve ?? (input?.raw === true ? "ask" : "none");
-  const promptOnScreen = terminal && !args.json;
-  const prompt = new ApprovalPrompt({
-    policy,
-    view,
-    ...(input === undefined ? {} : { input }),
-    // The user reads the terminal, not a piped stdout (or NDJSON): ask there too.
-    ...(policy === "ask" && input?.raw === true && !promptOnScreen ? { echo: (text: string) => void io.stderr.write(text) } : {}),
-    interrupt: () => {
-      for (const press of [...keys]) press();
-    },
-  });
-  const ctx: CommandContext = { host, view, interrupts, err, out, holdQuestions: () => prompt.hold() };
-  const detachPrompt = args.command === "info" ? () => {} : prompt.attach(host.client);
-  const offStopping = interrupts.on(() => prompt.stopping());
-  let code: number;
-  try {
-    if (args.command === "info") code = await quitOnInterrupt(ctx, () => infoCommand(ctx, { json: args.json }));
-    else if (args.command === "run") {
-      const options = { prompt: args.prompt as string, keepInbox: args.keepInbox };
-      code = await runTurnCommand(ctx, {
-        ...options,
-        ...(args.session === undefined ? {} : { session: args.session }),
-        ...(args.model === undefined ? {} : { model: args.model }),
-      });
-    } else code = await resumeCommand(ctx, { session: args.session as string, ...(args.after === undefined ? {} : { after: args.after }) });
-  } catch (error) {
-    if (MspError.is(error) && error.kind === "connectionClosed") {
-      err(`connection lost: ${String(error.data.reason ?? error.message)}`);
-      for (const line of host.stderrTail()) err(`  host: ${line}`);
-      code = ExitCodes.connectionLost;
-    } else {
-      err(describeError(error));
-      code = ExitCodes.failed;
+  // Ctrl-C from the moment the host may be running: with no handler, SIGINT would kill muse at once
+  // and leave a spawned host behind. A press before the command installs its own handler is kept
+  // here and honoured as "quit" just before the command starts.
+  let earlyPress = 0;
+  const offEarly = io.interrupts.on((press) => (earlyPress = press));
+  const connectAndRun = async (): Promise<number> => {
+    let host: HostConnection;
+    try {
+      host = await openHost(args.target, { ...(args.record === undefined ? {} : { record: args.record }), env: io.env });
+    } catch (error) {
+      err(MspError.is(error) ? `cannot connect: ${error.message}` : describeError(error));
+      // A host that refused or dropped the connection is a lost connection; a token or --record file
+      // that cannot be read or created, a timeout, a bad subprotocol are failures.
+      return MspError.is(error) && error.kind === "connectionClosed" ? ExitCodes.connectionLost : ExitCodes.failed;
     }
+    const out = (line: string) => void io.stdout.write(`${line}\n`);
+    // Whoever reads stdout went away (\`muse run … | head\`): nothing more can be shown, so stop as
+    // a double Ctrl-C would: the turn is cancelled and the host closed at once.
+    const keys = new Set<() => void>();
+    const interrupts = stdoutClosedInterrupts(io, keys);
+    const screen = new Screen(io.stdout, { progress: color && !args.json });
+    shown.screen = screen;
+    const view = args.json ? new JsonView(out) : new TextView(screen, styles(color), { showTurnIds: args.command === "resume" });
+    // tool/approve: --approve, by default a y/N prompt when stdin is a terminal, else deny (saying to pass --approve).
+    const input = io.stdin === undefined ? undefined : new PromptInput(io.stdin);
+    const policy = args.approve ?? (input?.raw === true ? "ask" : "none");
+    const promptOnScreen = terminal && !args.json;
+    const prompt = new ApprovalPrompt({
+      policy,
+      view,
+      ...(input === undefined ? {} : { input }),
+      // The user reads the terminal, not a piped stdout (or NDJSON): ask there too.
+      ...(policy === "ask" && input?.raw === true && !promptOnScreen ? { echo: (text: string) => void io.stderr.write(text) } : {}),
+      interrupt: () => {
+        for (const press of [...keys]) press();
+      },
+    });
+    const ctx: CommandContext = { host, view, interrupts, err, out, holdQuestions: () => prompt.hold() };
+    const detachPrompt = args.command === "info" ? () => {} : prompt.attach(host.client);
+    const offStopping = interrupts.on(() => prompt.stopping());
+    let code: number;
+    if (earlyPress > 0) {
+      // Ctrl-C came while connecting: nothing was started, so quit as a second press would.
+      err("interrupted");
+      offStopping();
+      detachPrompt();
+      input?.close();
+      screen.close();
+      await host.kill().catch(() => {});
+      return ExitCodes.cancelled;
+    }
+    try {
+      if (args.command === "info") code = await quitOnInterrupt(ctx, () => infoCommand(ctx, { json: args.json }));
+      else if (args.command === "run") {
+        const options = { prompt: args.prompt as string, keepInbox: args.keepInbox };
+        code = await runTurnCommand(ctx, {
+          ...options,
+          ...(args.session === undefined ? {} : { session: args.session }),
+          ...(args.model === undefined ? {} : { model: args.model }),
+        });
+      } else code = await resumeCommand(ctx, { session: args.session as string, ...(args.after === undefined ? {} : { after: args.after }) });
+    } catch (error) {
+      if (MspError.is(error) && error.kind === "connectionClosed") {
+        err(`connection lost: ${String(error.data.reason ?? error.message)}`);
+        for (const line of host.stderrTail()) err(`  host: ${line}`);
+        code = ExitCodes.connectionLost;
+      } else {
+        err(describeError(error));
+        code = ExitCodes.failed;
+      }
+    }
+    offStopping();
+    detachPrompt();
+    input?.close();
+    if (args.command !== "info") view.end(code, code === ExitCodes.completed ? undefined : firstError);
+    screen.close();
+    await host.close().catch(() => {});
+    return code;
+  };
+  try {
+    return await connectAndRun();
+  } finally {
+    offEarly();
   }
-  offStopping();
-  detachPrompt();
-  input?.close();
-  if (args.command !== "info") view.end(code, code === ExitCodes.completed ? undefined : firstError);
-  screen.close();
-  await host.close().catch(() => {});
-  return code;
 }
 
 /**

@@ -4,11 +4,11 @@
  * shows "stopping…", and muse exits only after the turn's own terminal, which it prints (130). A
  * second press closes the connection at once and kills the spawned host, and its tool with it.
  */
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { processGone, waitGone } from "../helpers/processGone.js";
-import { hostCommand, modelPath, MuseTerminal, tempDir, useMuseBundles } from "./museProcess.js";
+import { hostCommand, modelPath, MuseTerminal, runMuse, tempDir, useMuseBundles } from "./museProcess.js";
 
 const bundles = useMuseBundles();
 const terminals: MuseTerminal[] = [];
@@ -66,6 +66,24 @@ describe("Ctrl-C in muse run (a pseudo-terminal)", () => {
     expect(t.text).not.toContain("turn cancelled:");
     expect(await waitGone([Number(pid)], 3_000)).toBe(true);
     expect(processGone(Number(pid))).toBe(true);
+  });
+
+  it("Ctrl-C the moment the host starts, before any command runs: interrupted, 130, the host gone (never killed by the signal)", async () => {
+    const temp = tempDir("muse-ctrlc-early-");
+    try {
+      const pidFile = join(temp.dir, "host.pid");
+      // The host's first act is the user's Ctrl-C: a SIGINT to muse, its parent, while muse is still
+      // setting up. Repeated: the press lands at a different point of the setup each time.
+      for (let i = 0; i < 5; i++) {
+        const result = await runMuse(bundles(), ["info", "--spawn", `sh -c 'echo $$ > ${pidFile}; kill -INT $PPID; exec cat >/dev/null'`]);
+        expect(result.signal, result.stderr).toBeNull();
+        expect(result.code, result.stderr).toBe(130);
+        expect(result.stderr).toContain("muse: interrupted");
+        expect(await waitGone([Number(readFileSync(pidFile, "utf8"))], 3_000)).toBe(true);
+      }
+    } finally {
+      temp.remove();
+    }
   });
 
   it("Ctrl-C while a command waits on a host that never answers quits at once (130)", async () => {
