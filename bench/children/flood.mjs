@@ -4,18 +4,13 @@
  * turn, strictly increasing viewCursor) to stdout in writes of 64 messages, as fast as the pipe
  * takes them (waiting for `drain` when it is full), then waits for stdin EOF. argv: N, framing ("ndjson" | "content-length").
  */
+import { floodBody } from "./floodBodies.mjs";
+
 const n = Number(process.argv[2] ?? 100_000);
 const framing = process.argv[3] ?? "ndjson";
-const SESSION = "0198f0aa-1111-7000-8000-0000000000aa";
-const pad = "lorem ipsum dolor sit amet, ".repeat(20).slice(0, 520);
 const parts = [];
 for (let i = 0; i < n; i++) {
-  const turnId = `0198f0aa-2222-7000-8000-${String(Math.floor(i / 10)).padStart(12, "0")}`;
-  const cursor = `v:${SESSION}:${i + 1}`;
-  const body =
-    i % 10 === 9
-      ? `{"jsonrpc":"2.0","method":"turn/completed","params":{"sessionId":"${SESSION}","viewCursor":"${cursor}","emittedAtMs":${i},"turnId":"${turnId}","terminal":"completed","reason":"completed","durationMs":12,"note":"${pad}"}}`
-      : `{"jsonrpc":"2.0","method":"item/updated","params":{"sessionId":"${SESSION}","viewCursor":"${cursor}","emittedAtMs":${i},"item":{"itemId":"${turnId}-m","kind":"message","turnId":"${turnId}","revision":${i % 10},"status":"inProgress","recordedAt":"2025-01-01T00:00:00.000Z","text":"${pad}"}}}`;
+  const body = floodBody(i);
   parts.push(framing === "ndjson" ? `${body}\n` : `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
 }
 // 64 messages a write, as the peer rows' child (bench/peers/children/peerHost.mjs) writes them.

@@ -6,18 +6,12 @@
  * corked batches of ~64 KiB, waiting for drain past 4 MiB buffered). Exits on stdin EOF. argv: N.
  */
 import { WebSocketServer } from "ws";
+import { floodBody } from "./floodBodies.mjs";
 
 const n = Number(process.argv[2] ?? 100_000);
-const SESSION = "0198f0aa-1111-7000-8000-0000000000aa";
-const pad = "lorem ipsum dolor sit amet, ".repeat(20).slice(0, 520);
 const frames = [];
 for (let i = 0; i < n; i++) {
-  const turnId = `0198f0aa-2222-7000-8000-${String(Math.floor(i / 10)).padStart(12, "0")}`;
-  const cursor = `v:${SESSION}:${i + 1}`;
-  const body =
-    i % 10 === 9
-      ? `{"jsonrpc":"2.0","method":"turn/completed","params":{"sessionId":"${SESSION}","viewCursor":"${cursor}","emittedAtMs":${i},"turnId":"${turnId}","terminal":"completed","reason":"completed","durationMs":12,"note":"${pad}"}}`
-      : `{"jsonrpc":"2.0","method":"item/updated","params":{"sessionId":"${SESSION}","viewCursor":"${cursor}","emittedAtMs":${i},"item":{"itemId":"${turnId}-m","kind":"message","turnId":"${turnId}","revision":${i % 10},"status":"inProgress","recordedAt":"2025-01-01T00:00:00.000Z","text":"${pad}"}}}`;
+  const body = floodBody(i);
   frames.push(Buffer.from(body));
 }
 const server = new WebSocketServer({
