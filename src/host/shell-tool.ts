@@ -182,6 +182,7 @@ export function runShell(command: string, exec: ToolExecution, options: ShellOpt
       return;
     }
     const pid = child.pid;
+    if (tracing) traceMark("tool.spawn", String(pid));
     if (pid !== undefined) {
       liveGroups.add(pid);
       options.onSpawn?.(pid); // first, in the same event-loop turn as the spawn: a host killed after it leaves the group on record
