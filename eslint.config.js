@@ -1,13 +1,13 @@
 /**
  * ESLint (flat config): typescript-eslint's recommended rules plus the house never-rules, which
  * are import boundaries per directory:
- * - the browser-safe core (src/ outside node/, host/, testing/, cli/) imports no Node built-in,
+ * - the browser-safe core (src/ outside node/, host/, testing/) imports no Node built-in,
  *   neither `node:*` nor a bare name such as `fs`, statically or with `import()`;
  * - client code (src/ outside host/) never imports the reference host;
  * - src/host/ shares only protocol/ and the one pure data structure internal/boundedMap.js with
  *   the client (see the override for spawnReferenceHost below);
- * - src/cli/ and demo/ use only the package's public entry points (`@muse-code/sdk`, `@muse-code/sdk/*`),
- *   and src/cli/ neither the reference host's nor any path that leaves src/cli/;
+ * - src/node/cli/ and demo/ use only the package's public entry points (`@muse-code/sdk`, `@muse-code/sdk/*`),
+ *   and src/node/cli/ neither the reference host's nor any path that leaves src/node/cli/;
  * - demo/ (the Stop-button app, browser code) imports no Node built-in either;
  * - no `export *` in src/: public surfaces name every export;
  * - every source file in src/ and demo/ opens with a `/** header *\/` saying what it is for.
@@ -19,7 +19,7 @@ import { defineConfig } from "eslint/config";
 import globals from "globals";
 import tseslint from "typescript-eslint";
 
-const CORE = { files: ["src/**/*.ts"], ignores: ["src/node/**", "src/host/**", "src/testing/**", "src/cli/**"] };
+const CORE = { files: ["src/**/*.ts"], ignores: ["src/node/**", "src/host/**", "src/testing/**"] };
 
 const builtins = builtinModules.filter((name) => !name.startsWith("_"));
 const escape = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
@@ -54,7 +54,7 @@ const fileHeader = {
 };
 
 export default defineConfig(
-  { ignores: ["dist/", "coverage/", "docs/api/", ".tmp/", "etc/", "transcripts/", "node_modules/"] },
+  { ignores: ["dist/", "coverage/", "docs/api/", ".tmp/", "etc/", "transcripts/", "node_modules/", "bench/scratch/"] },
   { linterOptions: { reportUnusedDisableDirectives: "error" } },
   js.configs.recommended,
   tseslint.configs.recommended,
@@ -125,9 +125,9 @@ export default defineConfig(
     },
   },
   // The muse CLI is a fourth kind of user: the public entry points only, never the reference host,
-  // and no path that leaves src/cli/ (a `..` segment anywhere, so not even "./check/../../client.js").
+  // and no path that leaves src/node/cli/ (a `..` segment anywhere, so not even "./check/../../client.js").
   {
-    files: ["src/cli/**/*.ts"],
+    files: ["src/node/cli/**/*.ts"],
     rules: {
       "no-restricted-imports": [
         "error",
@@ -135,7 +135,7 @@ export default defineConfig(
           patterns: [
             {
               regex: "(^|/)\\.\\.(/|$)|(^|/)src/",
-              message: 'src/cli/ uses only the package\'s public entry points: import from "@muse-code/sdk" or "@muse-code/sdk/<subpath>".',
+              message: 'src/node/cli/ uses only the package\'s public entry points: import from "@muse-code/sdk" or "@muse-code/sdk/<subpath>".',
             },
             { regex: "^@muse-code/sdk/host(/|$)", message: "The muse CLI is a client: it never imports the reference host (@muse-code/sdk/host)." },
           ],

@@ -9,7 +9,7 @@ export default defineConfig({
     "node/index": "src/node/index.ts",
     "host/index": "src/host/index.ts",
     "host/cli": "src/host/cli.ts",
-    "cli/main": "src/cli/main.ts",
+    "cli/main": "src/node/cli/main.ts",
   },
   format: ["esm", "cjs"],
   dts: true,
@@ -22,7 +22,7 @@ export default defineConfig({
   keepNames: true,
   // import.meta.url works in the CJS build too (spawnReferenceHost finds the package's own files with it).
   shims: true,
-  // The muse CLI (src/cli/) imports the package by its own name, as an app would: at run time it
+  // The muse CLI (src/node/cli/) imports the package by its own name, as an app would: at run time it
   // resolves to this package's own public entry points (package.json "exports"), never bundled in.
   external: [/^@muse-code\/sdk(\/.*)?$/],
 });

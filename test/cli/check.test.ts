@@ -7,7 +7,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { runCheck, spawnForCheck, type CheckOptions, type CheckOutcome } from "../../src/cli/check/index.js";
+import { runCheck, spawnForCheck, type CheckOptions, type CheckOutcome } from "../../src/node/cli/check/index.js";
 import { repoRoot } from "../helpers/repoRoot.js";
 import { useMuseBundles } from "./museProcess.js";
 

@@ -9,7 +9,7 @@ import { createInterface } from "node:readline";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket, WebSocketServer } from "ws";
-import { runCheck, webSocketForCheck } from "../../src/cli/check/index.js";
+import { runCheck, webSocketForCheck } from "../../src/node/cli/check/index.js";
 import type { WebSocketConstructor } from "../../src/transports/index.js";
 import { repoRoot } from "../helpers/repoRoot.js";
 import { useMuseBundles } from "./museProcess.js";

@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { connect } from "../../src/index.js";
 import { createLinkedPair } from "../../src/testing/index.js";
-import { WireTap } from "../../src/cli/check/checkWire.js";
+import { WireTap } from "../../src/node/cli/check/checkWire.js";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();

@@ -2,7 +2,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { CHECK_SCENARIOS } from "../../src/cli/check/index.js";
+import { CHECK_SCENARIOS } from "../../src/node/cli/check/index.js";
 import { checkTurnOf } from "../../src/host/check-model.js";
 import { repoRoot } from "../helpers/repoRoot.js";
 

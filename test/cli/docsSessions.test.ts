@@ -13,7 +13,7 @@ import { mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { splitCommand } from "../../src/cli/splitCommand.js";
+import { splitCommand } from "../../src/node/cli/splitCommand.js";
 import { lineDiff } from "../../scripts/docs-check.js";
 import { repoRoot } from "../helpers/repoRoot.js";
 import { useMuseBundles, type MuseBundles } from "./museProcess.js";

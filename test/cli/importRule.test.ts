@@ -1,7 +1,7 @@
 /**
- * The lint rule that keeps the muse CLI a user of the package like any other: src/cli/ imports the
+ * The lint rule that keeps the muse CLI a user of the package like any other: src/node/cli/ imports the
  * public entry points, its own files, Node built-ins and npm packages; never the sources behind the
- * entry points, never the reference host, and no path that leaves src/cli/.
+ * entry points, never the reference host, and no path that leaves src/node/cli/.
  */
 import { ESLint } from "eslint";
 import { describe, expect, it } from "vitest";
@@ -15,7 +15,7 @@ async function problems(filePath: string, specifier: string): Promise<string[]> 
   return (result?.messages ?? []).map((m) => m.ruleId ?? m.message);
 }
 
-describe("src/cli/ imports", () => {
+describe("src/node/cli/ imports", () => {
   it("may import the public entry points, its own files, Node built-ins and npm packages", async () => {
     for (const specifier of [
       "@muse-code/sdk",
@@ -27,15 +27,15 @@ describe("src/cli/ imports", () => {
       "node:fs",
       "ws",
     ]) {
-      expect(await problems("src/cli/x.ts", specifier), specifier).toEqual([]);
+      expect(await problems("src/node/cli/x.ts", specifier), specifier).toEqual([]);
     }
-    expect(await problems("src/cli/check/x.ts", "./runCheck.js")).toEqual([]);
+    expect(await problems("src/node/cli/check/x.ts", "./runCheck.js")).toEqual([]);
   });
 
-  it("may not import the sources behind them, the reference host, or leave src/cli/", async () => {
+  it("may not import the sources behind them, the reference host, or leave src/node/cli/", async () => {
     for (const specifier of ["../client.js", "../../src/index.js", "./check/../../client.js", "..", "@muse-code/sdk/host", "/work/src/index.ts"]) {
-      expect(await problems("src/cli/x.ts", specifier), specifier).toEqual(["no-restricted-imports"]);
+      expect(await problems("src/node/cli/x.ts", specifier), specifier).toEqual(["no-restricted-imports"]);
     }
-    expect(await problems("src/cli/check/x.ts", "../../turns/cancelTurn.js")).toEqual(["no-restricted-imports"]);
+    expect(await problems("src/node/cli/check/x.ts", "../../turns/cancelTurn.js")).toEqual(["no-restricted-imports"]);
   });
 });

@@ -1,5 +1,5 @@
 /**
- * Test helper for the muse CLI: bundles `muse` (src/cli/main.ts) and `muse-host` (src/host/cli.ts)
+ * Test helper for the muse CLI: bundles `muse` (src/node/cli/main.ts) and `muse-host` (src/host/cli.ts)
  * once per test file with esbuild (the package's own name resolved to src/, npm packages left
  * external), so each test starts real processes in a fraction of tsx's start-up time; then runs
  * `muse` as a child process, or under a pseudo-terminal with script(1).
@@ -52,7 +52,7 @@ export function useMuseBundles(): () => MuseBundles {
     await import("node:fs").then((fs) => fs.mkdirSync(base, { recursive: true }));
     dir = mkdtempSync(join(base, "cli-"));
     await build({
-      entryPoints: { muse: join(repoRoot, "src/cli/main.ts"), host: join(repoRoot, "src/host/cli.ts") },
+      entryPoints: { muse: join(repoRoot, "src/node/cli/main.ts"), host: join(repoRoot, "src/host/cli.ts") },
       outdir: dir,
       outExtension: { ".js": ".mjs" },
       bundle: true,
