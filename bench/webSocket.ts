@@ -2,12 +2,12 @@
  * Bench rows of the WebSocket transport and host (issue 9 §6), run by bench/run.ts:
  * - (f) notifications/s through the SDK over WebSocket loopback, against the same flood over stdio;
  * - (g) N concurrent WebSocket clients on one reference host, each cancelling its turn mid-tool:
- *   `turn/cancel` sent → `turn/completed` received;
+ *   `turn/cancel` sent → `turn/completed` received, with independent stops and with one burst;
+ * - (g0) the floor under the burst: N bare shell groups SIGTERMed at once, no host;
  * - (h) the host's resident memory per idle authenticated WebSocket connection.
  */
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { join } from "node:path";
+import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { WebSocket } from "ws";
 import type { MspClient, TurnCompletedParams } from "../src/index.js";
@@ -71,32 +71,62 @@ export async function webSocketThroughput(n: number): Promise<number> {
   }
 }
 
+/** How the clients of row (g) stop their turns once every tool runs. */
+export type StopPattern =
+  /** All in the same event-loop turn of the bench: the worst case, a synchronized burst. */
+  | { kind: "burst" }
+  /** Each at its own moment, drawn uniformly in `[0, windowMs)` (seeded): independent people pressing Stop. */
+  | { kind: "independent"; windowMs: number; seed: number };
+
+/** A small seeded generator (mulberry32), so the independent stops are the same moments every run. */
+function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Latencies of one (g) run, in milliseconds. */
+export interface StormResult {
+  p50: number;
+  p99: number;
+  max: number;
+  n: number;
+}
+
 /**
- * (g) `clients` WebSocket clients on one reference host (`serve --stdio --ws`), all at once: each
- * creates a session, starts a turn whose shell tool runs `sleep 30` in a grandchild, and once the
- * tool has printed its first line sends `turn/cancel`; the time from that send to the turn's
- * `turn/completed` arriving, per client. The host's kill grace is 500 ms. With `onTmpfs` the
- * session logs live in /dev/shm, so their per-record fdatasync costs no disk flush (undefined when
- * there is no /dev/shm).
+ * (g) `clients` WebSocket clients on one reference host (`serve --stdio --ws`, session logs in its
+ * own temp data dir on disk): each creates a session and starts a turn whose shell tool runs
+ * `sleep 30` in a grandchild. Once every client has seen its own tool print (all `clients` tools
+ * run at once) and the host has had `settleMs` to go quiet, each client sends `turn/cancel` as
+ * `stops` says; the time from that send to the turn's `turn/completed` arriving, per client. The
+ * host's kill grace is 500 ms. Every turn must end `cancelled`, or the run throws.
  */
-export async function webSocketCancelStorm(clients: number, onTmpfs = false): Promise<{ p50: number; p99: number; max: number; n: number } | undefined> {
-  if (onTmpfs && !existsSync("/dev/shm")) return undefined;
-  const data = onTmpfs ? mkdtempSync(join("/dev/shm", "muse-bench-")) : undefined;
+export async function webSocketCancelStorm(clients: number, stops: StopPattern, settleMs = 500): Promise<StormResult> {
   const host = spawnReferenceHost({
     script: `${root}test/fixtures/models/shell-sleep.json`,
     toolKillGraceMs: 500,
     stderr: "ignore",
-    ...(data === undefined ? {} : { data }),
     webSocket: { readyTimeoutMs: 30_000 },
   });
   const open: MspClient[] = [];
+  const random = stops.kind === "independent" ? seeded(stops.seed) : () => 0;
+  const delays = Array.from({ length: clients }, () => (stops.kind === "independent" ? random() * stops.windowMs : 0));
+  let running = 0;
+  let allRunning!: () => void;
+  const everyToolRuns = new Promise<void>((resolve) => (allRunning = resolve));
   try {
     const { url, token } = await host.webSocket;
     for (let i = 0; i < clients; i++) open.push(await connectWebSocket(url, { token, WebSocket, defaultTimeoutMs: 60_000 }));
+    const go = within(everyToolRuns, 120_000, `all ${clients} tools running`).then(() => sleep(settleMs));
     const times = await Promise.all(
       open.map(async (client, i) => {
         const { sessionId } = await client.connection.command("session/create", {});
-        const running = new Promise<void>((resolve) => {
+        const toolRuns = new Promise<void>((resolve) => {
           const onItem = (p: { item: { kind: string; visibleOutput?: string } }) => {
             if (p.item.kind === "toolCall" && (p.item.visibleOutput ?? "").includes("grandchild")) {
               client.events.off("item/updated", onItem);
@@ -106,8 +136,9 @@ export async function webSocketCancelStorm(clients: number, onTmpfs = false): Pr
           client.events.on("item/updated", onItem);
         });
         const turn = client.startTurn({ sessionId, input: [{ type: "text", text: `run ${i}` }] });
-        await within(running, 60_000, `client ${i}'s tool`);
+        await within(toolRuns, 120_000, `client ${i}'s tool`);
         const turnId = (await turn.accepted).turnId;
+        if (++running === clients) allRunning();
         const completedAt = new Promise<number>((resolve) => {
           const onDone = (p: TurnCompletedParams) => {
             if (p.turnId !== turnId) return;
@@ -116,6 +147,8 @@ export async function webSocketCancelStorm(clients: number, onTmpfs = false): Pr
           };
           client.events.on("turn/completed", onDone);
         });
+        await go;
+        if (delays[i]! > 0) await sleep(delays[i]!);
         const t0 = performance.now();
         const outcome = await turn.cancel({ timeoutMs: 30_000 });
         if (outcome.terminal.terminal !== "cancelled") throw new Error(`client ${i}: expected cancelled, got ${outcome.terminal.terminal}`);
@@ -126,7 +159,50 @@ export async function webSocketCancelStorm(clients: number, onTmpfs = false): Pr
   } finally {
     await Promise.all(open.map((client) => client.close()));
     await host.close();
-    if (data !== undefined) rmSync(data, { recursive: true, force: true });
+  }
+}
+
+/**
+ * (g0) The floor under a (g) burst on this machine, with no host, no protocol and no log: one bare
+ * Node process spawns `groups` `/bin/sh` process groups running the (g) fixture's command, waits
+ * until every grandchild has printed and `settleMs` more, then SIGTERMs every group in one loop and
+ * times each group's pipes closing (Node's `close`) from the first kill. Milliseconds.
+ */
+export async function killStormFloor(groups: number, settleMs = 500): Promise<StormResult & { killLoopMs: number }> {
+  const command = "echo started $$; sh -c 'echo grandchild $$; exec sleep 30' & wait";
+  const shells = Array.from({ length: groups }, () => spawn("/bin/sh", ["-c", command], { detached: true, stdio: ["ignore", "pipe", "pipe"] }));
+  try {
+    const closed = shells.map((shell) => new Promise<number>((resolve) => shell.once("close", () => resolve(performance.now()))));
+    await within(
+      Promise.all(
+        shells.map(
+          (shell) =>
+            new Promise<void>((resolve) => {
+              let text = "";
+              shell.stdout.on("data", (chunk: Buffer) => {
+                text += chunk.toString("utf8");
+                if (text.includes("grandchild")) resolve();
+              });
+            }),
+        ),
+      ),
+      60_000,
+      `${groups} bare shell groups`,
+    );
+    await sleep(settleMs);
+    const t0 = performance.now();
+    for (const shell of shells) process.kill(-(shell.pid as number), "SIGTERM");
+    const killLoopMs = performance.now() - t0;
+    const times = (await within(Promise.all(closed), 30_000, "the bare groups closing")).map((t) => t - t0);
+    return { p50: percentile(times, 50), p99: percentile(times, 99), max: Math.max(...times), n: times.length, killLoopMs };
+  } finally {
+    for (const shell of shells) {
+      try {
+        process.kill(-(shell.pid as number), "SIGKILL");
+      } catch {
+        // already gone
+      }
+    }
   }
 }
 
