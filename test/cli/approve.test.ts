@@ -8,18 +8,16 @@
  *   --approve), `--approve ask` reading a line, and a prompt withdrawn when the SDK answers first;
  * - `--json` approval events, and `--record` transcripts that pass checkTranscript (invariant 6).
  */
-import { spawn } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { WebSocketServer } from "ws";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { checkTranscript } from "../../src/testing/index.js";
-import type { MessageTransport } from "../../src/host/message-transport.js";
 import { createHost } from "../../src/host/muse-host.js";
 import { loadScriptedModel } from "../../src/host/scripted-model.js";
 import { repoRoot } from "../helpers/repoRoot.js";
-import { hostCommand, modelPath, MuseTerminal, runMuse, tempDir, useMuseBundles, type MuseResult } from "./museProcess.js";
+import { expectInOrder } from "./expectInOrder.js";
+import { hostCommand, modelPath, MuseTerminal, runMuse, startMuse, tempDir, useMuseBundles, type RunningMuse } from "./museProcess.js";
+import { serveSharedHost } from "./sharedHostServer.js";
 
 const bundles = useMuseBundles();
 let temp: { dir: string; remove(): void };
@@ -112,18 +110,12 @@ describe("muse run asks on a terminal (script(1))", () => {
     const { code } = await t.exited;
     expect(code, t.text).toBe(130);
     const text = t.text;
-    const order = [
+    expectInOrder(text, [
       "[y/N] ^C\n",
       "stopping…",
       "└ cancelled: tool call aborted before dispatch",
       "turn cancelled: cancelled while awaiting approval (cause user) after",
-    ];
-    const at = order.map((s) => text.indexOf(s));
-    expect(
-      at.every((i) => i >= 0),
-      text,
-    ).toBe(true);
-    expect([...at].sort((a, b) => a - b)).toEqual(at);
+    ]);
     expect(text).not.toContain("Done.");
     expect(existsSync(marker)).toBe(false);
     recordingOk(record);
@@ -230,36 +222,17 @@ describe("muse run off a terminal", () => {
 });
 
 /** muse with a piped stdin the test writes to (line mode), and its pid for signals. */
-function withStdin(args: string[]): { child: ReturnType<typeof spawn>; result: Promise<MuseResult>; output: () => string } {
-  const started = Date.now();
-  const child = spawn(process.execPath, [bundles().muse, ...args], { env: { ...process.env, NO_COLOR: "" }, stdio: ["pipe", "pipe", "pipe"] });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.setEncoding("utf8").on("data", (c: string) => (stdout += c));
-  child.stderr.setEncoding("utf8").on("data", (c: string) => (stderr += c));
-  const timer = setTimeout(() => child.kill("SIGKILL"), 15_000);
-  const result = new Promise<MuseResult>((resolve, reject) => {
-    child.on("error", reject);
-    child.on("close", (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr, ms: Date.now() - started });
-    });
-  });
-  return { child, result, output: () => stdout };
-}
+const withStdin = (args: string[]) => startMuse(bundles(), args, { stdin: "pipe", timeoutMs: 15_000 });
 
-async function until(test: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!test()) {
-    if (Date.now() > deadline) throw new Error(`never saw ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+/** Wait until muse's stdout includes `text`; throws after 10 s. */
+async function until(muse: RunningMuse, text: string, what: string): Promise<void> {
+  if (!(await muse.waitFor((stdout) => stdout.includes(text)))) throw new Error(`never saw ${what}`);
 }
 
 describe("muse run --approve ask off a terminal (a line per question)", () => {
   it("reads y from a line and runs the tool", async () => {
     const muse = withStdin(["run", "publish", "--approve", "ask", "--spawn", host()]);
-    await until(() => muse.output().includes("[y/N] "), "the prompt");
+    await until(muse, "[y/N] ", "the prompt");
     muse.child.stdin?.write("yes\n");
     const result = await muse.result;
     expect(result.code).toBe(0);
@@ -279,7 +252,7 @@ describe("muse run --approve ask off a terminal (a line per question)", () => {
 
   it("a SIGINT while asking stops the turn: the SDK answers first, the prompt is withdrawn and says why, exit 130", async () => {
     const muse = withStdin(["run", "publish", "--approve", "ask", "--spawn", host()]);
-    await until(() => muse.output().includes("[y/N] "), "the prompt");
+    await until(muse, "[y/N] ", "the prompt");
     muse.child.kill("SIGINT");
     const result = await muse.result;
     expect(result.code, result.stdout + result.stderr).toBe(130);
@@ -293,38 +266,15 @@ describe("muse run --approve ask off a terminal (a line per question)", () => {
 describe("muse resume --approve", () => {
   it("answers the question the host asks again on resume: a muse that asked is killed, muse resume --approve all runs the tool", async () => {
     // One in-process reference host behind a WebSocket server, so the question outlives the first muse.
-    const host = createHost({ models: new Map([["default", loadScriptedModel(model, "default")]]), defaultModel: "default" });
-    const server = new WebSocketServer({
-      host: "127.0.0.1",
-      port: 0,
-      handleProtocols: (protocols: Set<string>) => (protocols.has("msp.v1") ? "msp.v1" : false),
-    });
+    const server = await serveSharedHost(createHost({ models: new Map([["default", loadScriptedModel(model, "default")]]), defaultModel: "default" }));
     try {
-      await new Promise<void>((resolve) => server.once("listening", () => resolve()));
-      const url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}/msp`;
-      server.on("connection", (socket) => {
-        let onMessage: (text: string) => void = () => {};
-        let onClose: () => void = () => {};
-        const transport: MessageTransport = {
-          onMessage: (callback) => void (onMessage = callback),
-          onClose: (callback) => void (onClose = callback),
-          send: (message) => socket.send(JSON.stringify(message)),
-          close: () => socket.close(),
-        };
-        socket.on("message", (data) => onMessage(String(data)));
-        socket.on("close", () => {
-          onClose();
-          host.disconnect(transport);
-        });
-        host.connect(transport);
-      });
-      const asking = withStdin(["run", "publish", "--approve", "ask", "--json", "--ws", url]);
-      await until(() => asking.output().includes('"type":"approvalAsked"'), "the first muse's question");
+      const asking = withStdin(["run", "publish", "--approve", "ask", "--json", "--ws", server.url]);
+      await until(asking, '"type":"approvalAsked"', "the first muse's question");
       const sessionId = (JSON.parse(asking.output().split("\n")[0] as string) as { sessionId: string }).sessionId;
       asking.child.kill("SIGKILL");
       await asking.result;
       expect(existsSync(marker)).toBe(false);
-      const resumed = await runMuse(bundles(), ["resume", "--session", sessionId, "--approve", "all", "--ws", url]);
+      const resumed = await runMuse(bundles(), ["resume", "--session", sessionId, "--approve", "all", "--ws", server.url]);
       expect(resumed.code, resumed.stdout + resumed.stderr).toBe(0);
       expect(resumed.stdout).toMatch(/\n {2}\? Run shell: touch \S+; echo published\? yes \(--approve all\)\n {2}\| published\n {2}= completed\n/);
       expect(resumed.stdout).toMatch(/turn completed: completed after \d+\.\d s\n$/);
@@ -332,9 +282,7 @@ describe("muse resume --approve", () => {
       expect(resumed.stdout.indexOf("? Run shell")).toBeGreaterThan(resumed.stdout.indexOf("> shell: touch"));
       expect(existsSync(marker)).toBe(true);
     } finally {
-      for (const client of server.clients) client.terminate();
-      await new Promise((resolve) => server.close(resolve));
-      await host.shutdown();
+      await server.close();
     }
   });
 });

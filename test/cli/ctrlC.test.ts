@@ -8,6 +8,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { processGone, waitGone } from "../helpers/processGone.js";
+import { expectInOrder } from "./expectInOrder.js";
 import { hostCommand, modelPath, MuseTerminal, runMuse, tempDir, useMuseBundles } from "./museProcess.js";
 
 const bundles = useMuseBundles();
@@ -34,19 +35,13 @@ describe("Ctrl-C in muse run (a pseudo-terminal)", () => {
     expect(code).toBe(130);
     const text = t.text;
     // The tool's own drain output arrives after the stop, then its cancelled status, then the terminal.
-    const order = [
+    expectInOrder(text, [
       "stopping…",
       "│ SIGTERM: stopping the test run",
       "│ test run stopped after",
       "└ cancelled: turn cancelled",
       "turn cancelled: cancelled during tool execution (cause user) after",
-    ];
-    const at = order.map((s) => text.indexOf(s));
-    expect(
-      at.every((i) => i >= 0),
-      text,
-    ).toBe(true);
-    expect([...at].sort((a, b) => a - b)).toEqual(at);
+    ]);
     expect(text).not.toContain("All 100 tests passed.");
   });
 

@@ -4,10 +4,11 @@
  * external), so each test starts real processes in a fraction of tsx's start-up time; then runs
  * `muse` as a child process, or under a pseudo-terminal with script(1).
  */
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcessByStdio } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { Readable, Writable } from "node:stream";
 import { build, type Plugin } from "esbuild";
 import { afterAll, beforeAll } from "vitest";
 import { repoRoot } from "../helpers/repoRoot.js";
@@ -93,26 +94,64 @@ export interface MuseResult {
   ms: number;
 }
 
-/** Run `node <muse> ...args` with piped stdio (stdout not a TTY), bounded by `timeoutMs`. */
-export function runMuse(bundles: MuseBundles, args: readonly string[], options: { timeoutMs?: number; env?: NodeJS.ProcessEnv } = {}): Promise<MuseResult> {
+/** A `muse` process a test watches, signals or writes to while it runs (see {@link startMuse}). */
+export interface RunningMuse {
+  /** The process: `child.stdin` is null unless it was started with `stdin: "pipe"`. */
+  child: ChildProcessByStdio<Writable | null, Readable, Readable>;
+  /** How it ended. */
+  result: Promise<MuseResult>;
+  /** Its stdout so far. */
+  output(): string;
+  /**
+   * Wait until its stdout so far passes `test`, polling every 20 ms for at most `timeoutMs`;
+   * whether it did (it does not throw: the caller decides what a timeout means).
+   */
+  waitFor(test: (stdout: string) => boolean, timeoutMs?: number): Promise<boolean>;
+}
+
+/**
+ * Start `node <muse> ...args` from the repo root with stdout and stderr piped (not a TTY), and
+ * stdin ignored or, with `stdin: "pipe"`, the test's to write. With `timeoutMs` it is killed
+ * (SIGKILL) once that long has passed; without, it runs until it exits.
+ */
+export function startMuse(
+  bundles: MuseBundles,
+  args: readonly string[],
+  options: { stdin?: "ignore" | "pipe"; timeoutMs?: number; env?: NodeJS.ProcessEnv } = {},
+): RunningMuse {
   const started = Date.now();
   const child = spawn(process.execPath, [bundles.muse, ...args], {
     cwd: repoRoot,
     env: { ...process.env, NO_COLOR: "", ...options.env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+    stdio: [options.stdin ?? "ignore", "pipe", "pipe"],
+  }) as ChildProcessByStdio<Writable | null, Readable, Readable>;
   let stdout = "";
   let stderr = "";
   child.stdout.setEncoding("utf8").on("data", (c: string) => (stdout += c));
   child.stderr.setEncoding("utf8").on("data", (c: string) => (stderr += c));
-  const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? 15_000);
-  return new Promise((resolve, reject) => {
+  const timer = options.timeoutMs === undefined ? undefined : setTimeout(() => child.kill("SIGKILL"), options.timeoutMs);
+  const result = new Promise<MuseResult>((resolve, reject) => {
     child.on("error", reject);
     child.on("close", (code, signal) => {
       clearTimeout(timer);
       resolve({ code, signal, stdout, stderr, ms: Date.now() - started });
     });
   });
+  return {
+    child,
+    result,
+    output: () => stdout,
+    async waitFor(test, timeoutMs = 10_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (!test(stdout) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      return test(stdout);
+    },
+  };
+}
+
+/** Run `node <muse> ...args` with piped stdio (stdout not a TTY), bounded by `timeoutMs` (15 s by default). */
+export function runMuse(bundles: MuseBundles, args: readonly string[], options: { timeoutMs?: number; env?: NodeJS.ProcessEnv } = {}): Promise<MuseResult> {
+  return startMuse(bundles, args, { ...options, timeoutMs: options.timeoutMs ?? 15_000 }).result;
 }
 
 const ESC = "\u001b";

@@ -4,9 +4,9 @@
  * a session whose turn muse abandoned mid-tool shows that turn's own end; unknown sessions and
  * cursors beyond the session are refused with the host's reason (exit 1).
  */
-import { spawn } from "node:child_process";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { hostCommand, modelPath, runMuse, tempDir, useMuseBundles, type MuseResult } from "./museProcess.js";
+import { DEMO_TURN_LINES } from "./demoTurn.js";
+import { hostCommand, modelPath, runMuse, startMuse, tempDir, useMuseBundles, type MuseResult } from "./museProcess.js";
 
 const bundles = useMuseBundles();
 let data: ReturnType<typeof tempDir>;
@@ -41,18 +41,7 @@ describe("muse resume", () => {
       `replaying ${cursors.length} notifications`,
       expect.stringMatching(/^turn [0-9a-f-]{36} started$/),
     ]);
-    expect(lines.slice(3)).toEqual([
-      "(thinking) The user wants the build checked. I will run it.",
-      "Checking the build.",
-      "> shell: printf 'compiling 3 files\\nlinking\\nbuild ok\\n'",
-      "  | compiling 3 files",
-      "  | linking",
-      "  | build ok",
-      "  = completed",
-      "The build is fine.",
-      expect.stringMatching(/^turn completed: completed after \d+\.\d s$/),
-      "",
-    ]);
+    expect(lines.slice(3)).toEqual([...DEMO_TURN_LINES, expect.stringMatching(/^turn completed: completed after \d+\.\d s$/), ""]);
   });
 
   it("--after CURSOR replays only what followed it; --json prints the same notifications the run did", async () => {
@@ -76,18 +65,14 @@ describe("muse resume", () => {
   });
 
   it("shows how a turn muse abandoned mid-tool really ended, and exits with that terminal's code", async () => {
-    const child = spawn(process.execPath, [bundles().muse, "run", "run the tests", "--json", "--spawn", host("run-tests")], {
-      stdio: ["ignore", "pipe", "inherit"],
-    });
-    let out = "";
-    child.stdout.setEncoding("utf8").on("data", (c: string) => (out += c));
+    const muse = startMuse(bundles(), ["run", "run the tests", "--json", "--spawn", host("run-tests")]);
     const deadline = Date.now() + 10_000;
-    while (!out.includes("test 3 ... ok") && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    const sessionId = (JSON.parse(out.split("\n")[0] as string) as { sessionId: string }).sessionId;
+    await muse.waitFor((out) => out.includes("test 3 ... ok"), deadline - Date.now());
+    const sessionId = (JSON.parse(muse.output().split("\n")[0] as string) as { sessionId: string }).sessionId;
     // muse dies mid-tool. Its host reads EOF and cancels the turn (cause disposed), or, when it dies
     // too (its stderr pipe broke), a restarted host closes the turn failed "host restarted".
-    child.kill("SIGKILL");
-    await new Promise((r) => child.on("close", r));
+    muse.child.kill("SIGKILL");
+    await muse.result;
     // Until the old host has let go of --data, a new one refuses it (muse exits 3): retry.
     let result: MuseResult | undefined;
     while (Date.now() < deadline + 10_000) {

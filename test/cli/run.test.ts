@@ -4,7 +4,6 @@
  * stdout is not a terminal, --json, every exit code, and --record's transcript, which
  * checkTranscript accepts and CannedHost replays.
  */
-import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -17,7 +16,8 @@ import { TextView } from "../../src/node/cli/sessionView.js";
 import { styles } from "../../src/node/cli/style.js";
 import { waitGone } from "../helpers/processGone.js";
 import { repoRoot } from "../helpers/repoRoot.js";
-import { hostCommand, modelPath, runMuse, tempDir, useMuseBundles } from "./museProcess.js";
+import { DEMO_TURN_LINES } from "./demoTurn.js";
+import { hostCommand, modelPath, runMuse, startMuse, tempDir, useMuseBundles } from "./museProcess.js";
 
 const bundles = useMuseBundles();
 const demoHost = () => hostCommand(bundles(), `--script ${modelPath("cli-demo")}`);
@@ -25,18 +25,7 @@ const scriptedHost = (mode: string) => `${JSON.stringify(process.execPath)} ${JS
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}/g;
 
 /** The demo model's turn as plain lines (ids and the duration normalised). */
-const DEMO_LINES = [
-  "session <id> (model default)",
-  "(thinking) The user wants the build checked. I will run it.",
-  "Checking the build.",
-  "> shell: printf 'compiling 3 files\\nlinking\\nbuild ok\\n'",
-  "  | compiling 3 files",
-  "  | linking",
-  "  | build ok",
-  "  = completed",
-  "The build is fine.",
-  "turn completed: completed after <s> s",
-];
+const DEMO_LINES = ["session <id> (model default)", ...DEMO_TURN_LINES, "turn completed: completed after <s> s"];
 
 const normalise = (text: string) => text.replace(UUID, "<id>").replace(/after \d+\.\d s/g, "after <s> s");
 
@@ -138,15 +127,11 @@ describe("muse run", () => {
   });
 
   it("a stop that loses the race: the turn's own terminal (completed) decides, not the key press: exit 0", async () => {
-    const child = spawn(process.execPath, [bundles().muse, "run", "hi", "--spawn", scriptedHost("race")], { cwd: repoRoot, stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    child.stdout.setEncoding("utf8").on("data", (c: string) => (out += c));
-    const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
-    const deadline = Date.now() + 10_000;
-    while (!out.includes("(model default)\n") && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    child.kill("SIGINT");
-    expect(await exited).toBe(0);
-    expect(normalise(out)).toBe(
+    const muse = startMuse(bundles(), ["run", "hi", "--spawn", scriptedHost("race")]);
+    await muse.waitFor((out) => out.includes("(model default)\n"));
+    muse.child.kill("SIGINT");
+    expect((await muse.result).code).toBe(0);
+    expect(normalise(muse.output())).toBe(
       [
         "session <id> (model default)",
         "stopping…",
@@ -158,25 +143,19 @@ describe("muse run", () => {
   });
 
   it("SIGTERM (or SIGHUP) closes at once like a second Ctrl-C: the host and its stubborn tool are killed, exit 130", async () => {
-    const child = spawn(
-      process.execPath,
-      [bundles().muse, "run", "start the job", "--spawn", hostCommand(bundles(), `--kill-grace-ms 20000 --script ${modelPath("cli-stubborn")}`)],
-      {
-        cwd: repoRoot,
-        stdio: ["ignore", "pipe", "pipe"],
-      },
-    );
-    let out = "";
-    child.stdout.setEncoding("utf8").on("data", (c: string) => (out += c));
-    const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
-    const deadline = Date.now() + 10_000;
-    while (!/tick 2\b/.test(out) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    const pid = Number(/job pid (\d+)/.exec(out)?.[1]);
+    const muse = startMuse(bundles(), [
+      "run",
+      "start the job",
+      "--spawn",
+      hostCommand(bundles(), `--kill-grace-ms 20000 --script ${modelPath("cli-stubborn")}`),
+    ]);
+    await muse.waitFor((out) => /tick 2\b/.test(out));
+    const pid = Number(/job pid (\d+)/.exec(muse.output())?.[1]);
     const signalled = Date.now();
-    child.kill("SIGTERM");
-    expect(await exited).toBe(130);
+    muse.child.kill("SIGTERM");
+    expect((await muse.result).code).toBe(130);
     expect(Date.now() - signalled).toBeLessThan(3_000);
-    expect(out).toContain("closing the connection without waiting for the terminal");
+    expect(muse.output()).toContain("closing the connection without waiting for the terminal");
     expect(await waitGone([pid], 3_000)).toBe(true);
   });
 

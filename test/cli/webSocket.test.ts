@@ -14,10 +14,10 @@ import { createInterface } from "node:readline";
 import { WebSocketServer } from "ws";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkTranscript } from "../../src/testing/index.js";
-import { createHost, type MuseHost } from "../../src/host/muse-host.js";
-import type { MessageTransport } from "../../src/host/message-transport.js";
+import { createHost } from "../../src/host/muse-host.js";
 import { loadScriptedModel } from "../../src/host/scripted-model.js";
-import { modelPath, runMuse, tempDir, useMuseBundles } from "./museProcess.js";
+import { modelPath, runMuse, startMuse, tempDir, useMuseBundles } from "./museProcess.js";
+import { serveSharedHost, type SharedHostServer } from "./sharedHostServer.js";
 
 const bundles = useMuseBundles();
 const TOKEN = "s3cret token ✓";
@@ -92,63 +92,35 @@ describe("muse --ws", () => {
 });
 
 describe("muse resume over a shared host", () => {
-  let shared: WebSocketServer;
-  let host: MuseHost;
-  let sharedUrl: string;
+  let shared: SharedHostServer;
 
   beforeAll(async () => {
-    host = createHost({ models: new Map([["default", loadScriptedModel(JSON.parse(modelPath("run-tests")) as string, "default")]]), defaultModel: "default" });
-    shared = new WebSocketServer({ host: "127.0.0.1", port: 0, handleProtocols: (protocols: Set<string>) => (protocols.has("msp.v1") ? "msp.v1" : false) });
-    await new Promise<void>((resolve) => shared.once("listening", () => resolve()));
-    sharedUrl = `ws://127.0.0.1:${(shared.address() as AddressInfo).port}/msp`;
-    shared.on("connection", (socket) => {
-      let onMessage: (text: string) => void = () => {};
-      let onClose: () => void = () => {};
-      const transport: MessageTransport = {
-        onMessage: (callback) => void (onMessage = callback),
-        onClose: (callback) => void (onClose = callback),
-        send: (message) => socket.send(JSON.stringify(message)),
-        close: () => socket.close(),
-      };
-      socket.on("message", (data) => onMessage(String(data)));
-      socket.on("close", () => {
-        onClose();
-        host.disconnect(transport);
-      });
-      host.connect(transport);
-    });
+    shared = await serveSharedHost(
+      createHost({ models: new Map([["default", loadScriptedModel(JSON.parse(modelPath("run-tests")) as string, "default")]]), defaultModel: "default" }),
+    );
   });
-  afterAll(async () => {
-    for (const client of shared.clients) client.terminate();
-    await new Promise((resolve) => shared.close(resolve));
-    await host.shutdown();
-  });
+  afterAll(() => shared.close());
 
   it("follows a turn another muse is running, and its Ctrl-C stops it for both (130 each, one terminal)", async () => {
-    const runner = spawn(process.execPath, [bundles().muse, "run", "run the tests", "--json", "--ws", sharedUrl], { stdio: ["ignore", "pipe", "inherit"] });
-    let ran = "";
-    runner.stdout.setEncoding("utf8").on("data", (c: string) => (ran += c));
-    const runnerExit = new Promise<number | null>((resolve) => runner.on("close", (code) => resolve(code)));
+    const runner = startMuse(bundles(), ["run", "run the tests", "--json", "--ws", shared.url]);
     const deadline = Date.now() + 10_000;
-    while (!ran.includes("test 2 ... ok") && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    const sessionId = (JSON.parse(ran.split("\n")[0] as string) as { sessionId: string }).sessionId;
+    await runner.waitFor((ran) => ran.includes("test 2 ... ok"), deadline - Date.now());
+    const sessionId = (JSON.parse(runner.output().split("\n")[0] as string) as { sessionId: string }).sessionId;
 
-    const follower = spawn(process.execPath, [bundles().muse, "resume", "--session", sessionId, "--ws", sharedUrl], { stdio: ["ignore", "pipe", "inherit"] });
-    let followed = "";
-    follower.stdout.setEncoding("utf8").on("data", (c: string) => (followed += c));
-    const followerExit = new Promise<number | null>((resolve) => follower.on("close", (code) => resolve(code)));
+    const follower = startMuse(bundles(), ["resume", "--session", sessionId, "--ws", shared.url]);
     // Live lines after the replay: the follower is following.
-    while (!/test (\d+) \.\.\. ok\n[^]*test \d+ \.\.\. ok\n/.test(followed.split("replaying")[1] ?? "") && Date.now() < deadline)
-      await new Promise((r) => setTimeout(r, 20));
-    follower.kill("SIGINT");
+    await follower.waitFor((followed) => /test (\d+) \.\.\. ok\n[^]*test \d+ \.\.\. ok\n/.test(followed.split("replaying")[1] ?? ""), deadline - Date.now());
+    follower.child.kill("SIGINT");
 
-    expect(await followerExit).toBe(130);
-    expect(await runnerExit).toBe(130);
+    expect((await follower.result).code).toBe(130);
+    expect((await runner.result).code).toBe(130);
+    const followed = follower.output();
     expect(followed).toMatch(/^session [0-9a-f-]{36}\nreplaying \d+ notifications\nturn [0-9a-f-]{36} started\nRunning the test suite\.\n/);
     expect(followed).toMatch(
       /\nstopping…\n[^]*\n {2}\| SIGTERM: stopping the test run\n[^]*\n {2}= cancelled: turn cancelled\nturn cancelled: cancelled during tool execution \(cause user\) after \d+\.\d s\n$/,
     );
-    const events = ran
+    const events = runner
+      .output()
       .trimEnd()
       .split("\n")
       .map((l) => JSON.parse(l) as { type: string; method?: string; params?: Record<string, unknown> });
