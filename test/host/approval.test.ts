@@ -3,35 +3,15 @@
  * tool call with `"approval": true` is asked about (`tool/approve`) and runs only on `approve`.
  * The tool's side effect (a marker file) proves whether it ran.
  */
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseScriptedModel } from "../../src/host/scripted-model.js";
 import { checkTranscript } from "../../src/testing/index.js";
+import { approvalModel } from "./approvalModel.js";
 import { useHostProcesses, type HostProcess, type WireMessage } from "./host-process.js";
 
 const { start, tempDir } = useHostProcesses("muse-approval-");
-
-/** A model whose one turn asks to run `echo ran > <marker>`, then says "Finished." in a second step. */
-function approvalModel(dir: string, after: Array<Record<string, unknown>> = []): { model: string; marker: string } {
-  const marker = join(dir, "marker");
-  const model = join(dir, "approval.json");
-  const script = {
-    turns: [
-      {
-        steps: [
-          {
-            text: "I will write the marker.",
-            toolCalls: [{ tool: "shell", args: { command: `echo ran > '${marker}'; echo wrote it` }, approval: true }, ...after],
-          },
-          { text: "Finished." },
-        ],
-      },
-    ],
-  };
-  writeFileSync(model, JSON.stringify(script));
-  return { model, marker };
-}
 
 interface Started {
   host: HostProcess;

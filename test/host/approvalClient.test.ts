@@ -3,7 +3,7 @@
  * host (`muse-host serve --stdio`, a child process). The tool's side effect (a marker file) proves
  * whether it ran; every recorded exchange must pass checkTranscript.
  */
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -11,6 +11,7 @@ import { StopController, type StopSnapshot } from "../../src/index.js";
 import { spawnHost, type SpawnedHost } from "../../src/node/index.js";
 import { checkTranscript, formatTranscriptEntry, recordingChannel } from "../../src/testing/index.js";
 import { repoRoot } from "../helpers/repoRoot.js";
+import { approvalModel } from "./approvalModel.js";
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -19,22 +20,11 @@ afterEach(async () => {
 
 function start(): { msp: SpawnedHost; marker: string; transcript: string[] } {
   const dir = mkdtempSync(join(tmpdir(), "muse-approval-sdk-"));
-  const marker = join(dir, "marker");
-  const script = {
-    turns: [
-      {
-        steps: [
-          { text: "I will write the marker.", toolCalls: [{ tool: "shell", args: { command: `echo ran > '${marker}'; echo wrote it` }, approval: true }] },
-          { text: "Finished." },
-        ],
-      },
-    ],
-  };
-  writeFileSync(join(dir, "model.json"), JSON.stringify(script));
+  const { model, marker } = approvalModel(dir);
   const transcript: string[] = [];
   const msp = spawnHost({
     command: process.execPath,
-    args: ["--import", "tsx", join(repoRoot, "src", "host", "cli.ts"), "serve", "--stdio", "--script", join(dir, "model.json"), "--data", join(dir, "data")],
+    args: ["--import", "tsx", join(repoRoot, "src", "host", "cli.ts"), "serve", "--stdio", "--script", model, "--data", join(dir, "data")],
     cwd: repoRoot,
     stderr: "ignore",
     defaultTimeoutMs: 10_000,

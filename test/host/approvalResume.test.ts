@@ -5,13 +5,14 @@
  * connection, after the replay that shows it pending; a closed connection's question moves to the
  * session's next open connection; the first answer decides and the others are ignored.
  */
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createHost, type MuseHost } from "../../src/host/muse-host.js";
 import type { MessageTransport } from "../../src/host/message-transport.js";
 import { loadScriptedModel } from "../../src/host/scripted-model.js";
+import { approvalModel } from "./approvalModel.js";
 import type { WireMessage } from "./host-process.js";
 
 const cleanups: Array<() => Promise<void>> = [];
@@ -32,20 +33,9 @@ interface Conn {
 
 function setup(): { host: MuseHost; marker: string; connect(): Conn } {
   const dir = mkdtempSync(join(tmpdir(), "muse-approval-resume-"));
-  const marker = join(dir, "marker");
-  const script = {
-    turns: [
-      {
-        steps: [
-          { text: "I will write the marker.", toolCalls: [{ tool: "shell", args: { command: `echo ran > '${marker}'; echo wrote it` }, approval: true }] },
-          { text: "Finished." },
-        ],
-      },
-    ],
-  };
-  writeFileSync(join(dir, "model.json"), JSON.stringify(script));
+  const { model, marker } = approvalModel(dir);
   const host = createHost({
-    models: new Map([["default", loadScriptedModel(join(dir, "model.json"), "default")]]),
+    models: new Map([["default", loadScriptedModel(model, "default")]]),
     defaultModel: "default",
     dataDir: join(dir, "data"),
   });

@@ -4,11 +4,12 @@
  * resumes the session is asked again and its answer decides. With both tabs open, the first
  * answer decides and the other tab's dialog closes by itself.
  */
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ApprovalQuestion, MspClient } from "../../src/index.js";
+import { approvalModel } from "./approvalModel.js";
 import { startWebSocketHost, wsClient, type WebSocketHostProcess } from "./webSocketHostProcess.js";
 
 const cleanups: Array<() => Promise<void>> = [];
@@ -19,19 +20,8 @@ afterEach(async () => {
 async function start(): Promise<{ host: WebSocketHostProcess; marker: string; tab(): Promise<MspClient> }> {
   const dir = mkdtempSync(join(tmpdir(), "muse-approval-ws-"));
   cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
-  const marker = join(dir, "marker");
-  const script = {
-    turns: [
-      {
-        steps: [
-          { text: "I will write the marker.", toolCalls: [{ tool: "shell", args: { command: `echo ran > '${marker}'; echo wrote it` }, approval: true }] },
-          { text: "Finished." },
-        ],
-      },
-    ],
-  };
-  writeFileSync(join(dir, "model.json"), JSON.stringify(script));
-  const host = await startWebSocketHost(["--script", join(dir, "model.json"), "--data", join(dir, "data")]);
+  const { model, marker } = approvalModel(dir);
+  const host = await startWebSocketHost(["--script", model, "--data", join(dir, "data")]);
   cleanups.push(() => host.stop());
   return {
     host,
