@@ -47,6 +47,24 @@ const handlerMode = fc.constantFrom("async" as const, "syncApprove" as const, "t
 /** One line of the wire, both directions in the order they happened. */
 type Wire = { dir: "host" | "client"; message: Record<string, unknown>; delivered?: boolean };
 
+/** The running shell call `itemId` of `turnId` as an item/updated carries it, at `revision`, its approval `approval`. */
+function toolCallItem(turnId: string, itemId: string, revision: number, approval: "pending" | "cancelled"): Record<string, unknown> {
+  return {
+    itemId,
+    kind: "toolCall",
+    turnId,
+    revision,
+    status: "inProgress",
+    recordedAt: "t",
+    tool: "shell",
+    callId: itemId,
+    args: "{}",
+    visibleOutput: "",
+    truncated: false,
+    approval,
+  };
+}
+
 /** Let every promise reaction the last step queued run (the SDK's chains are a few microtasks deep). */
 async function flush(): Promise<void> {
   for (let i = 0; i < 12; i++) await null;
@@ -116,22 +134,7 @@ async function runSchedule(mode: "async" | "syncApprove" | "throws" | "none", op
     if (o.t === "ask" && !terminalSent) {
       const id = nextRequestId++;
       const itemId = `${ITEMS[o.item]}#${id}`;
-      note("item/updated", {
-        item: {
-          itemId,
-          kind: "toolCall",
-          turnId,
-          revision: 1,
-          status: "inProgress",
-          recordedAt: "t",
-          tool: "shell",
-          callId: itemId,
-          args: "{}",
-          visibleOutput: "",
-          truncated: false,
-          approval: "pending",
-        },
-      });
+      note("item/updated", { item: toolCallItem(turnId, itemId, 1, "pending") });
       send({ jsonrpc: "2.0", id, method: "tool/approve", params: { sessionId: SESSION, turnId, itemId, callId: itemId, tool: "shell", args: "{}" } });
     } else if (o.t === "handler" && pendingHandlers.length > 0) {
       const [h] = pendingHandlers.splice(o.pick % pendingHandlers.length, 1);
@@ -152,22 +155,7 @@ async function runSchedule(mode: "async" | "syncApprove" | "throws" | "none", op
         const m = w.message;
         if (w.dir === "host" && m["method"] === "tool/approve" && (m["params"] as { itemId: string }).itemId.startsWith(ITEMS[o.item] as string)) {
           const itemId = (m["params"] as { itemId: string }).itemId;
-          note("item/updated", {
-            item: {
-              itemId,
-              kind: "toolCall",
-              turnId,
-              revision: 2,
-              status: "inProgress",
-              recordedAt: "t",
-              tool: "shell",
-              callId: itemId,
-              args: "{}",
-              visibleOutput: "",
-              truncated: false,
-              approval: "cancelled",
-            },
-          });
+          note("item/updated", { item: toolCallItem(turnId, itemId, 2, "cancelled") });
         }
       }
     } else if (o.t === "stop") void stop.stop();
