@@ -5,6 +5,7 @@
  * on every scenario's wire.
  */
 import { v7 as uuidv7 } from "uuid";
+import type { ApprovalHandler } from "@muse-code/sdk";
 import { checkTranscript } from "@muse-code/sdk/testing";
 import type { WireLine, WireTap } from "./checkWire.js";
 import { CHECK_MODEL, paramsOf, type DirectiveStep, type ScenarioContext } from "./scenarioContext.js";
@@ -44,6 +45,23 @@ function reasonOf(error: { data: unknown } | undefined): unknown {
 function rejectionData(error: { data: unknown } | undefined): Record<string, unknown> {
   const data = error?.data;
   return typeof data === "object" && data !== null ? (data as Record<string, unknown>) : {};
+}
+
+/**
+ * Expect `refusal` (what {@link ScenarioContext.refused} returned) to carry `reason`: "`what` must
+ * be refused `reason`, got …". An accepted command is a problem `refused` already recorded.
+ */
+function expectRefusedWith(
+  ctx: ScenarioContext,
+  refusal: { error: { message: string; data: unknown } | undefined; commandId: string },
+  reason: string,
+  what: string,
+): void {
+  ctx.expect(
+    refusal.error === undefined || reasonOf(refusal.error) === reason,
+    `${what} must be refused ${reason}, got ${JSON.stringify(reasonOf(refusal.error) ?? refusal.error?.message)}`,
+    [ctx.exchange(refusal.commandId).response?.line],
+  );
 }
 
 const hostInfo: Scenario = {
@@ -165,13 +183,9 @@ const cancelRace: Scenario = {
     const doneTerminal = await ctx.terminal(done.turnId);
     const late = await ctx.refused("turn/cancel", { sessionId, turnId: done.turnId });
     const lateLine = ctx.exchange(late.commandId).response?.line;
+    expectRefusedWith(ctx, late, "already_terminal", "turn/cancel of an ended turn");
     if (late.error !== undefined) {
       const data = rejectionData(late.error);
-      ctx.expect(
-        data["reason"] === "already_terminal",
-        `turn/cancel of an ended turn must be refused already_terminal, got ${JSON.stringify(data["reason"] ?? late.error.message)}`,
-        [lateLine],
-      );
       ctx.expect(
         data["terminal"] === undefined || data["terminal"] === doneTerminal.params["terminal"],
         `already_terminal says terminal ${JSON.stringify(data["terminal"])}, the turn ended ${JSON.stringify(doneTerminal.params["terminal"])}`,
@@ -239,27 +253,15 @@ const staleTurn: Scenario = {
   async run(ctx) {
     const sessionId = await ctx.session();
     const unknown = await ctx.refused("turn/cancel", { sessionId, turnId: uuidv7() });
-    ctx.expect(
-      unknown.error === undefined || reasonOf(unknown.error) === "unknown_turn",
-      `turn/cancel of a turnId the host never issued must be refused unknown_turn, got ${JSON.stringify(reasonOf(unknown.error) ?? unknown.error?.message)}`,
-      [ctx.exchange(unknown.commandId).response?.line],
-    );
+    expectRefusedWith(ctx, unknown, "unknown_turn", "turn/cancel of a turnId the host never issued");
     // A turn of another session is stale here too.
     const other = await ctx.session();
     const turn = await ctx.start(other, QUICK);
     await ctx.terminal(turn.turnId);
     const elsewhere = await ctx.refused("turn/cancel", { sessionId, turnId: turn.turnId });
-    ctx.expect(
-      elsewhere.error === undefined || reasonOf(elsewhere.error) === "unknown_turn",
-      `turn/cancel of another session's turn must be refused unknown_turn, got ${JSON.stringify(reasonOf(elsewhere.error) ?? elsewhere.error?.message)}`,
-      [ctx.exchange(elsewhere.commandId).response?.line],
-    );
+    expectRefusedWith(ctx, elsewhere, "unknown_turn", "turn/cancel of another session's turn");
     const noSession = await ctx.refused("turn/cancel", { sessionId: uuidv7(), turnId: turn.turnId });
-    ctx.expect(
-      noSession.error === undefined || reasonOf(noSession.error) === "unknown_session",
-      `turn/cancel in a session the host never created must be refused unknown_session, got ${JSON.stringify(reasonOf(noSession.error) ?? noSession.error?.message)}`,
-      [ctx.exchange(noSession.commandId).response?.line],
-    );
+    expectRefusedWith(ctx, noSession, "unknown_session", "turn/cancel in a session the host never created");
     await ctx.settle();
   },
 };
@@ -498,6 +500,28 @@ async function askOf(ctx: ScenarioContext, turnId: string): Promise<(WireLine & 
   return undefined;
 }
 
+/** A turn of {@link ASKING} that asked: its session, its turnId, the host's tool/approve and the item it asks about. */
+interface AskingTurn {
+  sessionId: string;
+  turnId: string;
+  ask: WireLine & { params: Record<string, unknown> };
+  itemId: unknown;
+}
+
+/**
+ * Let `handler` answer this connection's questions, start a turn of {@link ASKING} in a new
+ * session and wait for its tool/approve. A turn that ends first never asked: a problem (see
+ * {@link askOf}), and `undefined`.
+ */
+async function askingTurn(ctx: ScenarioContext, handler: ApprovalHandler): Promise<AskingTurn | undefined> {
+  ctx.client.onApproval(handler);
+  const sessionId = await ctx.session();
+  const turn = await ctx.start(sessionId, ASKING);
+  const ask = await askOf(ctx, turn.turnId);
+  if (ask === undefined) return undefined;
+  return { sessionId, turnId: turn.turnId, ask, itemId: ask.params["itemId"] };
+}
+
 /** The client's answer to the host request on `ask`'s line. */
 function answerTo(lines: readonly WireLine[], ask: WireLine): WireLine | undefined {
   const id = ask.message?.["id"];
@@ -518,26 +542,23 @@ const approveScenario: Scenario = {
   name: "approve",
   needs: "approvals",
   async run(ctx) {
-    ctx.client.onApproval(() => pause(THINK_MS).then(() => ({ decision: "approve" as const })));
-    const sessionId = await ctx.session();
-    const turn = await ctx.start(sessionId, ASKING);
-    const ask = await askOf(ctx, turn.turnId);
-    if (ask === undefined) return;
-    const itemId = ask.params["itemId"];
-    const terminal = await ctx.terminal(turn.turnId);
+    const asking = await askingTurn(ctx, () => pause(THINK_MS).then(() => ({ decision: "approve" as const })));
+    if (asking === undefined) return;
+    const { turnId, ask, itemId } = asking;
+    const terminal = await ctx.terminal(turnId);
     const answer = answerTo(ctx.wire.lines, ask);
     ctx.expect(terminal.params["terminal"] === "completed", `the approved turn must complete, it ended ${JSON.stringify(terminal.params["terminal"])}`, [
       terminal.line,
     ]);
     const early = ranLines(ctx.wire.lines, itemId).filter((l) => answer === undefined || l.line < answer.line);
     ctx.expect(early.length === 0, 'the tool call ran (output or approval: "approved") before the client\'s approve', [ask.line, early[0]?.line, answer?.line]);
-    const tool = ctx.completedItems(turn.turnId).find((i) => i.item["itemId"] === itemId);
+    const tool = ctx.completedItems(turnId).find((i) => i.item["itemId"] === itemId);
     ctx.expect(
       tool?.item["status"] === "completed" && tool.item["approval"] === "approved" && String(tool.item["visibleOutput"]).includes("msp-check tool output"),
       `the approved tool call must run and complete with approval: "approved", got ${tool === undefined ? "no item/completed" : `status ${JSON.stringify(tool.item["status"])}, approval ${JSON.stringify(tool.item["approval"])}`}`,
       [ask.line, tool?.line],
     );
-    const after = ctx.completedItems(turn.turnId).find((i) => i.item["text"] === "The turn went on.");
+    const after = ctx.completedItems(turnId).find((i) => i.item["text"] === "The turn went on.");
     ctx.expect(after !== undefined, "the step after the approved tool call must run", [terminal.line]);
     await ctx.settle();
   },
@@ -547,19 +568,16 @@ const denyScenario: Scenario = {
   name: "deny",
   needs: "approvals",
   async run(ctx) {
-    ctx.client.onApproval(() => pause(THINK_MS).then(() => ({ decision: "deny" as const, reason: "muse check says no" })));
-    const sessionId = await ctx.session();
-    const turn = await ctx.start(sessionId, ASKING);
-    const ask = await askOf(ctx, turn.turnId);
-    if (ask === undefined) return;
-    const itemId = ask.params["itemId"];
-    const terminal = await ctx.terminal(turn.turnId);
+    const asking = await askingTurn(ctx, () => pause(THINK_MS).then(() => ({ decision: "deny" as const, reason: "muse check says no" })));
+    if (asking === undefined) return;
+    const { turnId, ask, itemId } = asking;
+    const terminal = await ctx.terminal(turnId);
     ctx.expect(
       terminal.params["terminal"] === "completed",
       `a denied tool call fails the call, not the turn: the turn must go on and complete, it ended ${JSON.stringify(terminal.params["terminal"])}`,
       [terminal.line],
     );
-    const tool = ctx.completedItems(turn.turnId).find((i) => i.item["itemId"] === itemId);
+    const tool = ctx.completedItems(turnId).find((i) => i.item["itemId"] === itemId);
     ctx.expect(
       tool?.item["status"] === "failed" && tool.item["failureReason"] === "denied by the user" && tool.item["approval"] === "denied",
       `the denied tool call must complete failed, "denied by the user", approval: "denied"; got ${tool === undefined ? "no item/completed" : `status ${JSON.stringify(tool.item["status"])}, failureReason ${JSON.stringify(tool.item["failureReason"])}, approval ${JSON.stringify(tool.item["approval"])}`}`,
@@ -567,7 +585,7 @@ const denyScenario: Scenario = {
     );
     const ran = ranLines(ctx.wire.lines, itemId);
     ctx.expect(ran.length === 0, 'the denied tool call ran (output or approval: "approved")', [ask.line, ran[0]?.line]);
-    const after = ctx.completedItems(turn.turnId).find((i) => i.item["text"] === "The turn went on.");
+    const after = ctx.completedItems(turnId).find((i) => i.item["text"] === "The turn went on.");
     ctx.expect(after !== undefined, "the step after the denied tool call must run (the turn goes on)", [tool?.line, terminal.line]);
     await ctx.settle();
   },
@@ -577,16 +595,13 @@ const stopWhileAsking: Scenario = {
   name: "stop while asking",
   needs: "approvals",
   async run(ctx) {
-    ctx.client.onApproval(unanswered);
-    const sessionId = await ctx.session();
-    const turn = await ctx.start(sessionId, ASKING);
-    const ask = await askOf(ctx, turn.turnId);
-    if (ask === undefined) return;
-    const itemId = ask.params["itemId"];
+    const asking = await askingTurn(ctx, unanswered);
+    if (asking === undefined) return;
+    const { sessionId, turnId, ask, itemId } = asking;
     // Stop: the SDK answers the open question cancelled, then sends turn/cancel.
-    ctx.step(`waiting for the turn/completed of turn ${turn.turnId}, stopped while asking`);
-    const { ack } = await ctx.client.cancelTurn({ sessionId, turnId: turn.turnId }, { timeoutMs: Infinity });
-    const terminal = await ctx.terminal(turn.turnId);
+    ctx.step(`waiting for the turn/completed of turn ${turnId}, stopped while asking`);
+    const { ack } = await ctx.client.cancelTurn({ sessionId, turnId }, { timeoutMs: Infinity });
+    const terminal = await ctx.terminal(turnId);
     const answer = answerTo(ctx.wire.lines, ask);
     const cancel = lastClientRequest(ctx.wire.lines, "turn/cancel");
     const decision = (answer?.message?.["result"] as Record<string, unknown> | undefined)?.["decision"];
@@ -601,7 +616,7 @@ const stopWhileAsking: Scenario = {
       `the turn stopped while asking must end "cancelled", it ended ${JSON.stringify(terminal.params["terminal"])}`,
       [terminal.line],
     );
-    const tool = ctx.completedItems(turn.turnId).find((i) => i.item["itemId"] === itemId);
+    const tool = ctx.completedItems(turnId).find((i) => i.item["itemId"] === itemId);
     ctx.expect(
       tool?.item["status"] === "cancelled" && tool.item["approval"] === "cancelled",
       `the tool call asked about must close cancelled, never dispatched (status "cancelled", approval: "cancelled"), got ${tool === undefined ? "no item/completed" : `status ${JSON.stringify(tool.item["status"])}, approval ${JSON.stringify(tool.item["approval"])}`}`,
@@ -609,7 +624,7 @@ const stopWhileAsking: Scenario = {
     );
     const ran = ranLines(ctx.wire.lines, itemId);
     ctx.expect(ran.length === 0, "the tool call ran although the question was withdrawn", [ran[0]?.line]);
-    const after = ctx.completedItems(turn.turnId).find((i) => i.item["text"] === "The turn went on.");
+    const after = ctx.completedItems(turnId).find((i) => i.item["text"] === "The turn went on.");
     ctx.expect(after === undefined, "the step after the withdrawn tool call must not run", [after?.line]);
     await ctx.settle();
   },
@@ -622,17 +637,14 @@ const lateApprove: Scenario = {
   name: "late approve after a cancel",
   needs: "approvals",
   async run(ctx) {
-    ctx.client.onApproval(unanswered);
-    const sessionId = await ctx.session();
-    const turn = await ctx.start(sessionId, ASKING);
-    const ask = await askOf(ctx, turn.turnId);
-    if (ask === undefined) return;
-    const itemId = ask.params["itemId"];
+    const asking = await askingTurn(ctx, unanswered);
+    if (asking === undefined) return;
+    const { sessionId, turnId, ask, itemId } = asking;
     const approve = JSON.stringify({ jsonrpc: "2.0", id: ask.message?.["id"], result: { decision: "approve" } });
     lateApproves.set(ctx.wire, new Set([approve]));
     // The SDK answers cancelled and sends turn/cancel; an approve crosses it, past the SDK.
     ctx.step("waiting for the answer to turn/cancel");
-    const cancelling = ctx.client.connection.command("turn/cancel", { sessionId, turnId: turn.turnId }, { timeoutMs: Infinity });
+    const cancelling = ctx.client.connection.command("turn/cancel", { sessionId, turnId }, { timeoutMs: Infinity });
     cancelling.catch(() => {}); // awaited below
     for (let i = 0; i < 1_000 && lastClientRequest(ctx.wire.lines, "turn/cancel") === undefined; i++) await new Promise((resolve) => setImmediate(resolve));
     const crossing = ctx.wire.sendRaw(approve) + 1;
@@ -643,7 +655,7 @@ const lateApprove: Scenario = {
     ctx.expect(refused === undefined, `turn/cancel of a turn waiting for an answer must be accepted, it was refused: ${refused?.message ?? ""}`, [
       lastClientRequest(ctx.wire.lines, "turn/cancel")?.line,
     ]);
-    const terminal = await ctx.terminal(turn.turnId);
+    const terminal = await ctx.terminal(turnId);
     // And one more after the terminal.
     const afterEnd = ctx.wire.sendRaw(approve) + 1;
     await ctx.settle(THINK_MS);
@@ -652,7 +664,7 @@ const lateApprove: Scenario = {
       `the turn cancelled while asking must end "cancelled" whatever answer crosses the cancel, it ended ${JSON.stringify(terminal.params["terminal"])}`,
       [crossing, terminal.line],
     );
-    const tool = ctx.completedItems(turn.turnId).find((i) => i.item["itemId"] === itemId);
+    const tool = ctx.completedItems(turnId).find((i) => i.item["itemId"] === itemId);
     ctx.expect(
       tool?.item["status"] === "cancelled",
       `the tool call must close cancelled, never dispatched, got ${tool === undefined ? "no item/completed" : `status ${JSON.stringify(tool.item["status"])}`}`,
