@@ -1,58 +1,41 @@
 /**
  * `muse --ws`: the CLI over a real WebSocket (the `ws` class on Node 20), its token as a
  * `Sec-WebSocket-Protocol` entry from --token-file or MUSE_HOST_TOKEN, and --record of its frames.
- * The server is a small bridge in this file: a `ws` server that checks the token and the `msp.v1`
+ * The server is a small bridge (stdioGateway.ts) that checks the token and the `msp.v1`
  * subprotocol, and relays each connection's frames to its own reference host over stdio. A second
- * server attaches every connection to one in-process reference host, so two muse processes share
- * a session: `muse resume` follows a turn another muse started, and stops it.
+ * server (sharedHostServer.ts) attaches every connection to one in-process reference host, so two
+ * muse processes share a session: `muse resume` follows a turn another muse started, and stops it.
  */
-import { spawn } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
-import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
-import { WebSocketServer } from "ws";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkTranscript } from "../../src/testing/index.js";
 import { createHost } from "../../src/host/muse-host.js";
 import { loadScriptedModel } from "../../src/host/scripted-model.js";
 import { modelPath, runMuse, startMuse, tempDir, useMuseBundles } from "./museProcess.js";
 import { serveSharedHost, type SharedHostServer } from "./sharedHostServer.js";
+import { serveStdioGateway, type StdioGateway } from "./stdioGateway.js";
 
 const bundles = useMuseBundles();
 const TOKEN = "s3cret token ✓";
 const bearer = `bearer.msp.${Buffer.from(TOKEN, "utf8").toString("base64url")}`;
-let server: WebSocketServer;
+let gateway: StdioGateway;
 let url: string;
 let temp: ReturnType<typeof tempDir>;
 
 beforeAll(async () => {
   temp = tempDir("muse-ws-");
-  server = new WebSocketServer({
-    host: "127.0.0.1",
-    port: 0,
+  gateway = await serveStdioGateway([bundles().host, "serve", "--stdio", "--script", JSON.parse(modelPath("cli-demo")) as string], {
     verifyClient: ({ req }: { req: { headers: Record<string, string | string[] | undefined> } }) =>
       String(req.headers["sec-websocket-protocol"] ?? "")
         .split(",")
         .map((p) => p.trim())
         .includes(bearer),
-    handleProtocols: (protocols: Set<string>) => (protocols.has("msp.v1") ? "msp.v1" : false),
   });
-  await new Promise<void>((resolve) => server.once("listening", () => resolve()));
-  url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}/msp`;
-  server.on("connection", (socket) => {
-    const host = spawn(process.execPath, [bundles().host, "serve", "--stdio", "--script", JSON.parse(modelPath("cli-demo")) as string], {
-      stdio: ["pipe", "pipe", "ignore"],
-    });
-    createInterface({ input: host.stdout }).on("line", (line) => socket.send(line));
-    socket.on("message", (data) => host.stdin.write(`${String(data)}\n`));
-    socket.on("close", () => host.stdin.end());
-    host.on("exit", () => socket.close());
-  });
+  url = gateway.url;
 });
 afterAll(async () => {
-  for (const client of server.clients) client.terminate();
-  await new Promise((resolve) => server.close(resolve));
+  await gateway.close();
   temp.remove();
 });
 
