@@ -16,6 +16,7 @@ import { createHost } from "../../src/host/muse-host.js";
 import { loadScriptedModel } from "../../src/host/scripted-model.js";
 import { repoRoot } from "../helpers/repoRoot.js";
 import { expectInOrder } from "./expectInOrder.js";
+import { jsonLines } from "./jsonLines.js";
 import { hostCommand, modelPath, MuseTerminal, runMuse, startMuse, tempDir, useMuseBundles, type RunningMuse } from "./museProcess.js";
 import { serveSharedHost } from "./sharedHostServer.js";
 
@@ -60,11 +61,10 @@ function onTerminal(extra: string[] = []): MuseTerminal {
 
 /** The recorded wire's messages, in order. */
 function wire(file: string): Array<{ dir: string; message: Record<string, unknown> }> {
-  return readFileSync(file, "utf8")
-    .trimEnd()
-    .split("\n")
-    .map((line) => JSON.parse(line) as { dir: string; raw: string })
-    .map(({ dir, raw }) => ({ dir, message: JSON.parse(raw) as Record<string, unknown> }));
+  return jsonLines<{ dir: string; raw: string }>(readFileSync(file, "utf8")).map(({ dir, raw }) => ({
+    dir,
+    message: JSON.parse(raw) as Record<string, unknown>,
+  }));
 }
 
 function recordingOk(file: string): void {
@@ -194,10 +194,7 @@ describe("muse run off a terminal", () => {
   it("--json emits approvalAsked and approvalAnswered with the wire's answer", async () => {
     const result = await run(["--approve", "none", "--json"]);
     expect(result.code).toBe(0);
-    const events = result.stdout
-      .trimEnd()
-      .split("\n")
-      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const events = jsonLines(result.stdout);
     const asked = events.find((e) => e["type"] === "approvalAsked");
     const answered = events.find((e) => e["type"] === "approvalAnswered");
     expect(asked).toMatchObject({ tool: "shell", args: expect.stringContaining("echo published") as unknown });

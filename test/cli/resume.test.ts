@@ -6,6 +6,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { DEMO_TURN_LINES } from "./demoTurn.js";
+import { jsonLines } from "./jsonLines.js";
 import { hostCommand, modelPath, runMuse, startMuse, tempDir, useMuseBundles, type MuseResult } from "./museProcess.js";
 
 const bundles = useMuseBundles();
@@ -21,10 +22,7 @@ const host = (model: string) => hostCommand(bundles(), `--script ${modelPath(mod
 async function runDemo(): Promise<{ sessionId: string; cursors: string[]; stdout: string }> {
   const result = await runMuse(bundles(), ["run", "check the build", "--json", "--spawn", host("cli-demo")]);
   expect(result.code).toBe(0);
-  const events = result.stdout
-    .trimEnd()
-    .split("\n")
-    .map((l) => JSON.parse(l) as { type: string; sessionId?: string; params?: { viewCursor: string } });
+  const events = jsonLines<{ type: string; sessionId?: string; params?: { viewCursor: string } }>(result.stdout);
   const cursors = events.filter((e) => e.type === "notification").map((e) => (e.params as { viewCursor: string }).viewCursor);
   return { sessionId: events[0]?.sessionId as string, cursors, stdout: result.stdout };
 }
@@ -49,18 +47,11 @@ describe("muse resume", () => {
     const after = run.cursors.at(-3) as string;
     const result = await runMuse(bundles(), ["resume", "--session", run.sessionId, "--after", after, "--json", "--spawn", host("cli-demo")]);
     expect(result.code).toBe(0);
-    const events = result.stdout
-      .trimEnd()
-      .split("\n")
-      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    const events = jsonLines(result.stdout);
     expect(events[0]).toEqual({ type: "session", sessionId: run.sessionId, replayed: 2, after });
     expect(events.at(-1)).toEqual({ type: "exit", code: 0 });
     const replayed = events.slice(1, -1) as Array<{ method: string; params: Record<string, unknown> }>;
-    const original = run.stdout
-      .trimEnd()
-      .split("\n")
-      .map((l) => JSON.parse(l) as { method?: string; params?: Record<string, unknown> })
-      .slice(-3, -1);
+    const original = jsonLines<{ method?: string; params?: Record<string, unknown> }>(run.stdout).slice(-3, -1);
     expect(replayed.map((e) => [e.method, e.params])).toEqual(original.map((e) => [e.method, e.params]));
   });
 
@@ -97,10 +88,7 @@ describe("muse resume", () => {
     expect(again.stdout.split("\n")[0]).toBe(`session ${sessionId}`);
     expect(again.stdout.match(/^turn completed/gm)).toHaveLength(1); // the first turn, replayed by the resume, is not shown
     const switched = await runMuse(bundles(), ["run", "hello", "--session", sessionId, "--model", "hello", "--json", "--spawn", hostWithHello]);
-    const events = switched.stdout
-      .trimEnd()
-      .split("\n")
-      .map((l) => JSON.parse(l) as { type: string; params?: { turnId?: string; model?: string } });
+    const events = jsonLines<{ type: string; params?: { turnId?: string; model?: string } }>(switched.stdout);
     expect(switched.code).toBe(0);
     expect(events[0]).toEqual({ type: "session", sessionId, model: "hello" });
     expect(events.find((e) => e.type === "notification")?.params).toMatchObject({ model: "hello" });

@@ -17,6 +17,7 @@ import { styles } from "../../src/node/cli/style.js";
 import { waitGone } from "../helpers/processGone.js";
 import { repoRoot } from "../helpers/repoRoot.js";
 import { DEMO_TURN_LINES } from "./demoTurn.js";
+import { jsonLines } from "./jsonLines.js";
 import { hostCommand, modelPath, runMuse, startMuse, tempDir, useMuseBundles } from "./museProcess.js";
 
 const bundles = useMuseBundles();
@@ -41,10 +42,7 @@ describe("muse run", () => {
   it("--json prints one event a line: the session, every notification of the turn in wire order, the exit", async () => {
     const result = await runMuse(bundles(), ["run", "check the build", "--json", "--spawn", demoHost()]);
     expect(result.code).toBe(0);
-    const events = result.stdout
-      .trimEnd()
-      .split("\n")
-      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const events = jsonLines(result.stdout);
     expect(events[0]).toMatchObject({ type: "session", model: "default" });
     expect(events.at(-1)).toEqual({ type: "exit", code: 0 });
     const notifications = events.slice(1, -1);
@@ -167,10 +165,8 @@ describe("muse run", () => {
       expect(result.code).toBe(0);
       const transcript = readFileSync(file, "utf8");
       expect(checkTranscript(transcript)).toEqual({ ok: true, problems: [] });
-      const methods = transcript
-        .trimEnd()
-        .split("\n")
-        .map((line) => JSON.parse((JSON.parse(line) as { raw: string }).raw) as { method?: string })
+      const methods = jsonLines<{ raw: string }>(transcript)
+        .map((line) => JSON.parse(line.raw) as { method?: string })
         .filter((m) => m.method !== undefined && !m.method.includes("/started") && !m.method.startsWith("item/"));
       expect(methods.map((m) => m.method)).toEqual(["host/info", "session/create", "turn/start", "turn/completed"]);
 

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkTranscript } from "../../src/testing/index.js";
 import { createHost } from "../../src/host/muse-host.js";
 import { loadScriptedModel } from "../../src/host/scripted-model.js";
+import { jsonLines } from "./jsonLines.js";
 import { modelPath, runMuse, startMuse, tempDir, useMuseBundles } from "./museProcess.js";
 import { serveSharedHost, type SharedHostServer } from "./sharedHostServer.js";
 import { serveStdioGateway, type StdioGateway } from "./stdioGateway.js";
@@ -102,11 +103,7 @@ describe("muse resume over a shared host", () => {
     expect(followed).toMatch(
       /\nstopping…\n[^]*\n {2}\| SIGTERM: stopping the test run\n[^]*\n {2}= cancelled: turn cancelled\nturn cancelled: cancelled during tool execution \(cause user\) after \d+\.\d s\n$/,
     );
-    const events = runner
-      .output()
-      .trimEnd()
-      .split("\n")
-      .map((l) => JSON.parse(l) as { type: string; method?: string; params?: Record<string, unknown> });
+    const events = jsonLines<{ type: string; method?: string; params?: Record<string, unknown> }>(runner.output());
     const terminals = events.filter((e) => e.method === "turn/completed");
     expect(terminals).toHaveLength(1);
     expect(terminals[0]?.params).toMatchObject({ terminal: "cancelled", cause: { kind: "user" } });
