@@ -6,6 +6,7 @@
 import { describe, expect, it } from "vitest";
 import type { ApprovalQuestion, MspError, ToolApproveResult } from "../../src/index.js";
 import { makePeer, notification, result, SESSION, terminal, type Peer } from "../helpers/peer.js";
+import { openDialog } from "./openDialog.js";
 
 const TURN = "0198f0aa-2222-7000-8000-000000000001";
 const ITEM = "0198f0aa-3333-7000-8000-000000000001";
@@ -119,12 +120,7 @@ describe("client.onApproval", () => {
 
   it("turn cancelled by this client: answers cancelled BEFORE turn/cancel, aborts the signal, ignores the handler's late answer", async () => {
     const peer = makePeer();
-    let late: ((r: ToolApproveResult) => void) | undefined;
-    let signal: AbortSignal | undefined;
-    peer.client.onApproval((_request, context) => {
-      signal = context.signal;
-      return new Promise((resolve) => (late = resolve));
-    });
+    const dialog = openDialog(peer.client);
     peer.send(ask(5));
     await settle();
     expect(peer.client.approvals.openOf(TURN)).toHaveLength(1);
@@ -132,8 +128,8 @@ describe("client.onApproval", () => {
     const [first, second] = [await peer.nth(1), await peer.nth(2)];
     expect(first).toEqual({ jsonrpc: "2.0", id: 5, result: { decision: "cancelled", reason: "turn cancelled" } });
     expect(second).toMatchObject({ method: "turn/cancel", params: { turnId: TURN } });
-    expect(signal?.aborted).toBe(true);
-    late?.({ decision: "approve" });
+    expect(dialog.signal?.aborted).toBe(true);
+    dialog.answer({ decision: "approve" });
     peer.send(result(second["id"], { commandId: "c", turnId: TURN }));
     peer.send(terminal(TURN, 1, "cancelled", "cancelled"));
     expect((await cancelled).terminal.terminal).toBe("cancelled");
@@ -156,16 +152,12 @@ describe("client.onApproval", () => {
 
   it("the host withdraws the question (item off pending): answered cancelled, once", async () => {
     const peer = makePeer();
-    let signal: AbortSignal | undefined;
-    peer.client.onApproval((_r, context) => {
-      signal = context.signal;
-      return new Promise(() => {});
-    });
+    const dialog = openDialog(peer.client);
     peer.send(pendingItem(1));
     peer.send(ask(1));
     peer.send(pendingItem(2, "cancelled", "cancelled"));
     expect(await peer.nth(1)).toMatchObject({ id: 1, result: { decision: "cancelled", reason: "withdrawn by the host" } });
-    expect(signal?.aborted).toBe(true);
+    expect(dialog.signal?.aborted).toBe(true);
     await settle();
     expect(answers(peer)).toHaveLength(1);
     await peer.client.close();
@@ -173,27 +165,18 @@ describe("client.onApproval", () => {
 
   it("the connection closes: answered cancelled ('connection closed') and the signal aborts", async () => {
     const peer = makePeer();
-    let signal: AbortSignal | undefined;
-    peer.client.onApproval((_r, context) => {
-      signal = context.signal;
-      return new Promise(() => {});
-    });
+    const dialog = openDialog(peer.client);
     peer.send(ask(1));
     await settle();
     await peer.client.close();
     await settle();
-    expect(signal?.aborted).toBe(true);
+    expect(dialog.signal?.aborted).toBe(true);
     expect(answers(peer)).toEqual([{ jsonrpc: "2.0", id: 1, result: { decision: "cancelled", reason: "connection closed" } }]);
   });
 
   it("the app answers through client.approvals; the handler's signal aborts and its answer is ignored", async () => {
     const peer = makePeer();
-    let signal: AbortSignal | undefined;
-    let late: ((r: ToolApproveResult) => void) | undefined;
-    peer.client.onApproval((_r, context) => {
-      signal = context.signal;
-      return new Promise((resolve) => (late = resolve));
-    });
+    const dialog = openDialog(peer.client);
     const asked: ApprovalQuestion[] = [];
     peer.client.events.on("approvalAsked", (q) => asked.push(q));
     peer.send(ask(1));
@@ -203,8 +186,8 @@ describe("client.onApproval", () => {
     expect(question?.answer("approve")).toBe(true);
     expect(question?.answer("deny")).toBe(false);
     expect(peer.client.approvals.openOf(TURN)).toEqual([]);
-    expect(signal?.aborted).toBe(true);
-    late?.({ decision: "deny" });
+    expect(dialog.signal?.aborted).toBe(true);
+    dialog.answer({ decision: "deny" });
     await settle();
     expect(answers(peer)).toEqual([{ jsonrpc: "2.0", id: 1, result: { decision: "approve" } }]);
     expect(() => question?.answer("maybe" as never)).toThrow(TypeError);

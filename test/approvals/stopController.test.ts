@@ -6,6 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { StopController, type StopSnapshot } from "../../src/index.js";
 import { makePeer, result, SESSION, terminal, type Peer } from "../helpers/peer.js";
+import { openDialog } from "./openDialog.js";
 
 const input = [{ type: "text" as const, text: "run ls" }];
 
@@ -78,11 +79,7 @@ describe("StopController and approvals", () => {
 
   it("Stop with the dialog open: cancelled goes before turn/cancel; stopping until the terminal; ended without a dialog", async () => {
     const peer = makePeer();
-    let signal: AbortSignal | undefined;
-    peer.client.onApproval((_r, context) => {
-      signal = context.signal;
-      return new Promise(() => {});
-    });
+    const dialog = openDialog(peer.client);
     const { stop, snapshots, turnId } = await runningTurn(peer);
     peer.send(ask(3, turnId));
     await settle();
@@ -90,7 +87,7 @@ describe("StopController and approvals", () => {
     const pressed = stop.stop();
     expect(stop.getSnapshot()).toMatchObject({ state: "stopping", canStop: false });
     expect(stop.getSnapshot().approval).toBeUndefined();
-    expect(signal?.aborted).toBe(true);
+    expect(dialog.signal?.aborted).toBe(true);
     expect(await peer.nth(2)).toEqual({ jsonrpc: "2.0", id: 3, result: { decision: "cancelled", reason: "turn cancelled" } });
     const cancel = await peer.nth(3);
     expect(cancel).toMatchObject({ method: "turn/cancel", params: { turnId } });
