@@ -16,7 +16,7 @@ import {
 } from "../protocol/index.js";
 import { ApprovalGate } from "./approval-gate.js";
 import { CommandCache, type CommandOutcome, type ReplayRange } from "./command-cache.js";
-import { CommandError, JsonRpcErrorCodes, errorResponse, isJsonRpcId, notificationMessage, type JsonRpcId } from "./json-rpc.js";
+import { CommandError, JsonRpcErrorCodes, errorResponse, isJsonRpcId, notificationMessage, withJson, type JsonRpcId } from "./json-rpc.js";
 import type { MessageTransport } from "./message-transport.js";
 import type { ScriptedModel } from "./scripted-model.js";
 import { SessionAgent } from "./session-agent.js";
@@ -413,10 +413,11 @@ export class MuseHost {
   }
 
   /** Sends one notification to the channels that hear its session. */
-  #publish(method: NotificationMethod, params: Record<string, unknown>): void {
+  #publish(method: NotificationMethod, params: Record<string, unknown>, json?: string): void {
     const subscribers = this.#subscribers.get(String(params["sessionId"]));
     if (subscribers === undefined) return;
     const message = notificationMessage(method, params);
+    withJson(message, json ?? JSON.stringify(message)); // serialized once, whatever the number of connections
     // A copy: a send that overflows a connection's queue disconnects it, which edits the set.
     for (const channel of [...subscribers]) sendInOrder(channel, String(params["sessionId"]), params, message);
   }
@@ -672,7 +673,7 @@ export class MuseHost {
       log,
       models: this.#options.models,
       modelName,
-      publish: (method, params) => this.#publish(method, params),
+      publish: (method, params, json) => this.#publish(method, params, json),
       onLogFailure: (error) => this.#fatal(error, `session log of ${sessionId}`),
       ask: (question, signal) => this.#approvals.ask(question, signal),
       shell,

@@ -243,19 +243,19 @@ function* chunksOf(text: string, size: number): Generator<string> {
  * ```
  */
 export async function* streamStep(step: ScriptedStep, signal: AbortSignal): AsyncGenerator<ModelChunk> {
-  const pause = async () => {
-    if (step.chunkDelayMs > 0) await sleep(step.chunkDelayMs, undefined, { signal });
-    else signal.throwIfAborted();
-  };
+  // Without a delay, no timer and no extra promise a chunk: the check alone (a streaming turn pays this per chunk).
+  const delayMs = step.chunkDelayMs;
   if (step.reasoning !== undefined) {
     for (const delta of chunksOf(step.reasoning, step.chunkSize)) {
-      await pause();
+      if (delayMs > 0) await sleep(delayMs, undefined, { signal });
+      else signal.throwIfAborted();
       yield { kind: "reasoning", delta };
     }
   }
   if (step.text !== undefined) {
     for (const delta of chunksOf(step.text, step.chunkSize)) {
-      await pause();
+      if (delayMs > 0) await sleep(delayMs, undefined, { signal });
+      else signal.throwIfAborted();
       yield { kind: "text", delta };
     }
   }

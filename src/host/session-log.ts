@@ -24,6 +24,7 @@ import { dirname, join } from "node:path";
 import { BoundedMap } from "../internal/boundedMap.js";
 import type { ApprovalState, CancelCause, Item, NotificationMethod, Terminal, TurnCompletedParams, TurnInput } from "../protocol/index.js";
 import { MAX_LOG_LINE_BYTES, readLines } from "./log-lines.js";
+import { growingField, itemOf, NotificationEncoder } from "./notification-encoder.js";
 import { isDescriptorExhaustion, openLogFile } from "./safe-files.js";
 
 /**
@@ -257,11 +258,6 @@ export class LogFilePool {
  */
 export type SessionLogOpenMode = "create" | "existing" | "any";
 
-/** The field of an item that grows: a tool call's output, any other item's text. */
-function growingField(item: Record<string, unknown>): "text" | "visibleOutput" {
-  return item["kind"] === "toolCall" ? "visibleOutput" : "text";
-}
-
 function noop(): void {}
 
 /**
@@ -270,9 +266,18 @@ function noop(): void {}
  */
 const MAX_SYNCS_IN_FLIGHT = 2;
 
-function itemOf(params: Record<string, unknown>): Record<string, unknown> | undefined {
-  const item = params["item"];
-  return typeof item === "object" && item !== null && typeof (item as { itemId?: unknown }).itemId === "string" ? (item as Record<string, unknown>) : undefined;
+/**
+ * Writes all of `text` at the descriptor's offset and returns the bytes written. The string is
+ * handed to `write(2)` as it is (no Buffer of our own); a short write (e.g. a file-size limit) goes
+ * on from the byte where it stopped until it completes or throws.
+ */
+function writeWhole(fd: number, text: string): number {
+  const wrote = writeSync(fd, text);
+  const length = Buffer.byteLength(text, "utf8");
+  if (wrote === length) return wrote;
+  const bytes = Buffer.from(text, "utf8");
+  for (let at = wrote; at < bytes.length;) at += writeSync(fd, bytes, at, bytes.length - at);
+  return bytes.length;
 }
 
 /**
@@ -304,8 +309,8 @@ export class SessionLog {
   #fd: number | undefined;
   #held = false;
   #closed = false;
-  /** The last logged value of each open item's growing field, by itemId (the base of the next delta). */
-  readonly #items = new Map<string, string>();
+  /** Encodes notification records: keeps each open item's last logged value (the base of the next delta). */
+  readonly #encoder = new NotificationEncoder();
   /** Callbacks of records written since the last sync started, in write order. */
   #waiting: Array<() => void> = [];
   /** Callbacks of durable records, in order, not yet run (see `#drain`). */
@@ -423,28 +428,6 @@ export class SessionLog {
     return this.#fd;
   }
 
-  /** The line to write for `record`: an `item/updated` that extends its item's last logged value becomes a delta. */
-  #encode(record: SessionLogRecord): { line: string; track?: () => void } {
-    if (record.type !== "notification") return { line: JSON.stringify(record) };
-    const item = itemOf(record.params);
-    if (item === undefined) return { line: JSON.stringify(record) };
-    const itemId = item["itemId"] as string;
-    const field = growingField(item);
-    const value = item[field];
-    if (record.method === "item/completed") return { line: JSON.stringify(record), track: () => this.#items.delete(itemId) };
-    if (typeof value !== "string") return { line: JSON.stringify(record) };
-    const track = () => this.#items.set(itemId, value);
-    const base = this.#items.get(itemId);
-    // `value` is usually a rope (the previous text plus a chunk): startsWith walks it character by
-    // character, while slicing flattens it once and compares flat strings (~6 µs less a record).
-    if (record.method !== "item/updated" || base === undefined || value.length < base.length || value.slice(0, base.length) !== base) {
-      return { line: JSON.stringify(record), track };
-    }
-    const params = { ...record.params, item: { ...item, [field]: value.slice(base.length) } };
-    const delta: ItemDelta = { field, from: base.length };
-    return { line: JSON.stringify({ ...record, params, delta }), track };
-  }
-
   /**
    * Appends `record` durably (write + fdatasync) before returning. Records written before it
    * become durable with it, and their callbacks run first, in order.
@@ -456,29 +439,27 @@ export class SessionLog {
 
   /**
    * Writes `record` now and calls `onDurable` once it is on disk (group commit, see the class).
-   * Throws when the write itself fails; a failed sync goes to {@link SessionLog.onFailure}'s
+   * For a `notification` record, `onDurable` is given the JSON text of its wire message
+   * (`notificationMessage(method, params)`), encoded together with the line
+   * ({@link NotificationEncoder}): the sender need not serialize it again. Throws when the write itself fails; a failed sync goes to {@link SessionLog.onFailure}'s
    * listener, and then no callback of an undurable record ever runs.
    */
-  write(record: SessionLogRecord, onDurable: () => void = noop): void {
+  write(record: SessionLogRecord, onDurable: (wireJson?: string) => void = noop): void {
     if (this.#closed) throw new Error(`session log ${this.path} is closed`);
     if (this.#failure !== undefined) throw this.#failure;
     this.#pool.guard?.();
-    const { line, track } = this.#encode(record);
-    const fd = this.#descriptor();
-    const bytes = Buffer.from(`${line}\n`, "utf8");
+    const fd = this.#descriptor(); // out of descriptors: thrown before anything is written or noted
+    let line: string;
+    let wire: string | undefined;
+    if (record.type === "notification") ({ line, wire } = this.#encoder.encode(record));
+    else line = JSON.stringify(record);
     try {
-      // A short write (e.g. a file-size limit) is retried until it completes or throws.
-      for (let at = 0; at < bytes.length;) {
-        const wrote = writeSync(fd, bytes, at, bytes.length - at);
-        at += wrote;
-        this.#size += wrote;
-      }
+      this.#size += writeWhole(fd, `${line}\n`);
     } catch (error) {
       this.#fail(error as Error, false);
       throw error;
     }
-    track?.();
-    this.#waiting.push(onDurable);
+    this.#waiting.push(wire === undefined ? onDurable : () => onDurable(wire));
     if (!this.#scheduled && this.#inFlight.length < MAX_SYNCS_IN_FLIGHT) {
       this.#scheduled = true;
       setImmediate(() => this.#startSync());
@@ -606,7 +587,7 @@ export class SessionLog {
     if (this.#closed) return;
     this.#closed = true;
     this.#pool.forget(this);
-    this.#items.clear();
+    this.#encoder.clear();
     this.#closeFd();
   }
 }
