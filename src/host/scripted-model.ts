@@ -231,8 +231,25 @@ function* chunksOf(text: string, size: number): Generator<string> {
 }
 
 /**
- * Streams one step: reasoning chunks, then text chunks, then its tool calls. Each chunk waits
- * `chunkDelayMs` first; the wait rejects as soon as `signal` aborts.
+ * The chunks of one step, in order, with no pauses: reasoning chunks, then text chunks, then its
+ * tool calls ({@link streamStep} is the same with each chunk's `chunkDelayMs` before it).
+ *
+ * @example
+ * ```ts
+ * for (const chunk of stepChunks({ text: "hello", chunkSize: 2, chunkDelayMs: 0, toolCalls: [] })) console.log(chunk);
+ * // { kind: "text", delta: "he" }, { kind: "text", delta: "ll" }, { kind: "text", delta: "o" }
+ * ```
+ */
+export function* stepChunks(step: ScriptedStep): Generator<ModelChunk> {
+  if (step.reasoning !== undefined) for (const delta of chunksOf(step.reasoning, step.chunkSize)) yield { kind: "reasoning", delta };
+  if (step.text !== undefined) for (const delta of chunksOf(step.text, step.chunkSize)) yield { kind: "text", delta };
+  for (const call of step.toolCalls) yield { kind: "toolCall", call };
+}
+
+/**
+ * Streams one step: reasoning chunks, then text chunks, then its tool calls. Each reasoning or text
+ * chunk waits `chunkDelayMs` first (without a delay, only checks `signal`); the wait rejects as soon
+ * as `signal` aborts.
  *
  * @example
  * ```ts
@@ -243,21 +260,11 @@ function* chunksOf(text: string, size: number): Generator<string> {
  * ```
  */
 export async function* streamStep(step: ScriptedStep, signal: AbortSignal): AsyncGenerator<ModelChunk> {
-  // Without a delay, no timer and no extra promise a chunk: the check alone (a streaming turn pays this per chunk).
-  const delayMs = step.chunkDelayMs;
-  if (step.reasoning !== undefined) {
-    for (const delta of chunksOf(step.reasoning, step.chunkSize)) {
-      if (delayMs > 0) await sleep(delayMs, undefined, { signal });
+  for (const chunk of stepChunks(step)) {
+    if (chunk.kind !== "toolCall") {
+      if (step.chunkDelayMs > 0) await sleep(step.chunkDelayMs, undefined, { signal });
       else signal.throwIfAborted();
-      yield { kind: "reasoning", delta };
     }
+    yield chunk;
   }
-  if (step.text !== undefined) {
-    for (const delta of chunksOf(step.text, step.chunkSize)) {
-      if (delayMs > 0) await sleep(delayMs, undefined, { signal });
-      else signal.throwIfAborted();
-      yield { kind: "text", delta };
-    }
-  }
-  for (const call of step.toolCalls) yield { kind: "toolCall", call };
 }

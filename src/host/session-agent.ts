@@ -17,7 +17,7 @@ import type {
 } from "../protocol/index.js";
 import type { ApprovalAnswer } from "./approval-gate.js";
 import { PhaseMachine } from "./phase-machine.js";
-import { streamStep, type ScriptedModel, type ScriptedStep, type ScriptedToolCall } from "./scripted-model.js";
+import { stepChunks, streamStep, type ModelChunk, type ScriptedModel, type ScriptedStep, type ScriptedToolCall } from "./scripted-model.js";
 import { LogUnavailableError, type SessionLog, type SessionLogRecord } from "./session-log.js";
 import { runShell, TOOL_PROCESSES_ESCAPED, type ShellOptions, type ToolResult } from "./shell-tool.js";
 import { formatViewCursor } from "../protocol/cursor.js";
@@ -590,37 +590,49 @@ export class SessionAgent {
       if (status !== "completed") done.interrupted = true;
       this.#emitItem("item/completed", done);
     };
+    /** Takes one chunk; returns what to wait for before the next one, if anything. */
+    const take = (chunk: ModelChunk): Promise<unknown> | undefined => {
+      signal.throwIfAborted(); // on every chunk
+      if (chunk.kind === "toolCall") {
+        close("completed");
+        calls.push(chunk.call);
+        return undefined;
+      }
+      const kind = chunk.kind === "text" ? "message" : "reasoning";
+      if (open !== undefined && open.kind !== kind) close("completed");
+      let current: TextItem;
+      if (open === undefined) {
+        current = newTextItem(kind, turnId);
+        announced = false;
+      } else {
+        current = open;
+      }
+      const text = current.text + chunk.delta;
+      if (!announced) {
+        open = { ...current, text };
+        if (text.trim() === "") return undefined;
+        announce(current);
+        current = { ...current, revision: 1 };
+      }
+      current = { ...current, text, revision: current.revision + 1, recordedAt: isoNow() };
+      open = current;
+      this.#emit("item/updated", { item: current }); // a new object every update, never changed after: no copy
+      // A step that streams without pausing: yield now and then, and wait when too much is unsent.
+      if (this.#log.unsynced >= STREAM_UNSYNCED_MAX) return this.#log.durable();
+      if (++chunks % STREAM_YIELD_EVERY === 0) return nextTick();
+      return undefined;
+    };
     signal.throwIfAborted(); // before iterating the stream
     try {
-      for await (const chunk of streamStep(step, signal)) {
-        signal.throwIfAborted(); // on every chunk
-        if (chunk.kind === "toolCall") {
-          close("completed");
-          calls.push(chunk.call);
-          continue;
+      if (step.chunkDelayMs > 0) {
+        for await (const chunk of streamStep(step, signal)) await take(chunk);
+      } else {
+        // No pauses: the chunks are taken in a plain loop, with no promise a chunk; the event loop
+        // still gets its turn every STREAM_YIELD_EVERY chunks (a turn/cancel is read there).
+        for (const chunk of stepChunks(step)) {
+          const wait = take(chunk);
+          if (wait !== undefined) await wait;
         }
-        const kind = chunk.kind === "text" ? "message" : "reasoning";
-        if (open !== undefined && open.kind !== kind) close("completed");
-        let current: TextItem;
-        if (open === undefined) {
-          current = newTextItem(kind, turnId);
-          announced = false;
-        } else {
-          current = open;
-        }
-        const text = current.text + chunk.delta;
-        if (!announced) {
-          open = { ...current, text };
-          if (text.trim() === "") continue;
-          announce(current);
-          current = { ...current, revision: 1 };
-        }
-        current = { ...current, text, revision: current.revision + 1, recordedAt: isoNow() };
-        open = current;
-        this.#emit("item/updated", { item: current }); // a new object every update, never changed after: no copy
-        // A step that streams without pausing: yield now and then, and wait when too much is unsent.
-        if (this.#log.unsynced >= STREAM_UNSYNCED_MAX) await this.#log.durable();
-        else if (++chunks % STREAM_YIELD_EVERY === 0) await nextTick();
       }
       close("completed");
       return calls;
