@@ -226,6 +226,11 @@ export function loadScriptedModel(path: string, name: string): ScriptedModel {
 }
 
 function* chunksOf(text: string, size: number): Generator<string> {
+  if (!/[\ud800-\udfff]/.test(text)) {
+    // No surrogates: every character is one code unit, so slicing the string is slicing the characters.
+    for (let i = 0; i < text.length; i += size) yield text.slice(i, i + size);
+    return;
+  }
   const chars = Array.from(text); // never split a surrogate pair
   for (let i = 0; i < chars.length; i += size) yield chars.slice(i, i + size).join("");
 }
