@@ -114,6 +114,19 @@ interface ItemState {
   parts: string[];
 }
 
+/** The JSON of the keys (and methods) seen so far: a few dozen names, serialized once each. */
+const namesJson = new Map<string, string>();
+
+/** `JSON.stringify(name)` for a property key or a method name, remembered (bounded: past 256 names, not remembered). */
+function keyJson(name: string): string {
+  let json = namesJson.get(name);
+  if (json === undefined) {
+    json = JSON.stringify(name);
+    if (namesJson.size < 256) namesJson.set(name, json);
+  }
+  return json;
+}
+
 /**
  * `"key":value` as `JSON.stringify` writes the property inside an object, `""` when it leaves the
  * property out, or `undefined` when only `JSON.stringify` of the whole can say (a `toJSON` method,
@@ -122,19 +135,19 @@ interface ItemState {
 function propertyJson(key: string, value: unknown): string | undefined {
   switch (typeof value) {
     case "string":
-      return `${JSON.stringify(key)}:${JSON.stringify(value)}`;
+      return `${keyJson(key)}:${JSON.stringify(value)}`;
     case "number":
-      return `${JSON.stringify(key)}:${Number.isFinite(value) ? String(value) : "null"}`;
+      return `${keyJson(key)}:${Number.isFinite(value) ? String(value) : "null"}`;
     case "boolean":
-      return `${JSON.stringify(key)}:${String(value)}`;
+      return `${keyJson(key)}:${String(value)}`;
     case "undefined":
     case "function":
     case "symbol":
       return "";
     case "object":
-      if (value === null) return `${JSON.stringify(key)}:null`;
+      if (value === null) return `${keyJson(key)}:null`;
       if (typeof (value as { toJSON?: unknown }).toJSON === "function") return undefined;
-      return `${JSON.stringify(key)}:${JSON.stringify(value)}`;
+      return `${keyJson(key)}:${JSON.stringify(value)}`;
     default:
       return undefined;
   }
@@ -165,6 +178,9 @@ export class NotificationEncoder {
   readonly #items = new Map<string, ItemState>();
   #sessionId = "";
   #sessionIdJson = '""';
+  /** The session's cursors without their number, `v:<sessionId>:`, and that text's JSON without its closing quote. */
+  #cursorPrefix = "";
+  #cursorPrefixJson = "";
 
   /** Forgets every open item (the log was closed). */
   clear(): void {
@@ -249,7 +265,7 @@ export class NotificationEncoder {
       if (!Object.hasOwn(item, key)) return undefined; // an inherited key: JSON.stringify would skip it
       const value = item[key];
       if (key === field) {
-        head += `${head.length > 1 ? "," : ""}${JSON.stringify(key)}:"`;
+        head += `${head.length > 1 ? "," : ""}${keyJson(key)}:"`;
         tail = '"';
         inTail = true;
         continue;
@@ -270,9 +286,16 @@ export class NotificationEncoder {
     if (sessionId !== this.#sessionId) {
       this.#sessionId = sessionId;
       this.#sessionIdJson = JSON.stringify(sessionId);
+      this.#cursorPrefix = `v:${sessionId}:`;
+      const json = JSON.stringify(this.#cursorPrefix);
+      this.#cursorPrefixJson = json.slice(0, json.length - 1);
     }
-    const method = JSON.stringify(record.method);
-    const ids = `{"sessionId":${this.#sessionIdJson},"viewCursor":${JSON.stringify(viewCursor)}`;
+    const method = keyJson(record.method);
+    // The usual cursor, `v:<sessionId>:<n>`: its JSON is the prefix's and the digits of n.
+    const digits = String(record.n);
+    const usual = viewCursor.length === this.#cursorPrefix.length + digits.length && viewCursor.startsWith(this.#cursorPrefix) && viewCursor.endsWith(digits);
+    const cursorJson = usual ? `${this.#cursorPrefixJson}${digits}"` : JSON.stringify(viewCursor);
+    const ids = `{"sessionId":${this.#sessionIdJson},"viewCursor":${cursorJson}`;
     const deltaJson = from >= 0 ? `,"delta":{"field":"${field}","from":${from}}` : "";
     return {
       line: `{"type":"notification","at":${record.at},"n":${record.n},"method":${method},"params":${ids},"emittedAtMs":${emittedAtMs},"item":${head}${logText}${tail}}${deltaJson}}`,

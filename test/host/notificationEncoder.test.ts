@@ -154,6 +154,26 @@ describe("NotificationEncoder", () => {
     expectSame(encoder, reference, note("item/completed", { ...item, text: "abcdefg", status: "completed" }));
   });
 
+  it("any cursor and session id are written as JSON.stringify writes them, the usual v:<sessionId>:<n> or not", () => {
+    const encoder = new NotificationEncoder();
+    const reference = new ReferenceEncoder();
+    const item = { itemId: "i1", turnId: "t", revision: 1, status: "inProgress", recordedAt: "r", text: "a", kind: "message" };
+    const record = (id: string, viewCursor: string, n: number, text: string): NotificationRecord => ({
+      type: "notification",
+      at: n,
+      n,
+      method: "item/updated",
+      params: { sessionId: id, viewCursor, emittedAtMs: n, item: { ...item, text } },
+    });
+    expectSame(encoder, reference, record(sessionId, `v:${sessionId}:7`, 7, "ab"));
+    expectSame(encoder, reference, record(sessionId, `v:${sessionId}:7`, 8, "abc")); // another number than n
+    expectSame(encoder, reference, record(sessionId, `v:${sessionId}:78`, 8, "abcd")); // ends with n's digits, one longer
+    expectSame(encoder, reference, record(sessionId, `w:${sessionId}:9`, 9, "abcde"));
+    const odd = 'a"b\\c\u0001\ud800';
+    expectSame(encoder, reference, record(odd, `v:${odd}:10`, 10, "abcdef")); // a session id that JSON escapes
+    expectSame(encoder, reference, record(odd, `v:${odd}:11`, 11, "abcdefg"));
+  });
+
   it("an object property whose value changed inside is serialized again, never reused", () => {
     const encoder = new NotificationEncoder();
     const reference = new ReferenceEncoder();
