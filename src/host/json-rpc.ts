@@ -99,6 +99,40 @@ export function notificationMessage(method: string, params: Record<string, unkno
   return typeof emittedAtMs === "number" ? { jsonrpc: "2.0", method, params: rest, emittedAtMs } : { jsonrpc: "2.0", method, params: rest };
 }
 
+/** Where {@link withJson} keeps a message's JSON text: a symbol key, which `JSON.stringify` skips. */
+const JSON_TEXT = Symbol("json text");
+
+/**
+ * Attaches `text`, the JSON of `message`, to it, so every transport that sends it
+ * ({@link messageJson}) reuses the text instead of serializing the message again: a notification
+ * sent to several connections is serialized once. `text` must be exactly `JSON.stringify(message)`,
+ * and the message must not change afterwards. Returns `message`.
+ *
+ * @example
+ * ```ts
+ * const message = notificationMessage("turn/started", params);
+ * for (const transport of transports) transport.send(withJson(message, JSON.stringify(message)));
+ * ```
+ */
+export function withJson<T extends object>(message: T, text: string): T {
+  (message as { [JSON_TEXT]?: string })[JSON_TEXT] = text;
+  return message;
+}
+
+/**
+ * The JSON text of a message to send: the text {@link withJson} attached, else
+ * `JSON.stringify(message)`.
+ *
+ * @example
+ * ```ts
+ * socket.send(messageJson({ jsonrpc: "2.0", id: 1, result: {} })); // '{"jsonrpc":"2.0","id":1,"result":{}}'
+ * ```
+ */
+export function messageJson(message: unknown): string {
+  const text = typeof message === "object" && message !== null ? (message as { [JSON_TEXT]?: string })[JSON_TEXT] : undefined;
+  return text ?? JSON.stringify(message);
+}
+
 /**
  * Builds an error response.
  *

@@ -16,7 +16,7 @@ import {
 } from "../protocol/index.js";
 import { ApprovalGate } from "./approval-gate.js";
 import { CommandCache, type CommandOutcome, type ReplayRange } from "./command-cache.js";
-import { CommandError, JsonRpcErrorCodes, errorResponse, isJsonRpcId, notificationMessage, type JsonRpcId } from "./json-rpc.js";
+import { CommandError, JsonRpcErrorCodes, errorResponse, isJsonRpcId, notificationMessage, withJson, type JsonRpcId } from "./json-rpc.js";
 import type { MessageTransport } from "./message-transport.js";
 import type { ScriptedModel } from "./scripted-model.js";
 import { SessionAgent } from "./session-agent.js";
@@ -139,6 +139,11 @@ interface Handled {
  */
 interface Channel {
   send: (message: unknown) => void;
+  /**
+   * Sends a live notification of `sessionId` whose cursor number is `n` (`params` are its wire
+   * params): what `send` does, without reading the message again.
+   */
+  sendNotification: (message: unknown, method: string, params: Record<string, unknown>, sessionId: string, n: number | undefined) => void;
   terminalsSent: Set<string>;
   /** The sessions this channel hears; `undefined` for a `handleText` reply, which hears only its answers and replays. */
   sessions: Set<string> | undefined;
@@ -161,11 +166,10 @@ function cursorNumber(params: Record<string, unknown>): number | undefined {
   return Number.isSafeInteger(n) ? n : undefined;
 }
 
-/** Sends live notification `message` on `channel` unless the channel already has its cursor. */
-function sendInOrder(channel: Channel, sessionId: string, params: Record<string, unknown>, message: unknown): void {
-  const n = cursorNumber(params);
+/** Sends live notification `message` (cursor number `n`) on `channel` unless the channel already has its cursor. */
+function sendInOrder(channel: Channel, method: string, sessionId: string, params: Record<string, unknown>, n: number | undefined, message: unknown): void {
   if (n !== undefined && n <= (channel.cursors.get(sessionId) ?? 0)) return;
-  channel.send(message);
+  channel.sendNotification(message, method, params, sessionId, n);
 }
 
 type Connection = { transport: MessageTransport; channel: Channel };
@@ -173,6 +177,11 @@ type Connection = { transport: MessageTransport; channel: Channel };
 function newChannel(write: (message: unknown) => void, subscribes: boolean): Channel {
   const terminalsSent = new Set<string>();
   const cursors = new Map<string, number>();
+  const sendNotification = (message: unknown, method: string, params: Record<string, unknown>, sessionId: string, n: number | undefined) => {
+    if (method === "turn/completed") terminalsSent.add(String(params["turnId"]));
+    if (n !== undefined && n > (cursors.get(sessionId) ?? 0)) cursors.set(sessionId, n);
+    write(message);
+  };
   return {
     terminalsSent,
     sessions: subscribes ? new Set() : undefined,
@@ -181,13 +190,12 @@ function newChannel(write: (message: unknown) => void, subscribes: boolean): Cha
     send(message) {
       if (isObject(message) && isObject(message["params"]) && typeof message["method"] === "string") {
         const params = message["params"];
-        if (message["method"] === "turn/completed") terminalsSent.add(String(params["turnId"]));
-        const n = cursorNumber(params);
-        const sessionId = String(params["sessionId"]);
-        if (n !== undefined && n > (cursors.get(sessionId) ?? 0)) cursors.set(sessionId, n);
+        sendNotification(message, message["method"], params, String(params["sessionId"]), cursorNumber(params));
+        return;
       }
       write(message);
     },
+    sendNotification,
   };
 }
 
@@ -413,12 +421,20 @@ export class MuseHost {
   }
 
   /** Sends one notification to the channels that hear its session. */
-  #publish(method: NotificationMethod, params: Record<string, unknown>): void {
-    const subscribers = this.#subscribers.get(String(params["sessionId"]));
+  #publish(method: NotificationMethod, params: Record<string, unknown>, json?: string): void {
+    const sessionId = String(params["sessionId"]);
+    const subscribers = this.#subscribers.get(sessionId);
     if (subscribers === undefined) return;
     const message = notificationMessage(method, params);
+    withJson(message, json ?? JSON.stringify(message)); // serialized once, whatever the number of connections
+    const n = cursorNumber(params);
+    const wire = message.params as Record<string, unknown>;
+    if (subscribers.size === 1) {
+      for (const channel of subscribers) sendInOrder(channel, method, sessionId, wire, n, message);
+      return;
+    }
     // A copy: a send that overflows a connection's queue disconnects it, which edits the set.
-    for (const channel of [...subscribers]) sendInOrder(channel, String(params["sessionId"]), params, message);
+    for (const channel of [...subscribers]) sendInOrder(channel, method, sessionId, wire, n, message);
   }
 
   /** From now on `channel` hears `sessionId`; answers whether it did not before. */
@@ -672,7 +688,7 @@ export class MuseHost {
       log,
       models: this.#options.models,
       modelName,
-      publish: (method, params) => this.#publish(method, params),
+      publish: (method, params, json) => this.#publish(method, params, json),
       onLogFailure: (error) => this.#fatal(error, `session log of ${sessionId}`),
       ask: (question, signal) => this.#approvals.ask(question, signal),
       shell,

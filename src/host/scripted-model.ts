@@ -226,13 +226,35 @@ export function loadScriptedModel(path: string, name: string): ScriptedModel {
 }
 
 function* chunksOf(text: string, size: number): Generator<string> {
+  if (!/[\ud800-\udfff]/.test(text)) {
+    // No surrogates: every character is one code unit, so slicing the string is slicing the characters.
+    for (let i = 0; i < text.length; i += size) yield text.slice(i, i + size);
+    return;
+  }
   const chars = Array.from(text); // never split a surrogate pair
   for (let i = 0; i < chars.length; i += size) yield chars.slice(i, i + size).join("");
 }
 
 /**
- * Streams one step: reasoning chunks, then text chunks, then its tool calls. Each chunk waits
- * `chunkDelayMs` first; the wait rejects as soon as `signal` aborts.
+ * The chunks of one step, in order, with no pauses: reasoning chunks, then text chunks, then its
+ * tool calls ({@link streamStep} is the same with each chunk's `chunkDelayMs` before it).
+ *
+ * @example
+ * ```ts
+ * for (const chunk of stepChunks({ text: "hello", chunkSize: 2, chunkDelayMs: 0, toolCalls: [] })) console.log(chunk);
+ * // { kind: "text", delta: "he" }, { kind: "text", delta: "ll" }, { kind: "text", delta: "o" }
+ * ```
+ */
+export function* stepChunks(step: ScriptedStep): Generator<ModelChunk> {
+  if (step.reasoning !== undefined) for (const delta of chunksOf(step.reasoning, step.chunkSize)) yield { kind: "reasoning", delta };
+  if (step.text !== undefined) for (const delta of chunksOf(step.text, step.chunkSize)) yield { kind: "text", delta };
+  for (const call of step.toolCalls) yield { kind: "toolCall", call };
+}
+
+/**
+ * Streams one step: reasoning chunks, then text chunks, then its tool calls. Each reasoning or text
+ * chunk waits `chunkDelayMs` first (without a delay, only checks `signal`); the wait rejects as soon
+ * as `signal` aborts.
  *
  * @example
  * ```ts
@@ -243,21 +265,11 @@ function* chunksOf(text: string, size: number): Generator<string> {
  * ```
  */
 export async function* streamStep(step: ScriptedStep, signal: AbortSignal): AsyncGenerator<ModelChunk> {
-  const pause = async () => {
-    if (step.chunkDelayMs > 0) await sleep(step.chunkDelayMs, undefined, { signal });
-    else signal.throwIfAborted();
-  };
-  if (step.reasoning !== undefined) {
-    for (const delta of chunksOf(step.reasoning, step.chunkSize)) {
-      await pause();
-      yield { kind: "reasoning", delta };
+  for (const chunk of stepChunks(step)) {
+    if (chunk.kind !== "toolCall") {
+      if (step.chunkDelayMs > 0) await sleep(step.chunkDelayMs, undefined, { signal });
+      else signal.throwIfAborted();
     }
+    yield chunk;
   }
-  if (step.text !== undefined) {
-    for (const delta of chunksOf(step.text, step.chunkSize)) {
-      await pause();
-      yield { kind: "text", delta };
-    }
-  }
-  for (const call of step.toolCalls) yield { kind: "toolCall", call };
 }

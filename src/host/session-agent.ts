@@ -17,7 +17,7 @@ import type {
 } from "../protocol/index.js";
 import type { ApprovalAnswer } from "./approval-gate.js";
 import { PhaseMachine } from "./phase-machine.js";
-import { streamStep, type ScriptedModel, type ScriptedStep, type ScriptedToolCall } from "./scripted-model.js";
+import { stepChunks, streamStep, type ModelChunk, type ScriptedModel, type ScriptedStep, type ScriptedToolCall } from "./scripted-model.js";
 import { LogUnavailableError, type SessionLog, type SessionLogRecord } from "./session-log.js";
 import { runShell, TOOL_PROCESSES_ESCAPED, type ShellOptions, type ToolResult } from "./shell-tool.js";
 import { formatViewCursor } from "../protocol/cursor.js";
@@ -155,8 +155,11 @@ export interface SessionAgentOptions {
    * to shut down.
    */
   onLogFailure?: (error: Error) => void;
-  /** Sends a notification (already logged) to the clients. */
-  publish: (method: NotificationMethod, params: Record<string, unknown>) => void;
+  /**
+   * Sends a notification (already logged) to the clients. `json`, when given, is exactly
+   * `JSON.stringify(notificationMessage(method, params))`, already made while logging it.
+   */
+  publish: (method: NotificationMethod, params: Record<string, unknown>, json?: string) => void;
   shell?: ShellOptions;
   /**
    * Asks the client about a tool call whose script says `approval: true` (the host's
@@ -179,8 +182,25 @@ function withdrawal(answer: ApprovalAnswer | undefined): { reason?: string } {
   return answer === undefined ? {} : { reason: `answered ${answer.decision} after the turn was cancelled` };
 }
 
+let isoMs = Number.NaN;
+let isoText = "";
+
+/**
+ * `new Date().toISOString()`, made once a millisecond: a streaming turn stamps every update's
+ * `recordedAt`, many of them in the same millisecond, and formatting costs more than the rest of
+ * the update's bookkeeping.
+ */
+function isoNow(): string {
+  const ms = Date.now();
+  if (ms !== isoMs) {
+    isoMs = ms;
+    isoText = new Date(ms).toISOString();
+  }
+  return isoText;
+}
+
 function newTextItem(kind: "message" | "reasoning", turnId: string): TextItem {
-  const base = { itemId: uuidv7(), turnId, revision: 1, status: "inProgress" as const, recordedAt: new Date().toISOString(), text: "" };
+  const base = { itemId: uuidv7(), turnId, revision: 1, status: "inProgress" as const, recordedAt: isoNow(), text: "" };
   return kind === "message" ? { ...base, kind } : { ...base, kind };
 }
 
@@ -263,7 +283,7 @@ export class SessionAgent {
    * every record written in the same event-loop turn). On a failed write, records it, reports it
    * once, and returns false; a failed sync is reported through the log's failure listener.
    */
-  #write(record: SessionLogRecord, onDurable?: () => void): boolean {
+  #write(record: SessionLogRecord, onDurable?: (wireJson?: string) => void): boolean {
     if (this.#logFailure !== undefined) return false;
     try {
       this.#log.write(record, onDurable);
@@ -466,12 +486,12 @@ export class SessionAgent {
     const traced = tracing && (method === "item/completed" || method === "turn/completed");
     if (traced) traceMark(`${method}.write`, this.sessionId);
     const publish = traced
-      ? () => {
+      ? (json?: string) => {
           traceMark(`${method}.durable`, this.sessionId);
-          this.#publish(method, params);
+          this.#publish(method, params, json);
           traceMark(`${method}.sent`, this.sessionId);
         }
-      : () => this.#publish(method, params);
+      : (json?: string) => this.#publish(method, params, json);
     if (!this.#write({ type: "notification", at: emittedAtMs, n, method, params }, publish)) return undefined;
     this.#cursor = n;
     return params;
@@ -566,41 +586,53 @@ export class SessionAgent {
         announce(item);
         item.revision = 1;
       }
-      const done: TextItem = { ...item, revision: item.revision + 1, status, recordedAt: new Date().toISOString() };
+      const done: TextItem = { ...item, revision: item.revision + 1, status, recordedAt: isoNow() };
       if (status !== "completed") done.interrupted = true;
       this.#emitItem("item/completed", done);
     };
+    /** Takes one chunk; returns what to wait for before the next one, if anything. */
+    const take = (chunk: ModelChunk): Promise<unknown> | undefined => {
+      signal.throwIfAborted(); // on every chunk
+      if (chunk.kind === "toolCall") {
+        close("completed");
+        calls.push(chunk.call);
+        return undefined;
+      }
+      const kind = chunk.kind === "text" ? "message" : "reasoning";
+      if (open !== undefined && open.kind !== kind) close("completed");
+      let current: TextItem;
+      if (open === undefined) {
+        current = newTextItem(kind, turnId);
+        announced = false;
+      } else {
+        current = open;
+      }
+      const text = current.text + chunk.delta;
+      if (!announced) {
+        open = { ...current, text };
+        if (text.trim() === "") return undefined;
+        announce(current);
+        current = { ...current, revision: 1 };
+      }
+      current = { ...current, text, revision: current.revision + 1, recordedAt: isoNow() };
+      open = current;
+      this.#emit("item/updated", { item: current }); // a new object every update, never changed after: no copy
+      // A step that streams without pausing: yield now and then, and wait when too much is unsent.
+      if (this.#log.unsynced >= STREAM_UNSYNCED_MAX) return this.#log.durable();
+      if (++chunks % STREAM_YIELD_EVERY === 0) return nextTick();
+      return undefined;
+    };
     signal.throwIfAborted(); // before iterating the stream
     try {
-      for await (const chunk of streamStep(step, signal)) {
-        signal.throwIfAborted(); // on every chunk
-        if (chunk.kind === "toolCall") {
-          close("completed");
-          calls.push(chunk.call);
-          continue;
+      if (step.chunkDelayMs > 0) {
+        for await (const chunk of streamStep(step, signal)) await take(chunk);
+      } else {
+        // No pauses: the chunks are taken in a plain loop, with no promise a chunk; the event loop
+        // still gets its turn every STREAM_YIELD_EVERY chunks (a turn/cancel is read there).
+        for (const chunk of stepChunks(step)) {
+          const wait = take(chunk);
+          if (wait !== undefined) await wait;
         }
-        const kind = chunk.kind === "text" ? "message" : "reasoning";
-        if (open !== undefined && open.kind !== kind) close("completed");
-        let current: TextItem;
-        if (open === undefined) {
-          current = newTextItem(kind, turnId);
-          announced = false;
-        } else {
-          current = open;
-        }
-        const text = current.text + chunk.delta;
-        if (!announced) {
-          open = { ...current, text };
-          if (text.trim() === "") continue;
-          announce(current);
-          current = { ...current, revision: 1 };
-        }
-        current = { ...current, text, revision: current.revision + 1, recordedAt: new Date().toISOString() };
-        open = current;
-        this.#emitItem("item/updated", current);
-        // A step that streams without pausing: yield now and then, and wait when too much is unsent.
-        if (this.#log.unsynced >= STREAM_UNSYNCED_MAX) await this.#log.durable();
-        else if (++chunks % STREAM_YIELD_EVERY === 0) await nextTick();
       }
       close("completed");
       return calls;
@@ -630,7 +662,7 @@ export class SessionAgent {
       turnId,
       revision: 1,
       status: "inProgress",
-      recordedAt: new Date().toISOString(),
+      recordedAt: isoNow(),
       tool: call.tool,
       callId: `call_${randomBytes(6).toString("hex")}`,
       args: JSON.stringify(call.args),
@@ -646,7 +678,7 @@ export class SessionAgent {
       ...item,
       revision: 2,
       status: "cancelled",
-      recordedAt: new Date().toISOString(),
+      recordedAt: isoNow(),
       failureReason: TOOL_ABORTED_BEFORE_DISPATCH.failureReason,
       error: { ...TOOL_ABORTED_BEFORE_DISPATCH.error },
     });
@@ -654,7 +686,7 @@ export class SessionAgent {
 
   /** Sets the item's approval state: logged (durably) as an approval record, then sent as `item/updated`. */
   #setApproval(item: ToolCallItem, state: ApprovalState, why: { reason?: string; invalid?: boolean } = {}): ToolCallItem {
-    const next: ToolCallItem = { ...item, approval: state, revision: item.revision + 1, recordedAt: new Date().toISOString() };
+    const next: ToolCallItem = { ...item, approval: state, revision: item.revision + 1, recordedAt: isoNow() };
     this.#append({ type: "approval", at: Date.now(), turnId: item.turnId, itemId: item.itemId, callId: item.callId, state, ...why });
     this.#emitItem("item/updated", next);
     return next;
@@ -693,7 +725,7 @@ export class SessionAgent {
         ...asked,
         revision: asked.revision + 1,
         status: "cancelled",
-        recordedAt: new Date().toISOString(),
+        recordedAt: isoNow(),
         failureReason: TOOL_ABORTED_BEFORE_DISPATCH.failureReason,
         error: { ...TOOL_ABORTED_BEFORE_DISPATCH.error },
       });
@@ -710,7 +742,7 @@ export class SessionAgent {
       ...denied,
       revision: denied.revision + 1,
       status: "failed",
-      recordedAt: new Date().toISOString(),
+      recordedAt: isoNow(),
       failureReason: answer.invalid === undefined ? TOOL_DENIED_REASON : `denied: ${answer.invalid}`,
       error: { ...TOOL_DENIED_ERROR },
     };
@@ -736,7 +768,7 @@ export class SessionAgent {
     const flush = () => {
       timer = undefined;
       if (done || latest === undefined || latest.out === item.visibleOutput) return;
-      item = { ...item, visibleOutput: latest.out, truncated: latest.truncated, revision: item.revision + 1, recordedAt: new Date().toISOString() };
+      item = { ...item, visibleOutput: latest.out, truncated: latest.truncated, revision: item.revision + 1, recordedAt: isoNow() };
       lastSent = Date.now();
       this.#emitItem("item/updated", item);
     };
@@ -758,7 +790,7 @@ export class SessionAgent {
       ...item,
       revision: item.revision + 1,
       status: result.status,
-      recordedAt: new Date().toISOString(),
+      recordedAt: isoNow(),
       visibleOutput: result.visibleOutput,
       truncated: result.truncated,
     };

@@ -24,6 +24,7 @@ import { dirname, join } from "node:path";
 import { BoundedMap } from "../internal/boundedMap.js";
 import type { ApprovalState, CancelCause, Item, NotificationMethod, Terminal, TurnCompletedParams, TurnInput } from "../protocol/index.js";
 import { MAX_LOG_LINE_BYTES, readLines } from "./log-lines.js";
+import { growingField, itemOf, NotificationEncoder } from "./notification-encoder.js";
 import { isDescriptorExhaustion, openLogFile } from "./safe-files.js";
 
 /**
@@ -257,11 +258,6 @@ export class LogFilePool {
  */
 export type SessionLogOpenMode = "create" | "existing" | "any";
 
-/** The field of an item that grows: a tool call's output, any other item's text. */
-function growingField(item: Record<string, unknown>): "text" | "visibleOutput" {
-  return item["kind"] === "toolCall" ? "visibleOutput" : "text";
-}
-
 function noop(): void {}
 
 /**
@@ -270,18 +266,29 @@ function noop(): void {}
  */
 const MAX_SYNCS_IN_FLIGHT = 2;
 
-function itemOf(params: Record<string, unknown>): Record<string, unknown> | undefined {
-  const item = params["item"];
-  return typeof item === "object" && item !== null && typeof (item as { itemId?: unknown }).itemId === "string" ? (item as Record<string, unknown>) : undefined;
+/**
+ * Writes all of `text` at the descriptor's offset and returns the bytes written. The string is
+ * handed to `write(2)` as it is (no Buffer of our own); a short write (e.g. a file-size limit) goes
+ * on from the byte where it stopped until it completes or throws.
+ */
+function writeWhole(fd: number, text: string): number {
+  const wrote = writeSync(fd, text);
+  const length = Buffer.byteLength(text, "utf8");
+  if (wrote === length) return wrote;
+  const bytes = Buffer.from(text, "utf8");
+  for (let at = wrote; at < bytes.length;) at += writeSync(fd, bytes, at, bytes.length - at);
+  return bytes.length;
 }
 
 /**
  * A session log. `append` writes one record and `fdatasync`s it before returning. `write` is the
- * group-commit path: it writes the record at once and calls its `onDurable` (e.g. sending the
- * notification) only once an `fdatasync` that started after the write has succeeded. Every record
- * written before a sync starts shares it: syncs run in the thread pool, started on the event-loop
- * turn after the first write, at most two per log at once, and the records written while they run
- * share the next. Callbacks run in write order. {@link SessionLog.settle} makes everything
+ * group-commit path: it queues the record's line and calls its `onDurable` (e.g. sending the
+ * notification) only once an `fdatasync` that started after the line was written has succeeded.
+ * The lines queued in one event-loop turn are written together, with one `write(2)`, at the end of
+ * that turn (or sooner, by {@link SessionLog.settle}), and every record written before a sync starts
+ * shares it: syncs run in the thread pool, started at the end of the turn of the first write, at
+ * most two per log at once, and the records written while they run share the next. Callbacks run in
+ * write order. {@link SessionLog.settle} makes everything
  * written durable now (and runs the waiting callbacks) for a caller that must answer on a durable
  * state. The descriptor is opened on demand (`O_NOFOLLOW`, regular files only, the very file first
  * opened) and kept in the pool's bounded cache, or held open while {@link SessionLog.hold} says a
@@ -304,17 +311,26 @@ export class SessionLog {
   #fd: number | undefined;
   #held = false;
   #closed = false;
-  /** The last logged value of each open item's growing field, by itemId (the base of the next delta). */
-  readonly #items = new Map<string, string>();
+  /** Encodes notification records: keeps each open item's last logged value (the base of the next delta). */
+  readonly #encoder = new NotificationEncoder();
   /** Callbacks of records written since the last sync started, in write order. */
   #waiting: Array<() => void> = [];
   /** Callbacks of durable records, in order, not yet run (see `#drain`). */
-  readonly #ready: Array<() => void> = [];
+  #ready: Array<() => void> = [];
+  /** The next of {@link SessionLog.#ready} to run (a queue read by index: `shift()` moves the rest each time). */
+  #readyAt = 0;
   /** Callbacks of the records the sync now in flight covers. */
   #inFlight: Array<Array<() => void>> = [];
   /** Bumped by every {@link SessionLog.settle}: an async sync from an older epoch was superseded. */
   #epoch = 0;
+  /** The end of this event-loop turn is scheduled: it writes the queued lines out and starts a sync. */
   #scheduled = false;
+  /** Lines queued by `write` and not written yet (each with its newline), in order. */
+  #unwritten = "";
+  readonly #endOfTurn = () => {
+    this.#scheduled = false;
+    this.#startSync();
+  };
   /** The callbacks {@link SessionLog.afterDurable} queued: called with the error on a failure too. */
   readonly #durableWaiters = new Set<(error?: Error) => void>();
   /** Why this log can no longer be written (a write or sync failed). */
@@ -423,28 +439,6 @@ export class SessionLog {
     return this.#fd;
   }
 
-  /** The line to write for `record`: an `item/updated` that extends its item's last logged value becomes a delta. */
-  #encode(record: SessionLogRecord): { line: string; track?: () => void } {
-    if (record.type !== "notification") return { line: JSON.stringify(record) };
-    const item = itemOf(record.params);
-    if (item === undefined) return { line: JSON.stringify(record) };
-    const itemId = item["itemId"] as string;
-    const field = growingField(item);
-    const value = item[field];
-    if (record.method === "item/completed") return { line: JSON.stringify(record), track: () => this.#items.delete(itemId) };
-    if (typeof value !== "string") return { line: JSON.stringify(record) };
-    const track = () => this.#items.set(itemId, value);
-    const base = this.#items.get(itemId);
-    // `value` is usually a rope (the previous text plus a chunk): startsWith walks it character by
-    // character, while slicing flattens it once and compares flat strings (~6 µs less a record).
-    if (record.method !== "item/updated" || base === undefined || value.length < base.length || value.slice(0, base.length) !== base) {
-      return { line: JSON.stringify(record), track };
-    }
-    const params = { ...record.params, item: { ...item, [field]: value.slice(base.length) } };
-    const delta: ItemDelta = { field, from: base.length };
-    return { line: JSON.stringify({ ...record, params, delta }), track };
-  }
-
   /**
    * Appends `record` durably (write + fdatasync) before returning. Records written before it
    * become durable with it, and their callbacks run first, in order.
@@ -455,34 +449,41 @@ export class SessionLog {
   }
 
   /**
-   * Writes `record` now and calls `onDurable` once it is on disk (group commit, see the class).
-   * Throws when the write itself fails; a failed sync goes to {@link SessionLog.onFailure}'s
-   * listener, and then no callback of an undurable record ever runs.
+   * Queues `record`'s line, written out at the end of this event-loop turn, and calls `onDurable`
+   * once it is on disk (group commit, see the class). For a `notification` record, `onDurable` is
+   * given the JSON text of its wire message (`notificationMessage(method, params)`), encoded together
+   * with the line ({@link NotificationEncoder}): the sender need not serialize it again. Throws when
+   * the log is closed or failed, or no descriptor is free ({@link LogUnavailableError}: nothing was
+   * queued); a write or sync that fails later goes to {@link SessionLog.onFailure}'s listener, and
+   * then no callback of an undurable record ever runs.
    */
-  write(record: SessionLogRecord, onDurable: () => void = noop): void {
+  write(record: SessionLogRecord, onDurable: (wireJson?: string) => void = noop): void {
     if (this.#closed) throw new Error(`session log ${this.path} is closed`);
     if (this.#failure !== undefined) throw this.#failure;
     this.#pool.guard?.();
-    const { line, track } = this.#encode(record);
-    const fd = this.#descriptor();
-    const bytes = Buffer.from(`${line}\n`, "utf8");
-    try {
-      // A short write (e.g. a file-size limit) is retried until it completes or throws.
-      for (let at = 0; at < bytes.length;) {
-        const wrote = writeSync(fd, bytes, at, bytes.length - at);
-        at += wrote;
-        this.#size += wrote;
-      }
-    } catch (error) {
-      this.#fail(error as Error, false);
-      throw error;
-    }
-    track?.();
-    this.#waiting.push(onDurable);
-    if (!this.#scheduled && this.#inFlight.length < MAX_SYNCS_IN_FLIGHT) {
+    this.#descriptor(); // out of descriptors: thrown before anything is queued or noted
+    let line: string;
+    let wire: string | undefined;
+    if (record.type === "notification") ({ line, wire } = this.#encoder.encode(record));
+    else line = JSON.stringify(record);
+    this.#unwritten += `${line}\n`;
+    this.#waiting.push(wire === undefined ? onDurable : () => onDurable(wire));
+    if (!this.#scheduled) {
       this.#scheduled = true;
-      setImmediate(() => this.#startSync());
+      setImmediate(this.#endOfTurn);
     }
+  }
+
+  /**
+   * Writes the queued lines out, with one `write(2)` (a short one goes on where it stopped). Checks
+   * the pool's guard first: a host that lost its data dir writes nothing more. Throws what fails.
+   */
+  #writeOut(): void {
+    if (this.#unwritten === "") return;
+    const text = this.#unwritten;
+    this.#unwritten = "";
+    this.#pool.guard?.();
+    this.#size += writeWhole(this.#fd ?? this.#descriptor(), text);
   }
 
   /** Records written whose sync has not finished yet. */
@@ -498,8 +499,9 @@ export class SessionLog {
   }
 
   /**
-   * Makes every record written so far durable now (one `fdatasyncSync`) and runs their waiting
-   * callbacks in order, before returning. A no-op when nothing waits. Throws when the sync fails.
+   * Makes every record written so far durable now (the queued lines written out, one
+   * `fdatasyncSync`) and runs their waiting callbacks in order, before returning. A no-op when
+   * nothing waits. Throws when the write or the sync fails.
    */
   settle(): void {
     if (this.#failure !== undefined) throw this.#failure;
@@ -509,6 +511,7 @@ export class SessionLog {
       this.#waiting = [];
       this.#epoch += 1; // a sync still in flight covers nothing any more
       try {
+        this.#writeOut();
         fdatasyncSync(this.#fd ?? this.#descriptor());
       } catch (error) {
         this.#fail(error as Error, false);
@@ -525,7 +528,13 @@ export class SessionLog {
    * order holds and nothing runs twice.
    */
   #drain(): void {
-    while (this.#ready.length > 0) (this.#ready.shift() as () => void)();
+    while (this.#readyAt < this.#ready.length) {
+      const callback = this.#ready[this.#readyAt] as () => void;
+      this.#readyAt += 1;
+      callback();
+    }
+    this.#ready = [];
+    this.#readyAt = 0;
   }
 
   /**
@@ -535,7 +544,7 @@ export class SessionLog {
    */
   afterDurable(callback: (error?: Error) => void): void {
     if (this.#failure !== undefined) return callback(this.#failure);
-    if (this.unsynced === 0 && this.#ready.length === 0) return callback();
+    if (this.unsynced === 0 && this.#readyAt >= this.#ready.length) return callback();
     const done = (error?: Error) => {
       this.#durableWaiters.delete(done);
       callback(error);
@@ -555,14 +564,21 @@ export class SessionLog {
   }
 
   /**
-   * Starts the sync of every record waiting, unless {@link MAX_SYNCS_IN_FLIGHT} are in flight (the
-   * next completion starts it). A sync covers every record written before it started, so when one
-   * completes, its batch and every batch before it are durable: their callbacks run, in order, even
-   * if an earlier sync has not returned yet (its return then finds nothing left to do).
+   * Writes the queued lines out, then starts the sync of every record waiting, unless
+   * {@link MAX_SYNCS_IN_FLIGHT} are in flight (the next completion starts it). A sync covers every
+   * record written before it started, so when one completes, its batch and every batch before it are
+   * durable: their callbacks run, in order, even if an earlier sync has not returned yet (its return
+   * then finds nothing left to do).
    */
   #startSync(): void {
-    this.#scheduled = false;
-    if (this.#inFlight.length >= MAX_SYNCS_IN_FLIGHT || this.#waiting.length === 0 || this.#failure !== undefined || this.#closed) return;
+    if (this.#failure !== undefined || this.#closed) return;
+    try {
+      this.#writeOut();
+    } catch (error) {
+      this.#fail(error as Error);
+      return;
+    }
+    if (this.#inFlight.length >= MAX_SYNCS_IN_FLIGHT || this.#waiting.length === 0) return;
     const batch = this.#waiting;
     this.#waiting = [];
     this.#inFlight.push(batch);
@@ -595,6 +611,7 @@ export class SessionLog {
   #fail(error: Error, notify = true): void {
     if (this.#failure !== undefined) return;
     this.#failure = error;
+    this.#unwritten = "";
     this.#waiting = [];
     this.#inFlight = [];
     if (notify) this.#onFailure?.(error);
@@ -606,7 +623,7 @@ export class SessionLog {
     if (this.#closed) return;
     this.#closed = true;
     this.#pool.forget(this);
-    this.#items.clear();
+    this.#encoder.clear();
     this.#closeFd();
   }
 }

@@ -1,13 +1,16 @@
 /** The stdio transport: NDJSON over a readable and a writable stream (stdin/stdout for `serve --stdio`). */
 import type { Readable, Writable } from "node:stream";
 import { LineSplitter } from "../protocol/lineSplitter.js";
+import { messageJson } from "./json-rpc.js";
 import type { MessageTransport } from "./message-transport.js";
 import { traceMark, tracing } from "./trace-marks.js";
 
 /**
  * Wraps a byte input and output as a {@link MessageTransport}: one JSON-RPC message per
  * `\n`-terminated UTF-8 line each way. A line over the size limit is delivered as text that is not
- * JSON, so the core answers it with -32700 and keeps serving.
+ * JSON, so the core answers it with -32700 and keeps serving. The messages sent before the
+ * microtask queue drains go out in one write, in order (a batch of notifications costs one write,
+ * an answer waits for no timer).
  *
  * @example
  * ```ts
@@ -24,6 +27,13 @@ export function createStdioTransport(input: Readable, output: Writable, options:
   const closeHandlers: Array<() => void> = [];
   let closed = false;
   let ended = false;
+  /** Lines sent in this run of the event loop, not yet written: they go out in one write, in order. */
+  let pending: string | undefined;
+  const flush = () => {
+    const text = pending;
+    pending = undefined;
+    if (text !== undefined && !closed && !output.destroyed) output.write(text);
+  };
   const splitter = new LineSplitter((line) => onMessage(line), {
     ...(options.maxLineBytes === undefined ? {} : { maxLineBytes: options.maxLineBytes }),
     onOverflow: () => onMessage("\u0000line too long"),
@@ -56,7 +66,15 @@ export function createStdioTransport(input: Readable, output: Writable, options:
     },
     send(message) {
       if (closed || output.destroyed) return;
-      output.write(`${JSON.stringify(message)}\n`);
+      // Everything sent before the microtask queue drains shares one write (a group commit's
+      // notifications go out together), in call order; nothing else writes to `output`.
+      const line = `${messageJson(message)}\n`;
+      if (pending === undefined) {
+        pending = line;
+        queueMicrotask(flush);
+      } else {
+        pending += line;
+      }
     },
     close() {
       if (closed) return;

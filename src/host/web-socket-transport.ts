@@ -1,7 +1,7 @@
 /** One accepted WebSocket as a MessageTransport: one JSON-RPC message per text frame, with a bounded send queue. */
 import type { WebSocket } from "ws";
 import { HostCloseCodes } from "../protocol/webSocketCloseCodes.js";
-import { errorResponse, JsonRpcErrorCodes } from "./json-rpc.js";
+import { errorResponse, JsonRpcErrorCodes, messageJson } from "./json-rpc.js";
 import type { MessageTransport } from "./message-transport.js";
 
 /** Default bound on what the host holds for one connection that is not reading. @unit bytes */
@@ -53,7 +53,7 @@ export function webSocketTransport(socket: WebSocket, options: { maxSendQueueByt
     },
     send(message) {
       if (closed || socket.readyState !== socket.OPEN) return;
-      const text = JSON.stringify(message);
+      const text = messageJson(message);
       const held = socket.bufferedAmount;
       if (held > 0 && held + Buffer.byteLength(text, "utf8") > options.maxSendQueueBytes) {
         close(HostCloseCodes.sendQueueFull, "send queue full: the client is not reading", CLOSE_GRACE_MS);

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { loadScriptedModel, parseScriptedModel, streamStep, type ModelChunk } from "../../src/host/scripted-model.js";
+import { loadScriptedModel, parseScriptedModel, stepChunks, streamStep, type ModelChunk } from "../../src/host/scripted-model.js";
 import { fixture } from "./host-process.js";
 
 async function collect(gen: AsyncGenerator<ModelChunk>): Promise<ModelChunk[]> {
@@ -89,6 +89,19 @@ describe("streamStep", () => {
       { kind: "text", delta: "z" },
       { kind: "toolCall", call: { tool: "shell", args: { command: "true" } } },
     ]);
+  });
+
+  it("stepChunks yields, without pauses, exactly what streamStep streams: reasoning, text (by characters), tool calls", async () => {
+    for (const text of ["hello world", "a😀b😀😀c", "é\u2028x"]) {
+      const model = parseScriptedModel(
+        { turns: [{ steps: [{ reasoning: "think", text, chunkSize: 2, toolCalls: [{ tool: "shell", args: { command: "true" } }] }] }] },
+        "m",
+      );
+      const step = model.turnAt(0).steps[0]!;
+      const streamed = await collect(streamStep(step, new AbortController().signal));
+      expect([...stepChunks(step)]).toEqual(streamed);
+      expect(streamed.map((c) => (c.kind === "text" ? c.delta : "")).join("")).toBe(text);
+    }
   });
 
   it("never splits a surrogate pair", async () => {

@@ -22,7 +22,7 @@ const turns = (path: string) =>
     .map((l) => (JSON.parse(l) as { turn: number }).turn);
 
 describe("SessionLog group commit", () => {
-  it("writes at once, calls back only after the sync, in write order, all of one batch together", async () => {
+  it("writes a turn's records together at its end, calls back only after the sync, in write order, all of one batch together", async () => {
     const log = openLog();
     const called: number[] = [];
     let atFirstMicrotask = -1;
@@ -34,7 +34,10 @@ describe("SessionLog group commit", () => {
     }
     expect(called).toEqual([]); // never synchronously: nothing is durable yet
     expect(log.unsynced).toBe(100);
-    expect(turns(log.path)).toHaveLength(100); // but written (a crash of the process alone keeps it)
+    await new Promise((resolve) => setImmediate(resolve)); // the end of this event-loop turn
+    expect(turns(log.path)).toHaveLength(100); // written, in order (a crash of the process alone keeps them)
+    expect(called).toEqual([]); // their sync has started, and not returned yet
+    expect(log.unsynced).toBe(100);
     await log.durable();
     expect(called).toEqual([...Array(100).keys()]);
     expect(atFirstMicrotask).toBe(100); // one sync covered the whole batch: its callbacks ran in one go
