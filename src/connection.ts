@@ -322,7 +322,7 @@ export class MspConnection {
     });
     const approvals = (this.#approvals = new Approvals({
       answer: (id, result) => this.#reply(id, { result }),
-      emit: (event, question, answer) => this.#safely(() => this.events.emit(event, question, answer as ToolApproveResult)),
+      emit: (event, question, answer) => this.#emit(event, question, answer as ToolApproveResult),
     }));
     this.#approvalsView = Object.freeze({
       openOf: (turnId: string) => approvals.openOf(turnId),
@@ -438,11 +438,8 @@ export class MspConnection {
     const commandId = typeof params["commandId"] === "string" ? params["commandId"] : uuidv7();
     const onAccepted = this.#sessions.noteCommand(method, params, commandId);
     const id = this.#commands.nextId();
-    const wait = boundedWait<Record<string, unknown>>(
-      `command ${method}`,
-      { method, commandId },
-      { ...options, defaultTimeoutMs: this.#defaultTimeoutMs },
-      () => this.#commands.settled(id),
+    const wait = boundedWait<Record<string, unknown>>(`command ${method}`, { method, commandId }, options, this.#defaultTimeoutMs, () =>
+      this.#commands.settled(id),
     );
     if (wait.settled) return wait.promise;
     // Stop answers the turn's open questions `cancelled` before the host reads the cancel.
@@ -539,7 +536,7 @@ export class MspConnection {
     this.#reader.dispose();
     this.#writer.dispose();
     this.#abort.abort(error);
-    this.#safely(() => this.events.emit("close", info));
+    this.#emit("close", info);
     this.events.removeAllListeners();
     this.#handler = undefined;
     this.#resolveClosed(info);
@@ -578,7 +575,7 @@ export class MspConnection {
       if (late !== undefined && typeof id === "number") {
         // Its caller gave up, but the host acted on it: a late accepted resume still replays.
         if (message.error === undefined && isObject(message.result)) late.onAccepted?.();
-        this.#safely(() => this.events.emit("lateResponse", { id, method: late.method, response: message as unknown as JsonValue }));
+        this.#emit("lateResponse", { id, method: late.method, response: message as unknown as JsonValue });
         return;
       }
       const what = id === null ? "a response with a null id (the host could not read a request)" : `a response to unknown id ${JSON.stringify(id)}`;
@@ -617,7 +614,7 @@ export class MspConnection {
     // A stray terminal is reported, but still recorded: a waiter must never miss a terminal.
     if (admission.problem !== undefined) this.#protocolError(admission.problem, message);
     if (!admission.deliver) return;
-    let synthesized: LedgerItem[] = [];
+    let synthesized: LedgerItem[] | undefined;
     if (method === Notifications.turnCompleted) {
       const terminal = params as unknown as TurnCompletedParams;
       if (!this.#turns.record(terminal)) return this.#protocolError(`a second turn/completed for turn ${terminal.turnId}`, message);
@@ -631,25 +628,31 @@ export class MspConnection {
       }
       this.#approvals.noteItem(item);
     }
-    for (const item of synthesized) this.#safely(() => this.events.emit("itemSynthesized", item));
-    if (method in TYPED_EVENTS) this.#safely(() => this.events.emit(method as keyof MspEvents, params as never));
+    if (synthesized !== undefined) for (const item of synthesized) this.#emit("itemSynthesized", item);
+    if (TYPED_EVENTS.has(method)) this.#emit(method as "turn/started", params as unknown as TurnStartedParams);
     const emittedAtMs = (message as { emittedAtMs?: unknown }).emittedAtMs;
     const notification: MspNotification = typeof emittedAtMs === "number" ? { method, params, emittedAtMs } : { method, params };
-    this.#safely(() => this.events.emit("notification", notification));
+    this.#emit("notification", notification);
     const handler = this.#handler;
-    if (handler !== undefined) this.#safely(() => handler(notification));
+    if (handler !== undefined)
+      try {
+        handler(notification);
+      } catch (error) {
+        this.#reportHandlerError(error);
+      }
   }
 
   #protocolError(problem: string, offending?: unknown): void {
     const data: ProtocolData = { problem };
     if (offending !== undefined) data.message = offending as JsonValue;
     const error = new MspError(MspErrorKinds.protocol, `protocol error: ${problem}`, data);
-    this.#safely(() => this.events.emit("protocolError", error));
+    this.#emit("protocolError", error);
   }
 
-  #safely(run: () => unknown): void {
+  /** Emit an event; whatever escapes it is reported, never thrown (no closure: this runs for every notification). */
+  #emit<E extends keyof MspEvents>(event: E, ...args: MspEvents[E]): void {
     try {
-      run();
+      (this.events as unknown as { emit(event: E, ...args: MspEvents[E]): boolean }).emit(event, ...args);
     } catch (error) {
       this.#reportHandlerError(error);
     }
@@ -678,7 +681,8 @@ function writeFailure(error: unknown): string {
   return `write failed: ${error instanceof Error ? error.message : String(error)}`;
 }
 
-const TYPED_EVENTS: Record<string, true> = Object.fromEntries(Object.values(Notifications).map((m) => [m, true]));
+// A Set: `in` on an object with a method name fresh from JSON.parse costs a string-table lookup a notification.
+const TYPED_EVENTS: ReadonlySet<string> = new Set(Object.values(Notifications));
 
 /** `reason`, with whichever exit and close details `from` carries (absent ones stay absent). */
 function withEndDetails(reason: string, from: EndDetails | undefined): CloseInfo {

@@ -3,8 +3,8 @@
  */
 import type { ByteChannel } from "./byteChannel.js";
 import { ContentLengthMessageReader, ContentLengthMessageWriter } from "./contentLength.js";
-import type { FramedMessageReader, ReaderOptions } from "./framedReader.js";
-import type { FramedMessageWriter, WriterOptions } from "./framedWriter.js";
+import type { FramedMessageReader } from "./framedReader.js";
+import type { FramedMessageWriter } from "./framedWriter.js";
 import { NdjsonMessageReader, NdjsonMessageWriter } from "./ndjson.js";
 
 /**
@@ -39,11 +39,8 @@ export function createFraming(
   framing: Framing = "ndjson",
   limits: FramingLimits = {},
 ): { reader: FramedMessageReader; writer: FramedMessageWriter } {
-  const readerOptions: ReaderOptions = limits.maxMessageBytes === undefined ? {} : { maxMessageBytes: limits.maxMessageBytes };
-  const writerOptions: WriterOptions = limits.maxWriteBufferBytes === undefined ? {} : { maxWriteBufferBytes: limits.maxWriteBufferBytes };
   assertFraming(framing);
-  if (framing === "content-length") {
-    return { reader: new ContentLengthMessageReader(channel, readerOptions), writer: new ContentLengthMessageWriter(channel, writerOptions) };
-  }
-  return { reader: new NdjsonMessageReader(channel, readerOptions), writer: new NdjsonMessageWriter(channel, writerOptions) };
+  // The limits are both options: each side reads its own, and an absent one is its default.
+  if (framing === "content-length") return { reader: new ContentLengthMessageReader(channel, limits), writer: new ContentLengthMessageWriter(channel, limits) };
+  return { reader: new NdjsonMessageReader(channel, limits), writer: new NdjsonMessageWriter(channel, limits) };
 }

@@ -16,7 +16,7 @@ import { DEFAULT_MAX_MESSAGE_BYTES, isFramingProblem, parseMessage, type Framing
  */
 export interface ReaderOptions {
   /** Largest accepted message. @unit bytes @defaultValue 16 MiB */
-  maxMessageBytes?: number;
+  maxMessageBytes?: number | undefined;
 }
 
 /**

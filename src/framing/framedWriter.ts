@@ -58,7 +58,7 @@ export interface WriterOptions {
    * @unit bytes
    * @defaultValue 64 MiB ({@link DEFAULT_MAX_WRITE_BUFFER_BYTES})
    */
-  maxWriteBufferBytes?: number;
+  maxWriteBufferBytes?: number | undefined;
 }
 
 /**

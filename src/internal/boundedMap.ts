@@ -25,6 +25,8 @@ export interface BoundedMapOptions<K, V> {
   onEvict?: (key: K, value: V) => void;
 }
 
+const NONE = Symbol();
+
 /**
  * A Map bounded by `capacity`: once full, setting a new key evicts the oldest entry.
  *
@@ -40,6 +42,9 @@ export class BoundedMap<K, V> {
   readonly #capacity: number;
   readonly #recency: boolean;
   readonly #onEvict: ((key: K, value: V) => void) | undefined;
+  /** The last key in the map's order (or NONE) and its value: setting or reading it again skips the hash table. */
+  #newest: unknown = NONE;
+  #newestValue: unknown;
 
   constructor(options: BoundedMapOptions<K, V>) {
     if (!(options.capacity >= 1)) throw new RangeError(`capacity must be at least 1, got ${options.capacity}`);
@@ -60,7 +65,7 @@ export class BoundedMap<K, V> {
 
   /** The value of `key`, or `undefined`. Does not reorder. */
   get(key: K): V | undefined {
-    return this.#entries.get(key);
+    return key === this.#newest ? (this.#newestValue as V) : this.#entries.get(key);
   }
 
   /** True when `key` is held. */
@@ -70,8 +75,15 @@ export class BoundedMap<K, V> {
 
   /** Set `key` (see {@link BoundedMapOptions.order} for where it goes), then evict the oldest beyond capacity. */
   set(key: K, value: V): this {
+    // The newest key set again to its value: nothing to store, nothing to reorder, nothing to evict.
+    if (key === this.#newest && value === this.#newestValue) return this;
+    const size = this.#entries.size;
     if (this.#recency) this.#entries.delete(key);
-    this.#entries.set(key, value);
+    // A key new to the map goes last; so does every key set with order "recency".
+    if (this.#entries.set(key, value).size > size || this.#recency || key === this.#newest) {
+      this.#newest = key;
+      this.#newestValue = value;
+    }
     while (this.#entries.size > this.#capacity) {
       const [oldestKey, oldestValue] = this.#entries.entries().next().value as [K, V];
       this.#entries.delete(oldestKey);
@@ -82,11 +94,13 @@ export class BoundedMap<K, V> {
 
   /** Remove `key`; true when it was held. */
   delete(key: K): boolean {
+    if (key === this.#newest) this.#newest = this.#newestValue = NONE;
     return this.#entries.delete(key);
   }
 
   /** Remove every entry. */
   clear(): void {
+    this.#newest = this.#newestValue = NONE;
     this.#entries.clear();
   }
 

@@ -59,7 +59,7 @@ export function timeoutProblem(timeoutMs: unknown): RangeError | undefined {
  * shorthand methods: no per-wait closures beyond the promise's executor (a build that keeps
  * names wraps every named closure, a cost on every command).
  */
-export function boundedWait<T>(what: string, subject: WaitSubject, options: WaitOptions & { defaultTimeoutMs: number }, onSettle: () => void): BoundedWait<T> {
+export function boundedWait<T>(what: string, subject: WaitSubject, options: WaitOptions, defaultTimeoutMs: number, onSettle: () => void): BoundedWait<T> {
   let resolveFn!: (value: T) => void;
   let rejectFn!: (error: unknown) => void;
   const promise = new Promise<T>((resolve, reject) => {
@@ -68,7 +68,7 @@ export function boundedWait<T>(what: string, subject: WaitSubject, options: Wait
   });
   let unsubscribeAbort: (() => void) | undefined;
   const signal = options.signal;
-  const timeoutMs = options.timeoutMs ?? options.defaultTimeoutMs;
+  const timeoutMs = options.timeoutMs ?? defaultTimeoutMs;
   // Each method names `wait`, never `this`: they are handed around unbound (`then(wait.resolve)`).
   const wait = {
     promise,
@@ -148,8 +148,8 @@ function abortedError(what: string, subject: WaitSubject, reason: unknown): MspE
  * Race `promise` against `timeoutMs` and `signal` without touching the underlying work: the
  * caller stops waiting, the work goes on. Timer and abort listener go when either side settles.
  */
-export function bounded<T>(promise: Promise<T>, what: string, subject: WaitSubject, options: WaitOptions & { defaultTimeoutMs: number }): Promise<T> {
-  const wait = boundedWait<T>(what, subject, options, () => {});
+export function bounded<T>(promise: Promise<T>, what: string, subject: WaitSubject, options: WaitOptions, defaultTimeoutMs: number): Promise<T> {
+  const wait = boundedWait<T>(what, subject, options, defaultTimeoutMs, () => {});
   promise.then(wait.resolve, wait.reject);
   return wait.promise;
 }

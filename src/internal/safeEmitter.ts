@@ -32,9 +32,8 @@ export class SafeEmitter<EventTypes extends EventEmitter.ValidEventTypes> implem
   }
 
   eventNames(): Array<EventEmitter.EventNames<EventTypes>> {
-    const names = [...this.#events.keys()];
-    // eventemitter3's order: string names first, then symbols.
-    return [...names.filter((n) => typeof n !== "symbol"), ...names.filter((n) => typeof n === "symbol")] as Array<EventEmitter.EventNames<EventTypes>>;
+    // eventemitter3's order: string names first, then symbols (a stable sort keeps each in subscription order).
+    return [...this.#events.keys()].sort((a, b) => Number(typeof a === "symbol") - Number(typeof b === "symbol")) as Array<EventEmitter.EventNames<EventTypes>>;
   }
 
   listeners<T extends EventEmitter.EventNames<EventTypes>>(event: T): Array<EventEmitter.EventListener<EventTypes, T>> {

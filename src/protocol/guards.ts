@@ -33,13 +33,13 @@ export function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-function field(o: Record<string, unknown>, name: string, type: "string" | "number" | "boolean"): string | undefined {
-  return typeof o[name] === type ? undefined : `${name} must be a ${type}`;
+/** `<name> <value> is not one of <allowed>`, or `undefined` when `value` is one of them. */
+function notOneOf(name: string, value: unknown, allowed: ReadonlySet<string>): string | undefined {
+  return allowed.has(value as string) ? undefined : `${name} ${JSON.stringify(value)} is not one of ${[...allowed].join(", ")}`;
 }
 
-function firstProblem(...problems: Array<string | undefined>): string | undefined {
-  for (const p of problems) if (p !== undefined) return p;
-  return undefined;
+function field(o: Record<string, unknown>, name: string, type: "string" | "number" | "boolean"): string | undefined {
+  return typeof o[name] === type ? undefined : `${name} must be a ${type}`;
 }
 
 /**
@@ -52,21 +52,19 @@ function firstProblem(...problems: Array<string | undefined>): string | undefine
  */
 export function problemWithItem(item: unknown): string | undefined {
   if (!isObject(item)) return "item must be an object";
-  const basic = firstProblem(
-    field(item, "itemId", "string"),
-    field(item, "kind", "string"),
-    field(item, "turnId", "string"),
-    field(item, "revision", "number"),
-    field(item, "status", "string"),
-  );
+  // The first problem, in field order (`??` stops at it: no array of problems per check).
+  const basic =
+    field(item, "itemId", "string") ??
+    field(item, "kind", "string") ??
+    field(item, "turnId", "string") ??
+    field(item, "revision", "number") ??
+    field(item, "status", "string");
   if (basic !== undefined) return `item.${basic}`;
-  if (!itemKinds.has(item["kind"] as string)) return `item.kind ${JSON.stringify(item["kind"])} is not one of ${[...itemKinds].join(", ")}`;
-  if (!itemStatuses.has(item["status"] as string)) return `item.status ${JSON.stringify(item["status"])} is not one of ${[...itemStatuses].join(", ")}`;
-  return undefined;
+  return notOneOf("item.kind", item["kind"], itemKinds) ?? notOneOf("item.status", item["status"], itemStatuses);
 }
 
 function problemWithBase(params: Record<string, unknown>): string | undefined {
-  return firstProblem(field(params, "sessionId", "string"), field(params, "viewCursor", "string"));
+  return field(params, "sessionId", "string") ?? field(params, "viewCursor", "string");
 }
 
 /**
@@ -83,19 +81,17 @@ export function problemWithNotification(method: string, params: unknown): string
   switch (method) {
     case Notifications.turnStarted:
       if (!isObject(params)) return "params must be an object";
-      return firstProblem(problemWithBase(params), field(params, "turnId", "string"));
+      return problemWithBase(params) ?? field(params, "turnId", "string");
     case Notifications.itemStarted:
     case Notifications.itemUpdated:
     case Notifications.itemCompleted:
       if (!isObject(params)) return "params must be an object";
-      return firstProblem(problemWithBase(params), problemWithItem(params["item"]));
+      return problemWithBase(params) ?? problemWithItem(params["item"]);
     case Notifications.turnCompleted: {
       if (!isObject(params)) return "params must be an object";
-      const basic = firstProblem(problemWithBase(params), field(params, "turnId", "string"), field(params, "terminal", "string"));
-      if (basic !== undefined) return basic;
-      if (!terminals.has(params["terminal"] as string)) {
-        return `terminal ${JSON.stringify(params["terminal"])} is not one of ${[...terminals].join(", ")}`;
-      }
+      const basic = problemWithBase(params) ?? field(params, "turnId", "string") ?? field(params, "terminal", "string");
+      const problem = basic ?? notOneOf("terminal", params["terminal"], terminals);
+      if (problem !== undefined) return problem;
       const cause = params["cause"];
       if (cause !== undefined && (!isObject(cause) || !causeKinds.has(cause["kind"] as string))) {
         return `cause must be {kind: ${[...causeKinds].join(" | ")}}`;
@@ -118,7 +114,7 @@ export function problemWithNotification(method: string, params: unknown): string
  */
 export function problemWithToolApprove(params: unknown): string | undefined {
   if (!isObject(params)) return "params must be an object";
-  return firstProblem(...TOOL_APPROVE_FIELDS.map((name) => field(params, name, "string")));
+  return TOOL_APPROVE_FIELDS.map((name) => field(params, name, "string")).find(Boolean);
 }
 
 const TOOL_APPROVE_FIELDS: ReadonlyArray<keyof ToolApproveParams> = ["sessionId", "turnId", "itemId", "callId", "tool", "args"];
@@ -136,8 +132,7 @@ const decisions: ReadonlySet<string> = new Set<ApprovalDecision>(["approve", "de
  */
 export function problemWithApprovalAnswer(result: unknown): string | undefined {
   if (!isObject(result)) return "the answer must be an object";
-  if (!decisions.has(result["decision"] as string)) return `decision ${JSON.stringify(result["decision"])} is not one of ${[...decisions].join(", ")}`;
-  return result["reason"] === undefined ? undefined : field(result, "reason", "string");
+  return notOneOf("decision", result["decision"], decisions) ?? (result["reason"] === undefined ? undefined : field(result, "reason", "string"));
 }
 
 /**

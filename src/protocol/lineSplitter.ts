@@ -83,7 +83,7 @@ export class LineSplitter {
       // Finish the line begun in earlier chunks.
       const first = chunk.indexOf(NEWLINE);
       this.#keep(chunk.subarray(0, first));
-      this.#emit();
+      this.end(); // the line begun in earlier chunks is complete: delivered, unless it was over-long
       start = first + 1;
     }
     if (start <= last) {
@@ -110,9 +110,7 @@ export class LineSplitter {
   end(onLast: (line: string) => void = this.#onLine): void {
     const skipped = this.#skipping;
     const bytes = this.#take();
-    if (skipped || bytes.length === 0) return;
-    const line = trimReturn(this.#decoder.decode(bytes));
-    if (line.trim() !== "") onLast(line);
+    if (!skipped) this.#line(this.#decoder.decode(bytes), onLast);
   }
 
   #keep(part: Uint8Array): void {
@@ -134,13 +132,6 @@ export class LineSplitter {
     this.#pendingBytes = needed;
   }
 
-  /** The line begun in earlier chunks is complete: deliver it, unless it was over-long. */
-  #emit(): void {
-    const skipped = this.#skipping;
-    const bytes = this.#take();
-    if (!skipped) this.#line(this.#decoder.decode(bytes));
-  }
-
   /**
    * Take the pending bytes, leaving nothing pending and not skipping. The result is a view of the
    * buffer: decode it before anything is kept again.
@@ -154,12 +145,8 @@ export class LineSplitter {
     return bytes;
   }
 
-  #line(text: string): void {
-    const line = trimReturn(text);
-    if (line.trim() !== "") this.#onLine(line);
+  #line(text: string, onLine = this.#onLine): void {
+    const line = text.endsWith("\r") ? text.slice(0, -1) : text;
+    if (line.trim() !== "") onLine(line);
   }
-}
-
-function trimReturn(text: string): string {
-  return text.endsWith("\r") ? text.slice(0, -1) : text;
 }

@@ -150,15 +150,10 @@ export function connectWebSocket(url: string | URL, options: WebSocketConnectOpt
     connectionOptions,
   );
   let opened = false;
-  const handshake = boundedWait<MspClient>(
-    what,
-    {},
-    { timeoutMs: handshakeTimeoutMs, defaultTimeoutMs: 0, ...(signal === undefined ? {} : { signal }) },
-    () => {
-      // Timed out, aborted, refused or the wrong subprotocol: the connection closes, and with it the socket.
-      if (!opened) void connection.close("the WebSocket handshake did not complete");
-    },
-  );
+  const handshake = boundedWait<MspClient>(what, {}, { timeoutMs: handshakeTimeoutMs, ...(signal === undefined ? {} : { signal }) }, 0, () => {
+    // Timed out, aborted, refused or the wrong subprotocol: the connection closes, and with it the socket.
+    if (!opened) void connection.close("the WebSocket handshake did not complete");
+  });
   socket.addEventListener("open", () => {
     if (socket.protocol !== MSP_SUBPROTOCOL) {
       const problem = `the host selected the subprotocol ${JSON.stringify(socket.protocol)}, not ${MSP_SUBPROTOCOL}`;

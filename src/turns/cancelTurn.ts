@@ -20,7 +20,7 @@ import { Commands, type TurnCompletedParams } from "../protocol/index.js";
 export interface CancelTurnParams {
   sessionId: string;
   turnId: string;
-  keepInbox?: boolean;
+  keepInbox?: boolean | undefined;
 }
 
 /**
@@ -75,15 +75,10 @@ export async function cancelTurnOn(connection: MspConnection, params: CancelTurn
   const { turnId } = params;
   const shared = sharedCancel(connection, params);
   shared.waiting += 1;
-  const wait = boundedWait<CancelOutcome["ack"]>(
-    `cancelling turn ${turnId}`,
-    { method: Commands.turnCancel, turnId },
-    { ...options, defaultTimeoutMs: budget },
-    () => {
-      shared.waiting -= 1;
-      if (shared.waiting === 0) shared.controller.abort();
-    },
-  );
+  const wait = boundedWait<CancelOutcome["ack"]>(`cancelling turn ${turnId}`, { method: Commands.turnCancel, turnId }, options, budget, () => {
+    shared.waiting -= 1;
+    if (shared.waiting === 0) shared.controller.abort();
+  });
   shared.ack.then(wait.resolve, wait.reject);
   const ack = await wait.promise;
   const waitOptions: WaitOptions = { timeoutMs: Math.max(0, budget - (Date.now() - started)) };

@@ -157,7 +157,12 @@ export class SessionTracker {
     const last = this.#cursors.get(sessionId);
     // After a resume from a cursor that does not parse, the first well-formed cursor starts afresh.
     if (last !== undefined && last.sequence !== undefined && sequence <= last.sequence) return "behind";
-    this.#cursors.set(sessionId, { cursor, sequence });
+    // The session's entry is updated in place: no object a notification.
+    if (last !== undefined) {
+      last.cursor = cursor;
+      last.sequence = sequence;
+    }
+    this.#cursors.set(sessionId, last ?? { cursor, sequence });
     return "ahead";
   }
 }

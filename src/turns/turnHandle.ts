@@ -122,23 +122,15 @@ export class TurnHandle {
   async cancel(options: TurnCancelOptions = {}): Promise<CancelOutcome> {
     const { keepInbox, ...waitOptions } = options;
     const { ack, rest } = await this.#acked(waitOptions);
-    return cancelTurnOn(
-      this.#connection,
-      keepInbox === undefined ? { sessionId: this.sessionId, turnId: ack.turnId } : { sessionId: this.sessionId, turnId: ack.turnId, keepInbox },
-      rest,
-    );
+    // An absent keepInbox stays absent on the wire: cancelTurnOn sends it only when set.
+    return cancelTurnOn(this.#connection, { sessionId: this.sessionId, turnId: ack.turnId, keepInbox }, rest);
   }
 
   /** Wait for the ack within the caller's bound; returns the bound that is left. */
   async #acked(options: WaitOptions): Promise<{ ack: TurnStartResult; rest: WaitOptions }> {
     const started = Date.now();
     const budget = options.timeoutMs ?? this.#connection.defaultTimeoutMs;
-    const ack = await bounded(
-      this.accepted,
-      "waiting for the turn/start ack",
-      { method: Commands.turnStart, commandId: this.commandId },
-      { ...options, defaultTimeoutMs: budget },
-    );
+    const ack = await bounded(this.accepted, "waiting for the turn/start ack", { method: Commands.turnStart, commandId: this.commandId }, options, budget);
     const rest: WaitOptions = { timeoutMs: Math.max(0, budget - (Date.now() - started)) };
     if (options.signal !== undefined) rest.signal = options.signal;
     return { ack, rest };

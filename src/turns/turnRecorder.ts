@@ -131,16 +131,11 @@ export class TurnRecorder implements TurnTerminals {
     // Declared before creation: an already-aborted signal settles inside boundedWait().
     let wait: BoundedWait<TurnCompletedParams> | undefined;
     // eslint-disable-next-line prefer-const -- with const, that early callback would hit the temporal dead zone
-    wait = boundedWait<TurnCompletedParams>(
-      `waiting for the terminal of turn ${turnId}`,
-      { turnId },
-      { ...options, defaultTimeoutMs: this.#defaultTimeoutMs },
-      () => {
-        const at = wait === undefined ? -1 : waiters.indexOf(wait);
-        if (at >= 0) waiters.splice(at, 1);
-        if (waiters.length === 0 && this.#waiters.get(turnId) === waiters) this.#waiters.delete(turnId);
-      },
-    );
+    wait = boundedWait<TurnCompletedParams>(`waiting for the terminal of turn ${turnId}`, { turnId }, options, this.#defaultTimeoutMs, () => {
+      const at = wait === undefined ? -1 : waiters.indexOf(wait);
+      if (at >= 0) waiters.splice(at, 1);
+      if (waiters.length === 0 && this.#waiters.get(turnId) === waiters) this.#waiters.delete(turnId);
+    });
     if (!wait.settled) waiters.push(wait);
     else if (waiters.length === 0) this.#waiters.delete(turnId);
     return wait.promise;

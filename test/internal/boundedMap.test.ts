@@ -39,4 +39,27 @@ describe("BoundedMap", () => {
     for (let i = 0; i < 1000; i += 1) m.set(i, i);
     expect(m.size).toBe(1000);
   });
+
+  it("setting and reading the newest key again (a fast path) keeps every order, value and eviction right", () => {
+    for (const order of ["insertion", "recency"] as const) {
+      const evicted: string[] = [];
+      const m = new BoundedMap<string, number>({ capacity: 3, order, onEvict: (k) => evicted.push(k) });
+      m.set("a", 1).set("b", 2).set("b", 2).set("b", 20);
+      expect([m.get("b"), m.get("a"), m.size]).toEqual([20, 1, 2]);
+      m.set("a", 10); // insertion: keeps its place; recency: becomes the newest
+      expect([...m].map(([k]) => k)).toEqual(order === "insertion" ? ["a", "b"] : ["b", "a"]);
+      m.set("a", 10).set("c", 3).set("d", 4);
+      expect(evicted).toEqual(order === "insertion" ? ["a"] : ["b"]);
+      // The newest deleted, then set again: it is new, and goes last.
+      expect(m.delete("d")).toBe(true);
+      expect(m.get("d")).toBeUndefined();
+      m.set("e", 5).set("d", 40);
+      expect([...m].map(([k]) => k).at(-1)).toBe("d");
+      expect(m.get("d")).toBe(40);
+      m.clear();
+      expect([m.get("d"), m.size]).toEqual([undefined, 0]);
+      m.set("d", 41);
+      expect([...m]).toEqual([["d", 41]]);
+    }
+  });
 });

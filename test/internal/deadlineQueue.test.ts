@@ -10,8 +10,7 @@ import { deadlineCount } from "../../src/internal/deadlineQueue.js";
 import { connect } from "../../src/index.js";
 import { createLinkedPair } from "../../src/testing/index.js";
 
-const wait = (timeoutMs: number, onSettle: () => void = () => {}) =>
-  boundedWait<string>("test wait", { method: "test" }, { timeoutMs, defaultTimeoutMs: 60_000 }, onSettle);
+const wait = (timeoutMs: number, onSettle: () => void = () => {}) => boundedWait<string>("test wait", { method: "test" }, { timeoutMs }, 60_000, onSettle);
 
 /** Settles of `promise`, as "value" or the error's kind, for order checks. */
 function outcome(promise: Promise<string>, into: string[], name: string): void {

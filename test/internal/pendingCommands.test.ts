@@ -5,7 +5,7 @@ import { PendingCommands } from "../../src/internal/pendingCommands.js";
 
 function send(commands: PendingCommands, method: string, timeoutMs = 60_000) {
   const id = commands.nextId();
-  const wait = boundedWait<Record<string, unknown>>(method, { method }, { timeoutMs, defaultTimeoutMs: timeoutMs }, () => commands.settled(id));
+  const wait = boundedWait<Record<string, unknown>>(method, { method }, { timeoutMs }, timeoutMs, () => commands.settled(id));
   commands.add(id, { method, wait });
   return { id, wait };
 }

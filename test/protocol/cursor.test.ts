@@ -27,4 +27,24 @@ describe("view cursors", () => {
       expect(parseViewCursor(cursor, S), cursor).toBeUndefined();
     }
   });
+
+  it("parses exactly as its definition does: v:<sessionId>:<0 or digits without a leading zero>, a safe integer", () => {
+    const definition = (cursor: string, sessionId: string): number | undefined => {
+      const prefix = `v:${sessionId}:`;
+      if (!cursor.startsWith(prefix) || !/^(0|[1-9][0-9]*)$/.test(cursor.slice(prefix.length))) return undefined;
+      const n = Number(cursor.slice(prefix.length));
+      return Number.isSafeInteger(n) ? n : undefined;
+    };
+    const sessions = [S, "", "a", "a:b", "v", "0198"];
+    const tails = ["0", "7", "10", "00", "01", "", ":", "1:", "9007199254740991", "9007199254740992", "1e3", " 1", "1 ", "+1", "-0", "٣", "12a", "0x1"];
+    let checked = 0;
+    for (const sessionId of sessions)
+      for (const other of sessions)
+        for (const tail of tails)
+          for (const cursor of [`v:${other}:${tail}`, `v:${other}${tail}`, `x:${other}:${tail}`, `v:${other}::${tail}`, `${tail}`]) {
+            expect(parseViewCursor(cursor, sessionId), `${cursor} of ${sessionId}`).toBe(definition(cursor, sessionId));
+            checked++;
+          }
+    expect(checked).toBe(sessions.length * sessions.length * tails.length * 5);
+  });
 });
