@@ -184,3 +184,38 @@ export function fdatasyncFloor(runs: number, dir = tmpdir()): Stage {
   }
   return { stage: `write + fdatasync (${dir})`, p50: percentile(times, 50), p99: percentile(times, 99) };
 }
+
+/**
+ * (c2) The floor of a message between two idle Node processes over a pipe, each way, on the one
+ * monotonic clock: `runs` times, after `idleMs` of silence, the parent writes one line to a bare
+ * Node child's stdin; the child takes its time in its `data` handler and writes it back at once;
+ * the parent takes its time in its own `data` handler (after five unmeasured exchanges). "there" is parent write → child reads (the
+ * floor of "client send → host reads stdin"), "back" is child write → parent reads (the floor of
+ * "turn/completed sent → client receives"). Milliseconds.
+ */
+export async function idlePipeFloor(runs: number, idleMs = 20): Promise<{ there: Stage; back: Stage; n: number }> {
+  const echo = `process.stdin.on("data", () => process.stdout.write(process.hrtime.bigint() + "\\n"));`;
+  const child = spawn(process.execPath, ["-e", echo], { stdio: ["pipe", "pipe", "inherit"] });
+  const there: number[] = [];
+  const back: number[] = [];
+  try {
+    // Five unmeasured exchanges first: the child's start-up is not the floor.
+    for (let i = -5; i < runs; i++) {
+      await sleep(idleMs);
+      const reply = new Promise<{ at: bigint; text: string }>((resolve) =>
+        child.stdout.once("data", (chunk: Buffer) => resolve({ at: now(), text: chunk.toString("utf8") })),
+      );
+      const sent = now();
+      child.stdin.write("x\n");
+      const { at, text } = await reply;
+      const childRead = BigInt(text.trim());
+      if (i < 0) continue;
+      there.push(ms(sent, childRead));
+      back.push(ms(childRead, at));
+    }
+  } finally {
+    child.stdin.end();
+  }
+  const stage = (name: string, xs: number[]) => ({ stage: name, p50: percentile(xs, 50), p99: percentile(xs, 99) });
+  return { there: stage("idle pipe, parent write -> child reads", there), back: stage("idle pipe, child write -> parent reads", back), n: runs };
+}

@@ -24,7 +24,7 @@ import { killStormFloor, webSocketCancelStorm, webSocketIdleRss, webSocketThroug
 import { acpEcho, acpThroughput } from "./peers/acp.js";
 import { DeliveryCount } from "./peers/deliveryCount.js";
 import { mcpEcho, mcpThroughput } from "./peers/mcp.js";
-import { fdatasyncFloor, killFloor, tracedCancel } from "./cancelTrace.js";
+import { fdatasyncFloor, idlePipeFloor, killFloor, tracedCancel } from "./cancelTrace.js";
 import { hostStream } from "./hostStream.js";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
@@ -347,7 +347,7 @@ async function main() {
   const h = want("ws") ? await webSocketIdleRss(WS_IDLE) : undefined;
   if (want("cancel")) log(`  (c1) ${CANCEL_RUNS} traced cancels, (c2) their floor…`);
   const c1 = want("cancel") ? await tracedCancel(CANCEL_RUNS) : undefined;
-  const c2 = want("cancel") ? { kill: await killFloor(CANCEL_RUNS), sync: fdatasyncFloor(200) } : undefined;
+  const c2 = want("cancel") ? { kill: await killFloor(CANCEL_RUNS), sync: fdatasyncFloor(200), pipe: await idlePipeFloor(CANCEL_RUNS) } : undefined;
   if (want("stream")) log("  (s1, s2) the reference host streaming item/updated…");
   const s1 = want("stream") ? await hostStream(1, quick ? 20 : 40) : undefined;
   const s2 = want("stream") ? await hostStream(100, quick ? 1 : 2) : undefined;
@@ -484,6 +484,8 @@ async function main() {
       [`(c2) floor: bare sh group, ${c2.kill.exit.stage}`, "-", `p50 ${t(c2.kill.exit.p50)}, p99 ${t(c2.kill.exit.p99)} (n=${c2.kill.n})`, ""],
       [`(c2) floor: bare sh group, ${c2.kill.close.stage}`, "-", `p50 ${t(c2.kill.close.p50)}, p99 ${t(c2.kill.close.p99)}`, ""],
       [`(c2) floor: ${c2.sync.stage}`, "-", `p50 ${t(c2.sync.p50)}, p99 ${t(c2.sync.p99)} (n=200)`, ""],
+      [`(c2) floor: ${c2.pipe.there.stage}, after 20 ms idle`, "-", `p50 ${t(c2.pipe.there.p50)}, p99 ${t(c2.pipe.there.p99)} (n=${c2.pipe.n})`, ""],
+      [`(c2) floor: ${c2.pipe.back.stage}, after 20 ms idle`, "-", `p50 ${t(c2.pipe.back.p50)}, p99 ${t(c2.pipe.back.p99)}`, ""],
     );
   }
   if (s1 !== undefined && s2 !== undefined) {
