@@ -14,6 +14,7 @@ import type { MspClient, TurnCompletedParams } from "../src/index.js";
 import { spawnReferenceHost } from "../src/host/index.js";
 import { bearerSubprotocol, MSP_SUBPROTOCOL } from "../src/protocol/index.js";
 import { connectWebSocket } from "../src/transports/index.js";
+import { seededRandom } from "../test/helpers/seededRandom.js";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
 const child = (name: string) => fileURLToPath(new URL(`./children/${name}`, import.meta.url));
@@ -78,18 +79,6 @@ export type StopPattern =
   /** Each at its own moment, drawn uniformly in `[0, windowMs)` (seeded): independent people pressing Stop. */
   | { kind: "independent"; windowMs: number; seed: number };
 
-/** A small seeded generator (mulberry32), so the independent stops are the same moments every run. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** Latencies of one (g) run, in milliseconds. */
 export interface StormResult {
   p50: number;
@@ -114,7 +103,7 @@ export async function webSocketCancelStorm(clients: number, stops: StopPattern, 
     webSocket: { readyTimeoutMs: 30_000 },
   });
   const open: MspClient[] = [];
-  const random = stops.kind === "independent" ? seeded(stops.seed) : () => 0;
+  const random = stops.kind === "independent" ? seededRandom(stops.seed) : () => 0;
   const delays = Array.from({ length: clients }, () => (stops.kind === "independent" ? random() * stops.windowMs : 0));
   let running = 0;
   let allRunning!: () => void;

@@ -13,20 +13,9 @@ import { parseViewCursor } from "../../src/protocol/cursor.js";
 import { checkTranscriptParts } from "../../src/testing/index.js";
 import { useHostProcesses, type HostProcess } from "../host/host-process.js";
 import { createSession, serving } from "./host-helpers.js";
+import { seededRandom } from "../helpers/seededRandom.js";
 
 const { start, tempDir } = useHostProcesses("muse-host-durable-");
-
-/** A small deterministic PRNG (mulberry32), so a failure replays with the same kill times. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const RESTARTS = 8;
 
@@ -61,7 +50,7 @@ describe("durability: nothing acknowledged is lost", () => {
         ],
       }),
     );
-    const next = random(0x5eed);
+    const next = seededRandom(0x5eed);
     const parts: string[][] = [];
     const sessions: string[] = [];
     const lastSeen = new Map<string, string>();

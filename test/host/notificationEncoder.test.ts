@@ -11,6 +11,7 @@ import { describe, expect, it } from "vitest";
 import { notificationMessage } from "../../src/host/json-rpc.js";
 import { NotificationEncoder, type NotificationRecord } from "../../src/host/notification-encoder.js";
 import { readSessionLog, SessionLog, sessionLogPath, type SessionLogRecord } from "../../src/host/session-log.js";
+import { seededRandom } from "../helpers/seededRandom.js";
 
 /** The reference: the log line as the session log wrote it before the encoder, by whole serialization. */
 class ReferenceEncoder {
@@ -36,18 +37,6 @@ class ReferenceEncoder {
   }
 }
 
-/** A small seeded generator (mulberry32), so a failure names its seed. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** Characters that JSON escapes or treats specially, surrogate pairs (split across chunks too), lone surrogates. */
 const ALPHABET = ["a", "b", " ", "é", '"', "\\", "\n", "\t", "\u0000", "\u001f", "\u2028", "\ud83d\ude00", "\ud83d", "\ude00", "/", "<", "x"];
 
@@ -69,7 +58,7 @@ function expectSame(encoder: NotificationEncoder, reference: ReferenceEncoder, r
 describe("NotificationEncoder", () => {
   it("writes what JSON.stringify writes, for random streams of text and tool items (200 seeds)", () => {
     for (let seed = 1; seed <= 200; seed++) {
-      const next = random(seed);
+      const next = seededRandom(seed);
       const pick = <T>(list: readonly T[]): T => list[Math.floor(next() * list.length)] as T;
       const encoder = new NotificationEncoder();
       const reference = new ReferenceEncoder();
