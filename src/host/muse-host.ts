@@ -16,7 +16,16 @@ import {
 } from "../protocol/index.js";
 import { ApprovalGate } from "./approval-gate.js";
 import { CommandCache, type CommandOutcome, type ReplayRange } from "./command-cache.js";
-import { CommandError, JsonRpcErrorCodes, errorResponse, isJsonRpcId, notificationMessage, withJson, type JsonRpcId } from "./json-rpc.js";
+import {
+  CommandError,
+  JsonRpcErrorCodes,
+  errorResponse,
+  isJsonRpcId,
+  notificationMessage,
+  withJson,
+  type JsonRpcId,
+  type JsonRpcNotification,
+} from "./json-rpc.js";
 import type { MessageTransport } from "./message-transport.js";
 import type { ScriptedModel } from "./scripted-model.js";
 import { SessionAgent } from "./session-agent.js";
@@ -475,28 +484,34 @@ export class MuseHost {
     const subscribes = (outcome.method === Commands.sessionCreate || outcome.method === Commands.sessionResume) && isObject(result);
     const sessionId = subscribes && typeof result["sessionId"] === "string" ? result["sessionId"] : undefined;
     const newlySubscribed = sessionId !== undefined && this.#subscribe(channel, sessionId);
-    channel.send({ jsonrpc: "2.0", id, result: outcome.result });
-    if (outcome.replay !== undefined) {
-      const { sessionId, after } = outcome.replay;
-      // A retried resume answered from the cache on a channel that did not hear the session yet:
-      // its replay runs up to now, so nothing between the first answer and this one is missed.
-      const upTo = newlySubscribed ? Math.max(outcome.replay.upTo, this.#sessions.get(sessionId)?.lastCursor ?? 0) : outcome.replay.upTo;
-      // A client caught up with what it had been sent gets only what is new to it: records sent live
-      // while its resume was handled (their log sync finished) are not sent twice. A client that
-      // asks for records it already saw gets them again: the replay starts the channel's cursor at
-      // `after`. Either way a live notification the replay covered is not sent a second time.
-      const from = sentBefore !== undefined && after >= sentBefore ? Math.max(after, channel.cursors.get(sessionId) ?? 0) : after;
-      channel.cursors.set(sessionId, from);
-      try {
-        for (const record of readSessionLog(sessionLogPath(this.dataDir, sessionId), { onProblem: (line) => this.#log(line), pool: this.#logFiles })) {
-          if (record.type === "notification" && record.n > from && record.n <= upTo) {
-            channel.send(notificationMessage(record.method, record.params));
-          }
-        }
-      } catch (error) {
-        this.#log(`replay of session ${sessionId} stopped: ${(error as Error).message}`);
-      }
+    if (outcome.replay === undefined) {
+      channel.send({ jsonrpc: "2.0", id, result: outcome.result });
+      return;
     }
+    const { after } = outcome.replay;
+    const replayOf = outcome.replay.sessionId;
+    // A retried resume answered from the cache on a channel that did not hear the session yet:
+    // its replay runs up to now, so nothing between the first answer and this one is missed.
+    const upTo = newlySubscribed ? Math.max(outcome.replay.upTo, this.#sessions.get(replayOf)?.lastCursor ?? 0) : outcome.replay.upTo;
+    // A client caught up with what it had been sent gets only what is new to it: records sent live
+    // while its resume was handled (their log sync finished) are not sent twice. A client that
+    // asks for records it already saw gets them again: the replay starts the channel's cursor at
+    // `after`. Either way a live notification the replay covered is not sent a second time.
+    const from = sentBefore !== undefined && after >= sentBefore ? Math.max(after, channel.cursors.get(replayOf) ?? 0) : after;
+    const replay: JsonRpcNotification[] = [];
+    try {
+      for (const record of readSessionLog(sessionLogPath(this.dataDir, replayOf), { onProblem: (line) => this.#log(line), pool: this.#logFiles })) {
+        if (record.type === "notification" && record.n > from && record.n <= upTo) replay.push(notificationMessage(record.method, record.params));
+      }
+    } catch (error) {
+      this.#log(`replay of session ${replayOf} stopped: ${(error as Error).message}`);
+    }
+    // `replayed` is what this channel is sent now (the cached answer counted the log when the resume
+    // was accepted: a retry, or a channel already sent some of it, gets another number).
+    const answered = isObject(result) && result["replayed"] !== replay.length ? { ...result, replayed: replay.length } : outcome.result;
+    channel.send({ jsonrpc: "2.0", id, result: answered });
+    channel.cursors.set(replayOf, from);
+    for (const message of replay) channel.send(message);
   }
 
   /**

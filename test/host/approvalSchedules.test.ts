@@ -140,7 +140,16 @@ async function runSchedule(ops: Op[]): Promise<void> {
         .at(-1);
     const resume = (on: Conn) => {
       const after = lastSeen();
+      const before = on.wire.length;
       command(on, "session/resume", after === undefined ? { sessionId } : { sessionId, afterCursor: after });
+      // In process, the host answers a resume and sends its replay before command() returns: the
+      // answer's `replayed` is exactly the number of the session's notifications that follow it
+      // in that span (sends it flushed live before the answer are not part of the replay).
+      const span = on.wire.slice(before);
+      const answerAt = span.findIndex((m) => m.id === ids && m.result !== undefined);
+      expect(answerAt, "the resume is answered synchronously").toBeGreaterThanOrEqual(0);
+      const replay = span.slice(answerAt + 1).filter((m) => m.method !== undefined && m.id === undefined && m.params?.["sessionId"] === sessionId);
+      expect(replay.length, "replayed counts the notifications the replay sends").toBe(span[answerAt]!.result!["replayed"]);
     };
     /** Answer the open question on the active connection, if there is one. */
     const reply = (decision: "approve" | "deny" | "cancelled") => {
