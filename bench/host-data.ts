@@ -25,6 +25,8 @@ const arg = (name: string, fallback: number): number => {
 };
 const LOG_MB = arg("--log-mb", 600);
 const SESSIONS = arg("--sessions", 10_000);
+/** `--max-live-sessions` for the sessions row (0: the host's default). */
+const MAX_LIVE = arg("--max-live-sessions", 0);
 const MB = 1024 * 1024;
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
@@ -72,9 +74,9 @@ function writeLog(data: string, bytes: number): number {
   return statSync(path).size;
 }
 
-function startHost(data: string): { child: ChildProcessWithoutNullStreams; serving: Promise<number>; stderr: () => string } {
+function startHost(data: string, extra: string[] = []): { child: ChildProcessWithoutNullStreams; serving: Promise<number>; stderr: () => string } {
   const t0 = performance.now();
-  const child = spawn(process.execPath, ["--import", "tsx", "src/host/cli.ts", "serve", "--stdio", "--script", "models/hello.json", "--data", data], {
+  const child = spawn(process.execPath, ["--import", "tsx", "src/host/cli.ts", "serve", "--stdio", "--script", "models/hello.json", "--data", data, ...extra], {
     cwd: root,
     stdio: ["pipe", "pipe", "pipe"],
   });
@@ -117,7 +119,7 @@ async function startup(bytes: number): Promise<{ ms: number; rss: number; size: 
 async function sessions(count: number): Promise<{ before: number; after: number; rss: number; ms: number }> {
   const data = mkdtempSync(join(tmpdir(), "muse-bench-"));
   try {
-    const host = startHost(data);
+    const host = startHost(data, MAX_LIVE > 0 ? ["--max-live-sessions", String(MAX_LIVE)] : []);
     await host.serving;
     const pid = host.child.pid!;
     const before = fds(pid);
@@ -161,5 +163,5 @@ if (!/recovered session .*: closed 1 turn\(s\)/.test(big.stderr)) throw new Erro
 log(`startup, one ${(big.size / 1_000_000).toFixed(0)} MB session log: ${big.ms.toFixed(0)} ms, peak RSS ${(big.rss / MB).toFixed(1)} MB`);
 const many = await sessions(SESSIONS);
 log(
-  `${SESSIONS} sessions: ${many.after} descriptors held (${many.before} before the first), ${(many.ms / SESSIONS).toFixed(2)} ms per session/create, peak RSS ${(many.rss / MB).toFixed(1)} MB`,
+  `${SESSIONS} sessions${MAX_LIVE > 0 ? ` (--max-live-sessions ${MAX_LIVE})` : ""}: ${many.after} descriptors held (${many.before} before the first), ${(many.ms / SESSIONS).toFixed(2)} ms per session/create, peak RSS ${(many.rss / MB).toFixed(1)} MB`,
 );

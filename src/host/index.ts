@@ -17,7 +17,7 @@ export type {
   ReferenceHostWebSocket,
   SpawnedReferenceHost,
 } from "./spawnReferenceHost.js";
-export { MuseHost, createHost, HOST_NAME, HOST_VERSION } from "./muse-host.js";
+export { MuseHost, createHost, DEFAULT_MAX_LIVE_SESSIONS, HOST_NAME, HOST_VERSION } from "./muse-host.js";
 export type { MuseHostOptions } from "./muse-host.js";
 export { loadScriptedModel, parseScriptedModel } from "./scripted-model.js";
 export type { ScriptedModel, ScriptedTurn, ScriptedStep, ScriptedToolCall } from "./scripted-model.js";

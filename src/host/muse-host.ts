@@ -68,6 +68,19 @@ export const HOST_NAME = "muse-host";
 export const HOST_VERSION = "0.1.0";
 
 /**
+ * The default of {@link MuseHostOptions.maxLiveSessions}: a loaded session holds its cursor and its
+ * turns' terminals and acceptances, about 4.5 KiB for one that ran nothing and more for each turn.
+ * @unit sessions
+ *
+ * @example
+ * ```ts
+ * const models = new Map([["default", loadScriptedModel("models/hello.json", "default")]]);
+ * createHost({ models, defaultModel: "default", maxLiveSessions: DEFAULT_MAX_LIVE_SESSIONS * 2 });
+ * ```
+ */
+export const DEFAULT_MAX_LIVE_SESSIONS = 1000;
+
+/**
  * Options of {@link createHost}.
  *
  * @example
@@ -110,6 +123,21 @@ export interface MuseHostOptions {
    * ```
    */
   maxOpenLogs?: number;
+  /**
+   * How many sessions stay loaded in memory. Beyond it, the least recently named sessions with
+   * nothing running or queued (and everything logged durable and sent) are unloaded, and loaded
+   * again from their logs when a command names them; sessions with a turn running or queued stay
+   * loaded on top of these. At least 1.
+   *
+   * @unit sessions
+   * @defaultValue {@link DEFAULT_MAX_LIVE_SESSIONS}
+   * @example
+   * ```ts
+   * const models = new Map([["default", loadScriptedModel("models/hello.json", "default")]]);
+   * const host = createHost({ models, defaultModel: "default", dataDir: "/var/muse", maxLiveSessions: 200 });
+   * ```
+   */
+  maxLiveSessions?: number;
   /**
    * How long the data-dir lock of a host on another machine (a shared file system) may go
    * unrefreshed before this host takes it over; the holder refreshes it every half of this. A
@@ -283,7 +311,9 @@ export class MuseHost {
   readonly recovered: readonly RecoveredSession[];
   readonly #options: MuseHostOptions;
   readonly #cache: CommandCache;
+  /** The loaded sessions, least recently named first (see {@link MuseHostOptions.maxLiveSessions}). */
   readonly #sessions = new Map<string, SessionAgent>();
+  readonly #maxLiveSessions: number;
   readonly #connections = new Set<Connection>();
   /** Who hears each session: the channels that created or resumed it. An entry goes when its last channel does. */
   readonly #subscribers = new Map<string, Set<Channel>>();
@@ -303,6 +333,9 @@ export class MuseHost {
 
   constructor(options: MuseHostOptions) {
     if (!options.models.has(options.defaultModel)) throw new Error(`default model ${options.defaultModel} is not loaded`);
+    const maxLive = options.maxLiveSessions ?? DEFAULT_MAX_LIVE_SESSIONS;
+    if (!(Number.isInteger(maxLive) && maxLive >= 1)) throw new RangeError(`maxLiveSessions must be an integer of at least 1, got ${maxLive}`);
+    this.#maxLiveSessions = maxLive;
     this.#options = options;
     this.#cache = new CommandCache(options.commandCacheCapacity);
     if (options.dataDir === undefined) {
@@ -492,7 +525,7 @@ export class MuseHost {
     const replayOf = outcome.replay.sessionId;
     // A retried resume answered from the cache on a channel that did not hear the session yet:
     // its replay runs up to now, so nothing between the first answer and this one is missed.
-    const upTo = newlySubscribed ? Math.max(outcome.replay.upTo, this.#sessions.get(replayOf)?.lastCursor ?? 0) : outcome.replay.upTo;
+    const upTo = newlySubscribed ? Math.max(outcome.replay.upTo, this.#loadedOrNone(replayOf)?.lastCursor ?? 0) : outcome.replay.upTo;
     // A client caught up with what it had been sent gets only what is new to it: records sent live
     // while its resume was handled (their log sync finished) are not sent twice. A client that
     // asks for records it already saw gets them again: the replay starts the channel's cursor at
@@ -521,7 +554,7 @@ export class MuseHost {
    */
   #sendTerminalIfUnseen(channel: Channel, sessionId: string, turnId: string): void {
     if (channel.terminalsSent.has(turnId)) return;
-    const state = this.#sessions.get(sessionId)?.turnState(turnId);
+    const state = this.#loadedOrNone(sessionId)?.turnState(turnId);
     if (state?.state !== "terminal") return;
     channel.send(notificationMessage("turn/completed", state.params as unknown as Record<string, unknown>));
   }
@@ -710,7 +743,23 @@ export class MuseHost {
       ...seed,
     });
     this.#sessions.set(sessionId, agent);
+    this.#unloadIdle(agent);
     return agent;
+  }
+
+  /**
+   * Unloads the least recently named sessions beyond {@link MuseHostOptions.maxLiveSessions} that
+   * are {@link SessionAgent.unloadable} (never `keep`, the one being loaded): their logs close, and
+   * {@link MuseHost.#loadSession} loads them again from the log when a command names them.
+   */
+  #unloadIdle(keep: SessionAgent): void {
+    if (this.#sessions.size <= this.#maxLiveSessions) return;
+    for (const [sessionId, agent] of this.#sessions) {
+      if (this.#sessions.size <= this.#maxLiveSessions) return;
+      if (agent === keep || !agent.unloadable) continue;
+      this.#sessions.delete(sessionId);
+      agent.unload();
+    }
   }
 
   #sessionCreate(params: Record<string, unknown>, commandId: string): Handled {
@@ -736,10 +785,25 @@ export class MuseHost {
     return { result: { sessionId, model } };
   }
 
+  /** {@link MuseHost.#loadSession} for an answer given again from the cache (its session may be unloaded since): `undefined`, logged, when it cannot be loaded. */
+  #loadedOrNone(sessionId: string): SessionAgent | undefined {
+    try {
+      return this.#loadSession(sessionId);
+    } catch (error) {
+      this.#log(`session ${sessionId}: ${(error as Error).message}`);
+      return undefined;
+    }
+  }
+
   /** The session in memory, or loaded from its log; `undefined` when neither exists. */
   #loadSession(sessionId: string): SessionAgent | undefined {
     const live = this.#sessions.get(sessionId);
-    if (live !== undefined) return live;
+    if (live !== undefined) {
+      // Named now: the most recently used (the last to be unloaded).
+      this.#sessions.delete(sessionId);
+      this.#sessions.set(sessionId, live);
+      return live;
+    }
     if (!/^[0-9a-fA-F-]{1,64}$/.test(sessionId)) return undefined; // never a path
     const path = sessionLogPath(this.dataDir, sessionId);
     let summary: SessionLogSummary | undefined;

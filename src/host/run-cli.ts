@@ -5,7 +5,7 @@ import { basename } from "node:path";
 import { DEFAULT_MAX_LINE_BYTES } from "../protocol/lineSplitter.js";
 import { loadScriptedModel, type ScriptedModel } from "./scripted-model.js";
 import { DataDirInUseError, DEFAULT_LOCK_STALE_MS } from "./data-dir-lock.js";
-import { createHost, HOST_VERSION, type MuseHostOptions } from "./muse-host.js";
+import { createHost, DEFAULT_MAX_LIVE_SESSIONS, HOST_VERSION, type MuseHostOptions } from "./muse-host.js";
 import { DEFAULT_MAX_OPEN_LOGS } from "./session-log.js";
 import { DEFAULT_KILL_GRACE_MS, DEFAULT_OUTPUT_CAP_BYTES, killAllToolGroups } from "./shell-tool.js";
 import { createStdioTransport } from "./stdio-transport.js";
@@ -54,6 +54,8 @@ export interface ServeOptions {
   outputCapBytes?: number;
   /** @unit file descriptors */
   maxOpenLogs?: number;
+  /** @unit sessions */
+  maxLiveSessions?: number;
   /** @unit milliseconds */
   lockStaleMs?: number;
 }
@@ -68,7 +70,7 @@ export interface ServeOptions {
  */
 export const USAGE = `usage: muse-host serve (--stdio | --ws [ADDR:]PORT | both) --script PATH [--data DIR]
                        [--model NAME=PATH ...] [--default-model NAME] [--kill-grace-ms N]
-                       [--output-cap-bytes N] [--max-open-logs N] [--lock-stale-ms N]
+                       [--output-cap-bytes N] [--max-open-logs N] [--max-live-sessions N] [--lock-stale-ms N]
                        [--max-message-bytes N] [--token-file FILE] [--allow-origin ORIGIN ...]
                        [--allow-remote] [--ui] [--ui-dir DIR] [--max-send-queue-bytes N]
                        [--max-connections N]
@@ -108,6 +110,8 @@ serve flags (each also takes --flag=VALUE):
   --max-open-logs N      session-log file descriptors kept open for idle sessions, least
                          recently used closed first (default: ${DEFAULT_MAX_OPEN_LOGS}, or a
                          quarter of ulimit -n if lower)
+  --max-live-sessions N  sessions kept loaded in memory; beyond it the least recently named idle
+                         ones are unloaded and reloaded from their logs (default: ${DEFAULT_MAX_LIVE_SESSIONS})
   --lock-stale-ms N      milliseconds after which the --data lock of a host on another machine,
                          not refreshed, is taken over; at least 2000 (default: ${DEFAULT_LOCK_STALE_MS})
   --max-message-bytes N  the largest incoming message, in bytes, on either transport; a bigger
@@ -236,6 +240,12 @@ export function parseServeArgs(args: readonly string[]): ServeOptions {
         const n = nonNegativeInt(name, value());
         if (n < 1) throw new Error(`${name} needs a positive integer, got ${n}`);
         options.maxOpenLogs = n;
+        break;
+      }
+      case "--max-live-sessions": {
+        const n = nonNegativeInt(name, value());
+        if (n < 1) throw new Error(`${name} needs a positive integer, got ${n}`);
+        options.maxLiveSessions = n;
         break;
       }
       case "--lock-stale-ms": {
@@ -376,6 +386,7 @@ export async function runCli(argv: readonly string[]): Promise<number> {
     if (options.killGraceMs !== undefined) hostOptions.killGraceMs = options.killGraceMs;
     if (options.outputCapBytes !== undefined) hostOptions.outputCapBytes = options.outputCapBytes;
     if (options.maxOpenLogs !== undefined) hostOptions.maxOpenLogs = options.maxOpenLogs;
+    if (options.maxLiveSessions !== undefined) hostOptions.maxLiveSessions = options.maxLiveSessions;
     if (options.lockStaleMs !== undefined) hostOptions.lockStaleMs = options.lockStaleMs;
     host = createHost(hostOptions);
   } catch (error) {

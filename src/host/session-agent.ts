@@ -446,6 +446,19 @@ export class SessionAgent {
     this.#log.afterDurable(traced);
   }
 
+  /**
+   * True when nothing runs or waits in this session and everything it logged is durable and sent:
+   * the host may {@link SessionAgent.unload} it and load it again from its log when it is next named.
+   */
+  get unloadable(): boolean {
+    return this.#running === undefined && this.#inbox.length === 0 && this.#log.unsynced === 0 && this.#logFailure === undefined;
+  }
+
+  /** Closes the log of an {@link SessionAgent.unloadable} session; this agent is not used again. */
+  unload(): void {
+    this.#log.close();
+  }
+
   /** Resolves once no turn is running or queued and everything logged is durable and sent (at once if so already). */
   whenIdle(): Promise<void> {
     if (this.#running === undefined && this.#inbox.length === 0) return this.#log.durable();

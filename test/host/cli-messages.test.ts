@@ -43,6 +43,7 @@ describe("muse-host --help", () => {
       "--kill-grace-ms",
       "--output-cap-bytes",
       "--max-open-logs",
+      "--max-live-sessions",
       "--lock-stale-ms",
       "--max-message-bytes",
       "--token-file",
@@ -66,6 +67,7 @@ describe("muse-host --help", () => {
     expect(HELP).toMatch(/--output-cap-bytes N +bytes of output kept per tool call[\s\S]*\(default: 65536\)/);
     expect(HELP).toContain(`(default: ${DEFAULT_OUTPUT_CAP_BYTES})`);
     expect(HELP).toMatch(/--max-open-logs N +session-log file descriptors kept open[\s\S]*\(default: 128, or a\s+quarter of ulimit -n if lower\)/);
+    expect(HELP).toMatch(/--max-live-sessions N +sessions kept loaded in memory[\s\S]*\(default: 1000\)/);
     expect(HELP).toMatch(/--data DIR .*\n.*default: a fresh temp dir, removed when the host exits/);
   });
 
@@ -80,6 +82,7 @@ describe("muse-host --help", () => {
       "--kill-grace-ms": "1",
       "--output-cap-bytes": "1",
       "--max-open-logs": "1",
+      "--max-live-sessions": "1",
       "--lock-stale-ms": "2000",
       "--ws": "0",
       "--max-message-bytes": "1",

@@ -25,7 +25,7 @@ afterEach(async () => {
   for (const c of cleanups.splice(0)) await c();
 });
 
-function harness(models: Record<string, string>, options: { killGraceMs?: number; commandCacheCapacity?: number } = {}): Harness {
+function harness(models: Record<string, string>, options: { killGraceMs?: number; commandCacheCapacity?: number; maxLiveSessions?: number } = {}): Harness {
   const dataDir = mkdtempSync(join(tmpdir(), "muse-host-unit-"));
   const host = createHost({
     models: new Map(Object.entries(models).map(([name, file]) => [name, loadScriptedModel(fixture(file), name)])),
@@ -322,4 +322,58 @@ describe("MuseHost retries, caching and parameter checks", () => {
     ]);
     expect(checkTranscript(h.transcript).problems).toEqual([]);
   }, 10_000);
+});
+
+describe("MuseHost keeps at most maxLiveSessions idle sessions loaded", () => {
+  const cursorN = (m: WireMessage) => Number(String(m.params?.["viewCursor"]).split(":").at(-1));
+  const notificationsOf = (h: Harness, sessionId: string) => h.wire.filter((m) => m.method !== undefined && m.params?.["sessionId"] === sessionId);
+
+  it("unloads the least recently named idle session and loads it again from its log when named: same terminals, cursors go on", async () => {
+    const h = harness({ default: "hello.json" }, { maxLiveSessions: 2 });
+    const a = h.request("session/create", {}).result?.["sessionId"] as string;
+    const t1 = h.request("turn/start", { sessionId: a, input: [] }).result?.["turnId"] as string;
+    await h.waitFor(completedOf(t1));
+    const b = h.request("session/create", {}).result?.["sessionId"] as string;
+    expect(sessionAgentOf(h.host, a)).toBeDefined(); // two loaded: none to unload yet
+    const c = h.request("session/create", {}).result?.["sessionId"] as string;
+    expect(sessionAgentOf(h.host, a)).toBeUndefined(); // the least recently named, idle: unloaded
+    expect(sessionAgentOf(h.host, b)).toBeDefined();
+    expect(sessionAgentOf(h.host, c)).toBeDefined();
+    const lastOfA = Math.max(...notificationsOf(h, a).map(cursorN));
+
+    // Named again: loaded from its log, with what it knew.
+    const again = h.request("turn/cancel", { sessionId: a, turnId: t1 });
+    expect(again.error).toMatchObject({ code: -32001, data: { reason: "already_terminal", terminal: "completed" } });
+    expect(sessionAgentOf(h.host, a)).toBeDefined();
+    expect(sessionAgentOf(h.host, b)).toBeUndefined(); // now b is the least recently named
+    const t2 = h.request("turn/start", { sessionId: a, input: [] }).result?.["turnId"] as string;
+    await h.waitFor(completedOf(t2));
+    const afterReload = notificationsOf(h, a).filter(
+      (m) => m.params?.["turnId"] === t2 || (m.params?.["item"] as { turnId?: string } | undefined)?.turnId === t2,
+    );
+    expect(afterReload.length).toBeGreaterThan(0);
+    expect(Math.min(...afterReload.map(cursorN))).toBe(lastOfA + 1);
+    const resumed = h.request("session/resume", { sessionId: b });
+    expect(resumed.result).toMatchObject({ sessionId: b, replayed: 0 });
+    expect(checkTranscript(h.transcript).problems).toEqual([]);
+  }, 10_000);
+
+  it("never unloads a session with a turn running, even beyond the bound", async () => {
+    const h = harness({ default: "shell-sleep.json" }, { maxLiveSessions: 1, killGraceMs: 300 });
+    const busy = h.request("session/create", {}).result?.["sessionId"] as string;
+    const turnId = h.request("turn/start", { sessionId: busy, input: [] }).result?.["turnId"] as string;
+    const idle = h.request("session/create", {}).result?.["sessionId"] as string;
+    const third = h.request("session/create", {}).result?.["sessionId"] as string;
+    expect(sessionAgentOf(h.host, busy)).toBeDefined();
+    expect(sessionAgentOf(h.host, idle)).toBeUndefined();
+    expect(sessionAgentOf(h.host, third)).toBeDefined();
+    await h.ask("turn/cancel", { sessionId: busy, turnId });
+    await h.waitFor(completedOf(turnId), 8000);
+    expect(h.wire.find(completedOf(turnId))?.params).toMatchObject({ terminal: "cancelled" });
+  }, 10_000);
+
+  it("rejects a bound below 1", () => {
+    const models = new Map([["default", loadScriptedModel(fixture("hello.json"), "default")]]);
+    expect(() => createHost({ models, defaultModel: "default", maxLiveSessions: 0 })).toThrow(RangeError);
+  });
 });
