@@ -64,6 +64,7 @@ describe("public surface", () => {
     );
     expect(Object.keys(host).sort()).toEqual([
       "DEFAULT_KILL_GRACE_MS",
+      "DEFAULT_MAX_LIVE_SESSIONS",
       "DEFAULT_OUTPUT_CAP_BYTES",
       "HOST_NAME",
       "HOST_RESTARTED_REASON",
