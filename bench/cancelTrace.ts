@@ -7,10 +7,11 @@
  *   once its grandchild printed, timed to `exit` and to its pipes closing, with no host at all;
  *   and a bare `write` + `fdatasync` of a ~600-byte line in the data dir's file system.
  */
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcessByStdio } from "node:child_process";
 import { closeSync, fdatasyncSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import type { TurnCompletedParams } from "../src/index.js";
 import { spawnHost } from "../src/node/index.js";
@@ -133,22 +134,35 @@ export async function tracedCancel(runs: number): Promise<{ stages: Stage[]; n: 
 }
 
 /**
+ * A bare `/bin/sh` process group running the command of the fixture shell-sleep.json (a shell that
+ * waits on a grandchild `sleep 30`), detached as the shell tool spawns it, with no host at all;
+ * `printed` resolves once the grandchild has printed its line (the group is whole).
+ */
+export function spawnFixtureGroup(): { shell: ChildProcessByStdio<null, Readable, Readable>; printed: Promise<void> } {
+  const shell = spawn("/bin/sh", ["-c", "echo started $$; sh -c 'echo grandchild $$; exec sleep 30' & wait"], {
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const printed = new Promise<void>((resolve) => {
+    let text = "";
+    shell.stdout.on("data", (chunk: Buffer) => {
+      text += chunk.toString("utf8");
+      if (text.includes("grandchild")) resolve();
+    });
+  });
+  return { shell, printed };
+}
+
+/**
  * (c2) The floor: `runs` times, spawn the fixture's command as a detached `/bin/sh` group, wait
  * for its grandchild's line, SIGTERM the group, and time `exit` and `close` (all pipes closed).
  */
 export async function killFloor(runs: number): Promise<{ exit: Stage; close: Stage; n: number }> {
   const exits: number[] = [];
   const closes: number[] = [];
-  const command = "echo started $$; sh -c 'echo grandchild $$; exec sleep 30' & wait";
   for (let i = 0; i < runs; i++) {
-    const child = spawn("/bin/sh", ["-c", command], { detached: true, stdio: ["ignore", "pipe", "pipe"] });
-    await new Promise<void>((resolve) => {
-      let text = "";
-      child.stdout.on("data", (chunk: Buffer) => {
-        text += chunk.toString("utf8");
-        if (text.includes("grandchild")) resolve();
-      });
-    });
+    const { shell: child, printed } = spawnFixtureGroup();
+    await printed;
     const done = new Promise<void>((resolve) => {
       let t0 = 0n;
       child.once("exit", () => exits.push(ms(t0, now())));

@@ -10,6 +10,7 @@ import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { WebSocket } from "ws";
+import { spawnFixtureGroup } from "./cancelTrace.js";
 import type { MspClient, TurnCompletedParams } from "../src/index.js";
 import { spawnReferenceHost } from "../src/host/index.js";
 import { bearerSubprotocol, MSP_SUBPROTOCOL } from "../src/protocol/index.js";
@@ -103,8 +104,10 @@ export async function webSocketCancelStorm(clients: number, stops: StopPattern, 
     webSocket: { readyTimeoutMs: 30_000 },
   });
   const open: MspClient[] = [];
-  const random = stops.kind === "independent" ? seededRandom(stops.seed) : () => 0;
-  const delays = Array.from({ length: clients }, () => (stops.kind === "independent" ? random() * stops.windowMs : 0));
+  // A burst is a window of 0 ms: every delay 0.
+  const windowMs = stops.kind === "independent" ? stops.windowMs : 0;
+  const next = seededRandom(stops.kind === "independent" ? stops.seed : 0);
+  const delays = Array.from({ length: clients }, () => next() * windowMs);
   let running = 0;
   let allRunning!: () => void;
   const everyToolRuns = new Promise<void>((resolve) => (allRunning = resolve));
@@ -158,26 +161,11 @@ export async function webSocketCancelStorm(clients: number, stops: StopPattern, 
  * times each group's pipes closing (Node's `close`) from the first kill. Milliseconds.
  */
 export async function killStormFloor(groups: number, settleMs = 500): Promise<StormResult & { killLoopMs: number }> {
-  const command = "echo started $$; sh -c 'echo grandchild $$; exec sleep 30' & wait";
-  const shells = Array.from({ length: groups }, () => spawn("/bin/sh", ["-c", command], { detached: true, stdio: ["ignore", "pipe", "pipe"] }));
+  const groupsRunning = Array.from({ length: groups }, () => spawnFixtureGroup());
+  const shells = groupsRunning.map((g) => g.shell);
   try {
     const closed = shells.map((shell) => new Promise<number>((resolve) => shell.once("close", () => resolve(performance.now()))));
-    await within(
-      Promise.all(
-        shells.map(
-          (shell) =>
-            new Promise<void>((resolve) => {
-              let text = "";
-              shell.stdout.on("data", (chunk: Buffer) => {
-                text += chunk.toString("utf8");
-                if (text.includes("grandchild")) resolve();
-              });
-            }),
-        ),
-      ),
-      60_000,
-      `${groups} bare shell groups`,
-    );
+    await within(Promise.all(groupsRunning.map((g) => g.printed)), 60_000, `${groups} bare shell groups`);
     await sleep(settleMs);
     const t0 = performance.now();
     for (const shell of shells) process.kill(-(shell.pid as number), "SIGTERM");
