@@ -4,6 +4,7 @@
  * to its next step.
  */
 import assert from "node:assert/strict";
+import { TOOL_DENIED_REASON } from "@muse-code/sdk";
 import type { Recipe } from "./recipe.js";
 
 export const recipe: Recipe = {
@@ -39,7 +40,7 @@ export const recipe: Recipe = {
     assert.equal(terminal.terminal, "completed");
     assert.ok(call?.kind === "toolCall");
     assert.equal(call.status, "failed");
-    assert.equal(call.failureReason, "denied by the user");
+    assert.equal(call.failureReason, TOOL_DENIED_REASON);
     assert.equal(call.approval, "denied");
     assert.equal(call.visibleOutput, "", "the tool never ran");
     assert.deepEqual(said, ["Publishing the package.", "Done."], "the turn went on after the denied call");

@@ -6,7 +6,7 @@
  * both connections are strictly increasing with no gaps.
  */
 import assert from "node:assert/strict";
-import { MspError, type MspClient } from "@muse-code/sdk";
+import { MspError, TurnReasons, type MspClient } from "@muse-code/sdk";
 import type { Recipe } from "./recipe.js";
 
 /**
@@ -76,7 +76,7 @@ export const recipe: Recipe = {
 
     env.log(`resumed after ${lastCursor}: ${resumed.replayed} replayed, turn ended "${final.terminal}": ${final.reason}`);
     assert.equal(final.terminal, "failed");
-    assert.equal(final.reason, "host restarted");
+    assert.equal(final.reason, TurnReasons.hostRestarted);
     assert.equal(cursors.length - seenBeforeCrash, resumed.replayed, "every replayed notification arrived");
     // This host's cursors are `v:<sessionId>:<n>` (to an app they are opaque): compare their n.
     const sequences = cursors.map((c) => Number(c.slice(c.lastIndexOf(":") + 1)));

@@ -21,12 +21,9 @@ export { MuseHost, createHost, DEFAULT_MAX_LIVE_SESSIONS, HOST_NAME, HOST_VERSIO
 export type { MuseHostOptions } from "./muse-host.js";
 export { loadScriptedModel, parseScriptedModel } from "./scripted-model.js";
 export type { ScriptedModel, ScriptedTurn, ScriptedStep, ScriptedToolCall } from "./scripted-model.js";
-export { TurnReasons, TOOL_ABORTED_BEFORE_DISPATCH, TOOL_DENIED_REASON } from "./session-agent.js";
 export { DEFAULT_KILL_GRACE_MS, DEFAULT_OUTPUT_CAP_BYTES } from "./shell-tool.js";
-export { HOST_RESTARTED_REASON } from "./session-recovery.js";
 export type { RecoveredSession } from "./session-recovery.js";
 export { createStdioTransport } from "./stdio-transport.js";
 export type { MessageTransport } from "./message-transport.js";
 export { serveWebSocket } from "./web-socket-server.js";
 export type { WebSocketServeOptions, WebSocketHostServer } from "./web-socket-server.js";
-export { HostCloseCodes } from "../protocol/webSocketCloseCodes.js";

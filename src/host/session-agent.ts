@@ -21,57 +21,8 @@ import { stepChunks, streamStep, type ModelChunk, type ScriptedModel, type Scrip
 import { LogUnavailableError, type SessionLog, type SessionLogRecord } from "./session-log.js";
 import { runShell, TOOL_PROCESSES_ESCAPED, type ShellOptions, type ToolResult } from "./shell-tool.js";
 import { formatViewCursor } from "../protocol/cursor.js";
+import { TOOL_ABORTED_BEFORE_DISPATCH, TOOL_DENIED_REASON, TurnReasons } from "../protocol/reasons.js";
 import { traceMark, tracing } from "./trace-marks.js";
-
-/**
- * The `turn/completed.reason` strings the reference host uses.
- *
- * @example
- * ```ts
- * if (params.reason === TurnReasons.cancelledDuringToolExecution) status.textContent = "Stopped while a tool ran";
- * ```
- */
-export const TurnReasons = {
-  completed: "completed",
-  cancelledBeforeStart: "cancelled before start",
-  cancelledDuringPromptAssembly: "cancelled during prompt assembly",
-  cancelledAtStepBoundary: "cancelled at step boundary",
-  cancelledDuringModelStream: "cancelled during model stream",
-  cancelledDuringToolExecution: "cancelled during tool execution",
-  cancelledAwaitingApproval: "cancelled while awaiting approval",
-  discardedFromInbox: "discarded from inbox",
-  hostRestarted: "host restarted",
-} as const;
-
-/**
- * Failure reason and error of a tool call that was scheduled but never dispatched.
- *
- * @example
- * ```ts
- * client.events.on("item/completed", ({ item }) => {
- *   if (item.kind === "toolCall" && item.failureReason === TOOL_ABORTED_BEFORE_DISPATCH.failureReason) console.log(`${item.tool} never ran`);
- * });
- * ```
- */
-export const TOOL_ABORTED_BEFORE_DISPATCH = {
-  failureReason: "tool call aborted before dispatch",
-  error: { name: "AbortError", code: "TOOL_ABORTED_BEFORE_DISPATCH" },
-} as const;
-
-/**
- * The `failureReason` of a tool call the client denied (`tool/approve` answered `deny`). Its
- * `error` is `{name: "ToolDenied", code: "TOOL_DENIED", message?}`, `message` being the client's
- * `reason` when it gave one. (An answer the host could not read is a deny too, with
- * `failureReason: "denied: <what was wrong>"`.)
- *
- * @example
- * ```ts
- * client.events.on("item/completed", ({ item }) => {
- *   if (item.kind === "toolCall" && item.failureReason === TOOL_DENIED_REASON) console.log(`${item.tool} was not allowed`);
- * });
- * ```
- */
-export const TOOL_DENIED_REASON = "denied by the user";
 
 /** The `error` of a denied tool call; `message` is added when the client gave a reason. */
 const TOOL_DENIED_ERROR = { name: "ToolDenied", code: "TOOL_DENIED" } as const;

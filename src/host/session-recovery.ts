@@ -5,16 +5,7 @@ import type { Item, TurnCompletedParams } from "../protocol/index.js";
 import { readSessionLog, SessionLog, summarizeSessionLog, type LogFilePool, type SessionLogRecord, type SessionLogSummary } from "./session-log.js";
 import { UnsafeFileError } from "./safe-files.js";
 import { formatViewCursor } from "../protocol/cursor.js";
-
-/**
- * The `turn/completed` reason of a turn a restart cut off.
- *
- * @example
- * ```ts
- * if (params.reason === HOST_RESTARTED_REASON) status.textContent = "The host restarted: send your message again";
- * ```
- */
-export const HOST_RESTARTED_REASON = "host restarted";
+import { HOST_RESTARTED_REASON } from "../protocol/reasons.js";
 
 /**
  * What recovery did to one session.

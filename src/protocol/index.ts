@@ -54,3 +54,5 @@ export {
 } from "./guards.js";
 export { MSP_SUBPROTOCOL, BEARER_SUBPROTOCOL_PREFIX, bearerSubprotocol, bearerTokenOf } from "./webSocketSubprotocols.js";
 export { ClientCloseCodes, HostCloseCodes } from "./webSocketCloseCodes.js";
+export { TurnReasons, HOST_RESTARTED_REASON, TOOL_DENIED_REASON, TOOL_ABORTED_BEFORE_DISPATCH } from "./reasons.js";
+export type { TurnReason } from "./reasons.js";

@@ -5,7 +5,7 @@
  * on every scenario's wire.
  */
 import { v7 as uuidv7 } from "uuid";
-import type { ApprovalHandler } from "@muse-code/sdk";
+import { TOOL_DENIED_REASON, type ApprovalHandler } from "@muse-code/sdk";
 import { checkTranscript } from "@muse-code/sdk/testing";
 import type { WireLine, WireTap } from "./checkWire.js";
 import { CHECK_MODEL, paramsOf, type DirectiveStep, type ScenarioContext } from "./scenarioContext.js";
@@ -579,7 +579,7 @@ const denyScenario: Scenario = {
     );
     const tool = ctx.completedItems(turnId).find((i) => i.item["itemId"] === itemId);
     ctx.expect(
-      tool?.item["status"] === "failed" && tool.item["failureReason"] === "denied by the user" && tool.item["approval"] === "denied",
+      tool?.item["status"] === "failed" && tool.item["failureReason"] === TOOL_DENIED_REASON && tool.item["approval"] === "denied",
       `the denied tool call must complete failed, "denied by the user", approval: "denied"; got ${tool === undefined ? "no item/completed" : `status ${JSON.stringify(tool.item["status"])}, failureReason ${JSON.stringify(tool.item["failureReason"])}, approval ${JSON.stringify(tool.item["approval"])}`}`,
       [ask.line, tool?.line],
     );
