@@ -7,7 +7,7 @@ import { MspConnection, type CloseInfo, type MspConnectionOptions, type MspEvent
 import type { ByteChannel } from "./framing/byteChannel.js";
 import { createFraming, type Framing } from "./framing/createFraming.js";
 import { asyncDispose } from "./internal/asyncDispose.js";
-import { uuidv7 } from "./internal/uuidv7.js";
+import { uuidv7 } from "./protocol/uuidv7.js";
 import type { WaitOptions } from "./internal/boundedWait.js";
 import type { ApprovalHandler, TurnApprovals } from "./turns/approvals.js";
 import { cancelTurnOn, type CancelOutcome, type CancelTurnParams } from "./turns/cancelTurn.js";

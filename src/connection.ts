@@ -26,7 +26,7 @@ import type { FramingProblem } from "./framing/limits.js";
 import { boundedWait, type WaitOptions } from "./internal/boundedWait.js";
 import { PendingCommands } from "./internal/pendingCommands.js";
 import { ensureRuntime } from "./internal/runtime.js";
-import { uuidv7 } from "./internal/uuidv7.js";
+import { uuidv7 } from "./protocol/uuidv7.js";
 import { SafeEmitter } from "./internal/safeEmitter.js";
 import {
   COMMAND_REJECTED_CODE,

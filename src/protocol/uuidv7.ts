@@ -1,5 +1,5 @@
 /**
- * uuidv7: the UUIDv7 strings MSP uses for `commandId` (RFC 9562 §5.7), in a few lines so the
+ * uuidv7: the UUIDv7 strings MSP uses for its ids (`commandId`, and the host's `sessionId`, `turnId`, `itemId`) (RFC 9562 §5.7), in a few lines so the
  * browser core does not carry a UUID library. Ids made in the same millisecond still sort in the
  * order they were made: a 12-bit counter in `rand_a` (RFC 9562 §6.2, method 1) counts up from a
  * random start, and borrows the next millisecond when it runs out. The random bits come from
