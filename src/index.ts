@@ -59,6 +59,7 @@ export {
   isItem,
   isNotification,
   isCompatibleProtocol,
+  uuidv7,
 } from "./protocol/index.js";
 export type {
   CommandMethod,

@@ -41,6 +41,7 @@ export type {
   HostRequestMap,
 } from "./types.js";
 export { formatViewCursor, parseViewCursor } from "./cursor.js";
+export { uuidv7 } from "./uuidv7.js";
 export {
   isObject,
   problemWithItem,

@@ -18,7 +18,21 @@ const HEX = Array.from({ length: 256 }, (_, byte) => hex(byte, 2));
 let timeMs = -1;
 let timeHex = "";
 
-/** A fresh UUIDv7, e.g. `"0198f0aa-1111-7abc-8def-0123456789ab"`; later calls sort after earlier ones. */
+/**
+ * A fresh UUIDv7 (RFC 9562), e.g. `"0198f0aa-1111-7abc-8def-0123456789ab"`: the form of every MSP
+ * id. Later calls sort after earlier ones, within one millisecond too. Make a `commandId` yourself
+ * when you may need to send the same command again: the host answers a retry with the same answer.
+ *
+ * @example
+ * ```ts
+ * import { uuidv7 } from "@muse-code/sdk";
+ *
+ * const commandId = uuidv7();
+ * const ack = await client.command("turn/start", { sessionId, input, commandId }).catch(() =>
+ *   client.command("turn/start", { sessionId, input, commandId }), // a retry: the host de-duplicates it
+ * );
+ * ```
+ */
 export function uuidv7(): string {
   if (at === pool.length) {
     globalThis.crypto.getRandomValues(pool);
