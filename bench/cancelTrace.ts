@@ -65,7 +65,7 @@ export async function tracedCancel(runs: number): Promise<{ stages: Stage[]; n: 
   });
   const client: Array<{ send: bigint; receive: bigint }> = [];
   try {
-    const { sessionId } = await host.connection.command("session/create", {}, { timeoutMs: 20_000 });
+    const { sessionId } = await host.command("session/create", {}, { timeoutMs: 20_000 });
     for (let i = 0; i < runs; i++) {
       const running = new Promise<string>((resolve) => {
         const onItem = (p: { item: { kind: string; turnId: string; visibleOutput?: string } }) => {

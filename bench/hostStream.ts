@@ -76,7 +76,7 @@ export async function hostStream(
   });
   try {
     const ids: string[] = [];
-    for (let i = 0; i < sessions; i++) ids.push((await host.connection.command("session/create", {}, { timeoutMs: 20_000 })).sessionId);
+    for (let i = 0; i < sessions; i++) ids.push((await host.command("session/create", {}, { timeoutMs: 20_000 })).sessionId);
     const expected = sessions * steps * PER_STEP;
     let count = 0;
     let first = 0;

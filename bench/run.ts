@@ -134,7 +134,7 @@ const sdk =
   async () => {
     const host = spawnHost({ command: process.execPath, args: [child("flood.mjs"), String(N), framing], framing, stderr: "inherit" });
     const count = new DeliveryCount(`SDK ${framing}`, N);
-    host.connection.onNotification(({ params }) => count.note((params?.["emittedAtMs"] as number) + 1));
+    host.onNotification(({ params }) => count.note((params?.["emittedAtMs"] as number) + 1));
     host.process.stdin?.write("g");
     try {
       return await count.rate;
@@ -201,7 +201,7 @@ async function roundTrips() {
       raw.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id: ++rawId, method: "host/info", params: { commandId: "c" } })}\n`);
     });
   const clients: Record<"sdk" | "bare" | "floor" | "mcp" | "acp", () => Promise<unknown>> = {
-    sdk: () => sdkHost.connection.command("host/info", {}),
+    sdk: () => sdkHost.command("host/info", {}),
     bare: () => bareConnection.sendRequest("host/info", { commandId: "c" }),
     floor: rawRoundTrip,
     mcp: mcp.roundTrip,
@@ -243,7 +243,7 @@ async function cancelLatency(model = "shell-sleep.json", marker = "grandchild", 
     stderr: "ignore",
     killGraceMs: 500,
   });
-  const { sessionId } = await host.connection.command("session/create", {}, { timeoutMs: 20_000 });
+  const { sessionId } = await host.command("session/create", {}, { timeoutMs: 20_000 });
   const times: number[] = [];
   for (let i = 0; i < runs; i++) {
     const toolRunning = new Promise<string>((resolve) => {

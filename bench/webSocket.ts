@@ -58,13 +58,13 @@ export async function webSocketThroughput(n: number): Promise<number> {
     let count = 0;
     let first = 0;
     const done = new Promise<number>((resolve) => {
-      client.connection.onNotification(() => {
+      client.onNotification(() => {
         if (count++ === 0) first = performance.now();
         if (count === n) resolve(n / ((performance.now() - first) / 1000));
       });
     });
     // Any message starts the flood; it never answers, so the command is dropped with the connection.
-    client.connection.command("host/info", {}).catch(() => {});
+    client.command("host/info", {}).catch(() => {});
     const rate = await within(done, 120_000, "the WebSocket flood");
     await client.close();
     return rate;
@@ -117,7 +117,7 @@ export async function webSocketCancelStorm(clients: number, stops: StopPattern, 
     const go = within(everyToolRuns, 120_000, `all ${clients} tools running`).then(() => sleep(settleMs));
     const times = await Promise.all(
       open.map(async (client, i) => {
-        const { sessionId } = await client.connection.command("session/create", {});
+        const { sessionId } = await client.command("session/create", {});
         const toolRuns = new Promise<void>((resolve) => {
           const onItem = (p: { item: { kind: string; visibleOutput?: string } }) => {
             if (p.item.kind === "toolCall" && (p.item.visibleOutput ?? "").includes("grandchild")) {
@@ -209,7 +209,7 @@ export async function webSocketIdleRss(connections: number): Promise<{ perConnec
   try {
     const { url, token } = await host.webSocket;
     const warm = await connectWebSocket(url, { token, WebSocket });
-    await warm.connection.command("host/info", {});
+    await warm.command("host/info", {});
     await warm.close();
     await sleep(1_000);
     const beforeKiB = vmRssKiB(host.pid);

@@ -85,7 +85,7 @@ function remember(): void {
   const sessionId = link?.sessionId ?? memory.value.sessionId;
   if (sessionId === undefined) return;
   book.trim(REMEMBERED_TURNS);
-  memory.rememberSession(sessionId, link?.client.connection.lastViewCursor(sessionId) ?? memory.value.cursor, book);
+  memory.rememberSession(sessionId, link?.client.lastViewCursor(sessionId) ?? memory.value.cursor, book);
 }
 book.subscribe(() => (rememberTimer ??= setTimeout(remember, REMEMBER_EVERY_MS)));
 addEventListener("pagehide", remember);

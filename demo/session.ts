@@ -24,7 +24,7 @@ export async function openSession(client: MspClient, remembered: Readonly<Rememb
   if (sessionId !== undefined) {
     // #region resume
     try {
-      const result = await client.connection.command("session/resume", cursor === undefined ? { sessionId } : { sessionId, afterCursor: cursor });
+      const result = await client.command("session/resume", cursor === undefined ? { sessionId } : { sessionId, afterCursor: cursor });
       return { sessionId, how: { resumed: true, replayed: result.replayed } };
     } catch (error) {
       // A host started afresh (no --data, or another data dir) does not know the session: start a new one.
@@ -32,7 +32,7 @@ export async function openSession(client: MspClient, remembered: Readonly<Rememb
     }
     // #endregion resume
   }
-  const created = await client.connection.command("session/create", {});
+  const created = await client.command("session/create", {});
   return sessionId === undefined
     ? { sessionId: created.sessionId, how: { resumed: false } }
     : { sessionId: created.sessionId, how: { resumed: false, forgot: sessionId } };

@@ -20,7 +20,7 @@ export const recipe: Recipe = {
 
     // #region start
     const input = [{ type: "text" as const, text: "Run the flaky integration suite" }];
-    const ack = await msp.connection.command("turn/start", { sessionId, input });
+    const ack = await msp.command("turn/start", { sessionId, input });
     const turnId = String(ack["turnId"]);
     // #endregion start
 
@@ -28,7 +28,7 @@ export const recipe: Recipe = {
 
     // #region stop
     // The user clicked Stop. The ack says "accepted": the host will TRY.
-    const cancelAck = await msp.connection.command("turn/cancel", { sessionId, turnId });
+    const cancelAck = await msp.command("turn/cancel", { sessionId, turnId });
     assert.equal(cancelAck.status, "accepted");
 
     // The OUTCOME is the turn's own terminal. terminalOf() checks the record first, then

@@ -14,12 +14,12 @@ export const recipe: Recipe = {
     const msp = await env.connect();
     const sessionId = await env.session(msp);
     const input = [{ type: "text" as const, text: "Run the flaky integration suite" }];
-    const ack = await msp.connection.command("turn/start", { sessionId, input });
+    const ack = await msp.command("turn/start", { sessionId, input });
     const turnId = String(ack["turnId"]);
 
     // #region narrow
     try {
-      await msp.connection.command("turn/cancel", { sessionId, turnId });
+      await msp.command("turn/cancel", { sessionId, turnId });
     } catch (error) {
       if (error instanceof MspError && error.kind === "commandRejected" && error.data["reason"] === "already_terminal") {
         // The turn reached its own terminal first. Nothing is running, and the recorder

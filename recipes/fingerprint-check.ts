@@ -10,7 +10,7 @@ import type { Recipe } from "./recipe.js";
 // #region check
 /** Ask the host who it is; refuse one that speaks another major version of MSP. */
 async function requireCompatibleHost(msp: MspClient): Promise<CommandResult<"host/info">> {
-  const info = await msp.connection.command("host/info", {});
+  const info = await msp.command("host/info", {});
   if (!isCompatibleProtocol(info.protocolVersion)) {
     await msp.close();
     throw new Error(
@@ -45,7 +45,7 @@ export const recipe: Recipe = {
       requireCompatibleHost(newer),
       /^Error: refusing host muse 1\.0\.0-beta\.2 \(sha256:[0-9a-f]{64}\): it speaks MSP 2\.0, this app speaks MSP 1\.0$/,
     );
-    assert.equal(newer.connection.isClosed, true, "the refused host's connection is closed");
+    assert.equal(newer.isClosed, true, "the refused host's connection is closed");
     env.log("refused a host speaking MSP 2.0");
   },
 };

@@ -15,10 +15,10 @@ export const recipe: Recipe = {
     const msp = await env.connect(); // the canned host here; spawnReferenceHost() in the guide
 
     // #region hello
-    const info = await msp.connection.command("host/info", {});
+    const info = await msp.command("host/info", {});
     if (!isCompatibleProtocol(info.protocolVersion)) throw new Error(`host speaks MSP ${info.protocolVersion}`);
 
-    const { sessionId } = await msp.connection.command("session/create", {});
+    const { sessionId } = await msp.command("session/create", {});
 
     // Subscribe before the turn starts; the SDK's recorder is listening already.
     const replies: string[] = [];

@@ -73,7 +73,7 @@ export async function liveArm(recipe: Recipe, log: (line: string) => void, root:
       mode: "live",
       connect: async () => spawnOne(),
       async session(msp) {
-        const created = await msp.connection.command("session/create", {});
+        const created = await msp.command("session/create", {});
         return created.sessionId;
       },
       midWork: (msp, turnId) => toolRunning(msp, turnId, 15_000),

@@ -31,7 +31,7 @@ function cannedEnv(recipe: Recipe, log: (line: string) => void): RecipeArm {
       const path = transcriptFile(Math.max(0, hosts.length - 1));
       // A transcript recorded from a live host starts with the session/create the live arm sent.
       const first = readTranscript(path).find((line) => line.dir === "client");
-      if (first?.message["method"] === "session/create") return (await msp.connection.command("session/create", {})).sessionId;
+      if (first?.message["method"] === "session/create") return (await msp.command("session/create", {})).sessionId;
       return sessionOfTranscript(path);
     },
     midWork: async () => {},

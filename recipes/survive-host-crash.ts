@@ -47,7 +47,7 @@ export const recipe: Recipe = {
     status.catch(() => {}); // settled below
     await env.midWork(msp, turnId);
     // A health check goes out; the host may die before it answers.
-    const healthCheck = msp.connection.command("host/info", {});
+    const healthCheck = msp.command("host/info", {});
     healthCheck.catch(() => {}); // settled below
 
     await env.crashHost(msp);
@@ -55,7 +55,7 @@ export const recipe: Recipe = {
     // #region settle
     // The host is gone: every wait settles now, as connectionClosed. Nothing hangs, and a
     // command sent after the crash is refused at once.
-    const waits = await Promise.allSettled([terminal, status, msp.connection.command("host/info", {})]);
+    const waits = await Promise.allSettled([terminal, status, msp.command("host/info", {})]);
     for (const wait of waits) assert.ok(wait.status === "rejected" && isConnectionClosed(wait.reason), `settled as connectionClosed: ${String(wait.status)}`);
     // #endregion settle
     const health = await Promise.allSettled([healthCheck]);
@@ -69,7 +69,7 @@ export const recipe: Recipe = {
     // #region resume
     const again = await env.restartHost();
     track(again);
-    const resumed = await again.connection.command("session/resume", { sessionId, afterCursor: lastCursor });
+    const resumed = await again.command("session/resume", { sessionId, afterCursor: lastCursor });
     // The replay follows the result on the wire; the turn's terminal is part of it.
     const final = await again.turns.terminalOf(turnId, { timeoutMs: 30_000 });
     // #endregion resume

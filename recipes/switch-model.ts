@@ -17,7 +17,7 @@ export const recipe: Recipe = {
     const msp = await env.connect();
 
     // #region create
-    const session = await msp.connection.command("session/create", { model: "scripted-small" });
+    const session = await msp.command("session/create", { model: "scripted-small" });
     const { sessionId } = session;
     // #endregion create
     assert.equal(session.model, "scripted-small");
@@ -27,7 +27,7 @@ export const recipe: Recipe = {
 
     // #region switch
     // Between turns: the new model is used from the next turn on.
-    const switched = await msp.connection.command("session/setModel", { sessionId, model: "scripted-large" });
+    const switched = await msp.command("session/setModel", { sessionId, model: "scripted-large" });
     // switched.model is "scripted-large", switched.previousModel "scripted-small"
     const next = msp.startTurn({ sessionId, input: [{ type: "text", text: "Now in more detail" }] });
     const terminal = await next.waitForTerminal({ timeoutMs: 30_000 });
@@ -43,7 +43,7 @@ export const recipe: Recipe = {
 
     // #region unknown
     try {
-      await msp.connection.command("session/setModel", { sessionId, model: "gpt-imaginary" });
+      await msp.command("session/setModel", { sessionId, model: "gpt-imaginary" });
       assert.fail("an unknown model must be rejected");
     } catch (error) {
       if (!(error instanceof MspError && error.kind === "commandRejected" && error.data["reason"] === "unknown_model")) throw error;

@@ -23,7 +23,7 @@ import type { JsonValue, RejectionData } from "./protocol/index.js";
  * @example
  * ```ts
  * try {
- *   await client.connection.command("host/info", {}, { timeoutMs: 5_000 });
+ *   await client.command("host/info", {}, { timeoutMs: 5_000 });
  * } catch (e) {
  *   if (!MspError.is(e) || e.kind !== MspErrorKinds.timeout) throw e;
  *   console.log(`no answer within ${e.data.timeoutMs} ms`);
@@ -46,7 +46,7 @@ export const MspErrorKinds = {
  * ```ts
  * const counts = new Map<MspErrorKind, number>();
  * try {
- *   await client.connection.command("host/info", {}, { timeoutMs: 5_000 });
+ *   await client.command("host/info", {}, { timeoutMs: 5_000 });
  * } catch (e) {
  *   if (!MspError.is(e)) throw e;
  *   counts.set(e.kind, (counts.get(e.kind) ?? 0) + 1);
@@ -197,7 +197,7 @@ const BRAND = Symbol.for("@muse-code/sdk/MspError");
  * @example
  * ```ts
  * try {
- *   await msp.connection.command("turn/cancel", { sessionId, turnId });
+ *   await msp.command("turn/cancel", { sessionId, turnId });
  * } catch (error) {
  *   if (error instanceof MspError && error.kind === "commandRejected" && error.data["reason"] === "already_terminal") {
  *     // the turn finished first: read its terminal

@@ -1,18 +1,24 @@
 /**
  * @muse-code/sdk: the browser-safe core, and the client API only: connect and MspClient,
  * MspError and its kinds, cancelTurn and TurnHandle, StopController, the protocol's wire types
- * and constants, and the types those mention. Transport authors find the framing readers,
- * writers and the MspConnection class in `@muse-code/sdk/framing`.
+ * and constants, and the types those mention. Transport authors find the framing readers and
+ * writers in `@muse-code/sdk/framing`, and construct an `MspClient` over them.
  *
  * Any new export added here becomes public API. Use named exports, not wildcards.
  * Nothing under this entry may import `node:*`.
  *
  * @packageDocumentation
  */
-export { connect, MspClient } from "./client.js";
-export type { ConnectOptions } from "./client.js";
+export { connect } from "./client/connect.js";
+export type { ConnectOptions } from "./client/connect.js";
+export { MspClient } from "./client/mspClient.js";
+export type { MspClientOptions } from "./client/mspClient.js";
+export type { TurnClient, TurnCanceller } from "./client/turnClient.js";
 export type { Framing } from "./framing/createFraming.js";
-export type { MspConnection, CloseInfo, CommandOptions, MspConnectionOptions, MspEvents, MspNotification, NotificationHandler } from "./connection.js";
+export type { CloseInfo } from "./rpc/jsonRpcEndpoint.js";
+export type { MspEventEmitter, MspEvents, MspNotification, NotificationHandler } from "./turns/mspEvents.js";
+export type { TableCapacities } from "./turns/mspDispatcher.js";
+export type { EventArgsMap, TypedEventEmitter } from "./internal/safeEmitter.js";
 export { MspError, MspErrorKinds } from "./errors.js";
 export type {
   AbortedData,
@@ -26,13 +32,13 @@ export type {
   TimeoutData,
 } from "./errors.js";
 export type { WaitOptions } from "./internal/boundedWait.js";
-export type { TurnTerminals } from "./turns/turnRecorder.js";
+export type { RecordedTurns } from "./turns/turnRecorder.js";
 export type { LedgerItem, TurnItems } from "./turns/itemLedger.js";
 export type { ApprovalContext, ApprovalHandler, ApprovalQuestion, TurnApprovals } from "./turns/approvals.js";
-export { cancelTurn } from "./turns/cancelTurn.js";
-export type { CancelOutcome, CancelTurnParams } from "./turns/cancelTurn.js";
-export { TurnHandle } from "./turns/turnHandle.js";
-export type { StartTurnParams, TurnStartResult, TurnCancelOptions } from "./turns/turnHandle.js";
+export { cancelTurn } from "./client/cancelTurn.js";
+export type { CancelOutcome, CancelTurnParams } from "./client/cancelTurn.js";
+export { TurnHandle } from "./client/turnHandle.js";
+export type { StartTurnParams, TurnStartResult, TurnCancelOptions } from "./client/turnHandle.js";
 export { StopController, StopStates } from "./ui/stopController.js";
 export type { StopControllerOptions, StopSnapshot, StopState } from "./ui/stopController.js";
 export type { ByteChannel, EndDetails, Unsubscribe } from "./framing/byteChannel.js";

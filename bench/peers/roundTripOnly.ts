@@ -12,7 +12,7 @@ const host = spawnHost({ command: process.execPath, args: [echoHost, "msp", "0"]
 const times: number[] = [];
 for (let i = 0; i < rounds; i++) {
   const t0 = performance.now();
-  await host.connection.command("host/info", {});
+  await host.command("host/info", {});
   times.push((performance.now() - t0) * 1000);
 }
 await host.close();

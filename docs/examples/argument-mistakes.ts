@@ -8,11 +8,11 @@ import { exampleModelPath, spawnReferenceHost } from "@muse-code/sdk/host";
 await using msp = spawnReferenceHost({ script: exampleModelPath("hello") });
 
 const mistakes: Record<string, () => Promise<unknown>> = {
-  "a negative timeoutMs": () => msp.connection.command("host/info", {}, { timeoutMs: -1 }),
+  "a negative timeoutMs": () => msp.command("host/info", {}, { timeoutMs: -1 }),
   "a NaN timeoutMs on a wait": () => msp.turns.terminalOf("018f6a1e-9b3c-7c21-a54a-2f30bd3c9f10", { timeoutMs: Number.NaN }),
   // @ts-expect-error TypeScript stops this one at compile time; plain JavaScript gets a TypeError.
-  "params that are not an object": () => msp.connection.command("host/info", "verbose"),
-  "an empty method name": () => msp.connection.command("", {}),
+  "params that are not an object": () => msp.command("host/info", "verbose"),
+  "an empty method name": () => msp.command("", {}),
 };
 
 for (const [mistake, call] of Object.entries(mistakes)) {
@@ -26,5 +26,5 @@ for (const [mistake, call] of Object.entries(mistakes)) {
 }
 
 // The connection is unharmed: the host never saw any of them.
-const info = await msp.connection.command("host/info", {});
+const info = await msp.command("host/info", {});
 console.log(`still connected to ${info.name}`);

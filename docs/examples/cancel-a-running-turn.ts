@@ -37,11 +37,11 @@ function toolIsRunning(msp: MspClient, turnId: string, timeoutMs: number): Promi
 
 // The shipped "run-tests" model runs a shell tool that prints a line every ~100 ms for ~10 s.
 await using msp = spawnReferenceHost({ script: exampleModelPath("run-tests") });
-const { sessionId } = await msp.connection.command("session/create", {});
+const { sessionId } = await msp.command("session/create", {});
 
 // #region start
 const input = [{ type: "text" as const, text: "Run the tests" }];
-const ack = await msp.connection.command("turn/start", { sessionId, input });
+const ack = await msp.command("turn/start", { sessionId, input });
 const turnId = ack.turnId; // the turnId is the commandId of this turn/start
 // #endregion start
 
@@ -50,7 +50,7 @@ console.log("the tests are running: the user clicks Stop");
 
 // #region stop
 // The ack says "accepted": the host will TRY to stop the turn.
-const cancelAck = await msp.connection.command("turn/cancel", { sessionId, turnId });
+const cancelAck = await msp.command("turn/cancel", { sessionId, turnId });
 console.log(`cancel: ${cancelAck.status}`);
 
 // The OUTCOME is the turn's own terminal. terminalOf() checks the record first, then waits, bounded.

@@ -7,7 +7,7 @@ import { MspError } from "@muse-code/sdk";
 import { exampleModelPath, spawnReferenceHost } from "@muse-code/sdk/host";
 
 await using msp = spawnReferenceHost({ script: exampleModelPath("hello") });
-const { sessionId } = await msp.connection.command("session/create", {});
+const { sessionId } = await msp.command("session/create", {});
 
 // The turn finishes on its own…
 const turn = msp.startTurn({ sessionId, input: [{ type: "text", text: "Say hello" }] });
@@ -16,7 +16,7 @@ const { turnId } = await turn.waitForTerminal({ timeoutMs: 30_000 });
 // …and then the user's Stop arrives.
 // #region narrow
 try {
-  await msp.connection.command("turn/cancel", { sessionId, turnId });
+  await msp.command("turn/cancel", { sessionId, turnId });
 } catch (error) {
   if (error instanceof MspError && error.kind === "commandRejected" && error.data.reason === "already_terminal") {
     // The turn reached its own terminal first. Nothing is running, and the client

@@ -39,7 +39,7 @@ const channel: ByteChannel = {
 const msp = connect(channel, { framing: "ndjson", defaultTimeoutMs: 10_000 });
 // #endregion channel
 
-const info = await msp.connection.command("host/info", {});
+const info = await msp.command("host/info", {});
 console.log(`connected to ${info.name} over a hand-made channel`);
 
 // #region close

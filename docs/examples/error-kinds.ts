@@ -38,13 +38,13 @@ async function show(attempt: Promise<unknown>): Promise<void> {
 }
 
 await using msp = spawnReferenceHost({ script: exampleModelPath("run-tests") });
-const { sessionId } = await msp.connection.command("session/create", {});
+const { sessionId } = await msp.command("session/create", {});
 
 // The host refuses: there is no such turn in this session.
 await show(msp.cancelTurn({ sessionId, turnId: "018f6a1e-9b3c-7c21-a54a-2f30bd3c9f10" }));
 
 // The host does not know the method.
-await show(msp.connection.command("session/rename", { sessionId, name: "tests" }));
+await show(msp.command("session/rename", { sessionId, name: "tests" }));
 
 // A running turn (the tests take ~10 s) and a wait bounded to 100 ms.
 const turn = msp.startTurn({ sessionId, input: [{ type: "text", text: "Run the tests" }] });

@@ -11,13 +11,13 @@ import { exampleModelPath, spawnReferenceHost } from "@muse-code/sdk/host";
 // an open client keeps Node running.
 await using msp = spawnReferenceHost({ script: exampleModelPath("hello") });
 
-const info = await msp.connection.command("host/info", {});
+const info = await msp.command("host/info", {});
 if (!isCompatibleProtocol(info.protocolVersion)) {
   throw new Error(`${info.name} speaks MSP ${info.protocolVersion}; this app speaks MSP ${PROTOCOL_VERSION}`);
 }
 console.log(`connected to ${info.name}, MSP ${info.protocolVersion}`);
 
-const { sessionId } = await msp.connection.command("session/create", {});
+const { sessionId } = await msp.command("session/create", {});
 
 // Subscribe before the turn starts. (The SDK's own turn recorder has listened since the first byte.)
 msp.events.on("item/completed", ({ item }) => {

@@ -16,7 +16,7 @@ const data = mkdtempSync(join(tmpdir(), "my-app-sessions-"));
 const script = exampleModelPath("run-tests");
 try {
   await using first = spawnReferenceHost({ script, data });
-  const { sessionId } = await first.connection.command("session/create", {});
+  const { sessionId } = await first.command("session/create", {});
   const turn = first.startTurn({ sessionId, input: [{ type: "text", text: "Run the tests" }] });
   const { turnId } = await turn.accepted;
   await sleep(500); // the tests run for a while
@@ -32,9 +32,9 @@ try {
 
   // #region resume
   // Remember where you were: the last viewCursor this connection saw for the session.
-  const afterCursor = first.connection.lastViewCursor(sessionId);
+  const afterCursor = first.lastViewCursor(sessionId);
   await using again = spawnReferenceHost({ script, data });
-  const resumed = await again.connection.command("session/resume", afterCursor === undefined ? { sessionId } : { sessionId, afterCursor });
+  const resumed = await again.command("session/resume", afterCursor === undefined ? { sessionId } : { sessionId, afterCursor });
   // The replay follows the result on the wire; the turn's terminal is part of it.
   const terminal = await again.turns.terminalOf(turnId, { timeoutMs: 10_000 });
   console.log(`resumed (${resumed.replayed > 0 ? "with a replay" : "nothing missed"}); the turn ${terminal.terminal}: ${terminal.reason}`);

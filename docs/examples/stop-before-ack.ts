@@ -6,7 +6,7 @@
 import { exampleModelPath, spawnReferenceHost } from "@muse-code/sdk/host";
 
 await using msp = spawnReferenceHost({ script: exampleModelPath("run-tests") });
-const { sessionId } = await msp.connection.command("session/create", {});
+const { sessionId } = await msp.command("session/create", {});
 
 // startTurn() returns at once; the host has not answered yet, so there is no turnId.
 const turn = msp.startTurn({ sessionId, input: [{ type: "text", text: "Run the tests" }] });

@@ -6,7 +6,7 @@ import { StopController, type StopSnapshot } from "@muse-code/sdk";
 import { exampleModelPath, spawnReferenceHost } from "@muse-code/sdk/host";
 
 await using msp = spawnReferenceHost({ script: exampleModelPath("run-tests") });
-const { sessionId } = await msp.connection.command("session/create", {});
+const { sessionId } = await msp.command("session/create", {});
 
 // #region wire
 const turn = msp.startTurn({ sessionId, input: [{ type: "text", text: "Run the tests" }] });

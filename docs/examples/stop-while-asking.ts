@@ -17,7 +17,7 @@ writeFileSync(join(dir, "publish.json"), JSON.stringify(script));
 
 try {
   await using msp = spawnReferenceHost({ script: join(dir, "publish.json") });
-  const { sessionId } = await msp.connection.command("session/create", {});
+  const { sessionId } = await msp.command("session/create", {});
 
   // #region wire
   // The dialog answers (through the controller), so the handler leaves every question open.

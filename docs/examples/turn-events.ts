@@ -6,7 +6,7 @@
 import { exampleModelPath, spawnReferenceHost } from "@muse-code/sdk/host";
 
 await using msp = spawnReferenceHost({ script: exampleModelPath("hello") });
-const { sessionId } = await msp.connection.command("session/create", {});
+const { sessionId } = await msp.command("session/create", {});
 
 // #region events
 let updates = 0;

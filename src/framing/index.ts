@@ -1,7 +1,7 @@
 /**
  * @muse-code/sdk/framing: for people who write their own transports. The NDJSON and
- * Content-Length readers and writers over a ByteChannel, their base classes and limits, and the
- * MspConnection class, which wraps any vscode-jsonrpc reader and writer pair. Browser-safe.
+ * Content-Length readers and writers over a ByteChannel, their base classes and limits. Pass a
+ * reader and writer pair to `new MspClient(reader, writer)` from `@muse-code/sdk`. Browser-safe.
  *
  * Any new export added here becomes public API. Use named exports, not wildcards.
  * Nothing under this entry may import `node:*`.
@@ -17,5 +17,3 @@ export type { WriterOptions } from "./framedWriter.js";
 export { DEFAULT_MAX_MESSAGE_BYTES } from "./limits.js";
 export type { FramingProblem } from "./limits.js";
 export type { ByteChannel, EndDetails, Unsubscribe } from "./byteChannel.js";
-export { MspConnection } from "../connection.js";
-export type { MspConnectionOptions } from "../connection.js";

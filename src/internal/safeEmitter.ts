@@ -1,10 +1,56 @@
 /**
- * SafeEmitter: the SDK's typed event emitter, with eventemitter3's interface and semantics (the
- * public type of `client.events` is eventemitter3's `EventEmitter`), written here so the browser
- * core does not carry a second emitter library, and so its listeners cannot hurt each other: a
- * listener that throws is reported, and every other listener of the event still runs.
+ * SafeEmitter: the SDK's typed event emitter, with eventemitter3's interface and semantics, written
+ * here so the browser core carries no emitter library, and so its listeners cannot hurt each other:
+ * a listener that throws is reported, and every other listener of the event still runs. Its public
+ * face is {@link TypedEventEmitter}, the type of `client.events`.
  */
-import type { EventEmitter } from "eventemitter3";
+
+/**
+ * The events of an emitter: each event's name maps to the tuple of arguments its listeners get.
+ *
+ * @example
+ * ```ts
+ * interface DownloadEvents { progress: [loadedBytes: number, totalBytes: number]; done: [] }
+ * ```
+ */
+export type EventArgsMap<Events> = { [E in keyof Events]: unknown[] };
+
+/**
+ * A typed event emitter, with eventemitter3's methods and semantics: listeners run in the order
+ * they subscribed, with `context` (default: the emitter) as `this`; a `once` listener is removed
+ * before it runs; an emit calls the listeners subscribed when it began. Unlike eventemitter3, a
+ * listener that throws is reported (the client's `handlerError` event) and the next one still runs.
+ * Only the SDK emits: the type has no `emit`.
+ *
+ * @example
+ * ```ts
+ * const events: TypedEventEmitter<MspEvents> = client.events;
+ * const onEnd = (params: TurnCompletedParams) => console.log(params.turnId, params.terminal);
+ * events.on("turn/completed", onEnd);
+ * events.off("turn/completed", onEnd);
+ * console.log(events.listenerCount("turn/completed")); // 0
+ * ```
+ */
+export interface TypedEventEmitter<Events extends EventArgsMap<Events>> {
+  /** Call `listener` on every `event`; returns the emitter. */
+  on<E extends keyof Events>(event: E, listener: (...args: Events[E]) => void, context?: unknown): this;
+  /** The same as {@link TypedEventEmitter.on}. */
+  addListener<E extends keyof Events>(event: E, listener: (...args: Events[E]) => void, context?: unknown): this;
+  /** Call `listener` on the next `event` only. */
+  once<E extends keyof Events>(event: E, listener: (...args: Events[E]) => void, context?: unknown): this;
+  /** Remove the matching subscriptions of `event` (every one of them when `listener` is absent). */
+  off<E extends keyof Events>(event: E, listener?: (...args: Events[E]) => void, context?: unknown, once?: boolean): this;
+  /** The same as {@link TypedEventEmitter.off}. */
+  removeListener<E extends keyof Events>(event: E, listener?: (...args: Events[E]) => void, context?: unknown, once?: boolean): this;
+  /** Remove every listener of `event`, or of every event. */
+  removeAllListeners(event?: keyof Events): this;
+  /** The listeners of `event`, in the order they run. */
+  listeners<E extends keyof Events>(event: E): Array<(...args: Events[E]) => void>;
+  /** How many listeners `event` has. */
+  listenerCount(event: keyof Events): number;
+  /** The events that have listeners. */
+  eventNames(): Array<keyof Events>;
+}
 
 type Listener = (...args: unknown[]) => unknown;
 
@@ -22,7 +68,7 @@ interface Subscription {
  * removes every matching subscription. Unlike eventemitter3, a listener that throws is handed to
  * `report` and the next listener still runs.
  */
-export class SafeEmitter<EventTypes extends EventEmitter.ValidEventTypes> implements EventEmitter<EventTypes> {
+export class SafeEmitter<Events extends EventArgsMap<Events>> implements TypedEventEmitter<Events> {
   readonly #report: (error: unknown) => void;
   #events = new Map<unknown, Subscription[]>();
 
@@ -31,26 +77,26 @@ export class SafeEmitter<EventTypes extends EventEmitter.ValidEventTypes> implem
     this.#report = report;
   }
 
-  eventNames(): Array<EventEmitter.EventNames<EventTypes>> {
+  eventNames(): Array<keyof Events> {
     // eventemitter3's order: string names first, then symbols (a stable sort keeps each in subscription order).
-    return [...this.#events.keys()].sort((a, b) => Number(typeof a === "symbol") - Number(typeof b === "symbol")) as Array<EventEmitter.EventNames<EventTypes>>;
+    return [...this.#events.keys()].sort((a, b) => Number(typeof a === "symbol") - Number(typeof b === "symbol")) as Array<keyof Events>;
   }
 
-  listeners<T extends EventEmitter.EventNames<EventTypes>>(event: T): Array<EventEmitter.EventListener<EventTypes, T>> {
-    return (this.#events.get(event) ?? []).map((s) => s.fn) as Array<EventEmitter.EventListener<EventTypes, T>>;
+  listeners<E extends keyof Events>(event: E): Array<(...args: Events[E]) => void> {
+    return (this.#events.get(event) ?? []).map((s) => s.fn) as Array<(...args: Events[E]) => void>;
   }
 
-  listenerCount(event: EventEmitter.EventNames<EventTypes>): number {
+  listenerCount(event: keyof Events): number {
     return this.#events.get(event)?.length ?? 0;
   }
 
-  emit<T extends EventEmitter.EventNames<EventTypes>>(event: T, ...args: EventEmitter.EventArgs<EventTypes, T>): boolean {
+  emit<E extends keyof Events>(event: E, ...args: Events[E]): boolean {
     const subscriptions = this.#events.get(event);
     if (subscriptions === undefined) return false;
     // Only those subscribed when the emit began: a subscription made during it is pushed past `count`.
     for (let i = 0, count = subscriptions.length; i < count; i++) {
       const { fn, context, once } = subscriptions[i] as Subscription;
-      if (once) this.removeListener(event, fn as EventEmitter.EventListener<EventTypes, T>, undefined, true);
+      if (once) this.removeListener(event, fn as (...args: Events[E]) => void, undefined, true);
       try {
         fn.apply(context, args);
       } catch (error) {
@@ -60,24 +106,19 @@ export class SafeEmitter<EventTypes extends EventEmitter.ValidEventTypes> implem
     return true;
   }
 
-  on<T extends EventEmitter.EventNames<EventTypes>>(event: T, fn: EventEmitter.EventListener<EventTypes, T>, context?: unknown): this {
+  on<E extends keyof Events>(event: E, fn: (...args: Events[E]) => void, context?: unknown): this {
     return this.#add(event, fn as Listener, context, false);
   }
 
-  addListener<T extends EventEmitter.EventNames<EventTypes>>(event: T, fn: EventEmitter.EventListener<EventTypes, T>, context?: unknown): this {
+  addListener<E extends keyof Events>(event: E, fn: (...args: Events[E]) => void, context?: unknown): this {
     return this.#add(event, fn as Listener, context, false);
   }
 
-  once<T extends EventEmitter.EventNames<EventTypes>>(event: T, fn: EventEmitter.EventListener<EventTypes, T>, context?: unknown): this {
+  once<E extends keyof Events>(event: E, fn: (...args: Events[E]) => void, context?: unknown): this {
     return this.#add(event, fn as Listener, context, true);
   }
 
-  removeListener<T extends EventEmitter.EventNames<EventTypes>>(
-    event: T,
-    fn?: EventEmitter.EventListener<EventTypes, T>,
-    context?: unknown,
-    once?: boolean,
-  ): this {
+  removeListener<E extends keyof Events>(event: E, fn?: (...args: Events[E]) => void, context?: unknown, once?: boolean): this {
     const subscriptions = this.#events.get(event);
     if (subscriptions === undefined) return this;
     // A new array, never an edit in place: an emit under way keeps calling the ones it began with.
@@ -87,11 +128,11 @@ export class SafeEmitter<EventTypes extends EventEmitter.ValidEventTypes> implem
     return this;
   }
 
-  off<T extends EventEmitter.EventNames<EventTypes>>(event: T, fn?: EventEmitter.EventListener<EventTypes, T>, context?: unknown, once?: boolean): this {
+  off<E extends keyof Events>(event: E, fn?: (...args: Events[E]) => void, context?: unknown, once?: boolean): this {
     return this.removeListener(event, fn, context, once);
   }
 
-  removeAllListeners(event?: EventEmitter.EventNames<EventTypes>): this {
+  removeAllListeners(event?: keyof Events): this {
     if (!event) this.#events = new Map();
     else this.#events.delete(event);
     return this;

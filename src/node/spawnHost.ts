@@ -3,9 +3,11 @@
  * over stdio. `close()` ends stdin, then SIGTERMs, then SIGKILLs the whole group.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { MspClient, type ConnectOptions } from "../client.js";
-import { assertCapacities, MspConnection } from "../connection.js";
-import type { CloseInfo } from "../connection.js";
+import type { MessageReader, MessageWriter } from "vscode-jsonrpc";
+import type { ConnectOptions } from "../client/connect.js";
+import { MspClient, type MspClientOptions } from "../client/mspClient.js";
+import type { CloseInfo } from "../rpc/jsonRpcEndpoint.js";
+import { assertCapacities } from "../turns/mspDispatcher.js";
 import type { ByteChannel } from "../framing/byteChannel.js";
 import { assertFraming, createFraming } from "../framing/createFraming.js";
 import { assertMaxWriteBufferBytes } from "../framing/framedWriter.js";
@@ -92,8 +94,8 @@ export class SpawnedHost extends MspClient {
   #closing: Promise<CloseInfo> | undefined;
 
   /** @internal Use {@link spawnHost}. */
-  constructor(connection: MspConnection, child: ChildProcess, exited: Promise<HostExit>, killGraceMs: number) {
-    super(connection);
+  constructor(reader: MessageReader, writer: MessageWriter, options: MspClientOptions, child: ChildProcess, exited: Promise<HostExit>, killGraceMs: number) {
+    super(reader, writer, options);
     this.process = child;
     this.exited = exited;
     this.#killGraceMs = killGraceMs;
@@ -137,7 +139,7 @@ export class SpawnedHost extends MspClient {
   }
 
   async #stop(): Promise<CloseInfo> {
-    const info = await this.connection.close();
+    const info = await super.close();
     const pid = this.process.pid;
     if (pid === undefined) return info;
     const exitedWithin = (ms: number) =>
@@ -159,7 +161,7 @@ export class SpawnedHost extends MspClient {
  * @example
  * ```ts
  * const host = spawnHost({ command: process.execPath, args: ["dist/host/cli.js", "serve", "--stdio", "--script", "m.json"] });
- * const { sessionId } = await host.connection.command("session/create", {});
+ * const { sessionId } = await host.command("session/create", {});
  * ```
  */
 export function spawnHost(options: SpawnHostOptions): SpawnedHost {
@@ -174,12 +176,12 @@ export function spawnHost(options: SpawnHostOptions): SpawnedHost {
     maxMessageBytes,
     maxWriteBufferBytes,
     wrapChannel,
-    ...connectionOptions
+    ...clientOptions
   } = options;
   // A mistake in the options is thrown before a process exists that could be orphaned.
   assertFraming(framing);
   assertMaxWriteBufferBytes(maxWriteBufferBytes);
-  assertCapacities(connectionOptions);
+  assertCapacities(clientOptions);
   const child = spawn(command, [...args], {
     stdio: ["pipe", "pipe", stderr],
     detached: true,
@@ -229,7 +231,7 @@ export function spawnHost(options: SpawnHostOptions): SpawnedHost {
   stdout.once("end", () => pipeClosed("the host closed its stdout"));
   const wire = wrapChannel === undefined ? channel : wrapChannel(channel);
   const { reader, writer } = createFraming(wire, framing, { maxMessageBytes, maxWriteBufferBytes });
-  return new SpawnedHost(new MspConnection(reader, writer, connectionOptions), child, exited, killGraceMs);
+  return new SpawnedHost(reader, writer, clientOptions, child, exited, killGraceMs);
 }
 
 function describeExit(exit: HostExit): string {

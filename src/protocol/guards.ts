@@ -140,7 +140,7 @@ export function problemWithApprovalAnswer(result: unknown): string | undefined {
  *
  * @example
  * ```ts
- * client.connection.onNotification((n) => {
+ * client.onNotification((n) => {
  *   if (n.method === "turn/completed" && isNotification("turn/completed", n.params)) console.log(n.params.terminal);
  * });
  * ```

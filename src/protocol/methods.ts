@@ -8,7 +8,7 @@
  *
  * @example
  * ```ts
- * await msp.connection.command(Commands.turnStart, { sessionId, input });
+ * await msp.command(Commands.turnStart, { sessionId, input });
  * ```
  */
 export const Commands = {
@@ -102,7 +102,7 @@ export type HostRequestMethod = "tool/approve";
  * };
  * // The client rejects with an MspError of kind "commandRejected" whose `data` is that `error.data`:
  * try {
- *   await client.connection.command("turn/cancel", { sessionId, turnId });
+ *   await client.command("turn/cancel", { sessionId, turnId });
  * } catch (error) {
  *   if (error instanceof MspError && error.kind === "commandRejected") console.log(error.data.reason);
  * }
@@ -116,7 +116,7 @@ export const COMMAND_REJECTED_CODE = -32001;
  *
  * @example
  * ```ts
- * const info = await client.connection.command("host/info", {});
+ * const info = await client.command("host/info", {});
  * if (!isCompatibleProtocol(info.protocolVersion)) throw new Error("old host");
  * ```
  */

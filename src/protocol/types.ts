@@ -22,7 +22,7 @@ export type JsonValue = string | number | boolean | null | JsonValue[] | { [key:
  *
  * @example
  * ```ts
- * const info = await client.connection.command("host/info", {});
+ * const info = await client.command("host/info", {});
  * const capabilities: JsonObject = info.capabilities;
  * ```
  */
@@ -397,7 +397,7 @@ export interface TextInput {
  * @example
  * ```ts
  * const input: TurnInput[] = [{ type: "text", text: "Fix the failing test" }];
- * const ack = await client.connection.command("turn/start", { sessionId, input });
+ * const ack = await client.command("turn/start", { sessionId, input });
  * ```
  */
 export type TurnInput = TextInput;
@@ -511,7 +511,7 @@ export interface NotificationParamsMap {
  * ```ts
  * // Reusing a commandId when retrying lets the host answer the retry with the first outcome.
  * const commandId = "0198f0aa-1111-7000-8000-000000000001";
- * const session = await client.connection.command("session/create", { commandId, model: "default" });
+ * const session = await client.command("session/create", { commandId, model: "default" });
  * ```
  */
 export interface CommandParamsBase {
@@ -523,7 +523,7 @@ export interface CommandParamsBase {
  *
  * @example
  * ```ts
- * const { commandId, status } = await client.connection.command("host/info", {});
+ * const { commandId, status } = await client.command("host/info", {});
  * // status is always "accepted"; a refusal rejects with an MspError of kind "commandRejected"
  * ```
  */
@@ -537,7 +537,7 @@ export interface CommandResultBase {
  *
  * @example
  * ```ts
- * const { models } = await client.connection.command("host/info", {});
+ * const { models } = await client.command("host/info", {});
  * const ids = models.map((m: ModelInfo) => m.id);
  * ```
  */
@@ -594,7 +594,7 @@ export interface CommandMap {
  * @example
  * ```ts
  * const params: CommandParams<"turn/cancel"> = { sessionId, turnId, keepInbox: true };
- * await client.connection.command("turn/cancel", params);
+ * await client.command("turn/cancel", params);
  * ```
  */
 export type CommandParams<M extends keyof CommandMap> = CommandMap[M]["params"];
@@ -603,7 +603,7 @@ export type CommandParams<M extends keyof CommandMap> = CommandMap[M]["params"];
  *
  * @example
  * ```ts
- * const info: CommandResult<"host/info"> = await client.connection.command("host/info", {});
+ * const info: CommandResult<"host/info"> = await client.command("host/info", {});
  * console.log(info.name, info.version, info.protocolVersion);
  * ```
  */

@@ -8,6 +8,15 @@
  * (4002) when the host broke MSP's WebSocket contract (it did not select `msp.v1`);
  * `sendQueueFull` (4008) when the host stopped reading and the send queue went over its bound;
  * `messageTooBig` (4009) when the host sent a frame over `maxMessageBytes`.
+ *
+ * @example
+ * ```ts
+ * import { ClientCloseCodes } from "@muse-code/sdk";
+ *
+ * client.events.once("close", (info) => {
+ *   if (info.closeCode === ClientCloseCodes.messageTooBig) console.warn("the host sent a frame over maxMessageBytes");
+ * });
+ * ```
  */
 export const ClientCloseCodes = {
   normal: 1000,

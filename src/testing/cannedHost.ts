@@ -4,7 +4,8 @@
  * Server lines include the host's own requests (`tool/approve`): the client's answers are client
  * lines like any other, checked by id, result and error.
  */
-import { connect, type ConnectOptions, type MspClient } from "../client.js";
+import { connect, type ConnectOptions } from "../client/connect.js";
+import type { MspClient } from "../client/mspClient.js";
 import type { ByteChannel } from "../framing/byteChannel.js";
 import { DEFAULT_MAX_MESSAGE_BYTES } from "../framing/limits.js";
 import { LineSplitter } from "../protocol/lineSplitter.js";

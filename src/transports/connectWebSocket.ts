@@ -3,8 +3,8 @@
  * the `ws` package's class passed in), one JSON-RPC message per text frame. The token travels as a
  * `Sec-WebSocket-Protocol` entry, never in the URL; the opening handshake is bounded and abortable.
  */
-import { MspClient, type ConnectOptions } from "../client.js";
-import { MspConnection } from "../connection.js";
+import type { ConnectOptions } from "../client/connect.js";
+import { MspClient } from "../client/mspClient.js";
 import { MspError, MspErrorKinds } from "../errors.js";
 import { boundedWait } from "../internal/boundedWait.js";
 import { ClientCloseCodes } from "../protocol/webSocketCloseCodes.js";
@@ -96,7 +96,7 @@ export interface WebSocketConnectOptions extends Omit<ConnectOptions, "framing">
  * // In a page served by the host at http://127.0.0.1:PORT/#token=…
  * const token = new URLSearchParams(location.hash.slice(1)).get("token") ?? "";
  * const client = await connectWebSocket(`ws://${location.host}/`, { token });
- * const { sessionId } = await client.connection.command("session/create", {});
+ * const { sessionId } = await client.command("session/create", {});
  * const turn = client.startTurn({ sessionId, input: [{ type: "text", text: "hello" }] });
  * console.log((await turn.terminal).terminal);
  * await client.close();
@@ -107,7 +107,7 @@ export interface WebSocketConnectOptions extends Omit<ConnectOptions, "framing">
  * import { WebSocket } from "ws";
  *
  * const client = await connectWebSocket("ws://127.0.0.1:8080/", { WebSocket, token: process.env["MUSE_HOST_TOKEN"] ?? "" });
- * console.log(await client.connection.command("host/info", {}));
+ * console.log(await client.command("host/info", {}));
  * await client.close();
  * ```
  */
@@ -120,7 +120,7 @@ export function connectWebSocket(url: string | URL, options: WebSocketConnectOpt
     maxBufferedBytes = DEFAULT_MAX_BUFFERED_BYTES,
     maxWriteBufferBytes = DEFAULT_MAX_WRITE_BUFFER_BYTES,
     maxMessageBytes,
-    ...connectionOptions
+    ...clientOptions
   } = options;
   const what = "connectWebSocket: the WebSocket handshake";
   let socket: WebSocketLike;
@@ -142,17 +142,17 @@ export function connectWebSocket(url: string | URL, options: WebSocketConnectOpt
   socket.binaryType = "arraybuffer";
   // Kept for the socket's whole life: `ws` throws an "error" event that nothing listens to.
   socket.addEventListener("error", ignore);
-  // The connection listens from the start: the reader is in place before any message can be
+  // The client listens from the start: the reader is in place before any message can be
   // dispatched, and a handshake that fails closes it with the close code and reason.
-  const connection = new MspConnection(
+  const client = new MspClient(
     new WebSocketMessageReader(socket, maxMessageBytes === undefined ? {} : { maxMessageBytes }),
     new WebSocketMessageWriter(socket, { maxBufferedBytes, maxWriteBufferBytes }),
-    connectionOptions,
+    clientOptions,
   );
   let opened = false;
   const handshake = boundedWait<MspClient>(what, {}, { timeoutMs: handshakeTimeoutMs, ...(signal === undefined ? {} : { signal }) }, 0, () => {
     // Timed out, aborted, refused or the wrong subprotocol: the connection closes, and with it the socket.
-    if (!opened) void connection.close("the WebSocket handshake did not complete");
+    if (!opened) void client.close("the WebSocket handshake did not complete");
   });
   socket.addEventListener("open", () => {
     if (socket.protocol !== MSP_SUBPROTOCOL) {
@@ -161,9 +161,9 @@ export function connectWebSocket(url: string | URL, options: WebSocketConnectOpt
       return handshake.reject(new MspError(MspErrorKinds.protocol, `connectWebSocket: ${problem}`, { problem }));
     }
     opened = !handshake.settled;
-    handshake.resolve(new MspClient(connection));
+    handshake.resolve(client);
   });
-  void connection.closed.then((info) => {
+  void client.closed.then((info) => {
     const reason = `the WebSocket handshake failed: ${info.reason}`;
     handshake.reject(new MspError(MspErrorKinds.connectionClosed, `connectWebSocket: ${reason}`, { ...info, reason }));
   });

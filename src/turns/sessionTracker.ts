@@ -6,7 +6,7 @@
  */
 import { BoundedMap } from "../internal/boundedMap.js";
 import { Commands, Notifications, parseViewCursor, type ItemNotificationParams, type TurnCompletedParams } from "../protocol/index.js";
-import type { TurnTerminals } from "./turnRecorder.js";
+import type { RecordedTurns } from "./turnRecorder.js";
 
 /**
  * What to do with a well-formed notification: deliver it or drop it. A `problem` is reported
@@ -39,13 +39,13 @@ export interface SessionTrackerOptions {
  * and its terminals are no longer checked as strays), and so is a turn beyond `knownTurnCapacity`.
  */
 export class SessionTracker {
-  readonly #terminals: TurnTerminals;
+  readonly #terminals: RecordedTurns;
   readonly #cursors: BoundedMap<string, { cursor: string; sequence: number | undefined }>;
   readonly #followed: BoundedMap<string, { resumed: boolean }>;
   readonly #knownTurns: BoundedMap<string, true>;
 
   /** `terminals` tells which turns have ended; the options bound the sessions and turns remembered. */
-  constructor(terminals: TurnTerminals, options: SessionTrackerOptions = {}) {
+  constructor(terminals: RecordedTurns, options: SessionTrackerOptions = {}) {
     this.#terminals = terminals;
     const sessionCapacity = options.sessionCapacity ?? DEFAULT_SESSION_CAPACITY;
     this.#cursors = new BoundedMap({ capacity: sessionCapacity, order: "recency" });

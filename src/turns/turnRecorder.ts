@@ -1,7 +1,7 @@
 /**
  * TurnRecorder: records every `turn/completed` by turnId and keeps a LIST of waiters per
  * turn, so a terminal can never slip past and a second waiter can never evict the first.
- * Users see it through its read-only view, {@link TurnTerminals} (`client.turns`).
+ * Users see it through its read-only view, {@link RecordedTurns} (`client.turns`).
  */
 import { BoundedMap } from "../internal/boundedMap.js";
 import { boundedWait, type BoundedWait, type WaitOptions } from "../internal/boundedWait.js";
@@ -45,7 +45,7 @@ export const DEFAULT_TERMINAL_CAPACITY = 10_000;
  * console.log(terminal.terminal); // "cancelled"
  * ```
  */
-export interface TurnTerminals {
+export interface RecordedTurns {
   /**
    * The recorded terminal of a turn, or `undefined` if none is recorded (yet, or any more: the
    * oldest are forgotten beyond the connection's `terminalCapacity`).
@@ -73,7 +73,7 @@ export interface TurnTerminals {
 }
 
 /**
- * Records turn terminals as they stream in, and serves the {@link TurnTerminals} view.
+ * Records turn terminals as they stream in, and serves the {@link RecordedTurns} view.
  *
  * @example
  * ```ts
@@ -81,7 +81,7 @@ export interface TurnTerminals {
  * recorder.record(params); // the connection does this for every turn/completed
  * ```
  */
-export class TurnRecorder implements TurnTerminals {
+export class TurnRecorder implements RecordedTurns {
   readonly #terminals: BoundedMap<string, TurnCompletedParams>;
   readonly #waiters = new Map<string, Array<BoundedWait<TurnCompletedParams>>>();
   readonly #defaultTimeoutMs: number;
@@ -112,12 +112,12 @@ export class TurnRecorder implements TurnTerminals {
     return true;
   }
 
-  /** See {@link TurnTerminals.get}. */
+  /** See {@link RecordedTurns.get}. */
   get(turnId: string): TurnCompletedParams | undefined {
     return this.#terminals.get(turnId);
   }
 
-  /** See {@link TurnTerminals.terminalOf}. */
+  /** See {@link RecordedTurns.terminalOf}. */
   terminalOf(turnId: string, options: WaitOptions = {}): Promise<TurnCompletedParams> {
     const recorded = this.#terminals.get(turnId);
     if (recorded !== undefined) return Promise.resolve(recorded);

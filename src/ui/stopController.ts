@@ -9,16 +9,16 @@
 import { MspError, type AnyMspError } from "../errors.js";
 import { SafeEmitter } from "../internal/safeEmitter.js";
 import type { ApprovalDecision, TurnCompletedParams } from "../protocol/index.js";
+import type { CancelOutcome } from "../client/cancelTurn.js";
+import type { TurnHandle } from "../client/turnHandle.js";
 import type { ApprovalQuestion } from "../turns/approvals.js";
-import type { CancelOutcome } from "../turns/cancelTurn.js";
-import { connectionOf, type TurnHandle } from "../turns/turnHandle.js";
 
 /**
  * The states of a Stop button's turn:
  * - `starting`: `turn/start` sent, no ack yet (Stop works: it is held until the ack);
  * - `running`: acked, no terminal yet;
  * - `stopping`: Stop pressed, waiting for the turn's own terminal;
- * - `ended`: the turn reached its terminal (see `snapshot.terminal`);
+ * - `ended`: the turn reached its terminal (see `snapshot.turnCompleted`);
  * - `failed`: the turn could not start, the stop failed, or the connection closed. After a stop
  *   that timed out (the turn may still be running) `canStop` is true again: Stop can be retried,
  *   and the turn's terminal, when it comes, still moves the state to `ended`.
@@ -28,7 +28,7 @@ import { connectionOf, type TurnHandle } from "../turns/turnHandle.js";
  * const stop = new StopController(turn);
  * stop.subscribe((s) => {
  *   if (s.state === StopStates.stopping) status.textContent = "Stopping…";
- *   if (s.state === StopStates.ended) status.textContent = `ended: ${s.terminal?.terminal}`;
+ *   if (s.state === StopStates.ended) status.textContent = `ended: ${s.turnCompleted?.terminal}`;
  * });
  * ```
  */
@@ -68,7 +68,12 @@ export interface StopSnapshot {
   readonly state: StopState;
   /** True while pressing Stop would do something (`starting` or `running`). */
   readonly canStop: boolean;
-  /** The turn's terminal, once `ended`. */
+  /** The params of the turn's own `turn/completed`, once `ended`. */
+  readonly turnCompleted?: TurnCompletedParams;
+  /**
+   * The same object as {@link StopSnapshot.turnCompleted}.
+   * @deprecated Read `turnCompleted` (`snapshot.turnCompleted?.terminal`); this alias goes in 2.0.
+   */
   readonly terminal?: TurnCompletedParams;
   /** How the host answered the Stop, if it was pressed: `accepted` or `already_terminal` (the race). */
   readonly ack?: CancelOutcome["ack"];
@@ -125,7 +130,7 @@ export interface StopControllerOptions {
  * const stop = new StopController(turn);
  * stop.subscribe((s) => {
  *   button.disabled = !s.canStop;
- *   status.textContent = s.state === "ended" ? `stopped: ${s.terminal?.terminal}` : s.state;
+ *   status.textContent = s.state === "ended" ? `stopped: ${s.turnCompleted?.terminal}` : s.state;
  * });
  * button.onclick = () => void stop.stop();
  * ```
@@ -158,19 +163,19 @@ export class StopController {
       },
       (error: unknown) => this.#fail(error),
     );
-    // The turn's questions, while it runs: every approval event of the connection refreshes `approval`.
-    const connection = connectionOf(turn);
+    // The turn's questions, while it runs: every approval event of its client refreshes `approval`.
+    const client = turn.client as TurnHandle["client"] | undefined;
     const refresh = () => {
-      const [open] = connection?.approvals.openOf(turn.turnId ?? turn.commandId) ?? [];
+      const [open] = client?.approvals.openOf(turn.turnId ?? turn.commandId) ?? [];
       if (open === this.#approval) return;
       this.#approval = open;
       const { approval: _, ...rest } = this.#snapshot;
       this.#set(rest);
     };
-    connection?.events.on("approvalAsked", refresh).on("approvalAnswered", refresh);
+    client?.events.on("approvalAsked", refresh).on("approvalAnswered", refresh);
     refresh(); // a question asked before this controller existed (a reload's re-ask)
-    const forget = () => connection?.events.off("approvalAsked", refresh).off("approvalAnswered", refresh);
-    turn.terminal.then(
+    const forget = () => client?.events.off("approvalAsked", refresh).off("approvalAnswered", refresh);
+    turn.completed.then(
       (terminal) => {
         forget();
         this.#end(terminal);
@@ -212,7 +217,7 @@ export class StopController {
    * @example
    * ```ts
    * const stop = new StopController(turn);
-   * const { state, terminal } = await stop.stop(); // "ended", { terminal: "cancelled", … }
+   * const { state, turnCompleted } = await stop.stop(); // "ended", { terminal: "cancelled", … }
    * ```
    */
   stop(): Promise<StopSnapshot> {
@@ -226,13 +231,13 @@ export class StopController {
     open?.answer("cancelled", "turn cancelled");
     this.#stopping = this.#turn.cancel({ timeoutMs: this.#stopTimeoutMs }).then(
       (outcome) => {
-        this.#end(outcome.terminal, outcome.ack);
+        this.#end(outcome.turnCompleted, outcome.ack);
         return this.#snapshot;
       },
       (error: unknown) => {
         if (this.#terminal !== undefined) {
           // The turn's own terminal already arrived: that is the outcome, whatever the cancel did.
-          this.#set({ state: StopStates.ended, canStop: false, terminal: this.#terminal });
+          this.#set(endedSnapshot(this.#terminal));
         } else {
           const retryable = MspError.is(error) && (error.kind === "timeout" || error.kind === "aborted");
           this.#stopping = undefined; // a later press is a new attempt
@@ -270,7 +275,7 @@ export class StopController {
       return;
     }
     if (this.#snapshot.state === StopStates.stopping && ack === undefined) return; // the cancel's outcome will say
-    this.#set(ack === undefined ? { state: StopStates.ended, canStop: false, terminal } : { state: StopStates.ended, canStop: false, terminal, ack });
+    this.#set(endedSnapshot(terminal, ack));
   }
 
   /** Fail, unless the turn already ended. `canStop` stays true when the turn may still be running (a stop that timed out). */
@@ -286,6 +291,12 @@ export class StopController {
     this.#snapshot = snapshot;
     this.#listeners.emit("change", snapshot);
   }
+}
+
+/** The snapshot of a turn that ended with `turnCompleted` (and the Stop's `ack`, when it was pressed). */
+function endedSnapshot(turnCompleted: TurnCompletedParams, ack?: CancelOutcome["ack"]): StopSnapshot {
+  const snapshot = { state: StopStates.ended, canStop: false, turnCompleted, terminal: turnCompleted };
+  return ack === undefined ? snapshot : { ...snapshot, ack };
 }
 
 /**

@@ -86,7 +86,7 @@ async function runSchedule(mode: "async" | "syncApprove" | "throws" | "none", op
   let hostOpen = true;
   const send = (message: Record<string, unknown>) => {
     if (!hostOpen) return;
-    wire.push({ dir: "host", message, delivered: !client.connection.isClosed });
+    wire.push({ dir: "host", message, delivered: !client.isClosed });
     for (const l of [...data]) l(enc.encode(`${JSON.stringify(message)}\n`));
   };
   const client = connect(channel, { defaultTimeoutMs: 60_000 });

@@ -37,7 +37,7 @@ describe("errors.md: runtime failures reject with MspError, data per kind", () =
 
   it("rpcError carries { code, message, data }", async () => {
     const peer = makePeer();
-    const pending = rejectionOf(peer.client.connection.command("session/rename", {}, { timeoutMs: 2_000 }));
+    const pending = rejectionOf(peer.client.command("session/rename", {}, { timeoutMs: 2_000 }));
     const sent = await peer.nth(1);
     peer.send({ jsonrpc: "2.0", id: sent["id"], error: { code: -32601, message: "Method not found: session/rename" } });
     const error = await pending;
@@ -48,7 +48,7 @@ describe("errors.md: runtime failures reject with MspError, data per kind", () =
 
   it("timeout carries timeoutMs and what was waited for; an abort is aborted, with the signal's reason as cause", async () => {
     const peer = makePeer();
-    const timedOut = await rejectionOf(peer.client.connection.command("host/info", {}, { timeoutMs: 20 }));
+    const timedOut = await rejectionOf(peer.client.command("host/info", {}, { timeoutMs: 20 }));
     if (!(MspError.is(timedOut) && timedOut.kind === "timeout")) throw timedOut;
     expect([timedOut.data.timeoutMs, timedOut.data.method]).toEqual([20, "host/info"]);
     const waited = await rejectionOf(peer.client.turns.terminalOf(TURN, { timeoutMs: 20 }));
@@ -67,7 +67,7 @@ describe("errors.md: runtime failures reject with MspError, data per kind", () =
 
   it("connectionClosed settles every pending command and wait at once, with the reason", async () => {
     const peer = makePeer();
-    const command = rejectionOf(peer.client.connection.command("host/info", {}, { timeoutMs: 60_000 }));
+    const command = rejectionOf(peer.client.command("host/info", {}, { timeoutMs: 60_000 }));
     const wait = rejectionOf(peer.client.turns.terminalOf(TURN, { timeoutMs: 60_000 }));
     await peer.client.close();
     for (const error of [await command, await wait]) {
@@ -78,7 +78,7 @@ describe("errors.md: runtime failures reject with MspError, data per kind", () =
 
   it("protocol: a command whose answer is malformed rejects with { problem }", async () => {
     const peer = makePeer();
-    const pending = rejectionOf(peer.client.connection.command("host/info", {}, { timeoutMs: 2_000 }));
+    const pending = rejectionOf(peer.client.command("host/info", {}, { timeoutMs: 2_000 }));
     const sent = await peer.nth(1);
     peer.send({ jsonrpc: "2.0", id: sent["id"], result: 5 });
     const error = await pending;
@@ -95,13 +95,13 @@ describe("errors.md: argument mistakes are TypeError or RangeError, never MspErr
     const cyclic: Record<string, unknown> = {};
     cyclic["self"] = cyclic;
     const mistakes: Array<[string, () => Promise<unknown>, typeof TypeError | typeof RangeError]> = [
-      ["a negative timeoutMs on command()", () => msp.connection.command("host/info", {}, { timeoutMs: -1 }), RangeError],
-      ["a NaN timeoutMs on command()", () => msp.connection.command("host/info", {}, { timeoutMs: Number.NaN }), RangeError],
+      ["a negative timeoutMs on command()", () => msp.command("host/info", {}, { timeoutMs: -1 }), RangeError],
+      ["a NaN timeoutMs on command()", () => msp.command("host/info", {}, { timeoutMs: Number.NaN }), RangeError],
       ["a negative timeoutMs on terminalOf()", () => msp.turns.terminalOf(TURN, { timeoutMs: -1 }), RangeError],
-      ["params that are not an object", () => msp.connection.command("host/info", "verbose" as never), TypeError],
-      ["params that are null", () => msp.connection.command("host/info", null as never), TypeError],
-      ["an empty method", () => msp.connection.command("", {}), TypeError],
-      ["a method that is not a string", () => msp.connection.command(42 as never, {}), TypeError],
+      ["params that are not an object", () => msp.command("host/info", "verbose" as never), TypeError],
+      ["params that are null", () => msp.command("host/info", null as never), TypeError],
+      ["an empty method", () => msp.command("", {}), TypeError],
+      ["a method that is not a string", () => msp.command(42 as never, {}), TypeError],
     ];
     for (const [what, call, type] of mistakes) {
       let promise: Promise<unknown> | undefined;
@@ -111,10 +111,10 @@ describe("errors.md: argument mistakes are TypeError or RangeError, never MspErr
       expect(MspError.is(error), what).toBe(false);
     }
     // Unencodable params are the caller's mistake too: that command only, the connection is unharmed.
-    const unencodable = await rejectionOf(msp.connection.command("host/info", { cyclic }, { timeoutMs: 2_000 }));
+    const unencodable = await rejectionOf(msp.command("host/info", { cyclic }, { timeoutMs: 2_000 }));
     expect(unencodable).toBeInstanceOf(TypeError);
     expect(MspError.is(unencodable)).toBe(false);
-    expect(msp.connection.isClosed).toBe(false);
+    expect(msp.isClosed).toBe(false);
     // Nothing reached the host.
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(peer.received).toEqual([]);

@@ -59,7 +59,7 @@ let sessionId: string;
 
 beforeAll(async () => {
   host = spawnReferenceHost({ script: join(repoRoot, "models", "demo.json") });
-  ({ sessionId } = await host.connection.command("session/create", {}));
+  ({ sessionId } = await host.command("session/create", {}));
 }, 20_000);
 afterAll(async () => {
   await host?.close();

@@ -54,7 +54,7 @@ describe.each(["ndjson", "content-length"] as const)("%s: random bytes", (framin
         const client = connect(channel, { framing, maxMessageBytes: 256 });
         client.events.on("protocolError", () => {});
         const waits = [
-          client.connection.command("host/info", {}),
+          client.command("host/info", {}),
           client.turns.terminalOf("never", { timeoutMs: Infinity }),
           client.turns.terminalOf("t1", { timeoutMs: Infinity }),
         ].map((p) =>
@@ -70,9 +70,9 @@ describe.each(["ndjson", "content-length"] as const)("%s: random bytes", (framin
         expect(["connectionClosed", "protocol"]).toContain(outcomes[0]);
         expect(outcomes[1]).toBe("connectionClosed");
         expect(["resolved", "connectionClosed"]).toContain(outcomes[2]);
-        expect(client.connection.pendingCount).toBe(0);
+        expect(client.pendingCount).toBe(0);
         expect(client.turns.waiterCount).toBe(0);
-        expect(client.connection.isClosed).toBe(true);
+        expect(client.isClosed).toBe(true);
       }),
       { numRuns: RUNS },
     );

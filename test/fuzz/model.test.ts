@@ -204,7 +204,7 @@ async function runSchedule(ops: Op[]): Promise<void> {
   expect(protocolErrors).toEqual(
     strays.map((turnId) => `turn/completed for turn ${turnId}, which this connection never started, cancelled or saw in session ${SESSION}`),
   );
-  expect(client.connection.pendingCount).toBe(0);
+  expect(client.pendingCount).toBe(0);
   expect(client.turns.waiterCount).toBe(0);
 }
 

@@ -111,9 +111,9 @@ describe("the deadline queue", () => {
     hostSide.onData(() => {}); // a host that never answers
     const client = connect(clientSide, { defaultTimeoutMs: 10_000 });
     const settled: string[] = [];
-    const slow = client.connection.command("host/info", {});
+    const slow = client.command("host/info", {});
     slow.catch(() => {});
-    const quick = client.connection.command("host/info", {}, { timeoutMs: 200 });
+    const quick = client.command("host/info", {}, { timeoutMs: 200 });
     quick.then(
       () => settled.push("quick: value"),
       (error: unknown) => settled.push(`quick: ${(error as MspError).kind} after ${(error as MspError<"timeout">).data.timeoutMs} ms`),
@@ -122,10 +122,10 @@ describe("the deadline queue", () => {
     expect(settled).toEqual([]);
     await vi.advanceTimersByTimeAsync(1);
     expect(settled).toEqual(["quick: timeout after 200 ms"]);
-    expect(client.connection.pendingCount).toBe(1);
+    expect(client.pendingCount).toBe(1);
     await vi.advanceTimersByTimeAsync(9_800);
     await expect(slow).rejects.toMatchObject({ kind: "timeout" });
-    expect(client.connection.pendingCount).toBe(0);
+    expect(client.pendingCount).toBe(0);
     await client.close();
     expect(vi.getTimerCount()).toBe(0);
   });

@@ -37,7 +37,7 @@ const main = async () => {
   };
   const client = connect(channel, { framing });
   let delivered = -1;
-  client.connection.onNotification((n) => (delivered = String(n.params?.["pad"]).length));
+  client.onNotification((n) => (delivered = String(n.params?.["pad"]).length));
   const feed = listener as (chunk: Uint8Array) => void;
 
   const before = await held();

@@ -116,12 +116,12 @@ describe("leaks", () => {
     try {
       for (let i = 0; i < 20; i++) {
         const host = spawnHost({ command: process.execPath, args: [echo, "ndjson"], stderr: "ignore", killGraceMs: 500 });
-        await Promise.all(Array.from({ length: 5 }, () => host.connection.command("host/info", {})));
+        await Promise.all(Array.from({ length: 5 }, () => host.command("host/info", {})));
         const waiting = host.turns.terminalOf("never").catch(() => {});
         await host.close();
         await waiting;
         await host.exited;
-        expect(host.connection.pendingCount).toBe(0);
+        expect(host.pendingCount).toBe(0);
         expect(host.turns.waiterCount).toBe(0);
       }
       await new Promise((r) => setTimeout(r, 50));
@@ -139,7 +139,7 @@ describe("leaks", () => {
     const hosts: SpawnedHost[] = [];
     try {
       for (let i = 0; i < 12; i++) hosts.push(spawnHost({ command: process.execPath, args: [echo, "ndjson"], stderr: "ignore", killGraceMs: 500 }));
-      await Promise.all(hosts.map((h) => h.connection.command("host/info", {})));
+      await Promise.all(hosts.map((h) => h.command("host/info", {})));
       await new Promise((r) => setImmediate(r));
       expect(warnings).toEqual([]);
     } finally {

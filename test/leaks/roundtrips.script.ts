@@ -92,7 +92,7 @@ async function roundTrips(client: MspClient, n: number): Promise<void> {
         const withSignal = k % 50 === 0 ? { signal } : {};
         const turn = client.startTurn({ sessionId: "s", input: [] }, withSignal);
         batch.push(turn.waitForTerminal({ ...withSignal, timeoutMs: 10_000 }));
-      } else batch.push(client.connection.command("host/info", {}, k % 33 === 0 ? { signal } : {}));
+      } else batch.push(client.command("host/info", {}, k % 33 === 0 ? { signal } : {}));
     }
     await Promise.all(batch);
     if (PLANT) for (let i = 0; i < BATCH; i++) planted.push(`${i}`.padEnd(1024, "x"));
@@ -117,7 +117,7 @@ const main = async () => {
 
   const client = pair();
   await roundTrips(client, ROUND_TRIPS);
-  const counts = { pending: client.connection.pendingCount, waiters: client.turns.waiterCount };
+  const counts = { pending: client.pendingCount, waiters: client.turns.waiterCount };
   await client.close();
 
   for (let c = 0; c < CYCLES; c++) {
@@ -125,13 +125,13 @@ const main = async () => {
     await roundTrips(cycle, 500);
     // Leave work pending across the close: it must all settle and clean up.
     const pending = [
-      cycle.connection.command("host/info", { hang: true }, { signal }),
+      cycle.command("host/info", { hang: true }, { signal }),
       cycle.turns.terminalOf(`never-${c}`, { signal }),
       cycle.turns.terminalOf(`never-${c}`, { timeoutMs: Infinity }),
     ];
     await cycle.close();
     await Promise.allSettled(pending);
-    if (cycle.connection.pendingCount !== 0 || cycle.turns.waiterCount !== 0) counts.pending += 1000;
+    if (cycle.pendingCount !== 0 || cycle.turns.waiterCount !== 0) counts.pending += 1000;
   }
   await new Promise((r) => setImmediate(r));
   const after = await heap();

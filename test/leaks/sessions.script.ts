@@ -50,7 +50,7 @@ const main = async () => {
     for (let i = start; i < end; i++) {
       if (MODE === "sessions") {
         const s = sessionId(i);
-        commands.push(client.connection.command("host/info", { sessionId: s }));
+        commands.push(client.command("host/info", { sessionId: s }));
         lines.push(JSON.stringify({ jsonrpc: "2.0", method: "turn/started", params: { sessionId: s, viewCursor: `v:${s}:1`, turnId: `${s}-t` } }));
       } else {
         const item = { itemId: `item-${i}`, kind: "message", turnId: TURN, revision: 1, status: "completed", recordedAt: "2025-01-01T00:00:00Z", text: "x" };
@@ -65,7 +65,7 @@ const main = async () => {
   const retained = {
     turnCount: client.items.turnCount,
     items: client.items.itemsOf(TURN).length,
-    lastCursor: client.connection.lastViewCursor(sessionId(COUNT - 1)),
+    lastCursor: client.lastViewCursor(sessionId(COUNT - 1)),
   };
   await client.close();
   const closed = await held();
@@ -75,7 +75,7 @@ const main = async () => {
       count: COUNT,
       heapGrowthMB: (open - before) / 1e6,
       heapGrowthAfterCloseMB: (closed - before) / 1e6,
-      pending: client.connection.pendingCount,
+      pending: client.pendingCount,
       ...retained,
     }),
   );

@@ -49,7 +49,7 @@ describe("await using", () => {
       const made = pairedClient();
       await using client = made.client;
       closed = made.closed;
-      pending = client.connection.command("host/info", {}).catch((e: unknown) => e);
+      pending = client.command("host/info", {}).catch((e: unknown) => e);
       expect(closed()).toBe(false);
     }
     expect(closed()).toBe(true);
@@ -74,7 +74,7 @@ describe("await using", () => {
     {
       await using host = spawnReferenceHost({ stderr: "ignore" });
       first = host;
-      const { sessionId } = await host.connection.command("session/create", {});
+      const { sessionId } = await host.command("session/create", {});
       expect(sessionId).toBeTypeOf("string");
       expect(isProcessGone(host.pid)).toBe(false);
     }
@@ -85,7 +85,7 @@ describe("await using", () => {
     const run = async () => {
       await using host = spawnReferenceHost({ stderr: "ignore" });
       second = host;
-      await host.connection.command("host/info", {});
+      await host.command("host/info", {});
       throw new Error("the app failed");
     };
     await expect(run()).rejects.toThrow("the app failed");

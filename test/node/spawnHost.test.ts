@@ -44,7 +44,7 @@ describe("spawnHost", () => {
         stderr: "ignore",
         killGraceMs: 100,
       });
-      const pending = host.connection.command("host/info", {}).catch((e: unknown) => e);
+      const pending = host.command("host/info", {}).catch((e: unknown) => e);
       const grandchild = await pidFrom(pidFile);
       expect(processGone(grandchild)).toBe(false);
       const info = await host.close();
@@ -62,7 +62,7 @@ describe("spawnHost", () => {
 
   it("a host that exits settles everything pending as connectionClosed with its exit code", async () => {
     const host = spawnHost({ command: "sh", args: ["-c", "read line; exit 7"], stderr: "ignore" });
-    const pending = host.connection.command("host/info", {}).catch((e: unknown) => e);
+    const pending = host.command("host/info", {}).catch((e: unknown) => e);
     const waiting = host.turns.terminalOf("t", { timeoutMs: 10_000 }).catch((e: unknown) => e);
     const error = (await pending) as MspError;
     expect(error.kind).toBe("connectionClosed");
@@ -73,7 +73,7 @@ describe("spawnHost", () => {
 
   it("a command that cannot start settles as connectionClosed, and close() does not hang", async () => {
     const host = spawnHost({ command: "/nonexistent/muse-host", stderr: "ignore" });
-    const error = (await host.connection.command("host/info", {}).catch((e: unknown) => e)) as MspError<"connectionClosed">;
+    const error = (await host.command("host/info", {}).catch((e: unknown) => e)) as MspError<"connectionClosed">;
     expect(error.kind).toBe("connectionClosed");
     expect(String(error.data["reason"])).toMatch(/could not start|ENOENT|closed/);
     await host.close();

@@ -10,11 +10,11 @@ describe("CannedHost", () => {
     const host = CannedHost.fromFile("transcripts/cancel-mid-turn.jsonl");
     const msp = host.connect({ defaultTimeoutMs: 2_000 });
     const seen: string[] = [];
-    msp.connection.onNotification((n) => seen.push(n.method));
-    const ack = await msp.connection.command("turn/start", { sessionId: SESSION, input });
+    msp.onNotification((n) => seen.push(n.method));
+    const ack = await msp.command("turn/start", { sessionId: SESSION, input });
     expect(ack.turnId).toBe(ack.commandId);
     expect(ack.disposition).toBe("started");
-    const cancel = await msp.connection.command("turn/cancel", { sessionId: SESSION, turnId: ack.turnId });
+    const cancel = await msp.command("turn/cancel", { sessionId: SESSION, turnId: ack.turnId });
     expect(cancel.status).toBe("accepted");
     const terminal = await msp.turns.terminalOf(ack.turnId, { timeoutMs: 1_000 });
     expect(terminal.terminal).toBe("cancelled");
@@ -29,9 +29,7 @@ describe("CannedHost", () => {
   it("fails loudly with a diff when the client strays, and the pending command settles", async () => {
     const host = CannedHost.fromFile("transcripts/cancel-mid-turn.jsonl");
     const msp = host.connect({ defaultTimeoutMs: 2_000 });
-    const error = await msp.connection
-      .command("turn/start", { sessionId: SESSION, input: [{ type: "text", text: "something else" }] })
-      .catch((e: unknown) => e);
+    const error = await msp.command("turn/start", { sessionId: SESSION, input: [{ type: "text", text: "something else" }] }).catch((e: unknown) => e);
     expect(MspError.is(error) && error.kind).toBe("rpcError");
     await expect(host.done()).rejects.toThrow(/params\.input\.0\.text: expected "Run the flaky integration suite", got "something else"/);
     await msp.closed;

@@ -34,7 +34,7 @@ describe("recordingChannel + transcripts", () => {
       const msg = JSON.parse(new TextDecoder().decode(chunk)) as { id: number; params: { commandId: string } };
       hostSide.write(enc.encode(`${JSON.stringify({ jsonrpc: "2.0", id: msg.id, result: { commandId: msg.params.commandId, status: "accepted" } })}\n`));
     });
-    await client.connection.command("host/info", {});
+    await client.command("host/info", {});
     await client.close();
     expect(entries.map((e) => e.dir)).toEqual(["client", "server"]);
     const parsed = parseTranscript(entries.map(formatTranscriptEntry));

@@ -144,7 +144,7 @@ describe("connectWebSocket: the handshake", () => {
     const { url, upgrades } = await host(() => {});
     const token = "s3cret+/=token, with spaces";
     const client = await connect(`${url}msp`, { token });
-    expect(client.connection.isClosed).toBe(false);
+    expect(client.isClosed).toBe(false);
     const [upgrade] = upgrades;
     expect(upgrade?.url).toBe("/msp");
     expect(upgrade?.url).not.toContain("s3cret");
@@ -244,7 +244,7 @@ describe("connectWebSocket: an MSP exchange", () => {
     const events: string[] = [];
     client.events.on("notification", (n) => events.push(n.method));
 
-    const { sessionId } = await client.connection.command("session/create", {});
+    const { sessionId } = await client.command("session/create", {});
     expect(sessionId).toBe(SESSION);
     const turn = client.startTurn({ sessionId, input: [{ type: "text", text: "hello" }] });
     const stop = new StopController(turn);
@@ -282,7 +282,7 @@ describe("connectWebSocket: frames", () => {
     sockets[0]?.send(JSON.stringify({ jsonrpc: "2.0", method: "x/text", params: {} }));
     await expect.poll(() => methods).toEqual(["x/text"]);
     expect(problems).toEqual(["framing: a binary frame (49 bytes): MSP sends one JSON-RPC message per text frame"]);
-    expect(client.connection.isClosed).toBe(false);
+    expect(client.isClosed).toBe(false);
   });
 
   it("a frame over maxMessageBytes is a protocolError and closes the connection; the host sees 4009", async () => {
@@ -291,7 +291,7 @@ describe("connectWebSocket: frames", () => {
     const client = await connect(url, { maxMessageBytes: 1024 });
     const problems: string[] = [];
     client.events.on("protocolError", (e) => problems.push(e.data.problem));
-    const pending = rejection(client.connection.command("host/info", {}));
+    const pending = rejection(client.command("host/info", {}));
     // 1024 bytes of UTF-8 is fine; 1025 (a two-byte character at the end) is not.
     const fits = JSON.stringify({ jsonrpc: "2.0", method: "x/pad", params: { pad: "" } });
     sockets[0]?.send(fits.replace('""', `"${"a".repeat(1024 - fits.length)}"`));
@@ -306,7 +306,7 @@ describe("connectWebSocket: frames", () => {
   it("the host's close code and reason land in CloseInfo and in connectionClosed data", async () => {
     const { url, sockets } = await host(() => {});
     const client = await connect(url);
-    const pending = rejection(client.connection.command("host/info", {}));
+    const pending = rejection(client.command("host/info", {}));
     sockets[0]?.close(4001, "session expired");
     const info = await client.closed;
     expect(info).toEqual({
@@ -352,7 +352,7 @@ describe("connectWebSocket: backpressure (real sockets; the host stops reading)"
 
   /** A command whose params are `bytes` of incompressible text. */
   function bigCommand(client: MspClient, bytes: number, timeoutMs = 30_000) {
-    return client.connection.command("x/upload", { blob: randomBytes(bytes * 0.75).toString("base64") }, { timeoutMs });
+    return client.command("x/upload", { blob: randomBytes(bytes * 0.75).toString("base64") }, { timeoutMs });
   }
 
   /** Issue big commands until the writer holds `held` of them back (the socket's buffer is over its bound). */
@@ -402,7 +402,7 @@ describe("connectWebSocket: backpressure (real sockets; the host stops reading)"
     const { sends, RecordingWebSocket } = recordingWebSocket();
     const client = await connect(url, { WebSocket: RecordingWebSocket, maxBufferedBytes: 64 * 1024, maxWriteBufferBytes: 1024 * 1024 });
     const commands: Array<Promise<unknown>> = [];
-    while (!client.connection.isClosed) {
+    while (!client.isClosed) {
       if (commands.length >= 400) throw new Error(`never closed: ${sends.length} frames sent`);
       commands.push(bigCommand(client, 128 * 1024).catch((e: unknown) => e));
       await new Promise((resolve) => setImmediate(resolve));

@@ -41,7 +41,7 @@ status.textContent = "connected";
 void client.closed.then(({ reason }) => (status.textContent = `disconnected: ${reason}`));
 // #endregion connect
 
-const { sessionId } = await client.connection.command("session/create", {});
+const { sessionId } = await client.command("session/create", {});
 startButton.disabled = false;
 
 // #region turn

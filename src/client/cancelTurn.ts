@@ -2,11 +2,10 @@
  * cancelTurn: ask the host to cancel a turn, then wait for the turn's OWN terminal.
  * Only an `already_terminal` rejection reads as "already done"; every other one throws.
  */
-import type { MspClient } from "../client.js";
-import type { MspConnection } from "../connection.js";
 import { MspError } from "../errors.js";
 import { boundedWait, timeoutProblem, type WaitOptions } from "../internal/boundedWait.js";
 import { Commands, type TurnCompletedParams } from "../protocol/index.js";
+import type { TurnCanceller } from "./turnClient.js";
 
 /**
  * What `turn/cancel` needs. `keepInbox: true` keeps queued turns alive.
@@ -14,7 +13,7 @@ import { Commands, type TurnCompletedParams } from "../protocol/index.js";
  * @example
  * ```ts
  * const params: CancelTurnParams = { sessionId, turnId, keepInbox: true };
- * const { terminal } = await client.cancelTurn(params, { timeoutMs: 10_000 });
+ * const { turnCompleted } = await client.cancelTurn(params, { timeoutMs: 10_000 });
  * ```
  */
 export interface CancelTurnParams {
@@ -24,17 +23,24 @@ export interface CancelTurnParams {
 }
 
 /**
- * The outcome of a cancel: how the host answered, and the turn's real terminal.
- * `ack: "already_terminal"` means the turn finished first; its `terminal` says how.
+ * The outcome of a cancel: how the host answered, and the turn's own `turn/completed`.
+ * `ack: "already_terminal"` means the turn finished first; `turnCompleted.terminal` says how.
  *
  * @example
  * ```ts
  * const outcome: CancelOutcome = await turn.cancel({ timeoutMs: 10_000 });
- * if (outcome.ack === "already_terminal") console.log(`it finished first: ${outcome.terminal.terminal}`);
+ * if (outcome.ack === "already_terminal") console.log(`it finished first: ${outcome.turnCompleted.terminal}`);
  * ```
  */
 export interface CancelOutcome {
+  /** How the host answered `turn/cancel`: it will try (`accepted`), or the turn had already ended. */
   ack: "accepted" | "already_terminal";
+  /** The params of the turn's own `turn/completed`: `terminal`, `reason`, `cause`, `durationMs`. */
+  turnCompleted: TurnCompletedParams;
+  /**
+   * The same object as {@link CancelOutcome.turnCompleted}.
+   * @deprecated Read `turnCompleted` (`outcome.turnCompleted.terminal`); this alias goes in 2.0.
+   */
   terminal: TurnCompletedParams;
 }
 
@@ -46,10 +52,10 @@ interface SharedCancel {
   waiting: number;
 }
 
-const inFlight = new WeakMap<MspConnection, Map<string, SharedCancel>>();
+const inFlight = new WeakMap<TurnCanceller, Map<string, SharedCancel>>();
 
 /**
- * Cancel a turn and resolve with its real terminal. `timeoutMs` (default: the connection's
+ * Cancel a turn and resolve with its real terminal. `timeoutMs` (default: the client's
  * `defaultTimeoutMs`, 60 000) bounds the whole operation, ack and terminal together.
  * Concurrent cancels of one turn with the same `keepInbox` share one `turn/cancel` request;
  * each caller keeps its own bound and signal, and the request is abandoned only when every
@@ -57,23 +63,18 @@ const inFlight = new WeakMap<MspConnection, Map<string, SharedCancel>>();
  *
  * @example
  * ```ts
- * const { ack, terminal } = await cancelTurn(client, { sessionId, turnId }, { timeoutMs: 10_000 });
- * console.log(ack, terminal.terminal); // "accepted" "cancelled", or "already_terminal" "completed"
+ * const { ack, turnCompleted } = await cancelTurn(client, { sessionId, turnId }, { timeoutMs: 10_000 });
+ * console.log(ack, turnCompleted.terminal); // "accepted" "cancelled", or "already_terminal" "completed"
  * ```
  */
-export function cancelTurn(client: MspClient, params: CancelTurnParams, options: WaitOptions = {}): Promise<CancelOutcome> {
-  return cancelTurnOn(client.connection, params, options);
-}
-
-/** {@link cancelTurn} on a connection: what `MspClient.cancelTurn` and `TurnHandle.cancel` run. */
-export async function cancelTurnOn(connection: MspConnection, params: CancelTurnParams, options: WaitOptions = {}): Promise<CancelOutcome> {
+export async function cancelTurn(client: TurnCanceller, params: CancelTurnParams, options: WaitOptions = {}): Promise<CancelOutcome> {
   const started = Date.now();
-  const budget = options.timeoutMs ?? connection.defaultTimeoutMs;
+  const budget = options.timeoutMs ?? client.defaultTimeoutMs;
   // The caller's mistake is found before anything is sent.
   const badTimeout = timeoutProblem(budget);
   if (badTimeout !== undefined) throw badTimeout;
   const { turnId } = params;
-  const shared = sharedCancel(connection, params);
+  const shared = sharedCancel(client, params);
   shared.waiting += 1;
   const wait = boundedWait<CancelOutcome["ack"]>(`cancelling turn ${turnId}`, { method: Commands.turnCancel, turnId }, options, budget, () => {
     shared.waiting -= 1;
@@ -83,16 +84,16 @@ export async function cancelTurnOn(connection: MspConnection, params: CancelTurn
   const ack = await wait.promise;
   const waitOptions: WaitOptions = { timeoutMs: Math.max(0, budget - (Date.now() - started)) };
   if (options.signal !== undefined) waitOptions.signal = options.signal;
-  const terminal = await connection.turns.terminalOf(turnId, waitOptions);
-  return { ack, terminal };
+  const turnCompleted = await client.turns.terminalOf(turnId, waitOptions);
+  return { ack, turnCompleted, terminal: turnCompleted };
 }
 
 /** The in-flight `turn/cancel` for this turn and keepInbox, sending one if there is none. */
-function sharedCancel(connection: MspConnection, params: CancelTurnParams): SharedCancel {
-  let requests = inFlight.get(connection);
+function sharedCancel(client: TurnCanceller, params: CancelTurnParams): SharedCancel {
+  let requests = inFlight.get(client);
   if (requests === undefined) {
     requests = new Map();
-    inFlight.set(connection, requests);
+    inFlight.set(client, requests);
   }
   const key = `${params.turnId}${params.keepInbox === true ? "\u0000keepInbox" : ""}`;
   const existing = requests.get(key);
@@ -101,7 +102,7 @@ function sharedCancel(connection: MspConnection, params: CancelTurnParams): Shar
   if (params.keepInbox !== undefined) commandParams.keepInbox = params.keepInbox;
   const controller = new AbortController();
   // Unbounded by time on its own: each caller's bound applies to its own wait.
-  const ack = connection.command(Commands.turnCancel, commandParams, { timeoutMs: Infinity, signal: controller.signal }).then(
+  const ack = client.command(Commands.turnCancel, commandParams, { timeoutMs: Infinity, signal: controller.signal }).then(
     () => "accepted" as const,
     (error: unknown) => {
       if (MspError.is(error) && error.isAlreadyTerminal()) return "already_terminal" as const;

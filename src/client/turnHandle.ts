@@ -1,11 +1,11 @@
 /**
- * TurnHandle: one started turn, as a UI holds it. `accepted` is the host's ack, `terminal`
+ * TurnHandle: one started turn, as a UI holds it. `accepted` is the host's ack, `completed`
  * the turn's own end, and `cancel()` works even while `turn/start` is still in flight.
  */
-import type { MspConnection } from "../connection.js";
 import { bounded, type WaitOptions } from "../internal/boundedWait.js";
 import { Commands, type CommandResult, type TurnCompletedParams, type TurnInput } from "../protocol/index.js";
-import { cancelTurnOn, type CancelOutcome } from "./cancelTurn.js";
+import { cancelTurn, type CancelOutcome } from "./cancelTurn.js";
+import type { TurnClient } from "./turnClient.js";
 
 /**
  * Params of {@link MspClient.startTurn}. `commandId` (and so the turnId) is generated when missing.
@@ -39,7 +39,7 @@ export type TurnStartResult = CommandResult<"turn/start">;
  * @example
  * ```ts
  * const options: TurnCancelOptions = { keepInbox: true, timeoutMs: 10_000 };
- * const { terminal } = await turn.cancel(options);
+ * const { turnCompleted } = await turn.cancel(options);
  * ```
  */
 export interface TurnCancelOptions extends WaitOptions {
@@ -54,7 +54,7 @@ export interface TurnCancelOptions extends WaitOptions {
  * ```ts
  * const turn = client.startTurn({ sessionId, input: [{ type: "text", text: "hi" }] });
  * button.onclick = () => void turn.cancel();          // safe before the ack, too
- * const terminal = await turn.terminal;               // the turn's own turn/completed
+ * const { terminal } = await turn.completed;          // the turn's own turn/completed
  * ```
  */
 export class TurnHandle {
@@ -64,14 +64,14 @@ export class TurnHandle {
   readonly sessionId: string;
   /** The host's ack. Rejects with `MspError` when `turn/start` fails (already observed: no unhandled rejection). */
   readonly accepted: Promise<TurnStartResult>;
-  readonly #connection: MspConnection;
+  /** The client the turn runs on: its approvals and events are the turn's too (`StopController` reads them). */
+  readonly client: TurnClient;
   #turnId: string | undefined;
-  #terminal: Promise<TurnCompletedParams> | undefined;
+  #completed: Promise<TurnCompletedParams> | undefined;
 
   /** @internal Use {@link MspClient.startTurn}. */
-  constructor(connection: MspConnection, accepted: Promise<TurnStartResult>, params: { sessionId: string; commandId: string }) {
-    this.#connection = connection;
-    connections.set(this, connection);
+  constructor(client: TurnClient, accepted: Promise<TurnStartResult>, params: { sessionId: string; commandId: string }) {
+    this.client = client;
     this.commandId = params.commandId;
     this.sessionId = params.sessionId;
     this.accepted = accepted.then((ack) => {
@@ -87,12 +87,26 @@ export class TurnHandle {
   }
 
   /**
-   * The turn's terminal. Waits for as long as the turn runs, and settles with
-   * `connectionClosed` if the connection closes first. For a time bound use {@link waitForTerminal}.
+   * The params of the turn's own `turn/completed` (`terminal`, `reason`, …). Waits for as long as
+   * the turn runs, and settles with `connectionClosed` if the connection closes first. For a time
+   * bound use {@link TurnHandle.waitForTerminal}.
+   *
+   * @example
+   * ```ts
+   * const { terminal, reason } = await turn.completed; // "cancelled", "cancelled during tool execution"
+   * ```
+   */
+  get completed(): Promise<TurnCompletedParams> {
+    this.#completed ??= this.waitForTerminal({ timeoutMs: Infinity });
+    return this.#completed;
+  }
+
+  /**
+   * The same promise as {@link TurnHandle.completed}.
+   * @deprecated Read `completed` (`(await turn.completed).terminal`); this alias goes in 2.0.
    */
   get terminal(): Promise<TurnCompletedParams> {
-    this.#terminal ??= this.waitForTerminal({ timeoutMs: Infinity });
-    return this.#terminal;
+    return this.completed;
   }
 
   /**
@@ -106,7 +120,7 @@ export class TurnHandle {
    */
   async waitForTerminal(options: WaitOptions = {}): Promise<TurnCompletedParams> {
     const { ack, rest } = await this.#acked(options);
-    return this.#connection.turns.terminalOf(ack.turnId, rest);
+    return this.client.turns.terminalOf(ack.turnId, rest);
   }
 
   /**
@@ -116,20 +130,20 @@ export class TurnHandle {
    *
    * @example
    * ```ts
-   * const { ack, terminal } = await turn.cancel({ timeoutMs: 10_000 });
+   * const { ack, turnCompleted } = await turn.cancel({ timeoutMs: 10_000 });
    * ```
    */
   async cancel(options: TurnCancelOptions = {}): Promise<CancelOutcome> {
     const { keepInbox, ...waitOptions } = options;
     const { ack, rest } = await this.#acked(waitOptions);
-    // An absent keepInbox stays absent on the wire: cancelTurnOn sends it only when set.
-    return cancelTurnOn(this.#connection, { sessionId: this.sessionId, turnId: ack.turnId, keepInbox }, rest);
+    // An absent keepInbox stays absent on the wire: cancelTurn sends it only when set.
+    return cancelTurn(this.client, { sessionId: this.sessionId, turnId: ack.turnId, keepInbox }, rest);
   }
 
   /** Wait for the ack within the caller's bound; returns the bound that is left. */
   async #acked(options: WaitOptions): Promise<{ ack: TurnStartResult; rest: WaitOptions }> {
     const started = Date.now();
-    const budget = options.timeoutMs ?? this.#connection.defaultTimeoutMs;
+    const budget = options.timeoutMs ?? this.client.defaultTimeoutMs;
     const ack = await bounded(this.accepted, "waiting for the turn/start ack", { method: Commands.turnStart, commandId: this.commandId }, options, budget);
     const rest: WaitOptions = { timeoutMs: Math.max(0, budget - (Date.now() - started)) };
     if (options.signal !== undefined) rest.signal = options.signal;
@@ -137,16 +151,9 @@ export class TurnHandle {
   }
 }
 
-const connections = new WeakMap<TurnHandle, MspConnection>();
-
-/** The connection a turn runs on (`undefined` for an object that is not a real TurnHandle). */
-export function connectionOf(turn: TurnHandle): MspConnection | undefined {
-  return connections.get(turn);
-}
-
 /** Send `turn/start` and wrap it in a {@link TurnHandle}. */
-export function startTurn(connection: MspConnection, params: StartTurnParams, commandIdFactory: () => string, options: WaitOptions = {}): TurnHandle {
+export function startTurn(client: TurnClient, params: StartTurnParams, commandIdFactory: () => string, options: WaitOptions = {}): TurnHandle {
   const commandId = params.commandId ?? commandIdFactory();
-  const accepted = connection.command(Commands.turnStart, { sessionId: params.sessionId, input: params.input, commandId }, options);
-  return new TurnHandle(connection, accepted, { sessionId: params.sessionId, commandId });
+  const accepted = client.command(Commands.turnStart, { sessionId: params.sessionId, input: params.input, commandId }, options);
+  return new TurnHandle(client, accepted, { sessionId: params.sessionId, commandId });
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { cancelTurn, MspError } from "../../src/index.js";
+import { cancelTurn, MspError, type TurnCanceller } from "../../src/index.js";
 import { makePeer, rejection, result, SESSION, terminal } from "../helpers/peer.js";
 
 describe("cancelTurn", () => {
@@ -14,7 +14,7 @@ describe("cancelTurn", () => {
     peer.send(terminal("t", 1, "cancelled", "cancelled during tool execution"));
     const outcome = await p;
     expect(outcome.ack).toBe("accepted");
-    expect(outcome.terminal.terminal).toBe("cancelled");
+    expect(outcome.turnCompleted.terminal).toBe("cancelled");
     await peer.client.close();
   });
 
@@ -24,7 +24,30 @@ describe("cancelTurn", () => {
     const sent = await peer.nth(1);
     peer.send(terminal("t", 1, "completed", "completed"));
     peer.send(rejection(sent["id"], { commandId: "c", reason: "already_terminal", turnId: "t", terminal: "completed" }));
-    expect(await p).toMatchObject({ ack: "already_terminal", terminal: { terminal: "completed" } });
+    const outcome = await p;
+    expect(outcome).toMatchObject({ ack: "already_terminal", turnCompleted: { terminal: "completed" } });
+    // The deprecated alias is the same object, for code written against 0.1.
+    expect(outcome.terminal).toBe(outcome.turnCompleted);
+    await peer.client.close();
+  });
+
+  it("takes the narrowest client: a wrapper with only command, turns and defaultTimeoutMs cancels through it", async () => {
+    const peer = makePeer();
+    const sent: string[] = [];
+    const narrow: TurnCanceller = {
+      command: (method, params, options) => {
+        sent.push(method);
+        return peer.client.command(method, params, options);
+      },
+      turns: peer.client.turns,
+      defaultTimeoutMs: 5_000,
+    };
+    const p = cancelTurn(narrow, { sessionId: SESSION, turnId: "t" });
+    const cancel = await peer.nth(1);
+    peer.send(result(cancel["id"], { commandId: "c", turnId: "t" }));
+    peer.send(terminal("t", 1, "cancelled", "cancelled during tool execution"));
+    expect((await p).turnCompleted.reason).toBe("cancelled during tool execution");
+    expect(sent).toEqual(["turn/cancel"]);
     await peer.client.close();
   });
 
@@ -51,7 +74,7 @@ describe("cancelTurn", () => {
     expect(((await b) as MspError).kind).toBe("aborted");
     peer.send(result(sent["id"], { commandId: "c", turnId: "t" }));
     peer.send(terminal("t", 1, "cancelled", "cancelled"));
-    expect((await a).terminal.terminal).toBe("cancelled");
+    expect((await a).turnCompleted.terminal).toBe("cancelled");
     expect(peer.received).toHaveLength(1);
     // A later cancel of the same turn is a new request again.
     const c = cancelTurn(peer.client, { sessionId: SESSION, turnId: "t" });
@@ -84,7 +107,7 @@ describe("cancelTurn", () => {
     expect([error.kind, error.data["timeoutMs"]]).toEqual(["timeout", 20]);
     peer.send(result(sent["id"], { commandId: "c", turnId: "t" }));
     peer.send(terminal("t", 1, "cancelled", "cancelled"));
-    expect((await patient).terminal.terminal).toBe("cancelled");
+    expect((await patient).turnCompleted.terminal).toBe("cancelled");
     expect(peer.received).toHaveLength(1);
     await peer.client.close();
   });

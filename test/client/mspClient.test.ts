@@ -1,19 +1,55 @@
 import { describe, expect, it } from "vitest";
-import { connect, MspError, type EndDetails } from "../src/index.js";
-import { makePeer, notification, rejection, result, SESSION, terminal } from "./helpers/peer.js";
+import { connect, MspClient, MspError, type EndDetails } from "../../src/index.js";
+import { NdjsonMessageReader, NdjsonMessageWriter } from "../../src/framing/index.js";
+import { LineSplitter } from "../../src/protocol/lineSplitter.js";
+import { createLinkedPair } from "../../src/testing/index.js";
+import { makePeer, notification, rejection, result, SESSION, terminal } from "../helpers/peer.js";
 
 const UUIDV7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
-describe("MspConnection.command", () => {
+describe("MspClient over a reader and writer of your own", () => {
+  it("new MspClient(reader, writer) speaks MSP: commands, the recorder and events work as connect() makes them", async () => {
+    const [clientSide, hostSide] = createLinkedPair();
+    const client = new MspClient(new NdjsonMessageReader(clientSide), new NdjsonMessageWriter(clientSide), { defaultTimeoutMs: 2_000 });
+    const sent: Array<Record<string, unknown>> = [];
+    const lines = new LineSplitter((line) => sent.push(JSON.parse(line) as Record<string, unknown>));
+    hostSide.onData((chunk) => {
+      lines.push(chunk);
+      for (const message of sent.splice(0)) {
+        const params = message["params"] as Record<string, unknown>;
+        hostSide.write(new TextEncoder().encode(`${JSON.stringify(terminal("t", 1))}\n`));
+        hostSide.write(new TextEncoder().encode(`${JSON.stringify(result(message["id"], { commandId: params["commandId"], name: "h" }))}\n`));
+      }
+    });
+    const seen: string[] = [];
+    client.events.on("turn/completed", ({ turnId }) => seen.push(turnId));
+    expect((await client.command("host/info", {})).name).toBe("h");
+    expect(seen).toEqual(["t"]);
+    expect(client.turns.get("t")?.terminal).toBe("completed");
+    expect(client.defaultTimeoutMs).toBe(2_000);
+    // The deprecated alias of 0.1 is the client itself: there is no second, raw connection to reach.
+    expect(client.connection).toBe(client);
+    await client.close();
+    expect(client.isClosed).toBe(true);
+    expect(client.signal.aborted).toBe(true);
+  });
+
+  it("a capacity below 1 is a RangeError before anything listens", () => {
+    const [clientSide] = createLinkedPair();
+    expect(() => new MspClient(new NdjsonMessageReader(clientSide), new NdjsonMessageWriter(clientSide), { terminalCapacity: 0 })).toThrow(RangeError);
+  });
+});
+
+describe("MspClient.command", () => {
   it("fills in a UUIDv7 commandId when missing and keeps one that is given", async () => {
     const peer = makePeer();
-    const a = peer.client.connection.command("host/info", {});
+    const a = peer.client.command("host/info", {});
     const sent = await peer.nth(1);
     const params = sent["params"] as Record<string, unknown>;
     expect(params["commandId"]).toMatch(UUIDV7);
     peer.send(result(sent["id"], { commandId: params["commandId"], name: "h" }));
     expect((await a).name).toBe("h");
-    const b = peer.client.connection.command("host/info", { commandId: "mine" });
+    const b = peer.client.command("host/info", { commandId: "mine" });
     const sent2 = await peer.nth(2);
     expect((sent2["params"] as Record<string, unknown>)["commandId"]).toBe("mine");
     peer.send(result(sent2["id"], { commandId: "mine" }));
@@ -23,7 +59,7 @@ describe("MspConnection.command", () => {
 
   it("maps -32001 to commandRejected with the wire data passed through", async () => {
     const peer = makePeer();
-    const p = peer.client.connection.command("turn/cancel", { sessionId: SESSION, turnId: "t" });
+    const p = peer.client.command("turn/cancel", { sessionId: SESSION, turnId: "t" });
     const sent = await peer.nth(1);
     peer.send(rejection(sent["id"], { commandId: "c", reason: "unknown_turn", turnId: "t" }));
     const error = await p.catch((e: unknown) => e);
@@ -35,7 +71,7 @@ describe("MspConnection.command", () => {
 
   it("maps other JSON-RPC errors to rpcError with {code, message, data}", async () => {
     const peer = makePeer();
-    const p = peer.client.connection.command("nope/nope", {});
+    const p = peer.client.command("nope/nope", {});
     const sent = await peer.nth(1);
     peer.send({ jsonrpc: "2.0", id: sent["id"], error: { code: -32601, message: "Method not found" } });
     const error = (await p.catch((e: unknown) => e)) as MspError;
@@ -46,23 +82,23 @@ describe("MspConnection.command", () => {
 
   it("reports a timeout and an abort as distinct kinds, with the signal's reason as cause", async () => {
     const peer = makePeer();
-    const timedOut = (await peer.client.connection.command("host/info", {}, { timeoutMs: 10 }).catch((e: unknown) => e)) as MspError<"timeout">;
+    const timedOut = (await peer.client.command("host/info", {}, { timeoutMs: 10 }).catch((e: unknown) => e)) as MspError<"timeout">;
     expect(timedOut.kind).toBe("timeout");
     expect(timedOut.data["timeoutMs"]).toBe(10);
     const controller = new AbortController();
-    const p = peer.client.connection.command("host/info", {}, { signal: controller.signal, timeoutMs: 10_000 });
+    const p = peer.client.command("host/info", {}, { signal: controller.signal, timeoutMs: 10_000 });
     const reason = new Error("user navigated away");
     controller.abort(reason);
     const aborted = (await p.catch((e: unknown) => e)) as MspError;
     expect(aborted.kind).toBe("aborted");
     expect(aborted.cause).toBe(reason);
-    expect(peer.client.connection.pendingCount).toBe(0);
+    expect(peer.client.pendingCount).toBe(0);
     await peer.client.close();
   });
 
   it("does not send a command whose signal is already aborted", async () => {
     const peer = makePeer();
-    const error = (await peer.client.connection.command("host/info", {}, { signal: AbortSignal.abort() }).catch((e: unknown) => e)) as MspError;
+    const error = (await peer.client.command("host/info", {}, { signal: AbortSignal.abort() }).catch((e: unknown) => e)) as MspError;
     expect(error.kind).toBe("aborted");
     await new Promise((r) => setTimeout(r, 5));
     expect(peer.received).toHaveLength(0);
@@ -75,7 +111,7 @@ describe("MspConnection.command", () => {
     const protocol: unknown[] = [];
     peer.client.events.on("lateResponse", (r) => late.push(r.method));
     peer.client.events.on("protocolError", (e) => protocol.push(e));
-    await peer.client.connection.command("host/info", {}, { timeoutMs: 5 }).catch(() => {});
+    await peer.client.command("host/info", {}, { timeoutMs: 5 }).catch(() => {});
     const sent = await peer.nth(1);
     peer.send(result(sent["id"], { commandId: "x" }));
     peer.send(result(999, { commandId: "y" }));
@@ -101,7 +137,7 @@ describe("MspConnection.command", () => {
       if (args[0] === "abort") removed += 1;
       return remove(...args);
     }) as typeof signal.removeEventListener;
-    const calls = [1, 2, 3].map(() => peer.client.connection.command("host/info", {}, { signal }));
+    const calls = [1, 2, 3].map(() => peer.client.command("host/info", {}, { signal }));
     const waits = [peer.client.turns.terminalOf("t1", { signal }), peer.client.turns.terminalOf("t2", { signal, timeoutMs: 5 })];
     for (let n = 1; n <= 3; n++) {
       const sent = await peer.nth(n);
@@ -121,8 +157,8 @@ describe("MspConnection dispatch", () => {
   it("delivers a response after every notification that preceded it on the wire", async () => {
     const peer = makePeer();
     const seen: string[] = [];
-    peer.client.connection.onNotification((n) => seen.push(n.method));
-    const p = peer.client.connection.command("turn/start", { sessionId: SESSION, input: [] }).then(() => [...seen]);
+    peer.client.onNotification((n) => seen.push(n.method));
+    const p = peer.client.command("turn/start", { sessionId: SESSION, input: [] }).then(() => [...seen]);
     const sent = await peer.nth(1);
     const turnId = (sent["params"] as Record<string, unknown>)["commandId"] as string;
     // The terminal arrives BEFORE the ack, in one chunk.
@@ -146,7 +182,7 @@ describe("MspConnection dispatch", () => {
     const order: string[] = [];
     peer.client.events.on("turn/completed", (p) => order.push(`event:${peer.client.turns.get(p.turnId) ? "recorded" : "missing"}`));
     peer.client.events.on("notification", () => order.push("notification"));
-    peer.client.connection.onNotification(() => order.push("handler"));
+    peer.client.onNotification(() => order.push("handler"));
     peer.send(terminal("t", 1));
     await peer.client.turns.terminalOf("t");
     expect(order).toEqual(["event:recorded", "notification", "handler"]);
@@ -155,8 +191,8 @@ describe("MspConnection dispatch", () => {
 
   it("replacing the user's handler never evicts the recorder", async () => {
     const peer = makePeer();
-    peer.client.connection.onNotification(() => {});
-    peer.client.connection.onNotification(undefined);
+    peer.client.onNotification(() => {});
+    peer.client.onNotification(undefined);
     peer.send(terminal("t", 1));
     expect((await peer.client.turns.terminalOf("t", { timeoutMs: 1_000 })).turnId).toBe("t");
     await peer.client.close();
@@ -166,7 +202,7 @@ describe("MspConnection dispatch", () => {
     const peer = makePeer();
     const errors: unknown[] = [];
     peer.client.events.on("handlerError", (e) => errors.push(e));
-    peer.client.connection.onNotification(() => {
+    peer.client.onNotification(() => {
       throw new Error("boom");
     });
     peer.send(terminal("a", 1));
@@ -181,7 +217,7 @@ describe("MspConnection dispatch", () => {
     const problems: string[] = [];
     peer.client.events.on("protocolError", (e) => problems.push(String(e.data["problem"])));
     const seen: string[] = [];
-    peer.client.connection.onNotification((n) => seen.push(String(n.params?.["turnId"])));
+    peer.client.onNotification((n) => seen.push(String(n.params?.["turnId"])));
     peer.sendRaw("{not json\n");
     peer.sendRaw('"a string"\n');
     peer.sendRaw('{"jsonrpc":"1.0","method":"turn/started","params":{}}\n');
@@ -198,7 +234,7 @@ describe("MspConnection dispatch", () => {
     expect(problems[0]).toMatch(/malformed JSON/);
     expect(problems[3]).toMatch(/second turn\/completed/);
     expect(problems[4]).toMatch(/after its turn\/completed/);
-    expect(peer.client.connection.isClosed).toBe(false);
+    expect(peer.client.isClosed).toBe(false);
     await peer.client.close();
   });
 
@@ -239,7 +275,7 @@ describe("MspConnection close", () => {
   it("settles every pending command and waiter as connectionClosed within 100 ms", async () => {
     const peer = makePeer();
     const pending = [
-      peer.client.connection.command("host/info", {}),
+      peer.client.command("host/info", {}),
       peer.client.turns.terminalOf("t1", { timeoutMs: 60_000 }),
       peer.client.turns.terminalOf("t1", { timeoutMs: 60_000 }),
       peer.client.turns.terminalOf("t2", { timeoutMs: Infinity }),
@@ -256,20 +292,20 @@ describe("MspConnection close", () => {
     expect(performance.now() - started).toBeLessThan(100);
     expect(kinds).toEqual(["connectionClosed", "connectionClosed", "connectionClosed", "connectionClosed"]);
     expect(peer.client.turns.waiterCount).toBe(0);
-    expect(peer.client.connection.pendingCount).toBe(0);
-    expect(peer.client.connection.signal.aborted).toBe(true);
+    expect(peer.client.pendingCount).toBe(0);
+    expect(peer.client.signal.aborted).toBe(true);
   });
 
   it("host EOF closes the connection and later commands reject at once", async () => {
     const peer = makePeer();
-    const p = peer.client.connection.command("host/info", {}).catch((e: unknown) => e);
+    const p = peer.client.command("host/info", {}).catch((e: unknown) => e);
     await peer.nth(1);
     peer.channel.end();
     const error = (await p) as MspError<"connectionClosed">;
     expect(error.kind).toBe("connectionClosed");
     expect(error.data["reason"]).toBe("the host closed the connection");
     expect((await peer.client.closed).reason).toBe("the host closed the connection");
-    const after = (await peer.client.connection.command("host/info", {}).catch((e: unknown) => e)) as MspError;
+    const after = (await peer.client.command("host/info", {}).catch((e: unknown) => e)) as MspError;
     expect(after.kind).toBe("connectionClosed");
   });
 
@@ -282,7 +318,7 @@ describe("MspConnection close", () => {
       write: () => {},
       end: () => {},
     });
-    const pending = client.connection.command("host/info", {}).catch((e: unknown) => e);
+    const pending = client.command("host/info", {}).catch((e: unknown) => e);
     end?.({ reason: "the host closed the connection (WebSocket close code 4001: bye)", closeCode: 4001, closeReason: "bye" });
     const info = { reason: "the host closed the connection (WebSocket close code 4001: bye)", closeCode: 4001, closeReason: "bye" };
     expect(await client.closed).toEqual(info);
@@ -298,7 +334,7 @@ describe("MspConnection close", () => {
       end: () => {},
     });
     const waiting = client.turns.terminalOf("t").catch((e: unknown) => e);
-    const error = (await client.connection.command("host/info", {}).catch((e: unknown) => e)) as MspError<"connectionClosed">;
+    const error = (await client.command("host/info", {}).catch((e: unknown) => e)) as MspError<"connectionClosed">;
     expect(error.kind).toBe("connectionClosed");
     expect(error.data["reason"]).toBe("write failed: write EPIPE");
     expect(((await waiting) as MspError).kind).toBe("connectionClosed");
@@ -314,7 +350,7 @@ describe("a resume whose caller gave up", () => {
     peer.client.events.on("item/started", ({ item }) => seen.push(item.revision));
     const item = (revision: number) => ({ itemId: "i", kind: "message", turnId: "t", revision, status: "inProgress", text: "", recordedAt: "x" });
     peer.send(notification("item/started", { item: item(10) }, 10)); // this connection is at cursor 10
-    const resume = peer.client.connection.command("session/resume", { sessionId: SESSION, afterCursor: `v:${SESSION}:5` }, { timeoutMs: 5 });
+    const resume = peer.client.command("session/resume", { sessionId: SESSION, afterCursor: `v:${SESSION}:5` }, { timeoutMs: 5 });
     expect(await resume.catch((e: unknown) => MspError.is(e) && e.kind)).toBe("timeout");
     const sent = peer.received.find((m) => m["method"] === "session/resume") as { id: number };
     peer.send(result(sent.id, { commandId: "c", replayed: 1 })); // accepted after all…
@@ -322,7 +358,7 @@ describe("a resume whose caller gave up", () => {
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(seen).toEqual([10, 6]);
     expect(problems).toEqual([]);
-    expect(peer.client.connection.lastViewCursor(SESSION)).toBe(`v:${SESSION}:6`);
+    expect(peer.client.lastViewCursor(SESSION)).toBe(`v:${SESSION}:6`);
     await peer.client.close();
   });
 });

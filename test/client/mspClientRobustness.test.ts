@@ -1,19 +1,19 @@
 import { describe, expect, it } from "vitest";
-import { MspError, StopController } from "../src/index.js";
-import { CannedHost } from "../src/testing/index.js";
-import { makePeer, notification, rejection, result, SESSION, terminal } from "./helpers/peer.js";
+import { MspError, StopController } from "../../src/index.js";
+import { CannedHost } from "../../src/testing/index.js";
+import { makePeer, notification, rejection, result, SESSION, terminal } from "../helpers/peer.js";
 
 const input = [{ type: "text" as const, text: "hi" }];
 
 describe("robustness: one caller's mistake stays its own", () => {
   it("params that cannot be serialized reject that command with a TypeError; the connection lives on", async () => {
     const peer = makePeer();
-    const other = peer.client.connection.command("host/info", {});
+    const other = peer.client.command("host/info", {});
     const waiter = peer.client.turns.terminalOf("t", { timeoutMs: 5_000 });
-    const bad = await peer.client.connection.command("host/info", { big: 1n } as unknown as Record<string, unknown>).catch((e: unknown) => e);
+    const bad = await peer.client.command("host/info", { big: 1n } as unknown as Record<string, unknown>).catch((e: unknown) => e);
     expect(bad).toBeInstanceOf(TypeError);
     expect(String((bad as Error).message)).toMatch(/not JSON-serializable/);
-    expect(peer.client.connection.isClosed).toBe(false);
+    expect(peer.client.isClosed).toBe(false);
     const sent = await peer.nth(1);
     peer.send(result(sent["id"], { commandId: "c" }));
     peer.send(terminal("t", 1));
@@ -46,13 +46,13 @@ describe("robustness: one caller's mistake stays its own", () => {
 
   it("a malformed answer to a pending command fails it at once as protocol, not later as timeout", async () => {
     const peer = makePeer();
-    const p = peer.client.connection.command("host/info", {}, { timeoutMs: 5_000 }).catch((e: unknown) => e);
+    const p = peer.client.command("host/info", {}, { timeoutMs: 5_000 }).catch((e: unknown) => e);
     const sent = await peer.nth(1);
     peer.send({ jsonrpc: "2.0", id: sent["id"], error: { code: "-32001", message: "bad" } });
     const error = (await p) as MspError<"protocol">;
     expect(error.kind).toBe("protocol");
     expect(String(error.data["problem"])).toMatch(/error must be/);
-    expect(peer.client.connection.pendingCount).toBe(0);
+    expect(peer.client.pendingCount).toBe(0);
     await peer.client.close();
   });
 });
@@ -86,8 +86,8 @@ describe("robustness: viewCursor and resume", () => {
     peer.send(notification("turn/started", { turnId: "t" }, 1));
     peer.send(notification("turn/started", { turnId: "u" }, 2));
     await new Promise((r) => setTimeout(r, 5));
-    expect(peer.client.connection.lastViewCursor(SESSION)).toBe(`v:${SESSION}:2`);
-    const resume = peer.client.connection.command("session/resume", { sessionId: SESSION, afterCursor: `v:${SESSION}:1` });
+    expect(peer.client.lastViewCursor(SESSION)).toBe(`v:${SESSION}:2`);
+    const resume = peer.client.command("session/resume", { sessionId: SESSION, afterCursor: `v:${SESSION}:1` });
     const sent = await peer.nth(1);
     peer.send(result(sent["id"], { commandId: "c", sessionId: SESSION, replayed: 2 }));
     peer.send(notification("turn/started", { turnId: "u" }, 2));
@@ -103,7 +103,7 @@ describe("robustness: viewCursor and resume", () => {
     const problems: string[] = [];
     const seen: string[] = [];
     peer.client.events.on("protocolError", (e) => problems.push(String(e.data["problem"])));
-    peer.client.connection.onNotification((n) => seen.push(`${n.method}:${String(n.params?.["turnId"])}`));
+    peer.client.onNotification((n) => seen.push(`${n.method}:${String(n.params?.["turnId"])}`));
     peer.send(notification("turn/started", { turnId: "x" }, 5));
     peer.send(terminal("t", 4)); // e.g. re-sent by a restarted host before its already_terminal
     expect((await peer.client.turns.terminalOf("t", { timeoutMs: 1_000 })).turnId).toBe("t");
@@ -172,8 +172,8 @@ describe("CannedHost", () => {
     ]);
     const host = CannedHost.fromLines(lines);
     const msp = host.connect();
-    await msp.connection.command("host/info", { commandId: "SAME" });
-    const second = (await msp.connection.command("host/info", { commandId: "SAME" }).catch((e: unknown) => e)) as MspError;
+    await msp.command("host/info", { commandId: "SAME" });
+    const second = (await msp.command("host/info", { commandId: "SAME" }).catch((e: unknown) => e)) as MspError;
     expect(second.kind).toBe("rpcError");
     await expect(host.done()).rejects.toThrow(/already used for the command the transcript calls "c1"/);
     await msp.close();
@@ -184,7 +184,7 @@ describe("the notification envelope", () => {
   it("hands the envelope's emittedAtMs to the user's handler and to `notification` listeners", async () => {
     const peer = makePeer();
     const got: Array<number | undefined> = [];
-    peer.client.connection.onNotification((n) => got.push(n.emittedAtMs));
+    peer.client.onNotification((n) => got.push(n.emittedAtMs));
     peer.client.events.on("notification", (n) => got.push(n.emittedAtMs));
     peer.send({ ...terminal("t", 1), emittedAtMs: 1754590945100 });
     peer.send({

@@ -21,7 +21,7 @@ describe("TurnHandle", () => {
     peer.send(terminal(turn.commandId, 1, "cancelled", "cancelled before start"));
     const outcome = await stopped;
     expect(outcome.ack).toBe("accepted");
-    expect((await turn.terminal).reason).toBe("cancelled before start");
+    expect((await turn.completed).reason).toBe("cancelled before start");
     expect(turn.turnId).toBe(turn.commandId);
     await peer.client.close();
   });
@@ -66,7 +66,13 @@ describe("TurnHandle", () => {
     peer.send(result(cancel["id"], { commandId: "c", turnId }));
     peer.send(terminal(turnId, 1, "cancelled", "cancelled"));
     const [a, b] = await Promise.all([indicator, stop]);
-    expect(a).toBe(b.terminal);
+    expect(a).toBe(b.turnCompleted);
+    // The deprecated aliases are the same values, for code written against 0.1.
+    expect(b.terminal).toBe(b.turnCompleted);
+    expect(turn.terminal).toBe(turn.completed);
+    expect(await turn.completed).toBe(a);
+    // The turn's client is the one that started it: StopController reads its approvals through it.
+    expect(turn.client).toBe(peer.client);
     await peer.client.close();
   });
 });

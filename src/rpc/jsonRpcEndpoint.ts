@@ -1,0 +1,284 @@
+/**
+ * JsonRpcEndpoint: the one owner of a vscode-jsonrpc MessageConnection, and JSON-RPC only. It
+ * sends requests and waits for their answers (bounded), maps every failure to a typed MspError,
+ * owns the writer and the close, and answers "method not found" for a request nobody handles.
+ * Every incoming notification and request goes to one sink, synchronously and in wire order.
+ */
+import {
+  AbstractMessageReader,
+  createMessageConnection,
+  Message,
+  type DataCallback,
+  type Disposable,
+  type MessageConnection,
+  type MessageReader,
+  type MessageWriter,
+  type NotificationMessage,
+  type RequestMessage,
+  type ResponseMessage,
+} from "vscode-jsonrpc";
+import { MspError, MspErrorKinds, type CommandRejectedData, type ConnectionClosedData } from "../errors.js";
+import type { EndDetails } from "../framing/byteChannel.js";
+import type { FramedMessageReader } from "../framing/framedReader.js";
+import { MessageEncodingError, WriteBufferFullError } from "../framing/framedWriter.js";
+import type { FramingProblem } from "../framing/limits.js";
+import { boundedWait, type WaitOptions } from "../internal/boundedWait.js";
+import { PendingCommands } from "../internal/pendingCommands.js";
+import { COMMAND_REJECTED_CODE, isObject, type JsonValue } from "../protocol/index.js";
+
+/**
+ * Why and how a client's connection closed.
+ *
+ * @example
+ * ```ts
+ * const info: CloseInfo = await client.closed;
+ * console.log(info.reason, info.exitCode ?? info.signal ?? info.closeCode);
+ * ```
+ */
+export interface CloseInfo {
+  /** Plain-words reason, e.g. "closed by the client" or "the host closed the connection". */
+  reason: string;
+  /** Exit code of a child-process host, when known. */
+  exitCode?: number | null;
+  /** Signal that ended a child-process host, when known. */
+  signal?: string | null;
+  /**
+   * The WebSocket close code, when the host closed a WebSocket connection or it was lost (1006):
+   * RFC 6455 §7.4 codes, or the host's own 4000–4999. Absent when the client closed it.
+   */
+  closeCode?: number;
+  /** The WebSocket close reason the host sent with `closeCode` (`""` when it sent none). */
+  closeReason?: string;
+}
+
+/** Where the endpoint hands what it does not own: everything but the answers to its own requests. */
+export interface EndpointSink {
+  /** A notification, in wire order. */
+  onNotification(message: NotificationMessage): void;
+  /** A request from the host. Returns false when it is not one the sink answers: it then gets "method not found". */
+  onRequest(message: RequestMessage): boolean;
+  /** Something the host sent that JSON-RPC cannot use (a framing problem, an answer to nothing). */
+  onProblem(problem: string, offending?: unknown): void;
+  /** An answer to a request whose caller had already given up (timeout or abort). */
+  onLateResponse(id: number, method: string, response: ResponseMessage): void;
+  /** The endpoint is closing, with `error`: settle every wait of your own. Runs once, before the writer ends. */
+  onClosing(error: MspError<"connectionClosed">): void;
+  /** The endpoint has closed: every request and wait has settled. Runs once, last. */
+  onClosed(info: CloseInfo): void;
+}
+
+/** Steps a request runs at two moments of its life. */
+export interface RequestHooks {
+  /** Runs just before the request is written (after its wait was set up). */
+  beforeWrite?: (() => void) | undefined;
+  /** Runs when the request's success arrives, synchronously, before any later message is handed on. */
+  onAccepted?: (() => void) | undefined;
+}
+
+/** Forwards the host's requests nobody handles to vscode-jsonrpc, which answers "method not found". */
+class RequestTap extends AbstractMessageReader {
+  #callback: DataCallback | undefined;
+  listen(callback: DataCallback): Disposable {
+    this.#callback = callback;
+    return { dispose: () => (this.#callback = undefined) };
+  }
+  forward(message: Message): void {
+    this.#callback?.(message);
+  }
+  close(): void {
+    this.fireClose();
+  }
+}
+
+/** A JSON-RPC 2.0 endpoint over one reader and writer pair. Internal: `MspClient` is what users hold. */
+export class JsonRpcEndpoint {
+  /** Resolves (never rejects) once the endpoint has closed, with why. */
+  readonly closed: Promise<CloseInfo>;
+  /** The bound of a request whose caller gives no `timeoutMs`. @unit milliseconds */
+  readonly defaultTimeoutMs: number;
+
+  readonly #reader: MessageReader;
+  readonly #writer: MessageWriter;
+  readonly #sink: EndpointSink;
+  readonly #rpc: MessageConnection;
+  readonly #tap = new RequestTap();
+  readonly #requests = new PendingCommands();
+  readonly #abort = new AbortController();
+  readonly #disposables: Disposable[] = [];
+  #resolveClosed!: (info: CloseInfo) => void;
+  #closeError: MspError<"connectionClosed"> | undefined;
+  #fatalProblem: FramingProblem | undefined;
+
+  constructor(reader: MessageReader, writer: MessageWriter, sink: EndpointSink, defaultTimeoutMs: number) {
+    this.#reader = reader;
+    this.#writer = writer;
+    this.#sink = sink;
+    this.defaultTimeoutMs = defaultTimeoutMs;
+    this.closed = new Promise((resolve) => (this.#resolveClosed = resolve));
+    const problems = (reader as Partial<FramedMessageReader>).onProblem;
+    if (problems !== undefined) this.#disposables.push(problems((problem) => this.#onFramingProblem(problem)));
+    this.#disposables.push(
+      reader.onClose(() => this.close(this.#endInfo())),
+      writer.onError(([error]) => this.close({ reason: writeFailure(error) })),
+      writer.onClose(() => this.close({ reason: "the transport closed" })),
+    );
+    this.#rpc = createMessageConnection(this.#tap, writer);
+    this.#rpc.listen();
+    // The one listener of the reader, installed before any request can be sent.
+    reader.listen((message) => this.#dispatch(message));
+  }
+
+  /** Aborts when the endpoint closes; its `reason` is the `connectionClosed` MspError. */
+  get signal(): AbortSignal {
+    return this.#abort.signal;
+  }
+
+  /** The `connectionClosed` error every later request gets, once closed. */
+  get closeError(): MspError<"connectionClosed"> | undefined {
+    return this.#closeError;
+  }
+
+  /** Requests sent and not yet settled. */
+  get pendingCount(): number {
+    return this.#requests.size;
+  }
+
+  /**
+   * Send a request and wait, bounded, for its result object. Rejects with `MspError`:
+   * `commandRejected`, `rpcError`, `timeout`, `aborted`, `connectionClosed` or `protocol`; with a
+   * `TypeError` when `params` cannot be encoded (the caller's mistake: the endpoint stays open).
+   */
+  request(method: string, params: Record<string, unknown>, options: WaitOptions, hooks: RequestHooks = {}): Promise<Record<string, unknown>> {
+    if (this.#closeError !== undefined) return Promise.reject(this.#closeError);
+    const id = this.#requests.nextId();
+    const requests = this.#requests;
+    const wait = boundedWait<Record<string, unknown>>(
+      `command ${method}`,
+      { method, commandId: params["commandId"] as string },
+      options,
+      this.defaultTimeoutMs,
+      () => requests.settled(id),
+    );
+    if (wait.settled) return wait.promise;
+    hooks.beforeWrite?.();
+    this.#requests.add(id, { method, wait, onAccepted: hooks.onAccepted });
+    this.#writer.write({ jsonrpc: "2.0", id, method, params } as Message).catch((error: unknown) => {
+      if (error instanceof MessageEncodingError) {
+        this.#requests.take(id);
+        wait.reject(new TypeError(`command ${method}: params are ${error.message}`, { cause: error.cause }));
+        return;
+      }
+      this.close({ reason: writeFailure(error) });
+    });
+    return wait.promise;
+  }
+
+  /** Answer the host's request `id`; a write that fails closes the endpoint through the writer's own error. */
+  reply(id: number | string, body: { result: unknown } | { error: { code: number; message: string } }): void {
+    this.#writer.write({ jsonrpc: "2.0", id, ...body } as unknown as Message).catch(() => {});
+  }
+
+  /** Close, once: every pending request settles with `connectionClosed`, and no timer or listener is left. */
+  close(info: CloseInfo): void {
+    if (this.#closeError !== undefined) return;
+    const data: ConnectionClosedData = withEndDetails(info.reason, info);
+    const error = new MspError(MspErrorKinds.connectionClosed, `connection closed: ${info.reason}`, data);
+    this.#closeError = error;
+    this.#sink.onClosing(error);
+    this.#requests.closeAll(error);
+    for (const d of this.#disposables.splice(0)) d.dispose();
+    try {
+      this.#writer.end();
+    } catch {
+      // already ended
+    }
+    this.#tap.close();
+    this.#rpc.dispose();
+    this.#reader.dispose();
+    this.#writer.dispose();
+    this.#abort.abort(error);
+    this.#sink.onClosed(info);
+    this.#resolveClosed(info);
+  }
+
+  #endInfo(): CloseInfo {
+    if (this.#fatalProblem !== undefined) return { reason: `framing lost: ${this.#fatalProblem.problem}` };
+    const details: EndDetails | undefined = (this.#reader as Partial<FramedMessageReader>).endDetails;
+    return withEndDetails(details?.reason ?? "the host closed the connection", details);
+  }
+
+  #onFramingProblem(problem: FramingProblem): void {
+    if (problem.fatal) this.#fatalProblem = problem;
+    this.#sink.onProblem(`framing: ${problem.problem}`, problem.text);
+    // A malformed answer to a pending request fails that request now, as `protocol`.
+    const pending = this.#requests.take(problem.responseId);
+    if (pending !== undefined) {
+      pending.wait.reject(
+        new MspError(MspErrorKinds.protocol, `${pending.method}: malformed response: ${problem.problem}`, {
+          problem: problem.problem,
+          message: problem.text ?? null,
+        }),
+      );
+    }
+  }
+
+  #dispatch(message: Message): void {
+    if (this.#closeError !== undefined) return;
+    if (Message.isResponse(message)) this.#onResponse(message);
+    else if (Message.isNotification(message)) this.#sink.onNotification(message);
+    else if (Message.isRequest(message) && !this.#sink.onRequest(message)) this.#tap.forward(message);
+  }
+
+  #onResponse(message: ResponseMessage): void {
+    const id = message.id;
+    // Answered: no longer pending (nor abandoned). A second response to this id is then a protocol error.
+    const pending = this.#requests.take(id);
+    if (pending === undefined) {
+      const late = this.#requests.takeAbandoned(id);
+      if (late !== undefined && typeof id === "number") {
+        // Its caller gave up, but the host acted on it: a late accepted resume still replays.
+        if (message.error === undefined && isObject(message.result)) late.onAccepted?.();
+        this.#sink.onLateResponse(id, late.method, message);
+        return;
+      }
+      const what = id === null ? "a response with a null id (the host could not read a request)" : `a response to unknown id ${JSON.stringify(id)}`;
+      this.#sink.onProblem(what, message);
+      return;
+    }
+    const { wait, method } = pending;
+    if (message.error !== undefined) {
+      const { code, message: text, data } = message.error;
+      if (code === COMMAND_REJECTED_CODE && isObject(data)) {
+        const reason = typeof data["reason"] === "string" ? data["reason"] : "unspecified";
+        wait.reject(new MspError(MspErrorKinds.commandRejected, `${method} rejected: ${reason}`, data as unknown as CommandRejectedData));
+      } else {
+        wait.reject(new MspError(MspErrorKinds.rpcError, `${method} failed: ${text} (${code})`, { code, message: text, data: (data ?? null) as JsonValue }));
+      }
+    } else if (!isObject(message.result)) {
+      wait.reject(
+        new MspError(MspErrorKinds.protocol, `${method}: the result is not an object`, {
+          problem: "result must be an object",
+          message: message as unknown as JsonValue,
+        }),
+      );
+    } else {
+      // Synchronously, before the notifications behind this answer (a resume's replay) are handed on.
+      pending.onAccepted?.();
+      wait.resolve(message.result);
+    }
+  }
+}
+
+/** Why a write failure closes the endpoint: a host that stopped reading says so in its own words. */
+function writeFailure(error: unknown): string {
+  if (error instanceof WriteBufferFullError) return error.message;
+  return `write failed: ${error instanceof Error ? error.message : String(error)}`;
+}
+
+/** `reason`, with whichever exit and close details `from` carries (absent ones stay absent). */
+function withEndDetails(reason: string, from: EndDetails | undefined): CloseInfo {
+  const info: CloseInfo = { reason };
+  for (const key of ["exitCode", "signal", "closeCode", "closeReason"] as const)
+    if (from?.[key] !== undefined) (info as unknown as Record<string, unknown>)[key] = from[key];
+  return info;
+}
