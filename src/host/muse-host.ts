@@ -52,7 +52,7 @@ import { formatViewCursor, parseViewCursor } from "../protocol/cursor.js";
  *
  * @example
  * ```ts
- * const info = await client.command("host/info", {});
+ * const info = await client.connection.command("host/info", {});
  * if (info.name === HOST_NAME) console.log("talking to the reference host");
  * ```
  */

@@ -218,7 +218,7 @@ function path(name: string, value: unknown): string {
  * import { spawnReferenceHost, exampleModelPath } from "@muse-code/sdk/host";
  *
  * await using host = spawnReferenceHost({ script: exampleModelPath("hello"), stderr: "ignore" });
- * const { sessionId } = await host.command("session/create", {});
+ * const { sessionId } = await host.connection.command("session/create", {});
  * const turn = host.startTurn({ sessionId, input: [{ type: "text", text: "Hi!" }] });
  * console.log((await turn.terminal).terminal); // "completed"
  * ```
@@ -232,7 +232,7 @@ function path(name: string, value: unknown): string {
  * const { url, token, pageUrl } = await host.webSocket;
  * console.log(`a browser opens ${pageUrl}`);
  * const client = await connectWebSocket(url, { token, WebSocket });
- * const { sessionId } = await client.command("session/create", {});
+ * const { sessionId } = await client.connection.command("session/create", {});
  * const turn = client.startTurn({ sessionId, input: [{ type: "text", text: "Hi!" }] });
  * console.log((await turn.terminal).terminal); // "completed"
  * await client.close();
