@@ -140,9 +140,9 @@ function firstLine(args: string): string {
   return line.length > 80 ? `${line.slice(0, 79)}…` : line;
 }
 
-function announce({ state, terminal, error }: StopSnapshot): void {
+function announce({ state, turnCompleted, error }: StopSnapshot): void {
   if (state === "stopping") announcer.say("Stopping…");
-  else if (state === "ended" && terminal !== undefined) announcer.say(`${terminal.terminal}: ${terminal.reason}`);
+  else if (state === "ended" && turnCompleted !== undefined) announcer.say(`${turnCompleted.terminal}: ${turnCompleted.reason}`);
   else if (state === "failed") announcer.say(`failed: ${describeError(error)}`, "error");
 }
 

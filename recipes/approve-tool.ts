@@ -27,13 +27,13 @@ export const recipe: Recipe = {
 
     const turn = msp.startTurn({ sessionId, input: [{ type: "text", text: "Publish the package" }] });
     const { turnId } = await turn.accepted;
-    const terminal = await msp.turns.terminalOf(turnId, { timeoutMs: 10_000 });
+    const ended = await msp.turns.terminalOf(turnId, { timeoutMs: 10_000 });
 
     const call = msp.items.itemsOf(turnId).find((item) => item.kind === "toolCall");
     env.log(`asked: ${asked.join("; ")}`);
-    env.log(`answered approve: the call ${call?.status} (approval ${call?.kind === "toolCall" ? call.approval : "?"}), turn ${terminal.terminal}`);
+    env.log(`answered approve: the call ${call?.status} (approval ${call?.kind === "toolCall" ? call.approval : "?"}), turn ${ended.terminal}`);
     assert.deepEqual(asked, [`shell {"command":"echo 'publishing @acme/widgets 1.4.0'; sleep 0.2; echo 'published'"}`]);
-    assert.equal(terminal.terminal, "completed");
+    assert.equal(ended.terminal, "completed");
     assert.ok(call?.kind === "toolCall");
     assert.equal(call.status, "completed");
     assert.equal(call.approval, "approved");

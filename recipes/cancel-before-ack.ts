@@ -23,14 +23,14 @@ export const recipe: Recipe = {
 
     // The user clicks Stop right away. cancel() holds the turn/cancel until the ack arrives,
     // then sends it with the acked turnId and waits for the turn's own terminal.
-    const { ack, terminal } = await turn.cancel({ timeoutMs: 10_000 });
+    const { ack, turnCompleted } = await turn.cancel({ timeoutMs: 10_000 });
     // #endregion early-stop
 
-    env.log(`cancel sent after the ack; turn ended "${terminal.terminal}": ${terminal.reason}`);
+    env.log(`cancel sent after the ack; turn ended "${turnCompleted.terminal}": ${turnCompleted.reason}`);
     assert.equal(ack, "accepted");
-    assert.equal(terminal.terminal, "cancelled");
-    assert.equal(terminal.cause?.kind, "user");
-    assert.equal(terminal.turnId, turn.turnId, "the terminal is this turn's");
+    assert.equal(turnCompleted.terminal, "cancelled");
+    assert.equal(turnCompleted.cause?.kind, "user");
+    assert.equal(turnCompleted.turnId, turn.turnId, "the terminal is this turn's");
     assert.equal(turn.turnId, turn.commandId, "the turnId is the commandId of turn/start");
     await msp.close();
   },

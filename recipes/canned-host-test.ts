@@ -17,8 +17,8 @@ const sessionId = "0198f0aa-1111-7000-8000-0000000000aa";
 /** Your app's code under test: start a turn, and a Stop button that reports how it ended. */
 async function runAndStop(msp: MspClient, text: string): Promise<string> {
   const turn = msp.startTurn({ sessionId, input: [{ type: "text", text }] });
-  const { terminal } = await turn.cancel({ timeoutMs: 5_000 });
-  return `Stopped (${terminal.reason})`;
+  const { turnCompleted } = await turn.cancel({ timeoutMs: 5_000 });
+  return `Stopped (${turnCompleted.reason})`;
 }
 // #endregion app
 

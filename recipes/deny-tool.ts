@@ -26,7 +26,7 @@ export const recipe: Recipe = {
 
     const turn = msp.startTurn({ sessionId, input: [{ type: "text", text: "Publish the package" }] });
     const { turnId } = await turn.accepted;
-    const terminal = await msp.turns.terminalOf(turnId, { timeoutMs: 10_000 });
+    const ended = await msp.turns.terminalOf(turnId, { timeoutMs: 10_000 });
 
     // #region outcome
     const items = msp.items.itemsOf(turnId);
@@ -37,7 +37,7 @@ export const recipe: Recipe = {
     env.log(
       `answered deny: the call ${call?.status} ("${call?.kind === "toolCall" ? call.failureReason : "?"}"), then the model said ${JSON.stringify(said.at(-1))}`,
     );
-    assert.equal(terminal.terminal, "completed");
+    assert.equal(ended.terminal, "completed");
     assert.ok(call?.kind === "toolCall");
     assert.equal(call.status, "failed");
     assert.equal(call.failureReason, TOOL_DENIED_REASON);

@@ -27,14 +27,14 @@ export const recipe: Recipe = {
     });
 
     const turn = msp.startTurn({ sessionId, input: [{ type: "text", text: "Say hello" }] });
-    const terminal = await turn.waitForTerminal({ timeoutMs: 30_000 });
-    // terminal.terminal is "completed"; replies holds the assistant's text
+    const ended = await turn.waitForTerminal({ timeoutMs: 30_000 });
+    // ended.terminal is "completed"; replies holds the assistant's text
     await msp.close();
     // #endregion hello
 
-    env.log(`turn ended "${terminal.terminal}"; the assistant said ${JSON.stringify(replies[0])}`);
-    assert.equal(terminal.terminal, "completed");
-    assert.equal(terminal.turnId, turn.turnId);
+    env.log(`turn ended "${ended.terminal}"; the assistant said ${JSON.stringify(replies[0])}`);
+    assert.equal(ended.terminal, "completed");
+    assert.equal(ended.turnId, turn.turnId);
     assert.equal(replies.length, 1);
     assert.ok(replies[0]?.startsWith("Hello"));
   },

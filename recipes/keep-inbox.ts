@@ -27,8 +27,8 @@ export const recipe: Recipe = {
     const next = await queued.waitForTerminal({ timeoutMs: 30_000 });
     // #endregion keep
 
-    env.log(`keepInbox: running turn "${stopped.terminal.terminal}", queued turn then "${next.terminal}"`);
-    assert.equal(stopped.terminal.terminal, "cancelled");
+    env.log(`keepInbox: running turn "${stopped.turnCompleted.terminal}", queued turn then "${next.terminal}"`);
+    assert.equal(stopped.turnCompleted.terminal, "cancelled");
     assert.equal(next.terminal, "completed", "the queued turn survived the cancel and ran");
     await msp.close();
 
@@ -46,12 +46,12 @@ export const recipe: Recipe = {
     // #region discard
     // A plain cancel discards queued work too. Every accepted turn still gets exactly one
     // turn/completed, so each queued turn's waiter settles with its own cancelled terminal.
-    const { terminal } = await current.cancel({ timeoutMs: 10_000 });
+    const { turnCompleted } = await current.cancel({ timeoutMs: 10_000 });
     const discarded = await Promise.all(later.map((turn) => turn.waitForTerminal({ timeoutMs: 10_000 })));
     // #endregion discard
 
-    env.log(`default: running turn "${terminal.terminal}", ${discarded.length} queued turns each "${discarded.map((t) => t.terminal).join('", "')}"`);
-    assert.equal(terminal.terminal, "cancelled");
+    env.log(`default: running turn "${turnCompleted.terminal}", ${discarded.length} queued turns each "${discarded.map((t) => t.terminal).join('", "')}"`);
+    assert.equal(turnCompleted.terminal, "cancelled");
     assert.deepEqual(
       discarded.map((t) => t.turnId),
       later.map((turn) => turn.turnId),

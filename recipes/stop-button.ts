@@ -34,13 +34,13 @@ export const recipe: Recipe = {
     const first = stop.stop(); // the user clicks Stop…
     const second = stop.stop(); // …and clicks again: the same press, one turn/cancel on the wire
     const final = await first;
-    // final.state is "ended"; final.terminal is the turn's own turn/completed
+    // final.state is "ended"; final.turnCompleted is the turn's own turn/completed
     // #endregion click
 
     assert.equal(await second, final);
-    env.log(`button went ${shown.join(" → ")}: ${final.terminal?.terminal} (${final.ack})`);
+    env.log(`button went ${shown.join(" → ")}: ${final.turnCompleted?.terminal} (${final.ack})`);
     assert.deepEqual(shown, ["starting", "running", "stopping", "ended"]);
-    assert.equal(final.terminal?.terminal, "cancelled");
+    assert.equal(final.turnCompleted?.terminal, "cancelled");
     assert.equal(final.ack, "accepted");
     assert.equal(final.canStop, false);
     await msp.close();

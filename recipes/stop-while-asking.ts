@@ -38,16 +38,16 @@ export const recipe: Recipe = {
 
     // #region click
     const final = await stop.stop(); // the user clicks Stop with the dialog open
-    // final.state is "ended", final.terminal.terminal is "cancelled", and final.approval is gone
+    // final.state is "ended", final.turnCompleted.terminal is "cancelled", and final.approval is gone
     // #endregion click
 
     const { turnId } = await turn.accepted;
     const call = msp.items.itemsOf(turnId).find((item) => item.kind === "toolCall");
-    env.log(`screen went ${shown.join(" → ")}: ${final.terminal?.terminal} (${final.terminal?.reason}; Stop ${final.ack})`);
+    env.log(`screen went ${shown.join(" → ")}: ${final.turnCompleted?.terminal} (${final.turnCompleted?.reason}; Stop ${final.ack})`);
     env.log(`the call: ${call?.status}, approval ${call?.kind === "toolCall" ? call.approval : "?"}: ${call?.kind === "toolCall" ? call.failureReason : "?"}`);
     assert.equal(final.state, "ended");
-    assert.equal(final.terminal?.terminal, "cancelled");
-    assert.equal(final.terminal?.reason, "cancelled while awaiting approval");
+    assert.equal(final.turnCompleted?.terminal, "cancelled");
+    assert.equal(final.turnCompleted?.reason, "cancelled while awaiting approval");
     assert.equal(final.approval, undefined, "the dialog is closed");
     assert.equal(final.ack, "accepted", "the cancelled answer ends nothing: the turn/cancel does");
     assert.ok(call?.kind === "toolCall");

@@ -40,7 +40,7 @@ export const recipe: Recipe = {
     // #endregion track
 
     const turn = msp.startTurn({ sessionId, commandId: TURN_COMMAND_ID, input: [{ type: "text", text: "Run the migration script" }] });
-    const terminal = turn.terminal; // an unbounded wait: only the turn's end or a close settles it
+    const terminal = turn.completed; // an unbounded wait: only the turn's end or a close settles it
     terminal.catch(() => {}); // settled below
     const { turnId } = await turn.accepted;
     const status = msp.turns.terminalOf(turnId, { timeoutMs: 30_000 });

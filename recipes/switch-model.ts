@@ -30,16 +30,14 @@ export const recipe: Recipe = {
     const switched = await msp.command("session/setModel", { sessionId, model: "scripted-large" });
     // switched.model is "scripted-large", switched.previousModel "scripted-small"
     const next = msp.startTurn({ sessionId, input: [{ type: "text", text: "Now in more detail" }] });
-    const terminal = await next.waitForTerminal({ timeoutMs: 30_000 });
+    const ended = await next.waitForTerminal({ timeoutMs: 30_000 });
     // #endregion switch
 
     assert.equal(switched.model, "scripted-large");
     assert.equal(switched.previousModel, "scripted-small");
-    assert.equal(terminal.terminal, "completed");
-    const reply = msp.items.itemsOf(terminal.turnId).find((item) => item.kind === "message");
-    env.log(
-      `model ${switched.previousModel} -> ${switched.model}; next turn "${terminal.terminal}" (${reply?.kind === "message" ? reply.text.length : 0} chars)`,
-    );
+    assert.equal(ended.terminal, "completed");
+    const reply = msp.items.itemsOf(ended.turnId).find((item) => item.kind === "message");
+    env.log(`model ${switched.previousModel} -> ${switched.model}; next turn "${ended.terminal}" (${reply?.kind === "message" ? reply.text.length : 0} chars)`);
 
     // #region unknown
     try {

@@ -51,13 +51,13 @@ try {
   const callOf = (turnId: string) => msp.items.itemsOf(turnId).find((item): item is ToolCallItem => item.kind === "toolCall");
 
   // #region deny
-  const first = await msp.startTurn({ sessionId, input: [{ type: "text", text: "Publish the package" }] }).terminal;
+  const first = await msp.startTurn({ sessionId, input: [{ type: "text", text: "Publish the package" }] }).completed;
   const denied = callOf(first.turnId);
   console.log(`turn ${first.terminal}; the call ${denied?.status}: ${denied?.failureReason} (${String(denied?.error?.["message"])})`);
   // #endregion deny
 
   releaseReviewed = true;
-  const second = await msp.startTurn({ sessionId, input: [{ type: "text", text: "Publish it now" }] }).terminal;
+  const second = await msp.startTurn({ sessionId, input: [{ type: "text", text: "Publish it now" }] }).completed;
   const ran = callOf(second.turnId);
   console.log(`turn ${second.terminal}; the call ${ran?.status}: ${JSON.stringify(ran?.visibleOutput)}`);
 } finally {

@@ -54,8 +54,8 @@ const cancelAck = await msp.command("turn/cancel", { sessionId, turnId });
 console.log(`cancel: ${cancelAck.status}`);
 
 // The OUTCOME is the turn's own terminal. terminalOf() checks the record first, then waits, bounded.
-const terminal = await msp.turns.terminalOf(turnId, { timeoutMs: 10_000 });
-console.log(`turn ${terminal.terminal}: ${terminal.reason}`);
+const ended = await msp.turns.terminalOf(turnId, { timeoutMs: 10_000 });
+console.log(`turn ${ended.terminal}: ${ended.reason}`);
 // #endregion stop
 
 // #region read-item

@@ -26,12 +26,12 @@ try {
     throw error;
   }
 }
-const terminal = await msp.turns.terminalOf(turnId, { timeoutMs: 10_000 });
+const ended = await msp.turns.terminalOf(turnId, { timeoutMs: 10_000 });
 // #endregion narrow
-console.log(`turn/cancel was refused as already_terminal; the turn ${terminal.terminal}`);
+console.log(`turn/cancel was refused as already_terminal; the turn ${ended.terminal}`);
 
 // #region cancel-turn
 // cancelTurn() does all of that for you: already_terminal resolves, with the turn's real terminal.
 const outcome = await msp.cancelTurn({ sessionId, turnId }, { timeoutMs: 10_000 });
-console.log(`cancelTurn: ${outcome.ack}; the turn ${outcome.terminal.terminal}`);
+console.log(`cancelTurn: ${outcome.ack}; the turn ${outcome.turnCompleted.terminal}`);
 // #endregion cancel-turn

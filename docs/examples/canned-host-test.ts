@@ -10,8 +10,8 @@ import { CannedHost, checkTranscript } from "@muse-code/sdk/testing";
 /** Your app's code under test: start a turn, stop it, and say how it ended. */
 async function runAndStop(msp: MspClient, sessionId: string, text: string): Promise<string> {
   const turn = msp.startTurn({ sessionId, input: [{ type: "text", text }] });
-  const { terminal } = await turn.cancel({ timeoutMs: 5_000 });
-  return `Stopped (${terminal.reason})`;
+  const { turnCompleted } = await turn.cancel({ timeoutMs: 5_000 });
+  return `Stopped (${turnCompleted.reason})`;
 }
 // #endregion app
 

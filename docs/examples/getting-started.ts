@@ -25,5 +25,5 @@ msp.events.on("item/completed", ({ item }) => {
 });
 
 const turn = msp.startTurn({ sessionId, input: [{ type: "text", text: "Say hello" }] });
-const terminal = await turn.waitForTerminal({ timeoutMs: 30_000 });
-console.log(`turn ${terminal.terminal}: ${terminal.reason}`);
+const ended = await turn.waitForTerminal({ timeoutMs: 30_000 });
+console.log(`turn ${ended.terminal}: ${ended.reason}`);

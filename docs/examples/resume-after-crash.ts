@@ -36,8 +36,8 @@ try {
   await using again = spawnReferenceHost({ script, data });
   const resumed = await again.command("session/resume", afterCursor === undefined ? { sessionId } : { sessionId, afterCursor });
   // The replay follows the result on the wire; the turn's terminal is part of it.
-  const terminal = await again.turns.terminalOf(turnId, { timeoutMs: 10_000 });
-  console.log(`resumed (${resumed.replayed > 0 ? "with a replay" : "nothing missed"}); the turn ${terminal.terminal}: ${terminal.reason}`);
+  const ended = await again.turns.terminalOf(turnId, { timeoutMs: 10_000 });
+  console.log(`resumed (${resumed.replayed > 0 ? "with a replay" : "nothing missed"}); the turn ${ended.terminal}: ${ended.reason}`);
   // #endregion resume
 } finally {
   rmSync(data, { recursive: true, force: true });

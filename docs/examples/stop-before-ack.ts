@@ -13,5 +13,5 @@ const turn = msp.startTurn({ sessionId, input: [{ type: "text", text: "Run the t
 console.log(`turnId before the ack: ${turn.turnId}`);
 
 // The user clicks Stop right away.
-const { ack, terminal } = await turn.cancel({ timeoutMs: 10_000 });
-console.log(`cancel: ${ack}; turn ${terminal.terminal}`);
+const { ack, turnCompleted } = await turn.cancel({ timeoutMs: 10_000 });
+console.log(`cancel: ${ack}; turn ${turnCompleted.terminal}`);

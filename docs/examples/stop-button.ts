@@ -13,8 +13,8 @@ const turn = msp.startTurn({ sessionId, input: [{ type: "text", text: "Run the t
 const stop = new StopController(turn, { stopTimeoutMs: 10_000 });
 
 // Your render: enable the button while `canStop`, show `state`.
-function render({ state, canStop, terminal }: StopSnapshot): void {
-  console.log(`[${canStop ? "Stop" : "    "}] ${state}${terminal === undefined ? "" : `: ${terminal.terminal}`}`);
+function render({ state, canStop, turnCompleted }: StopSnapshot): void {
+  console.log(`[${canStop ? "Stop" : "    "}] ${state}${turnCompleted === undefined ? "" : `: ${turnCompleted.terminal}`}`);
 }
 render(stop.getSnapshot());
 stop.subscribe(render);

@@ -28,9 +28,9 @@ try {
   // Your render: the dialog while `approval` is set, the Stop button while `canStop`.
   let showDialog = () => {};
   const dialogShown = new Promise<void>((resolve) => (showDialog = resolve));
-  function render({ state, canStop, approval, terminal }: StopSnapshot): void {
+  function render({ state, canStop, approval, turnCompleted }: StopSnapshot): void {
     const dialog = approval === undefined ? "" : ` [Allow ${approval.request.tool} ${approval.request.args}? Approve | Deny]`;
-    console.log(`[${canStop ? "Stop" : "    "}] ${state}${dialog}${terminal === undefined ? "" : `: ${terminal.terminal}`}`);
+    console.log(`[${canStop ? "Stop" : "    "}] ${state}${dialog}${turnCompleted === undefined ? "" : `: ${turnCompleted.terminal}`}`);
     if (approval !== undefined) showDialog();
   }
   stop.subscribe(render);
@@ -42,8 +42,8 @@ try {
   // #region click
   const final = await stop.stop(); // the user clicks Stop with the dialog open
   // #endregion click
-  console.log(`ended ${final.terminal?.terminal}: ${final.terminal?.reason}`);
-  const call = msp.items.itemsOf(final.terminal?.turnId ?? "").find((item) => item.kind === "toolCall");
+  console.log(`ended ${final.turnCompleted?.terminal}: ${final.turnCompleted?.reason}`);
+  const call = msp.items.itemsOf(final.turnCompleted?.turnId ?? "").find((item) => item.kind === "toolCall");
   console.log(`the call: ${call?.status}, approval ${call?.kind === "toolCall" ? call.approval : "?"}`);
 } finally {
   rmSync(dir, { recursive: true, force: true });

@@ -48,7 +48,7 @@ export const Terminals = {
  * @example
  * ```ts
  * const labels: Record<Terminal, string> = { completed: "Done", cancelled: "Stopped", failed: "Failed" };
- * status.textContent = labels[(await turn.terminal).terminal];
+ * status.textContent = labels[(await turn.completed).terminal];
  * ```
  */
 export type Terminal = (typeof Terminals)[keyof typeof Terminals];
@@ -104,7 +104,7 @@ export const CancelCauseKinds = {
  * @example
  * ```ts
  * const who: Record<CancelCauseKind, string> = { user: "you", parent: "the parent turn", hook: "a hook", disposed: "shutdown" };
- * const { cause } = await turn.terminal;
+ * const { cause } = await turn.completed;
  * if (cause !== undefined) console.log(`stopped by ${who[cause.kind]}`);
  * ```
  */
@@ -115,7 +115,7 @@ export type CancelCauseKind = (typeof CancelCauseKinds)[keyof typeof CancelCause
  *
  * @example
  * ```ts
- * const { terminal, cause } = await turn.terminal;
+ * const { terminal, cause } = await turn.completed;
  * if (terminal === "cancelled" && cause?.kind === "hook") console.log(`a hook cancelled it: ${cause.reason}`);
  * ```
  */

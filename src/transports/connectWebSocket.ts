@@ -98,7 +98,7 @@ export interface WebSocketConnectOptions extends Omit<ConnectOptions, "framing">
  * const client = await connectWebSocket(`ws://${location.host}/`, { token });
  * const { sessionId } = await client.command("session/create", {});
  * const turn = client.startTurn({ sessionId, input: [{ type: "text", text: "hello" }] });
- * console.log((await turn.terminal).terminal);
+ * console.log((await turn.completed).terminal);
  * await client.close();
  * ```
  * @example

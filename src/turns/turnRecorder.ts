@@ -41,8 +41,8 @@ export const DEFAULT_TERMINAL_CAPACITY = 10_000;
  *
  * @example
  * ```ts
- * const terminal = await client.turns.terminalOf(turnId, { timeoutMs: 10_000 });
- * console.log(terminal.terminal); // "cancelled"
+ * const ended = await client.turns.terminalOf(turnId, { timeoutMs: 10_000 });
+ * console.log(ended.terminal); // "cancelled"
  * ```
  */
 export interface RecordedTurns {

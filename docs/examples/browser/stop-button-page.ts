@@ -56,12 +56,12 @@ startButton.addEventListener("click", () => {
   client.events.on("item/updated", showText);
   client.events.on("item/completed", showText);
 
-  const render = ({ state, canStop, terminal, error }: StopSnapshot): void => {
+  const render = ({ state, canStop, turnCompleted, error }: StopSnapshot): void => {
     stopButton.disabled = !canStop;
     stopButton.textContent = state === "stopping" ? "Stopping…" : "Stop";
     stopButton.setAttribute("aria-busy", String(state === "stopping"));
     startButton.disabled = state !== "ended" && state !== "failed";
-    if (state === "ended") status.textContent = `${terminal?.terminal ?? ""}: ${terminal?.reason ?? ""}`;
+    if (state === "ended") status.textContent = `${turnCompleted?.terminal ?? ""}: ${turnCompleted?.reason ?? ""}`;
     else if (state === "failed") status.textContent = describe(error);
     else status.textContent = state;
     if (state === "ended" || (state === "failed" && !canStop)) {
