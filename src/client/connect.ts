@@ -3,7 +3,7 @@
  * ledger and events already listening, before any turn can start.
  */
 import type { ByteChannel } from "../framing/byteChannel.js";
-import { createFraming, type Framing } from "../framing/createFraming.js";
+import { NdjsonMessageReader, NdjsonMessageWriter } from "../framing/ndjson.js";
 import { MspClient, type MspClientOptions } from "./mspClient.js";
 
 /**
@@ -11,12 +11,18 @@ import { MspClient, type MspClientOptions } from "./mspClient.js";
  *
  * @example
  * ```ts
- * const client = connect(channel, { framing: "content-length", maxMessageBytes: 1024 * 1024, defaultTimeoutMs: 10_000 });
+ * const client = connect(channel, { maxMessageBytes: 1024 * 1024, defaultTimeoutMs: 10_000 });
  * ```
  */
 export interface ConnectOptions extends MspClientOptions {
-  /** How messages are framed on the channel. @defaultValue "ndjson" */
-  framing?: Framing;
+  /**
+   * How messages are framed on the channel: `connect` speaks MSP's own, NDJSON. For
+   * Content-Length framing (as LSP hosts use) make the pair with `createFraming` from
+   * `@muse-code/sdk/framing` and pass it to `new MspClient(reader, writer)`; `spawnHost` takes
+   * `framing: "content-length"` itself. Kept out of the core so browser apps do not carry it.
+   * @defaultValue "ndjson"
+   */
+  framing?: "ndjson";
   /** Largest message accepted. @unit bytes @defaultValue 16 MiB */
   maxMessageBytes?: number;
   /**
@@ -36,15 +42,28 @@ export interface ConnectOptions extends MspClientOptions {
 }
 
 /**
- * Connect to an MSP host over a byte channel (stdio, a socket, an in-memory pair).
+ * Connect to an MSP host over a byte channel (stdio, a socket, an in-memory pair), framed as
+ * NDJSON. Throws a `TypeError` for any other `framing` (see {@link ConnectOptions.framing}).
  *
  * @example
  * ```ts
- * const client = connect(channel, { framing: "ndjson", defaultTimeoutMs: 30_000 });
+ * const client = connect(channel, { defaultTimeoutMs: 30_000 });
+ * ```
+ * @example
+ * ```ts
+ * import { createFraming } from "@muse-code/sdk/framing";
+ *
+ * // Content-Length framing, as LSP-style hosts speak it:
+ * const { reader, writer } = createFraming(channel, "content-length", { maxMessageBytes: 1024 * 1024 });
+ * const lspStyle = new MspClient(reader, writer, { defaultTimeoutMs: 30_000 });
  * ```
  */
 export function connect(channel: ByteChannel, options: ConnectOptions = {}): MspClient {
   const { framing, maxMessageBytes, maxWriteBufferBytes, ...clientOptions } = options;
-  const { reader, writer } = createFraming(channel, framing, { maxMessageBytes, maxWriteBufferBytes });
-  return new MspClient(reader, writer, clientOptions);
+  if (framing !== undefined && framing !== "ndjson")
+    throw new TypeError(
+      `connect: framing must be "ndjson", got ${JSON.stringify(framing)}; for Content-Length use createFraming from @muse-code/sdk/framing and new MspClient(reader, writer)`,
+    );
+  const limits = { maxMessageBytes, maxWriteBufferBytes };
+  return new MspClient(new NdjsonMessageReader(channel, limits), new NdjsonMessageWriter(channel, limits), clientOptions);
 }

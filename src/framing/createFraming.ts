@@ -8,12 +8,15 @@ import type { FramedMessageWriter } from "./framedWriter.js";
 import { NdjsonMessageReader, NdjsonMessageWriter } from "./ndjson.js";
 
 /**
- * How messages are framed on a byte channel. MSP's default is `"ndjson"`.
+ * How messages are framed on a byte channel. MSP's default is `"ndjson"`; `"content-length"` is
+ * LSP's framing, which `spawnHost` and {@link createFraming} speak too.
  *
  * @example
  * ```ts
+ * import { spawnHost } from "@muse-code/sdk/node";
+ *
  * const framing: Framing = "content-length";
- * const client = connect(channel, { framing });
+ * const host = spawnHost({ command: "my-lsp-style-host", framing });
  * ```
  */
 export type Framing = "ndjson" | "content-length";
@@ -25,7 +28,15 @@ export function assertFraming(framing: unknown): asserts framing is Framing | un
   }
 }
 
-/** Limits of the reader and writer {@link createFraming} makes. */
+/**
+ * Limits of the reader and writer {@link createFraming} makes.
+ *
+ * @example
+ * ```ts
+ * const limits: FramingLimits = { maxMessageBytes: 1024 * 1024, maxWriteBufferBytes: 8 * 1024 * 1024 };
+ * const { reader, writer } = createFraming(channel, "content-length", limits);
+ * ```
+ */
 export interface FramingLimits {
   /** See {@link ReaderOptions.maxMessageBytes}. @unit bytes */
   maxMessageBytes?: number | undefined;
@@ -33,7 +44,20 @@ export interface FramingLimits {
   maxWriteBufferBytes?: number | undefined;
 }
 
-/** Make the reader and writer for `framing`; throws a TypeError on an unknown framing. */
+/**
+ * Make the reader and writer pair for `framing` over one byte channel; throws a `TypeError` on an
+ * unknown framing. Pass the pair to `new MspClient(reader, writer, options)`: this is how a client
+ * speaks Content-Length framing (`connect` speaks NDJSON only, so the browser core stays small).
+ *
+ * @example
+ * ```ts
+ * import { MspClient } from "@muse-code/sdk";
+ * import { createFraming } from "@muse-code/sdk/framing";
+ *
+ * const { reader, writer } = createFraming(channel, "content-length", { maxMessageBytes: 1024 * 1024 });
+ * const lspStyle = new MspClient(reader, writer, { defaultTimeoutMs: 30_000 });
+ * ```
+ */
 export function createFraming(
   channel: ByteChannel,
   framing: Framing = "ndjson",

@@ -17,3 +17,5 @@ export type { WriterOptions } from "./framedWriter.js";
 export { DEFAULT_MAX_MESSAGE_BYTES } from "./limits.js";
 export type { FramingProblem } from "./limits.js";
 export type { ByteChannel, EndDetails, Unsubscribe } from "./byteChannel.js";
+export { createFraming } from "./createFraming.js";
+export type { Framing, FramingLimits } from "./createFraming.js";

@@ -9,7 +9,7 @@ import { MspClient, type MspClientOptions } from "../client/mspClient.js";
 import type { CloseInfo } from "../rpc/jsonRpcEndpoint.js";
 import { assertCapacities } from "../turns/mspDispatcher.js";
 import type { ByteChannel } from "../framing/byteChannel.js";
-import { assertFraming, createFraming } from "../framing/createFraming.js";
+import { assertFraming, createFraming, type Framing } from "../framing/createFraming.js";
 import { assertMaxWriteBufferBytes } from "../framing/framedWriter.js";
 import { groupAlive, signalGroup } from "./processGroup.js";
 import { streamChannel } from "./streamChannel.js";
@@ -29,8 +29,10 @@ import { streamChannel } from "./streamChannel.js";
  * const host = spawnHost(options);
  * ```
  */
-export interface SpawnHostOptions extends ConnectOptions {
+export interface SpawnHostOptions extends Omit<ConnectOptions, "framing"> {
   command: string;
+  /** How messages are framed on the host's stdio: MSP's NDJSON, or LSP's Content-Length. @defaultValue "ndjson" */
+  framing?: Framing;
   args?: readonly string[];
   /** Environment of the host. @defaultValue `process.env` */
   env?: NodeJS.ProcessEnv;

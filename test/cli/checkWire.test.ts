@@ -1,6 +1,7 @@
 /** The check's wire tap: it records both directions in order, in either stdio framing, and its raw sends are recorded too. */
 import { describe, expect, it } from "vitest";
-import { connect } from "../../src/index.js";
+import { connect, MspClient } from "../../src/index.js";
+import { createFraming } from "../../src/framing/index.js";
 import { createLinkedPair } from "../../src/testing/index.js";
 import { WireTap } from "../../src/node/cli/check/checkWire.js";
 
@@ -19,7 +20,8 @@ describe("WireTap", () => {
     const tap = new WireTap();
     const received: string[] = [];
     hostSide.onData((chunk) => received.push(decoder.decode(chunk)));
-    const client = connect(tap.wrapChannel(clientSide, "content-length"), { framing: "content-length" });
+    const { reader, writer } = createFraming(tap.wrapChannel(clientSide, "content-length"), "content-length");
+    const client = new MspClient(reader, writer);
     const info = client.connection.command("host/info", {}, { timeoutMs: 5_000 });
     await new Promise((resolve) => setTimeout(resolve, 10));
     const request = JSON.parse(received.join("").split("\r\n\r\n")[1] as string) as { id: number; params: { commandId: string } };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { connect, MspClient, MspError, type EndDetails } from "../../src/index.js";
-import { NdjsonMessageReader, NdjsonMessageWriter } from "../../src/framing/index.js";
+import { createFraming, NdjsonMessageReader, NdjsonMessageWriter } from "../../src/framing/index.js";
 import { LineSplitter } from "../../src/protocol/lineSplitter.js";
 import { createLinkedPair } from "../../src/testing/index.js";
 import { makePeer, notification, rejection, result, SESSION, terminal } from "../helpers/peer.js";
@@ -32,6 +32,25 @@ describe("MspClient over a reader and writer of your own", () => {
     await client.close();
     expect(client.isClosed).toBe(true);
     expect(client.signal.aborted).toBe(true);
+  });
+
+  it("Content-Length is createFraming's pair under new MspClient; connect() refuses it with a pointer there", async () => {
+    const [clientSide, hostSide] = createLinkedPair();
+    expect(() => connect(clientSide, { framing: "content-length" as never })).toThrow(/createFraming from @muse-code\/sdk\/framing/);
+    const { reader, writer } = createFraming(clientSide, "content-length");
+    const client = new MspClient(reader, writer);
+    const wire: string[] = [];
+    hostSide.onData((chunk) => {
+      wire.push(new TextDecoder().decode(chunk));
+      const body = wire.join("").split("\r\n\r\n")[1];
+      if (body === undefined || !body.endsWith("}")) return;
+      const request = JSON.parse(body) as { id: number; params: { commandId: string } };
+      const answer = JSON.stringify(result(request.id, { commandId: request.params.commandId, name: "lsp-style" }));
+      hostSide.write(new TextEncoder().encode(`Content-Length: ${answer.length}\r\n\r\n${answer}`));
+    });
+    expect((await client.command("host/info", {}, { timeoutMs: 2_000 })).name).toBe("lsp-style");
+    expect(wire.join("")).toMatch(/^Content-Length: \d+\r\n\r\n\{/);
+    await client.close();
   });
 
   it("a capacity below 1 is a RangeError before anything listens", () => {

@@ -5,8 +5,8 @@
  */
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, beforeAll, expect } from "vitest";
-import { MspError, type ConnectOptions } from "../../src/index.js";
-import { spawnHost, signalGroup, type SpawnedHost } from "../../src/node/index.js";
+import { MspError } from "../../src/index.js";
+import { spawnHost, signalGroup, type SpawnedHost, type SpawnHostOptions } from "../../src/node/index.js";
 
 /** The scripted faulty host. */
 export const FAULTY_HOST = fileURLToPath(new URL("../fixtures/faulty-hosts/scripted.mjs", import.meta.url));
@@ -16,7 +16,7 @@ export type Action = [string, ...unknown[]];
 const live = new Set<SpawnedHost>();
 
 /** Spawn the scripted faulty host with `actions`; it is closed and killed after the test. */
-export function spawnFaulty(actions: Action[], options: ConnectOptions = {}): SpawnedHost {
+export function spawnFaulty(actions: Action[], options: Omit<SpawnHostOptions, "command"> = {}): SpawnedHost {
   const host = spawnHost({ command: process.execPath, args: [FAULTY_HOST, JSON.stringify(actions)], stderr: "ignore", killGraceMs: 200, ...options });
   live.add(host);
   return host;

@@ -5,7 +5,8 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { connect, MspError, type ByteChannel, type EndDetails } from "../../src/index.js";
+import { MspClient, MspError, type ByteChannel, type EndDetails } from "../../src/index.js";
+import { createFraming } from "../../src/framing/index.js";
 
 const RUNS = 1_000;
 const enc = new TextEncoder();
@@ -51,7 +52,8 @@ describe.each(["ndjson", "content-length"] as const)("%s: random bytes", (framin
     await fc.assert(
       fc.asyncProperty(fc.array(chunk, { maxLength: 12 }), fc.boolean(), async (chunks, wrapGood) => {
         const { channel, push, finish } = manual();
-        const client = connect(channel, { framing, maxMessageBytes: 256 });
+        const { reader, writer } = createFraming(channel, framing, { maxMessageBytes: 256 });
+        const client = new MspClient(reader, writer);
         client.events.on("protocolError", () => {});
         const waits = [
           client.command("host/info", {}),

@@ -7,7 +7,8 @@
  *
  * Usage: chunking.script.ts <ndjson|content-length> <size in bytes>
  */
-import { connect, type ByteChannel } from "../../src/index.js";
+import { MspClient, type ByteChannel } from "../../src/index.js";
+import { createFraming } from "../../src/framing/index.js";
 import { heldMemory } from "./heldMemory.js";
 
 const framing = process.argv[2] === "content-length" ? "content-length" : "ndjson";
@@ -35,7 +36,8 @@ const main = async () => {
     write: () => {},
     end: () => {},
   };
-  const client = connect(channel, { framing });
+  const { reader, writer } = createFraming(channel, framing);
+  const client = new MspClient(reader, writer);
   let delivered = -1;
   client.onNotification((n) => (delivered = String(n.params?.["pad"]).length));
   const feed = listener as (chunk: Uint8Array) => void;

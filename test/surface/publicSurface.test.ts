@@ -55,6 +55,7 @@ describe("public surface", () => {
       "NdjsonMessageReader",
       "NdjsonMessageWriter",
       "WriteBufferFullError",
+      "createFraming",
     ]);
     expect(Object.keys(websocket).sort()).toEqual(["connectWebSocket"]);
     expect(Object.keys(node).sort()).toEqual(["SpawnedHost", "groupAlive", "signalGroup", "spawnHost", "streamChannel"]);
