@@ -7,6 +7,7 @@
 import { MspError, type MspClient } from "@muse-code/sdk";
 import { WireTap, type CheckWire, type WireLine } from "./checkWire.js";
 import { formatFailure, formatHeader, formatRow, formatSummary } from "./checkReport.js";
+import type { CheckOutcome, CheckResult } from "./checkResult.js";
 import { ScenarioContext } from "./scenarioContext.js";
 import { SCENARIOS, type Scenario } from "./scenarios.js";
 import { checkTranscript } from "@muse-code/sdk/testing";
@@ -57,49 +58,6 @@ export interface CheckOptions {
   timeoutMs?: number;
   /** Run only the scenarios with these names (default: all, see {@link CHECK_SCENARIOS}). */
   only?: readonly string[];
-}
-
-/**
- * The verdict on one scenario.
- *
- * @example
- * ```ts
- * const failed = (await runCheck(options)).results.filter((r: CheckResult) => !r.passed).map((r) => r.scenario);
- * ```
- */
-export interface CheckResult {
-  /** The scenario's name, as in the table: e.g. "cancel mid-tool". */
-  scenario: string;
-  passed: boolean;
-  /** True when the scenario hit its timeout. */
-  timedOut: boolean;
-  /** @unit milliseconds */
-  durationMs: number;
-  /** One sentence per problem; invariant problems start `line <n>:`. Empty when passed. */
-  problems: string[];
-  /** The wire lines the problems point at, in wire order. */
-  lines: Array<Pick<WireLine, "line" | "dir" | "raw">>;
-  /** The scenario's whole wire, in order. */
-  wire: Array<Pick<WireLine, "line" | "dir" | "raw">>;
-  /**
-   * Why the scenario was not run: the host opted out of the feature it needs (host/info
-   * `capabilities.approvals: false`). Such a result counts as passed.
-   */
-  notSupported?: string;
-}
-
-/**
- * What {@link runCheck} resolves with: `passed` when every scenario passed.
- *
- * @example
- * ```ts
- * const { passed }: CheckOutcome = await runCheck(options);
- * process.exitCode = passed ? 0 : 1;
- * ```
- */
-export interface CheckOutcome {
-  passed: boolean;
-  results: CheckResult[];
 }
 
 /**
