@@ -6,10 +6,9 @@
 import { readFileSync } from "node:fs";
 import type { CloseInfo, MspClient } from "@muse-code/sdk";
 import { signalGroup, spawnHost, type SpawnedHost } from "@muse-code/sdk/node";
-import { recordingChannel } from "@muse-code/sdk/testing";
+import { recordingChannel, recordingWebSocket } from "@muse-code/sdk/testing";
 import { connectWebSocket, type WebSocketConstructor } from "@muse-code/sdk/websocket";
 import type { HostTarget } from "./args.js";
-import { recordingWebSocket } from "./recordingWebSocket.js";
 import { openTranscriptFile, type TranscriptFile } from "./transcriptFile.js";
 
 /** Lines of a spawned host's stderr kept to explain a lost connection. @unit lines */
@@ -149,7 +148,9 @@ export async function openHost(target: HostTarget, options: { record?: string; e
         stderr: target.showStderr === true ? "inherit" : "pipe",
         killGraceMs: 2_000,
         defaultTimeoutMs: COMMAND_TIMEOUT_MS,
-        ...(transcript === undefined ? {} : { wrapChannel: (channel) => recordingChannel(channel, (entry) => transcript.write(entry)) }),
+        ...(transcript === undefined
+          ? {}
+          : { wrapChannel: (channel) => recordingChannel(channel, (entry) => transcript.write(entry), { framing: target.framing }) }),
       });
       const tail: string[] = [];
       let partial = "";

@@ -125,6 +125,7 @@ async function runScenario(scenario: Scenario, options: CheckOptions, timeoutMs:
     await Promise.race([closing, new Promise((resolve) => setTimeout(resolve, CLOSE_TIMEOUT_MS).unref())]);
   }
   if (wire.overflow !== undefined) problems.push({ text: wire.overflow, lines: [] });
+  for (const text of wire.stops) problems.push({ text, lines: [] });
   // Invariants on the live wire.
   for (const line of wire.lines) {
     if (line.dir === "server" && line.message === undefined) {
