@@ -7,9 +7,10 @@ import { readFileSync } from "node:fs";
 import type { CloseInfo, MspClient } from "@muse-code/sdk";
 import { signalGroup, spawnHost, type SpawnedHost } from "@muse-code/sdk/node";
 import { recordingChannel, recordingWebSocket } from "@muse-code/sdk/testing";
-import { connectWebSocket, type WebSocketConstructor } from "@muse-code/sdk/websocket";
+import { connectWebSocket } from "@muse-code/sdk/websocket";
 import type { HostTarget } from "./args.js";
 import { openTranscriptFile, type TranscriptFile } from "./transcriptFile.js";
+import { webSocketClass } from "./webSocketClass.js";
 
 /** Lines of a spawned host's stderr kept to explain a lost connection. @unit lines */
 const STDERR_TAIL_LINES = 20;
@@ -70,26 +71,6 @@ export function readToken(target: Extract<HostTarget, { kind: "ws" }>, env: Node
   }
   const fromEnv = env["MUSE_HOST_TOKEN"];
   return fromEnv === undefined || fromEnv === "" ? undefined : fromEnv;
-}
-
-/**
- * The WebSocket class: the global one (Node ≥ 22), else the `ws` package's (Node 20). Rejects with
- * a one-line `Error` when there is neither.
- *
- * @example
- * ```ts
- * const client = await connectWebSocket(url, { WebSocket: await webSocketClass() });
- * ```
- */
-export async function webSocketClass(): Promise<WebSocketConstructor> {
-  const global = (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
-  if (global !== undefined) return global;
-  try {
-    const ws = (await import("ws")) as unknown as { WebSocket: WebSocketConstructor };
-    return ws.WebSocket;
-  } catch {
-    throw new Error(`--ws needs a WebSocket: Node 22 or later, or the ws package installed (this is Node ${process.version})`);
-  }
 }
 
 /**
