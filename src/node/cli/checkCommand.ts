@@ -2,7 +2,7 @@
 import { runCheck, spawnForCheck, webSocketForCheck } from "./check/index.js";
 import type { HostTarget } from "./args.js";
 import { ExitCodes, type ExitCode } from "./exitCodes.js";
-import { readToken } from "./hostConnection.js";
+import { readToken } from "./openedHost.js";
 import { webSocketClass } from "./webSocketClass.js";
 
 /**

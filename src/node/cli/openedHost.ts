@@ -1,7 +1,7 @@
 /**
- * hostConnection: open the connection a `muse` command talks over, from `--spawn` (a child
- * process over stdio, via spawnHost) or `--ws` (connectWebSocket), with `--record` wired in, and
- * tell a close `muse` asked for from a connection that was lost.
+ * openedHost: the host a `muse` command talks to, opened from `--spawn` (a child process over
+ * stdio, via spawnHost) or `--ws` (connectWebSocket), with `--record` wired in; it tells a close
+ * `muse` asked for from a connection that was lost.
  */
 import { readFileSync } from "node:fs";
 import type { CloseInfo, MspClient } from "@muse-code/sdk";
@@ -20,7 +20,7 @@ const KILL_WAIT_MS = 300;
 const COMMAND_TIMEOUT_MS = 30_000;
 
 /**
- * A connection `muse` opened.
+ * A host `muse` opened: its client, and how to close it (and stop a spawned host).
  *
  * @example
  * ```ts
@@ -29,11 +29,11 @@ const COMMAND_TIMEOUT_MS = 30_000;
  * await host.close();
  * ```
  */
-export interface HostConnection {
+export interface OpenedHost {
   readonly client: MspClient;
   /**
    * Resolves when the connection closed without `muse` asking, with why (the host exited,
-   * the socket dropped); never resolves after {@link HostConnection.close} or `kill`.
+   * the socket dropped); never resolves after {@link OpenedHost.close} or `kill`.
    */
   readonly lost: Promise<CloseInfo>;
   /** The last lines a spawned host wrote on stderr (empty for a WebSocket). */
@@ -84,10 +84,10 @@ export function readToken(target: Extract<HostTarget, { kind: "ws" }>, env: Node
  * const host = await openHost({ kind: "spawn", command: "muse-host", args: ["serve", "--stdio", "--script", "m.json"], framing: "ndjson" }, { record: "run.jsonl" });
  * ```
  */
-export async function openHost(target: HostTarget, options: { record?: string; env?: NodeJS.ProcessEnv }): Promise<HostConnection> {
+export async function openHost(target: HostTarget, options: { record?: string; env?: NodeJS.ProcessEnv }): Promise<OpenedHost> {
   const transcript: TranscriptFile | undefined = options.record === undefined ? undefined : openTranscriptFile(options.record);
   let closing = false;
-  const finish = (client: MspClient, spawned: SpawnedHost | undefined, tail: string[]): HostConnection => {
+  const finish = (client: MspClient, spawned: SpawnedHost | undefined, tail: string[]): OpenedHost => {
     const lost = new Promise<CloseInfo>((resolve) => {
       void client.closed.then((info) => {
         transcript?.close();
