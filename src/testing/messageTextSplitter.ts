@@ -24,7 +24,14 @@ export interface MessageTextSplitter {
   push(chunk: Uint8Array): void;
 }
 
-/** Options of {@link messageTextSplitter}. */
+/**
+ * Options of {@link messageTextSplitter}.
+ *
+ * @example
+ * ```ts
+ * const options: MessageTextSplitterOptions = { maxMessageBytes: 16 * 1024 * 1024, onStop: (reason) => console.warn(`not recorded further: ${reason}`) };
+ * ```
+ */
 export interface MessageTextSplitterOptions {
   /** Longest message text accepted, as the framing's reader counts it. `Infinity` for no bound. @unit bytes */
   maxMessageBytes: number;
