@@ -6,6 +6,7 @@
  * `approval: "pending"` runs only after an `approve`, with every `tool/approve` answered at most once.
  */
 import {
+  ApprovalDecisions,
   ApprovalStates,
   COMMAND_REJECTED_CODE,
   HostRequests,
@@ -259,14 +260,14 @@ function checkApprovalAnswer(
   if (problem !== undefined) return say(`tool/approve: ${problem}`);
   const decision = (answer as Record<string, unknown>)["decision"];
   const ended = history.terminals.get(request.turnId);
-  if (ended !== undefined && decision !== "cancelled") {
+  if (ended !== undefined && decision !== ApprovalDecisions.cancelled) {
     return say(
       `answered ${JSON.stringify(decision)} to tool/approve id ${key} after turn ${request.turnId} ended at ${ended.at}; after the terminal the answer is "cancelled"`,
     );
   }
   const gate = history.gates.get(request.itemId);
   // An approve that follows this client's own turn/cancel is late: the host withdrew the question when it read the cancel.
-  if (decision === "approve" && gate?.approval === ApprovalStates.pending && !history.cancelSent.has(request.turnId)) gate.approved = true;
+  if (decision === ApprovalDecisions.approve && gate?.approval === ApprovalStates.pending && !history.cancelSent.has(request.turnId)) gate.approved = true;
 }
 
 /** Item notifications of a tool call behind an approval gate: it may not run before an `approve` (invariant 6). */

@@ -14,3 +14,5 @@ export type { TranscriptEntry, TranscriptLine } from "./transcript.js";
 export { checkTranscript, checkTranscriptParts } from "./checkTranscript.js";
 export type { CheckTranscriptOptions, TranscriptCheck, TranscriptInput } from "./checkTranscript.js";
 export { recordingChannel } from "./recordingChannel.js";
+export type { RecordingChannelOptions } from "./recordingChannel.js";
+export { recordingWebSocket } from "./recordingWebSocket.js";

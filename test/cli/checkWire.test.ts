@@ -4,6 +4,7 @@ import { connect, MspClient } from "../../src/index.js";
 import { createFraming } from "../../src/framing/index.js";
 import { createLinkedPair } from "../../src/testing/index.js";
 import { WireTap } from "../../src/node/cli/check/checkWire.js";
+import type { WebSocketConstructor } from "../../src/transports/index.js";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -63,6 +64,43 @@ describe("WireTap", () => {
     expect(tap.lines).toEqual([{ line: 1, dir: "client", raw: "[]", message: undefined }]);
     expect(tap.transcript()).toEqual([]); // not a JSON-RPC object: not for checkTranscript
     await client.close();
+  });
+
+  it("stops recording the host's side at a frame it cannot follow, says where, and fails the waits saying why", async () => {
+    const [clientSide, hostSide] = createLinkedPair();
+    const tap = new WireTap();
+    const client = connect(tap.wrapChannel(clientSide, "content-length"), { framing: "content-length" });
+    const pending = tap.waitFor((m) => m["method"] === "never");
+    void hostSide.write(encoder.encode(`${frame('{"jsonrpc":"2.0","method":"x/y","params":{}}')}no header here\r\n\r\n{}`));
+    await expect(pending).rejects.toThrow("the host's messages after line 1 were not recorded: malformed header line");
+    expect(tap.stops).toEqual(["the host's messages after line 1 were not recorded: malformed header line"]);
+    expect(tap.lines.map((l) => l.raw)).toEqual(['{"jsonrpc":"2.0","method":"x/y","params":{}}']);
+    await client.close();
+  });
+
+  it("records WebSocket frames through the recording class, and sends raw frames through it", () => {
+    const sent: string[] = [];
+    class Socket extends EventTarget {
+      readyState = 1;
+      protocol = "msp.v1";
+      bufferedAmount = 0;
+      binaryType = "blob";
+      send(data: string) {
+        sent.push(data);
+      }
+      close() {}
+    }
+    const tap = new WireTap();
+    const Recording = tap.webSocket(Socket as unknown as WebSocketConstructor);
+    const socket = new Recording("ws://127.0.0.1:1/msp") as unknown as Socket;
+    expect(tap.attached).toBe(true);
+    socket.dispatchEvent(new MessageEvent("message", { data: '{"jsonrpc":"2.0","method":"x/y","params":{}}' }));
+    tap.sendRaw("this is not JSON");
+    expect(sent).toEqual(["this is not JSON"]);
+    expect(tap.lines.map((l) => [l.line, l.dir, l.raw])).toEqual([
+      [1, "server", '{"jsonrpc":"2.0","method":"x/y","params":{}}'],
+      [2, "client", "this is not JSON"],
+    ]);
   });
 
   it("stops recording past its bounds, and fails every wait saying so", async () => {

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { CloseInfo } from "../../src/index.js";
 import { CannedHost, checkTranscript } from "../../src/testing/index.js";
-import type { HostConnection } from "../../src/node/cli/hostConnection.js";
+import type { OpenedHost } from "../../src/node/cli/openedHost.js";
 import { runTurnCommand } from "../../src/node/cli/runCommand.js";
 import { Screen } from "../../src/node/cli/screen.js";
 import { TextView } from "../../src/node/cli/sessionView.js";
@@ -174,7 +174,7 @@ describe("muse run", () => {
       const canned = CannedHost.fromLines(transcript);
       const client = canned.connect();
       let shown = "";
-      const host: HostConnection = {
+      const host: OpenedHost = {
         client,
         lost: new Promise<CloseInfo>(() => {}),
         stderrTail: () => [],

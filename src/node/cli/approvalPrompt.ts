@@ -5,7 +5,7 @@
  * SDK answers first (the turn was stopped or ended, the host withdrew it, the connection closed)
  * aborts the handler's signal: the prompt is withdrawn and says why. Ctrl-C at the prompt is Stop.
  */
-import type { ApprovalHandler, MspClient, ToolApproveParams, ToolApproveResult } from "@muse-code/sdk";
+import { ApprovalDecisions, type ApprovalHandler, type MspClient, type ToolApproveParams, type ToolApproveResult } from "@muse-code/sdk";
 import type { PromptInput } from "./promptInput.js";
 import type { SessionView } from "./sessionView.js";
 import { toolCommand } from "./sessionView.js";
@@ -50,7 +50,7 @@ export interface ApprovalPromptOptions {
 }
 
 /** The handler's answer once the SDK answered for it: ignored by the SDK, but typed. */
-const ALREADY_ANSWERED: ToolApproveResult = { decision: "cancelled" };
+const ALREADY_ANSWERED: ToolApproveResult = { decision: ApprovalDecisions.cancelled };
 
 /**
  * Answers a connection's approval questions by `--approve`'s policy, one at a time, in the order
@@ -127,19 +127,19 @@ export class ApprovalPrompt {
     if (policy === "all") {
       view.promptOpened(question);
       view.promptClosed("yes (--approve all)");
-      return { decision: "approve", reason: "muse --approve all" };
+      return { decision: ApprovalDecisions.approve, reason: "muse --approve all" };
     }
     if (policy === "none") {
       view.promptOpened(question);
       view.promptClosed("no (--approve none)");
-      return { decision: "deny", reason: DENIED_BY_POLICY };
+      return { decision: ApprovalDecisions.deny, reason: DENIED_BY_POLICY };
     }
     return this.#ask(request, question, signal);
   }
 
   async #ask(request: ToolApproveParams, question: string, signal: AbortSignal): Promise<ToolApproveResult> {
     const { view, input, echo } = this.#options;
-    if (this.#stopping) return { decision: "cancelled", reason: "muse is stopping the turn" };
+    if (this.#stopping) return { decision: ApprovalDecisions.cancelled, reason: "muse is stopping the turn" };
     // Raw mode first, then the question: a key typed the moment it shows is read as a key, not echoed.
     const reading = input?.read(signal);
     view.promptOpened(`${question} [y/N]`);
@@ -150,20 +150,20 @@ export class ApprovalPrompt {
     };
     if (reading === undefined) {
       close("no (nothing to read an answer from)");
-      return { decision: "deny", reason: "muse --approve ask: no stdin to read an answer from" };
+      return { decision: ApprovalDecisions.deny, reason: "muse --approve ask: no stdin to read an answer from" };
     }
     const key = await reading;
     if (key === "yes") {
       close("y");
-      return { decision: "approve" };
+      return { decision: ApprovalDecisions.approve };
     }
     if (key === "no") {
       close("n");
-      return { decision: "deny", reason: "answered n at the muse prompt" };
+      return { decision: ApprovalDecisions.deny, reason: "answered n at the muse prompt" };
     }
     if (key === "ended") {
       close("no (stdin ended)");
-      return { decision: "deny", reason: "muse --approve ask: stdin ended before an answer" };
+      return { decision: ApprovalDecisions.deny, reason: "muse --approve ask: stdin ended before an answer" };
     }
     if (key === "withdrawn") {
       close(withdrawal(this.#answers.get(request)));

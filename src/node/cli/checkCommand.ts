@@ -2,7 +2,8 @@
 import { runCheck, spawnForCheck, webSocketForCheck } from "./check/index.js";
 import type { HostTarget } from "./args.js";
 import { ExitCodes, type ExitCode } from "./exitCodes.js";
-import { readToken, webSocketClass } from "./hostConnection.js";
+import { readToken } from "./openedHost.js";
+import { webSocketClass } from "./webSocketClass.js";
 
 /**
  * Run every check scenario against the host `target` names (a fresh spawned host, or a fresh

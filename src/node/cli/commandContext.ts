@@ -1,5 +1,5 @@
 /** CommandContext: what each `muse` command runs with: the connection, the view, Ctrl-C, stderr. */
-import type { HostConnection } from "./hostConnection.js";
+import type { OpenedHost } from "./openedHost.js";
 import type { Interrupts } from "./interrupts.js";
 import type { SessionView } from "./sessionView.js";
 
@@ -12,7 +12,7 @@ import type { SessionView } from "./sessionView.js";
  * ```
  */
 export interface CommandContext {
-  host: HostConnection;
+  host: OpenedHost;
   view: SessionView;
   interrupts: Interrupts;
   /** One line to stderr, prefixed `muse: `. */

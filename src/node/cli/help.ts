@@ -23,7 +23,8 @@ const CONNECT = `connecting (every command needs exactly one of --spawn and --ws
   --framing F            stdio framing: ndjson (default) or content-length
   --host-stderr          show the spawned host's stderr (its logs) as it writes it; by
                          default muse keeps its last lines to explain a lost connection
-  --ws URL               connect to a host's WebSocket (ws://127.0.0.1:PORT/msp)
+  --ws URL               connect to a host's WebSocket (ws://127.0.0.1:PORT/msp); on Node 20
+                         it needs the optional package ws (npm install ws)
   --token-file F         the WebSocket host's token, read from F (default: $MUSE_HOST_TOKEN)`;
 
 const OUTPUT = `output:

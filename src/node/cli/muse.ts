@@ -11,7 +11,7 @@ import { checkCommand } from "./checkCommand.js";
 import { ExitCodes } from "./exitCodes.js";
 import { COMMAND_HELP, HELP, USAGE } from "./help.js";
 import { ApprovalPrompt } from "./approvalPrompt.js";
-import { openHost, type HostConnection } from "./hostConnection.js";
+import { openHost, type OpenedHost } from "./openedHost.js";
 import { infoCommand } from "./infoCommand.js";
 import type { Interrupts } from "./interrupts.js";
 import { resumeCommand } from "./resumeCommand.js";
@@ -104,7 +104,7 @@ export async function runMuse(argv: readonly string[], io: MuseIo): Promise<numb
   let earlyPress = 0;
   const offEarly = io.interrupts.on((press) => (earlyPress = press));
   const connectAndRun = async (): Promise<number> => {
-    let host: HostConnection;
+    let host: OpenedHost;
     try {
       host = await openHost(args.target, { ...(args.record === undefined ? {} : { record: args.record }), env: io.env });
     } catch (error) {

@@ -2,7 +2,16 @@
  * What `muse run` and `muse resume` show of a session, as text (TextView: a terminal or plain
  * lines) or as NDJSON events (JsonView). Both receive the same calls in wire order.
  */
-import type { Item, MspNotification, ToolApproveParams, ToolApproveResult, ToolCallItem, TurnCompletedParams } from "@muse-code/sdk";
+import {
+  ApprovalStates,
+  RejectionReasons,
+  type Item,
+  type MspNotification,
+  type ToolApproveParams,
+  type ToolApproveResult,
+  type ToolCallItem,
+  type TurnCompletedParams,
+} from "@muse-code/sdk";
 import type { Screen } from "./screen.js";
 import type { Styles } from "./style.js";
 
@@ -154,7 +163,7 @@ export class TextView implements SessionView {
   }
 
   stopAnswered(_turnId: string, ack: "accepted" | "already_terminal"): void {
-    if (ack === "already_terminal") this.#screen.line(this.#s.dim("the turn had already ended when the stop reached the host"));
+    if (ack === RejectionReasons.alreadyTerminal) this.#screen.line(this.#s.dim("the turn had already ended when the stop reached the host"));
   }
 
   note(text: string): void {
@@ -232,7 +241,7 @@ export class TextView implements SessionView {
       for (const line of ready.replace(/\n$/, "").split("\n")) this.#screen.line(`${this.#s.dim(prefix)}${label}${line}`);
     }
     if (!completed) {
-      this.#screen.status(this.#stopping ? STOPPING : item.approval === "pending" ? `asking to run ${item.tool}` : `running ${item.tool}`);
+      this.#screen.status(this.#stopping ? STOPPING : item.approval === ApprovalStates.pending ? `asking to run ${item.tool}` : `running ${item.tool}`);
       return;
     }
     this.#openTools.delete(item.itemId);
@@ -240,7 +249,7 @@ export class TextView implements SessionView {
     const end = this.#s.enabled ? "  └ " : "  = ";
     const status =
       item.status === "completed" ? this.#s.green("completed") : item.status === "cancelled" ? this.#s.yellow("cancelled") : this.#s.red(item.status);
-    const message = item.approval === "denied" ? item.error?.["message"] : undefined;
+    const message = item.approval === ApprovalStates.denied ? item.error?.["message"] : undefined;
     const why = (item.failureReason === undefined ? "" : `: ${item.failureReason}`) + (typeof message === "string" && message !== "" ? ` (${message})` : "");
     this.#screen.line(`${this.#s.dim(end)}${status}${why}`);
     this.#screen.status(this.#stopping ? STOPPING : "waiting for the model");

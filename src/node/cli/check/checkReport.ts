@@ -1,5 +1,5 @@
 /** The text `muse check` prints: a header, one table row per scenario, each failure's details, a summary. */
-import type { CheckResult } from "./runCheck.js";
+import type { CheckResult } from "./checkResult.js";
 
 const NAME_WIDTH = 30;
 /** Longest wire line shown; the rest is cut with an ellipsis. @unit characters */

@@ -2,10 +2,11 @@
  * CheckWire: what `muse check` hands to each `open()`: the hooks that record one connection's
  * wire, both directions in order, and let the check send raw text the SDK never would
  * (malformed JSON-RPC). WireTap is the check's side of it: the recorded lines and bounded waits on them.
+ * The recording itself is ./testing's (recordingChannel, recordingWebSocket), as for `muse --record`.
  */
 import type { ByteChannel, Framing } from "@muse-code/sdk";
-import { recordingChannel, type TranscriptLine } from "@muse-code/sdk/testing";
-import type { WebSocketConstructor, WebSocketLike, WebSocketMessageEventLike } from "@muse-code/sdk/websocket";
+import { recordingChannel, recordingWebSocket, type TranscriptLine } from "@muse-code/sdk/testing";
+import type { WebSocketConstructor } from "@muse-code/sdk/websocket";
 
 /**
  * The hooks `runCheck` passes to `open()`, one set per scenario. An opener uses exactly one:
@@ -56,7 +57,6 @@ interface Waiter {
 }
 
 const encoder = new TextEncoder();
-const decoder = new TextDecoder();
 
 function parseObject(raw: string): Record<string, unknown> | undefined {
   try {
@@ -65,50 +65,6 @@ function parseObject(raw: string): Record<string, unknown> | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** Splits a Content-Length framed byte stream into message texts (the check's own reader, for the recording only). */
-class ContentLengthSplitter {
-  #buffer = new Uint8Array(0);
-  readonly #onMessage: (text: string) => void;
-
-  constructor(onMessage: (text: string) => void) {
-    this.#onMessage = onMessage;
-  }
-
-  /** Bytes held for a message not yet complete. */
-  get buffered(): number {
-    return this.#buffer.length;
-  }
-
-  push(chunk: Uint8Array): void {
-    const joined = new Uint8Array(this.#buffer.length + chunk.length);
-    joined.set(this.#buffer);
-    joined.set(chunk, this.#buffer.length);
-    this.#buffer = joined;
-    for (;;) {
-      const headerEnd = indexOfBlankLine(this.#buffer);
-      if (headerEnd < 0) return;
-      const header = decoder.decode(this.#buffer.subarray(0, headerEnd));
-      const length = Number(/content-length:\s*(\d+)/i.exec(header)?.[1] ?? Number.NaN);
-      if (!Number.isSafeInteger(length)) {
-        // Not a frame the check can follow: record the header as it is and resynchronise after it.
-        this.#onMessage(header);
-        this.#buffer = this.#buffer.subarray(headerEnd + 4);
-        continue;
-      }
-      if (this.#buffer.length < headerEnd + 4 + length) return;
-      this.#onMessage(decoder.decode(this.#buffer.subarray(headerEnd + 4, headerEnd + 4 + length)));
-      this.#buffer = this.#buffer.subarray(headerEnd + 4 + length);
-    }
-  }
-}
-
-function indexOfBlankLine(bytes: Uint8Array): number {
-  for (let i = 0; i + 3 < bytes.length; i++) {
-    if (bytes[i] === 13 && bytes[i + 1] === 10 && bytes[i + 2] === 13 && bytes[i + 3] === 10) return i;
-  }
-  return -1;
 }
 
 /**
@@ -145,6 +101,8 @@ export class WireTap implements CheckWire {
   readonly lines: WireLine[] = [];
   /** Set once the wire passed the tap's bounds: what was recorded stops there. */
   overflow: string | undefined;
+  /** Why the tap stopped recording one direction early (a message the framing could not follow), one sentence each. */
+  readonly stops: string[] = [];
   readonly #limits: WireLimits;
   #chars = 0;
   #waiters: Waiter[] = [];
@@ -161,58 +119,29 @@ export class WireTap implements CheckWire {
   }
 
   wrapChannel(channel: ByteChannel, framing: Framing = "ndjson"): ByteChannel {
-    if (framing === "content-length") {
-      const fromHost = new ContentLengthSplitter((text) => this.record("server", text));
-      this.#sendRaw = (text) => {
-        const body = encoder.encode(text);
-        void channel.write(encoder.encode(`Content-Length: ${body.length}\r\n\r\n${text}`));
-        this.record("client", text);
-      };
-      return {
-        onData: (listener) =>
-          channel.onData((chunk) => {
-            if (this.overflow === undefined) fromHost.push(chunk);
-            if (fromHost.buffered > this.#limits.maxChars) this.#overflow();
-            listener(chunk);
-          }),
-        onEnd: (listener) => channel.onEnd(listener),
-        onError: (listener) => channel.onError(listener),
-        write: (bytes) => {
-          const written = channel.write(bytes);
-          const text = decoder.decode(bytes);
-          const at = text.indexOf("\r\n\r\n");
-          this.record("client", at < 0 ? text : text.slice(at + 4));
-          return written;
-        },
-        end: () => channel.end(),
-      };
-    }
-    const recorded = recordingChannel(channel, (entry) => this.record(entry.dir, entry.raw));
-    // Through the recording channel, so a raw line is recorded like any other.
-    this.#sendRaw = (text) => void recorded.write(encoder.encode(`${text}\n`));
+    const recorded = recordingChannel(channel, (entry) => this.record(entry.dir, entry.raw), {
+      framing,
+      onStop: (dir, reason) => this.#stopped(dir, reason),
+    });
+    // Through the recording channel, so a raw message is recorded like any other.
+    this.#sendRaw =
+      framing === "content-length"
+        ? (text) => void recorded.write(encoder.encode(`Content-Length: ${encoder.encode(text).length}\r\n\r\n${text}`))
+        : (text) => void recorded.write(encoder.encode(`${text}\n`));
     return recorded;
   }
 
   webSocket(base: WebSocketConstructor): WebSocketConstructor {
     // eslint-disable-next-line @typescript-eslint/no-this-alias -- the subclass's constructor records into this tap
     const tap = this;
-    const Base = base as unknown as new (url: string, protocols?: string | string[]) => WebSocketLike;
-    class RecordingWebSocket extends Base {
+    const Recording = recordingWebSocket(base, (entry) => tap.record(entry.dir, entry.raw));
+    return class TapWebSocket extends Recording {
       constructor(url: string, protocols?: string | string[]) {
         super(url, protocols);
-        // Registered before the client's reader: each frame is recorded before the client acts on it.
-        this.addEventListener("message", (event: WebSocketMessageEventLike) => {
-          if (typeof event.data === "string") tap.record("server", event.data);
-        });
-        // Through send() below, so a raw frame is recorded like any other.
+        // Through the recording socket's send(), so a raw frame is recorded like any other.
         tap.#sendRaw = (text) => this.send(text);
       }
-      override send(data: string): void {
-        super.send(data);
-        tap.record("client", data);
-      }
-    }
-    return RecordingWebSocket as unknown as WebSocketConstructor;
+    };
   }
 
   /** Send `text` as one message, unchecked: the malformed-input scenario's way past the SDK. */
@@ -236,6 +165,13 @@ export class WireTap implements CheckWire {
       waiter.resolve(line);
       return false;
     });
+  }
+
+  /** One direction can no longer be followed: say so, and fail the waits (the host's messages stop being recorded). */
+  #stopped(dir: "client" | "server", reason: string): void {
+    const stop = `${dir === "server" ? "the host's" : "the client's"} messages after line ${this.lines.length} were not recorded: ${reason}`;
+    this.stops.push(stop);
+    if (dir === "server") this.close(new Error(stop));
   }
 
   /** Stop recording: the wire passed a bound. */

@@ -5,7 +5,7 @@
 import { spawnHost, type SpawnHostOptions } from "@muse-code/sdk/node";
 import { connectWebSocket, type WebSocketConnectOptions, type WebSocketConstructor } from "@muse-code/sdk/websocket";
 import type { CheckWire } from "./checkWire.js";
-import type { CheckConnection } from "./runCheck.js";
+import type { CheckedHost } from "./runCheck.js";
 
 /**
  * An `open` for {@link runCheck} that spawns a fresh host per scenario (`spawnHost` with
@@ -16,7 +16,7 @@ import type { CheckConnection } from "./runCheck.js";
  * const open = spawnForCheck({ command: "muse-host", args: ["serve", "--stdio", "--script", "models/hello.json", "--model", "msp-check=models/check.json"], stderr: "ignore" });
  * ```
  */
-export function spawnForCheck(options: Omit<SpawnHostOptions, "wrapChannel">): (wire: CheckWire) => Promise<CheckConnection> {
+export function spawnForCheck(options: Omit<SpawnHostOptions, "wrapChannel">): (wire: CheckWire) => Promise<CheckedHost> {
   return async (wire) => {
     const host = spawnHost({ ...options, wrapChannel: (channel) => wire.wrapChannel(channel, options.framing ?? "ndjson") });
     return { client: host, close: async () => void (await host.close()) };
@@ -34,7 +34,7 @@ export function spawnForCheck(options: Omit<SpawnHostOptions, "wrapChannel">): (
  * const open = webSocketForCheck("ws://127.0.0.1:8080/msp", { WebSocket, token: process.env["MUSE_HOST_TOKEN"] ?? "" });
  * ```
  */
-export function webSocketForCheck(url: string | URL, options: WebSocketConnectOptions = {}): (wire: CheckWire) => Promise<CheckConnection> {
+export function webSocketForCheck(url: string | URL, options: WebSocketConnectOptions = {}): (wire: CheckWire) => Promise<CheckedHost> {
   return async (wire) => {
     const base = options.WebSocket ?? (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
     if (base === undefined) throw new TypeError("this runtime has no global WebSocket: pass options.WebSocket (on Node 20, the ws package's WebSocket)");

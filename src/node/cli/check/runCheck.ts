@@ -7,6 +7,7 @@
 import { MspError, type MspClient } from "@muse-code/sdk";
 import { WireTap, type CheckWire, type WireLine } from "./checkWire.js";
 import { formatFailure, formatHeader, formatRow, formatSummary } from "./checkReport.js";
+import type { CheckOutcome, CheckResult } from "./checkResult.js";
 import { ScenarioContext } from "./scenarioContext.js";
 import { SCENARIOS, type Scenario } from "./scenarios.js";
 import { checkTranscript } from "@muse-code/sdk/testing";
@@ -21,16 +22,17 @@ const CLOSE_TIMEOUT_MS = 10_000;
 const MAX_LINES_SHOWN = 12;
 
 /**
- * One connection to the host under check, as `open()` returns it.
+ * The host under check as one scenario's `open()` returns it: a client on a fresh connection, and
+ * how to close it.
  *
  * @example
  * ```ts
- * const connection: CheckConnection = { client: host, close: async () => void (await host.close()) };
+ * const checked: CheckedHost = { client: host, close: async () => void (await host.close()) };
  * ```
  */
-export interface CheckConnection {
+export interface CheckedHost {
   client: MspClient;
-  /** Close the connection (and stop a spawned host). */
+  /** Close the client's connection (and stop a spawned host). */
   close(): Promise<void>;
 }
 
@@ -48,7 +50,7 @@ export interface CheckOptions {
    * `spawnHost`'s `wrapChannel`, or `wire.webSocket(WebSocket)` to `connectWebSocket`'s
    * `WebSocket` (see {@link CheckWire}); `spawnForCheck` and `webSocketForCheck` do it for you.
    */
-  open(wire: CheckWire): Promise<CheckConnection>;
+  open(wire: CheckWire): Promise<CheckedHost>;
   /** Where the table goes, one line per call (no trailing newline). */
   out: (line: string) => void;
   /** Colour PASS and FAIL (ANSI). */
@@ -57,49 +59,6 @@ export interface CheckOptions {
   timeoutMs?: number;
   /** Run only the scenarios with these names (default: all, see {@link CHECK_SCENARIOS}). */
   only?: readonly string[];
-}
-
-/**
- * The verdict on one scenario.
- *
- * @example
- * ```ts
- * const failed = (await runCheck(options)).results.filter((r: CheckResult) => !r.passed).map((r) => r.scenario);
- * ```
- */
-export interface CheckResult {
-  /** The scenario's name, as in the table: e.g. "cancel mid-tool". */
-  scenario: string;
-  passed: boolean;
-  /** True when the scenario hit its timeout. */
-  timedOut: boolean;
-  /** @unit milliseconds */
-  durationMs: number;
-  /** One sentence per problem; invariant problems start `line <n>:`. Empty when passed. */
-  problems: string[];
-  /** The wire lines the problems point at, in wire order. */
-  lines: Array<Pick<WireLine, "line" | "dir" | "raw">>;
-  /** The scenario's whole wire, in order. */
-  wire: Array<Pick<WireLine, "line" | "dir" | "raw">>;
-  /**
-   * Why the scenario was not run: the host opted out of the feature it needs (host/info
-   * `capabilities.approvals: false`). Such a result counts as passed.
-   */
-  notSupported?: string;
-}
-
-/**
- * What {@link runCheck} resolves with: `passed` when every scenario passed.
- *
- * @example
- * ```ts
- * const { passed }: CheckOutcome = await runCheck(options);
- * process.exitCode = passed ? 0 : 1;
- * ```
- */
-export interface CheckOutcome {
-  passed: boolean;
-  results: CheckResult[];
 }
 
 /**
@@ -128,18 +87,18 @@ async function runScenario(scenario: Scenario, options: CheckOptions, timeoutMs:
   const started = Date.now();
   const problems: Array<{ text: string; lines: number[] }> = [];
   let timedOut = false;
-  let connection: CheckConnection | undefined;
+  let checked: CheckedHost | undefined;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let ctx: ScenarioContext | undefined;
   const deadline = new Promise<"timeout">((resolve) => (timer = setTimeout(resolve, timeoutMs, "timeout")));
   const body = (async () => {
-    connection = await options.open(wire);
+    checked = await options.open(wire);
     if (!wire.attached) {
       throw new Error(
         "open() did not attach the check's wire hooks: pass wire.wrapChannel to spawnHost's wrapChannel, or wire.webSocket(...) to connectWebSocket",
       );
     }
-    ctx = new ScenarioContext(connection.client, wire);
+    ctx = new ScenarioContext(checked.client, wire);
     await scenario.run(ctx);
   })();
   try {
@@ -162,11 +121,12 @@ async function runScenario(scenario: Scenario, options: CheckOptions, timeoutMs:
   // The scenario's own findings, as they stood when it ended (a timed-out scenario's later steps do not count).
   if (ctx !== undefined) problems.unshift(...ctx.problems.splice(0));
   wire.close(new Error("the scenario is over"));
-  if (connection !== undefined) {
-    const closing = connection.close().catch(() => {});
+  if (checked !== undefined) {
+    const closing = checked.close().catch(() => {});
     await Promise.race([closing, new Promise((resolve) => setTimeout(resolve, CLOSE_TIMEOUT_MS).unref())]);
   }
   if (wire.overflow !== undefined) problems.push({ text: wire.overflow, lines: [] });
+  for (const text of wire.stops) problems.push({ text, lines: [] });
   // Invariants on the live wire.
   for (const line of wire.lines) {
     if (line.dir === "server" && line.message === undefined) {

@@ -4,8 +4,7 @@
  * for a terminal on the wire, expect a rejection). Problems are collected, not thrown, so a
  * scenario reports everything it saw.
  */
-import { v7 as uuidv7 } from "uuid";
-import { MspError, type MspClient } from "@muse-code/sdk";
+import { MspError, uuidv7, type MspClient } from "@muse-code/sdk";
 import type { WireLine, WireTap } from "./checkWire.js";
 
 /**

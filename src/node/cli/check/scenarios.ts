@@ -4,8 +4,7 @@
  * scenario states what it expects of the host on top of the invariants, which runCheck checks
  * on every scenario's wire.
  */
-import { v7 as uuidv7 } from "uuid";
-import { TOOL_DENIED_REASON, type ApprovalHandler } from "@muse-code/sdk";
+import { ApprovalDecisions, ApprovalStates, HostRequests, RejectionReasons, TOOL_DENIED_REASON, uuidv7, type ApprovalHandler } from "@muse-code/sdk";
 import { checkTranscript } from "@muse-code/sdk/testing";
 import type { WireLine, WireTap } from "./checkWire.js";
 import { CHECK_MODEL, paramsOf, type DirectiveStep, type ScenarioContext } from "./scenarioContext.js";
@@ -183,7 +182,7 @@ const cancelRace: Scenario = {
     const doneTerminal = await ctx.terminal(done.turnId);
     const late = await ctx.refused("turn/cancel", { sessionId, turnId: done.turnId });
     const lateLine = ctx.exchange(late.commandId).response?.line;
-    expectRefusedWith(ctx, late, "already_terminal", "turn/cancel of an ended turn");
+    expectRefusedWith(ctx, late, RejectionReasons.alreadyTerminal, "turn/cancel of an ended turn");
     if (late.error !== undefined) {
       const data = rejectionData(late.error);
       ctx.expect(
@@ -232,7 +231,7 @@ const cancelRace: Scenario = {
       const reason = reasonOf(answer);
       if (
         !ctx.expect(
-          reason === "already_terminal",
+          reason === RejectionReasons.alreadyTerminal,
           `a cancel sent ${moment.what} was refused ${JSON.stringify(reason ?? answer.message)}; only already_terminal may refuse it`,
           [response?.line],
         )
@@ -253,15 +252,15 @@ const staleTurn: Scenario = {
   async run(ctx) {
     const sessionId = await ctx.session();
     const unknown = await ctx.refused("turn/cancel", { sessionId, turnId: uuidv7() });
-    expectRefusedWith(ctx, unknown, "unknown_turn", "turn/cancel of a turnId the host never issued");
+    expectRefusedWith(ctx, unknown, RejectionReasons.unknownTurn, "turn/cancel of a turnId the host never issued");
     // A turn of another session is stale here too.
     const other = await ctx.session();
     const turn = await ctx.start(other, QUICK);
     await ctx.terminal(turn.turnId);
     const elsewhere = await ctx.refused("turn/cancel", { sessionId, turnId: turn.turnId });
-    expectRefusedWith(ctx, elsewhere, "unknown_turn", "turn/cancel of another session's turn");
+    expectRefusedWith(ctx, elsewhere, RejectionReasons.unknownTurn, "turn/cancel of another session's turn");
     const noSession = await ctx.refused("turn/cancel", { sessionId: uuidv7(), turnId: turn.turnId });
-    expectRefusedWith(ctx, noSession, "unknown_session", "turn/cancel in a session the host never created");
+    expectRefusedWith(ctx, noSession, RejectionReasons.unknownSession, "turn/cancel in a session the host never created");
     await ctx.settle();
   },
 };
@@ -481,7 +480,7 @@ function pause(ms: number): Promise<void> {
 
 /** A handler that leaves the question to the scenario: it settles only when the SDK answers for it. */
 function unanswered(_request: unknown, { signal }: { signal: AbortSignal }): Promise<{ decision: "cancelled" }> {
-  return new Promise((resolve) => signal.addEventListener("abort", () => resolve({ decision: "cancelled" }), { once: true }));
+  return new Promise((resolve) => signal.addEventListener("abort", () => resolve({ decision: ApprovalDecisions.cancelled }), { once: true }));
 }
 
 /**
@@ -490,9 +489,11 @@ function unanswered(_request: unknown, { signal }: { signal: AbortSignal }): Pro
  */
 async function askOf(ctx: ScenarioContext, turnId: string): Promise<(WireLine & { params: Record<string, unknown> }) | undefined> {
   ctx.step(`waiting for the tool/approve of turn ${turnId} (the directive's tool call says approval: true)`);
-  const line = await ctx.wire.waitFor((m) => (m["method"] === "tool/approve" || m["method"] === "turn/completed") && paramsOf(m)["turnId"] === turnId);
+  const line = await ctx.wire.waitFor(
+    (m) => (m["method"] === HostRequests.toolApprove || m["method"] === "turn/completed") && paramsOf(m)["turnId"] === turnId,
+  );
   const message = line.message as Record<string, unknown>;
-  if (message["method"] === "tool/approve") return { ...line, params: paramsOf(message) };
+  if (message["method"] === HostRequests.toolApprove) return { ...line, params: paramsOf(message) };
   ctx.fail(
     `turn ${turnId} ended without a tool/approve: its tool call's directive says approval: true, so the host must ask before it runs (a host without approvals says capabilities.approvals: false in host/info; see docs/checkable-hosts.md)`,
     [line.line],
@@ -534,7 +535,7 @@ function ranLines(lines: readonly WireLine[], itemId: unknown): WireLine[] {
     if (l.dir !== "server") return false;
     const item = paramsOf(l.message ?? {})["item"] as Record<string, unknown> | undefined;
     if (item === undefined || item["itemId"] !== itemId) return false;
-    return (typeof item["visibleOutput"] === "string" && item["visibleOutput"] !== "") || item["approval"] === "approved";
+    return (typeof item["visibleOutput"] === "string" && item["visibleOutput"] !== "") || item["approval"] === ApprovalStates.approved;
   });
 }
 
@@ -542,7 +543,7 @@ const approveScenario: Scenario = {
   name: "approve",
   needs: "approvals",
   async run(ctx) {
-    const asking = await askingTurn(ctx, () => pause(THINK_MS).then(() => ({ decision: "approve" as const })));
+    const asking = await askingTurn(ctx, () => pause(THINK_MS).then(() => ({ decision: ApprovalDecisions.approve })));
     if (asking === undefined) return;
     const { turnId, ask, itemId } = asking;
     const terminal = await ctx.terminal(turnId);
@@ -554,7 +555,9 @@ const approveScenario: Scenario = {
     ctx.expect(early.length === 0, 'the tool call ran (output or approval: "approved") before the client\'s approve', [ask.line, early[0]?.line, answer?.line]);
     const tool = ctx.completedItems(turnId).find((i) => i.item["itemId"] === itemId);
     ctx.expect(
-      tool?.item["status"] === "completed" && tool.item["approval"] === "approved" && String(tool.item["visibleOutput"]).includes("msp-check tool output"),
+      tool?.item["status"] === "completed" &&
+        tool.item["approval"] === ApprovalStates.approved &&
+        String(tool.item["visibleOutput"]).includes("msp-check tool output"),
       `the approved tool call must run and complete with approval: "approved", got ${tool === undefined ? "no item/completed" : `status ${JSON.stringify(tool.item["status"])}, approval ${JSON.stringify(tool.item["approval"])}`}`,
       [ask.line, tool?.line],
     );
@@ -568,7 +571,7 @@ const denyScenario: Scenario = {
   name: "deny",
   needs: "approvals",
   async run(ctx) {
-    const asking = await askingTurn(ctx, () => pause(THINK_MS).then(() => ({ decision: "deny" as const, reason: "muse check says no" })));
+    const asking = await askingTurn(ctx, () => pause(THINK_MS).then(() => ({ decision: ApprovalDecisions.deny, reason: "muse check says no" })));
     if (asking === undefined) return;
     const { turnId, ask, itemId } = asking;
     const terminal = await ctx.terminal(turnId);
@@ -579,7 +582,7 @@ const denyScenario: Scenario = {
     );
     const tool = ctx.completedItems(turnId).find((i) => i.item["itemId"] === itemId);
     ctx.expect(
-      tool?.item["status"] === "failed" && tool.item["failureReason"] === TOOL_DENIED_REASON && tool.item["approval"] === "denied",
+      tool?.item["status"] === "failed" && tool.item["failureReason"] === TOOL_DENIED_REASON && tool.item["approval"] === ApprovalStates.denied,
       `the denied tool call must complete failed, "denied by the user", approval: "denied"; got ${tool === undefined ? "no item/completed" : `status ${JSON.stringify(tool.item["status"])}, failureReason ${JSON.stringify(tool.item["failureReason"])}, approval ${JSON.stringify(tool.item["approval"])}`}`,
       [ask.line, tool?.line],
     );
@@ -606,7 +609,7 @@ const stopWhileAsking: Scenario = {
     const cancel = lastClientRequest(ctx.wire.lines, "turn/cancel");
     const decision = (answer?.message?.["result"] as Record<string, unknown> | undefined)?.["decision"];
     ctx.expect(
-      answer !== undefined && decision === "cancelled" && cancel !== undefined && answer.line < cancel.line,
+      answer !== undefined && decision === ApprovalDecisions.cancelled && cancel !== undefined && answer.line < cancel.line,
       "the Stop must answer the question cancelled before its turn/cancel (the SDK does)",
       [answer?.line, cancel?.line],
     );
@@ -618,7 +621,7 @@ const stopWhileAsking: Scenario = {
     );
     const tool = ctx.completedItems(turnId).find((i) => i.item["itemId"] === itemId);
     ctx.expect(
-      tool?.item["status"] === "cancelled" && tool.item["approval"] === "cancelled",
+      tool?.item["status"] === "cancelled" && tool.item["approval"] === ApprovalStates.cancelled,
       `the tool call asked about must close cancelled, never dispatched (status "cancelled", approval: "cancelled"), got ${tool === undefined ? "no item/completed" : `status ${JSON.stringify(tool.item["status"])}, approval ${JSON.stringify(tool.item["approval"])}`}`,
       [ask.line, tool?.line, terminal.line],
     );
@@ -640,7 +643,7 @@ const lateApprove: Scenario = {
     const asking = await askingTurn(ctx, unanswered);
     if (asking === undefined) return;
     const { sessionId, turnId, ask, itemId } = asking;
-    const approve = JSON.stringify({ jsonrpc: "2.0", id: ask.message?.["id"], result: { decision: "approve" } });
+    const approve = JSON.stringify({ jsonrpc: "2.0", id: ask.message?.["id"], result: { decision: ApprovalDecisions.approve } });
     lateApproves.set(ctx.wire, new Set([approve]));
     // The SDK answers cancelled and sends turn/cancel; an approve crosses it, past the SDK.
     ctx.step("waiting for the answer to turn/cancel");

@@ -1,16 +1,16 @@
 /**
- * hostConnection: open the connection a `muse` command talks over, from `--spawn` (a child
- * process over stdio, via spawnHost) or `--ws` (connectWebSocket), with `--record` wired in, and
- * tell a close `muse` asked for from a connection that was lost.
+ * openedHost: the host a `muse` command talks to, opened from `--spawn` (a child process over
+ * stdio, via spawnHost) or `--ws` (connectWebSocket), with `--record` wired in; it tells a close
+ * `muse` asked for from a connection that was lost.
  */
 import { readFileSync } from "node:fs";
 import type { CloseInfo, MspClient } from "@muse-code/sdk";
 import { signalGroup, spawnHost, type SpawnedHost } from "@muse-code/sdk/node";
-import { recordingChannel } from "@muse-code/sdk/testing";
-import { connectWebSocket, type WebSocketConstructor } from "@muse-code/sdk/websocket";
+import { recordingChannel, recordingWebSocket } from "@muse-code/sdk/testing";
+import { connectWebSocket } from "@muse-code/sdk/websocket";
 import type { HostTarget } from "./args.js";
-import { recordingWebSocket } from "./recordingWebSocket.js";
 import { openTranscriptFile, type TranscriptFile } from "./transcriptFile.js";
+import { webSocketClass } from "./webSocketClass.js";
 
 /** Lines of a spawned host's stderr kept to explain a lost connection. @unit lines */
 const STDERR_TAIL_LINES = 20;
@@ -20,7 +20,7 @@ const KILL_WAIT_MS = 300;
 const COMMAND_TIMEOUT_MS = 30_000;
 
 /**
- * A connection `muse` opened.
+ * A host `muse` opened: its client, and how to close it (and stop a spawned host).
  *
  * @example
  * ```ts
@@ -29,11 +29,11 @@ const COMMAND_TIMEOUT_MS = 30_000;
  * await host.close();
  * ```
  */
-export interface HostConnection {
+export interface OpenedHost {
   readonly client: MspClient;
   /**
    * Resolves when the connection closed without `muse` asking, with why (the host exited,
-   * the socket dropped); never resolves after {@link HostConnection.close} or `kill`.
+   * the socket dropped); never resolves after {@link OpenedHost.close} or `kill`.
    */
   readonly lost: Promise<CloseInfo>;
   /** The last lines a spawned host wrote on stderr (empty for a WebSocket). */
@@ -74,26 +74,6 @@ export function readToken(target: Extract<HostTarget, { kind: "ws" }>, env: Node
 }
 
 /**
- * The WebSocket class: the global one (Node ≥ 22), else the `ws` package's (Node 20). Rejects with
- * a one-line `Error` when there is neither.
- *
- * @example
- * ```ts
- * const client = await connectWebSocket(url, { WebSocket: await webSocketClass() });
- * ```
- */
-export async function webSocketClass(): Promise<WebSocketConstructor> {
-  const global = (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
-  if (global !== undefined) return global;
-  try {
-    const ws = (await import("ws")) as unknown as { WebSocket: WebSocketConstructor };
-    return ws.WebSocket;
-  } catch {
-    throw new Error(`--ws needs a WebSocket: Node 22 or later, or the ws package installed (this is Node ${process.version})`);
-  }
-}
-
-/**
  * Open the connection to `target`. Rejects with an `Error` (or the SDK's `MspError`) whose message
  * is one line: a WebSocket that refuses the handshake, a token file that cannot be read, a
  * `--record` file that cannot be created. A spawned host that fails to start shows as a `lost`
@@ -104,10 +84,10 @@ export async function webSocketClass(): Promise<WebSocketConstructor> {
  * const host = await openHost({ kind: "spawn", command: "muse-host", args: ["serve", "--stdio", "--script", "m.json"], framing: "ndjson" }, { record: "run.jsonl" });
  * ```
  */
-export async function openHost(target: HostTarget, options: { record?: string; env?: NodeJS.ProcessEnv }): Promise<HostConnection> {
+export async function openHost(target: HostTarget, options: { record?: string; env?: NodeJS.ProcessEnv }): Promise<OpenedHost> {
   const transcript: TranscriptFile | undefined = options.record === undefined ? undefined : openTranscriptFile(options.record);
   let closing = false;
-  const finish = (client: MspClient, spawned: SpawnedHost | undefined, tail: string[]): HostConnection => {
+  const finish = (client: MspClient, spawned: SpawnedHost | undefined, tail: string[]): OpenedHost => {
     const lost = new Promise<CloseInfo>((resolve) => {
       void client.closed.then((info) => {
         transcript?.close();
@@ -149,7 +129,9 @@ export async function openHost(target: HostTarget, options: { record?: string; e
         stderr: target.showStderr === true ? "inherit" : "pipe",
         killGraceMs: 2_000,
         defaultTimeoutMs: COMMAND_TIMEOUT_MS,
-        ...(transcript === undefined ? {} : { wrapChannel: (channel) => recordingChannel(channel, (entry) => transcript.write(entry)) }),
+        ...(transcript === undefined
+          ? {}
+          : { wrapChannel: (channel) => recordingChannel(channel, (entry) => transcript.write(entry), { framing: target.framing }) }),
       });
       const tail: string[] = [];
       let partial = "";

@@ -1,0 +1,48 @@
+/**
+ * checkResult: what `muse check` finds, one verdict per scenario and the run's outcome. runCheck
+ * produces them and checkReport prints them; both import them from here.
+ */
+import type { WireLine } from "./checkWire.js";
+
+/**
+ * The verdict on one scenario.
+ *
+ * @example
+ * ```ts
+ * const failed = (await runCheck(options)).results.filter((r: CheckResult) => !r.passed).map((r) => r.scenario);
+ * ```
+ */
+export interface CheckResult {
+  /** The scenario's name, as in the table: e.g. "cancel mid-tool". */
+  scenario: string;
+  passed: boolean;
+  /** True when the scenario hit its timeout. */
+  timedOut: boolean;
+  /** @unit milliseconds */
+  durationMs: number;
+  /** One sentence per problem; invariant problems start `line <n>:`. Empty when passed. */
+  problems: string[];
+  /** The wire lines the problems point at, in wire order. */
+  lines: Array<Pick<WireLine, "line" | "dir" | "raw">>;
+  /** The scenario's whole wire, in order. */
+  wire: Array<Pick<WireLine, "line" | "dir" | "raw">>;
+  /**
+   * Why the scenario was not run: the host opted out of the feature it needs (host/info
+   * `capabilities.approvals: false`). Such a result counts as passed.
+   */
+  notSupported?: string;
+}
+
+/**
+ * What `runCheck` resolves with: `passed` when every scenario passed.
+ *
+ * @example
+ * ```ts
+ * const { passed }: CheckOutcome = await runCheck(options);
+ * process.exitCode = passed ? 0 : 1;
+ * ```
+ */
+export interface CheckOutcome {
+  passed: boolean;
+  results: CheckResult[];
+}
