@@ -56,7 +56,7 @@ describe("the msp-check model", () => {
 
   it("drives a real reference host turn from the prompt, and fails a turn whose directive is bad", async () => {
     await using host = spawnReferenceHost({ models: { "msp-check": join(repoRoot, "models", "check.json") }, stderr: "ignore", defaultTimeoutMs: 15_000 });
-    const { sessionId } = await host.connection.command("session/create", { model: "msp-check" });
+    const { sessionId } = await host.command("session/create", { model: "msp-check" });
     const good = host.startTurn({ sessionId, input: prompt({ steps: [{ reasoning: "hmm", text: "Hello, checker.", chunkSize: 4 }] }) });
     expect((await good.terminal).terminal).toBe("completed");
     const texts = host.items.itemsOf((await good.accepted).turnId).map((item) => [item.kind, "text" in item ? item.text : undefined]);

@@ -23,7 +23,7 @@ describe("WireTap", () => {
     hostSide.onData((chunk) => received.push(decoder.decode(chunk)));
     const { reader, writer } = createFraming(tap.wrapChannel(clientSide, "content-length"), "content-length");
     const client = new MspClient(reader, writer);
-    const info = client.connection.command("host/info", {}, { timeoutMs: 5_000 });
+    const info = client.command("host/info", {}, { timeoutMs: 5_000 });
     await new Promise((resolve) => setTimeout(resolve, 10));
     const request = JSON.parse(received.join("").split("\r\n\r\n")[1] as string) as { id: number; params: { commandId: string } };
     const answer = frame(JSON.stringify({ jsonrpc: "2.0", id: request.id, result: { commandId: request.params.commandId, status: "accepted", name: "hé" } }));
@@ -69,7 +69,8 @@ describe("WireTap", () => {
   it("stops recording the host's side at a frame it cannot follow, says where, and fails the waits saying why", async () => {
     const [clientSide, hostSide] = createLinkedPair();
     const tap = new WireTap();
-    const client = connect(tap.wrapChannel(clientSide, "content-length"), { framing: "content-length" });
+    const framed = createFraming(tap.wrapChannel(clientSide, "content-length"), "content-length");
+    const client = new MspClient(framed.reader, framed.writer);
     const pending = tap.waitFor((m) => m["method"] === "never");
     void hostSide.write(encoder.encode(`${frame('{"jsonrpc":"2.0","method":"x/y","params":{}}')}no header here\r\n\r\n{}`));
     await expect(pending).rejects.toThrow("the host's messages after line 1 were not recorded: malformed header line");

@@ -70,6 +70,7 @@ describe("public surface", () => {
         "parseTranscript",
         "readTranscript",
         "recordingChannel",
+        "recordingWebSocket",
       ].sort(),
     );
     expect(Object.keys(host).sort()).toEqual([

@@ -1,6 +1,7 @@
 /** recordingChannel: both directions in wire order, in either stdio framing, cut where the client's reader cuts. */
 import { describe, expect, it } from "vitest";
-import { connect } from "../../src/index.js";
+import { MspClient } from "../../src/index.js";
+import { createFraming } from "../../src/framing/index.js";
 import { createLinkedPair, recordingChannel, type TranscriptEntry } from "../../src/testing/index.js";
 
 const encoder = new TextEncoder();
@@ -24,11 +25,12 @@ describe("recordingChannel", () => {
     const entries: TranscriptEntry[] = [];
     const sent: string[] = [];
     hostSide.onData((chunk) => sent.push(decoder.decode(chunk)));
-    const client = connect(
+    const { reader, writer } = createFraming(
       recordingChannel(clientSide, (e) => entries.push(e), { framing: "content-length" }),
-      { framing: "content-length" },
+      "content-length",
     );
-    const info = client.connection.command("host/info", {}, { timeoutMs: 5_000 });
+    const client = new MspClient(reader, writer);
+    const info = client.command("host/info", {}, { timeoutMs: 5_000 });
     await settle();
     const request = JSON.parse(sent.join("").split("\r\n\r\n")[1] as string) as { id: number; params: { commandId: string } };
     const answer = JSON.stringify({ jsonrpc: "2.0", id: request.id, result: { commandId: request.params.commandId, status: "accepted", name: "hé ✓" } });

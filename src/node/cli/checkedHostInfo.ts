@@ -10,7 +10,7 @@ import { isCompatibleProtocol, PROTOCOL_VERSION, type MspClient } from "@muse-co
  * ```
  */
 export async function checkedHostInfo(client: MspClient): Promise<Record<string, unknown>> {
-  const info = (await client.connection.command("host/info", {})) as unknown as Record<string, unknown>;
+  const info = (await client.command("host/info", {})) as unknown as Record<string, unknown>;
   const version = String(info["protocolVersion"]);
   if (!isCompatibleProtocol(version)) throw new Error(`the host speaks MSP ${version}; muse speaks MSP ${PROTOCOL_VERSION}`);
   return info;

@@ -25,7 +25,7 @@ const COMMAND_TIMEOUT_MS = 30_000;
  * @example
  * ```ts
  * const host = await openHost({ kind: "ws", url: "ws://127.0.0.1:8080/msp" }, {});
- * console.log(await host.client.connection.command("host/info", {}));
+ * console.log(await host.client.command("host/info", {}));
  * await host.close();
  * ```
  */
@@ -111,7 +111,7 @@ export async function openHost(target: HostTarget, options: { record?: string; e
           signalGroup(pid, "SIGTERM");
           signalGroup(pid, "SIGINT");
         }
-        await client.connection.close("closed by Ctrl-C");
+        await client.close("closed by Ctrl-C");
         if (pid !== undefined && exited !== undefined) {
           const gone = await Promise.race([exited.then(() => true), new Promise<boolean>((r) => setTimeout(r, KILL_WAIT_MS, false).unref())]);
           if (!gone) signalGroup(pid, "SIGKILL");

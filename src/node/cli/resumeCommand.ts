@@ -112,7 +112,7 @@ export async function resumeCommand(ctx: CommandContext, options: ResumeOptions)
     const answer = await Promise.race([
       (async () => {
         await checkedHostInfo(client);
-        return client.connection.command("session/resume", options.after === undefined ? { sessionId } : { sessionId, afterCursor: options.after });
+        return client.command("session/resume", options.after === undefined ? { sessionId } : { sessionId, afterCursor: options.after });
       })(),
       done.then(() => undefined),
     ]);

@@ -80,10 +80,10 @@ export async function runTurnCommand(ctx: CommandContext, options: RunTurnOption
     let model: string | undefined = options.model;
     if (options.session !== undefined) {
       sessionId = options.session;
-      await client.connection.command("session/resume", { sessionId });
-      if (options.model !== undefined) await client.connection.command("session/setModel", { sessionId, model: options.model });
+      await client.command("session/resume", { sessionId });
+      if (options.model !== undefined) await client.command("session/setModel", { sessionId, model: options.model });
     } else {
-      const created = await client.connection.command("session/create", options.model === undefined ? {} : { model: options.model });
+      const created = await client.command("session/create", options.model === undefined ? {} : { model: options.model });
       sessionId = created.sessionId;
       model = created.model;
     }

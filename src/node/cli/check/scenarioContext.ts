@@ -12,7 +12,7 @@ import type { WireLine, WireTap } from "./checkWire.js";
  *
  * @example
  * ```ts
- * await client.connection.command("session/create", { model: CHECK_MODEL });
+ * await client.command("session/create", { model: CHECK_MODEL });
  * ```
  */
 export const CHECK_MODEL = "msp-check";
@@ -132,7 +132,7 @@ export class ScenarioContext {
   /** Send a command that must be accepted; returns its result. */
   async command(method: string, params: Record<string, unknown>): Promise<Record<string, unknown>> {
     this.step(`waiting for the answer to ${method}`);
-    return this.client.connection.command(method, params, { timeoutMs: Infinity });
+    return this.client.command(method, params, { timeoutMs: Infinity });
   }
 
   /** Send a command that must be refused; returns the refusal's `MspError` (a result or another error is a problem, returned as `undefined`). */
@@ -140,7 +140,7 @@ export class ScenarioContext {
     const commandId = typeof params["commandId"] === "string" ? params["commandId"] : uuidv7();
     this.step(`waiting for the answer to ${method}`);
     try {
-      await this.client.connection.command(method, { ...params, commandId }, { timeoutMs: Infinity });
+      await this.client.command(method, { ...params, commandId }, { timeoutMs: Infinity });
       this.fail(`${method} was accepted; it must be refused`, [this.exchange(commandId).response?.line]);
       return { error: undefined, commandId };
     } catch (error) {
@@ -202,7 +202,7 @@ export class ScenarioContext {
    */
   async settle(quietMs = 100): Promise<void> {
     this.step("waiting for the answer to host/info after the scenario");
-    await this.client.connection.command("host/info", {}, { timeoutMs: Infinity });
+    await this.client.command("host/info", {}, { timeoutMs: Infinity });
     await pause(quietMs);
   }
 }

@@ -120,7 +120,7 @@ const cancelMidModel: Scenario = {
     const turn = await ctx.start(sessionId, LONG_STREAM);
     const streaming = await ctx.item(turn.turnId, (method, item) => method === "item/updated" && item["kind"] === "message", "the first message item/updated");
     ctx.step("waiting for the answer to turn/cancel");
-    const ack = await ctx.client.connection.command("turn/cancel", { sessionId, turnId: turn.turnId }, { timeoutMs: Infinity }).then(
+    const ack = await ctx.client.command("turn/cancel", { sessionId, turnId: turn.turnId }, { timeoutMs: Infinity }).then(
       () => undefined,
       (error: unknown) => error as { message: string; data: unknown },
     );
@@ -213,7 +213,7 @@ const cancelRace: Scenario = {
       }
       await moment.wait(commandId);
       ctx.step(`waiting for the answer to a turn/cancel sent ${moment.what}`);
-      const answer = await ctx.client.connection.command("turn/cancel", { sessionId, turnId: commandId }, { timeoutMs: Infinity }).then(
+      const answer = await ctx.client.command("turn/cancel", { sessionId, turnId: commandId }, { timeoutMs: Infinity }).then(
         () => undefined,
         (error: unknown) => error as { message: string; data: unknown },
       );
@@ -647,7 +647,7 @@ const lateApprove: Scenario = {
     lateApproves.set(ctx.wire, new Set([approve]));
     // The SDK answers cancelled and sends turn/cancel; an approve crosses it, past the SDK.
     ctx.step("waiting for the answer to turn/cancel");
-    const cancelling = ctx.client.connection.command("turn/cancel", { sessionId, turnId }, { timeoutMs: Infinity });
+    const cancelling = ctx.client.command("turn/cancel", { sessionId, turnId }, { timeoutMs: Infinity });
     cancelling.catch(() => {}); // awaited below
     for (let i = 0; i < 1_000 && lastClientRequest(ctx.wire.lines, "turn/cancel") === undefined; i++) await new Promise((resolve) => setImmediate(resolve));
     const crossing = ctx.wire.sendRaw(approve) + 1;
