@@ -15,7 +15,7 @@ export default defineConfig([
     entry: {
       index: "src/index.ts",
       "framing/index": "src/framing/index.ts",
-      "transports/index": "src/transports/index.ts",
+      "websocket/index": "src/websocket/index.ts",
       "testing/index": "src/testing/index.ts",
       "node/index": "src/node/index.ts",
       "host/index": "src/host/index.ts",

@@ -14,7 +14,7 @@ import { spawnFixtureGroup } from "./cancelTrace.js";
 import type { MspClient, TurnCompletedParams } from "../src/index.js";
 import { spawnReferenceHost } from "../src/host/index.js";
 import { bearerSubprotocol, MSP_SUBPROTOCOL } from "../src/protocol/index.js";
-import { connectWebSocket } from "../src/transports/index.js";
+import { connectWebSocket } from "../src/websocket/index.js";
 import { seededRandom } from "../test/helpers/seededRandom.js";
 
 const root = fileURLToPath(new URL("../", import.meta.url));

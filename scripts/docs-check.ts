@@ -326,7 +326,7 @@ export function checkDocs(options: DocsCheckOptions): DocsCheck {
 }
 
 /** Where links to this repository on GitHub point: they must name a file or directory that exists. */
-const REPO_URL = /^https:\/\/github\.com\/muse-code\/sdk\/(?:blob|tree)\/main\/([^#?]+)/;
+const REPO_URL = /^https:\/\/github\.com\/meta-models\/muse-code-sdk\/(?:blob|tree)\/main\/([^#?]+)/;
 
 /**
  * Links of a markdown file (outside code blocks) whose target does not exist: a relative path

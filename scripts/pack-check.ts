@@ -3,10 +3,16 @@
  * must be the build (dist/), an example model (models/), a guide (docs/*.md) or its chart (docs/*.svg), or one of the
  * package's own documents; no tests, fixtures, transcripts, recipes, benchmarks, scripts or
  * sources ship. Every file package.json points at (exports, main, module, types, bin) must ship.
- * Prints the tarball's size. Run after `npm run build`.
+ * Every package the shipped code or types import is a dependency or a peer dependency (an app that
+ * installs the package gets nothing else), and the browser-safe entry points reach only
+ * dependencies: never an optional peer such as ws. Prints the tarball's size. Run after `npm run build`.
  */
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { builtinModules } from "node:module";
+import { join, posix, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import ts from "typescript";
 
 interface PackResult {
   filename: string;
@@ -16,6 +22,15 @@ interface PackResult {
   files: { path: string; size: number }[];
 }
 
+/** The parts of package.json this check reads. */
+export interface Manifest {
+  name?: string;
+  exports?: unknown;
+  dependencies?: Record<string, string>;
+  peerDependencies?: Record<string, string>;
+  [key: string]: unknown;
+}
+
 const ALLOWED = [/^dist\//, /^models\/[^/]+\.json$/, /^docs\/[^/]+\.(md|svg)$/, /^(package\.json|README\.md|LICENSE|CHANGELOG\.md)$/];
 const FORBIDDEN = [
   /(^|\/)(test|tests|__tests__|fixtures|transcripts|recipes|bench|scripts|src|coverage|node_modules)\//,
@@ -23,33 +38,13 @@ const FORBIDDEN = [
   /\.jsonl$/,
 ];
 const REQUIRED_DOCUMENTS = ["package.json", "README.md", "LICENSE", "CHANGELOG.md"];
-
-const [pack] = JSON.parse(execFileSync("npm", ["pack", "--dry-run", "--json"], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] })) as PackResult[];
-if (!pack) throw new Error("pack:check: npm pack --dry-run --json printed no package");
-const shipped = new Set(pack.files.map((f) => f.path));
-const problems: string[] = [];
-
-for (const path of shipped) {
-  if (FORBIDDEN.some((re) => re.test(path))) problems.push(`${path} ships, but tests, fixtures and sources must not`);
-  else if (!ALLOWED.some((re) => re.test(path))) problems.push(`${path} ships but is not on the allow-list in scripts/pack-check.ts`);
-}
-
-const manifest = JSON.parse(readFileSync("package.json", "utf8")) as Record<string, unknown>;
-for (const target of new Set([...REQUIRED_DOCUMENTS, ...manifestTargets(manifest)])) {
-  const hint = target.startsWith("dist/") ? " (run `npm run build` first)" : "";
-  if (!shipped.has(target)) problems.push(`${target} is named by package.json (or required) but does not ship${hint}`);
-}
-
-if (problems.length > 0) {
-  for (const p of problems) console.error(`pack:check: ${p}`);
-  console.error(`pack:check: ${problems.length} problem(s)`);
-  process.exit(1);
-}
-const kB = (bytes: number) => `${(bytes / 1000).toFixed(1)} kB`;
-console.log(`pack:check: ok, ${pack.filename}: ${pack.entryCount} files, ${kB(pack.size)} packed, ${kB(pack.unpackedSize)} unpacked`);
+/** The entry points a browser app imports (ARCHITECTURE.md: the core, ./framing, ./websocket). */
+export const BROWSER_SUBPATHS = [".", "./framing", "./websocket"];
+/** Built code and declarations, whose imports an installed copy resolves. */
+const CODE = /\.(c?js|mjs|d\.c?ts|d\.mts)$/;
 
 /** Every file path package.json points at: main, module, types, bin and each export condition. */
-function manifestTargets(pkg: Record<string, unknown>): string[] {
+export function manifestTargets(pkg: Record<string, unknown>): string[] {
   const found: string[] = [];
   const visit = (value: unknown): void => {
     if (typeof value === "string") found.push(value.replace(/^\.\//, ""));
@@ -58,3 +53,88 @@ function manifestTargets(pkg: Record<string, unknown>): string[] {
   for (const key of ["main", "module", "types", "bin", "exports"]) visit(pkg[key]);
   return found;
 }
+
+/** The package an import specifier names ("ws", "@scope/name"); undefined for a relative path, node:* or a built-in. */
+export function packageOf(specifier: string): string | undefined {
+  if (specifier.startsWith(".") || specifier.startsWith("/") || specifier.startsWith("node:")) return undefined;
+  const parts = specifier.split("/");
+  const name = specifier.startsWith("@") ? parts.slice(0, 2).join("/") : (parts[0] as string);
+  return builtinModules.includes(name) ? undefined : name;
+}
+
+/** What a built file imports: static, dynamic, `require` and `import type`, in code and declarations (comments are skipped). */
+function importsOf(text: string): string[] {
+  return ts.preProcessFile(text, true, true).importedFiles.map((f) => f.fileName);
+}
+
+/**
+ * Problems with what the shipped files (`shipped`: package paths, read from `root`) import:
+ * - a package that is neither the package itself, a dependency nor a peer dependency;
+ * - a peer dependency reached from a browser-safe entry point (its code or its types) through
+ *   the files it imports.
+ */
+export function importProblems(root: string, shipped: ReadonlySet<string>, manifest: Manifest): string[] {
+  const code = [...shipped].filter((path) => CODE.test(path)).sort();
+  const imports = new Map(code.map((path) => [path, importsOf(readFileSync(join(root, path), "utf8"))]));
+  const dependencies = new Set(Object.keys(manifest.dependencies ?? {}));
+  const peers = new Set(Object.keys(manifest.peerDependencies ?? {}));
+  const problems: string[] = [];
+  for (const [path, specifiers] of imports) {
+    for (const name of new Set(specifiers.map(packageOf))) {
+      if (name === undefined || name === manifest.name || dependencies.has(name) || peers.has(name)) continue;
+      problems.push(`${path} imports ${name}, which is neither a dependency nor a peer dependency: an app that installs the package does not get it`);
+    }
+  }
+  // Each browser-safe entry point's files (code and types, every condition), and what they import relatively.
+  const exportsMap = (manifest.exports ?? {}) as Record<string, unknown>;
+  for (const subpath of BROWSER_SUBPATHS) {
+    const seen = new Set<string>();
+    const queue = manifestTargets({ exports: exportsMap[subpath] }).filter((path) => imports.has(path));
+    for (let path = queue.shift(); path !== undefined; path = queue.shift()) {
+      if (seen.has(path)) continue;
+      seen.add(path);
+      for (const specifier of imports.get(path) ?? []) {
+        const name = packageOf(specifier);
+        if (name !== undefined && peers.has(name) && !dependencies.has(name)) {
+          problems.push(`${path} (reached from ${subpath}, browser-safe) imports ${name}, a peer dependency a browser app does not install`);
+        }
+        if (specifier.startsWith(".")) {
+          const target = posix.join(posix.dirname(path), specifier);
+          // A declaration imports "./chunk.js" for "./chunk.d.ts".
+          const candidates = [target, target.replace(/\.js$/, ".d.ts"), target.replace(/\.cjs$/, ".d.cts")];
+          for (const candidate of candidates) if (imports.has(candidate)) queue.push(candidate);
+        }
+      }
+    }
+  }
+  return [...new Set(problems)].sort();
+}
+
+function main(): void {
+  const [pack] = JSON.parse(execFileSync("npm", ["pack", "--dry-run", "--json"], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] })) as PackResult[];
+  if (!pack) throw new Error("pack:check: npm pack --dry-run --json printed no package");
+  const shipped = new Set(pack.files.map((f) => f.path));
+  const problems: string[] = [];
+
+  for (const path of shipped) {
+    if (FORBIDDEN.some((re) => re.test(path))) problems.push(`${path} ships, but tests, fixtures and sources must not`);
+    else if (!ALLOWED.some((re) => re.test(path))) problems.push(`${path} ships but is not on the allow-list in scripts/pack-check.ts`);
+  }
+
+  const manifest = JSON.parse(readFileSync("package.json", "utf8")) as Manifest;
+  for (const target of new Set([...REQUIRED_DOCUMENTS, ...manifestTargets(manifest)])) {
+    const hint = target.startsWith("dist/") ? " (run `npm run build` first)" : "";
+    if (!shipped.has(target)) problems.push(`${target} is named by package.json (or required) but does not ship${hint}`);
+  }
+  problems.push(...importProblems(process.cwd(), shipped, manifest));
+
+  if (problems.length > 0) {
+    for (const p of problems) console.error(`pack:check: ${p}`);
+    console.error(`pack:check: ${problems.length} problem(s)`);
+    process.exit(1);
+  }
+  const kB = (bytes: number) => `${(bytes / 1000).toFixed(1)} kB`;
+  console.log(`pack:check: ok, ${pack.filename}: ${pack.entryCount} files, ${kB(pack.size)} packed, ${kB(pack.unpackedSize)} unpacked`);
+}
+
+if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main();

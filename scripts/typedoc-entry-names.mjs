@@ -9,7 +9,7 @@ import { Converter, ReflectionKind } from "typedoc";
 const SPECIFIERS = {
   index: "@muse-code/sdk",
   framing: "@muse-code/sdk/framing",
-  transports: "@muse-code/sdk/websocket",
+  websocket: "@muse-code/sdk/websocket",
   node: "@muse-code/sdk/node",
   host: "@muse-code/sdk/host",
   testing: "@muse-code/sdk/testing",

@@ -3,7 +3,7 @@
  * every text frame its sockets send and receive (one MSP message each) is also handed out as a
  * transcript entry, in wire order.
  */
-import type { WebSocketConstructor, WebSocketLike, WebSocketMessageEventLike } from "../transports/webSocketLike.js";
+import type { WebSocketConstructor, WebSocketLike, WebSocketMessageEventLike } from "../websocket/webSocketLike.js";
 import type { TranscriptEntry } from "./transcript.js";
 
 /**

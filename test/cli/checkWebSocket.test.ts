@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
 import { runCheck, webSocketForCheck } from "../../src/node/cli/check/index.js";
-import type { WebSocketConstructor } from "../../src/transports/index.js";
+import type { WebSocketConstructor } from "../../src/websocket/index.js";
 import { repoRoot } from "../helpers/repoRoot.js";
 import { useMuseBundles } from "./museProcess.js";
 import { serveStdioGateway, type StdioGateway } from "./stdioGateway.js";

@@ -4,7 +4,7 @@ import { connect, MspClient } from "../../src/index.js";
 import { createFraming } from "../../src/framing/index.js";
 import { createLinkedPair } from "../../src/testing/index.js";
 import { WireTap } from "../../src/node/cli/check/checkWire.js";
-import type { WebSocketConstructor } from "../../src/transports/index.js";
+import type { WebSocketConstructor } from "../../src/websocket/index.js";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();

@@ -17,7 +17,7 @@ const ENTRIES: Record<string, string> = {
   "@muse-code/sdk": "src/index.ts",
   "@muse-code/sdk/node": "src/node/index.ts",
   "@muse-code/sdk/testing": "src/testing/index.ts",
-  "@muse-code/sdk/websocket": "src/transports/index.ts",
+  "@muse-code/sdk/websocket": "src/websocket/index.ts",
   "@muse-code/sdk/framing": "src/framing/index.ts",
 };
 

@@ -1,7 +1,7 @@
 /** `--ws`'s WebSocket class: the runtime's own, else the optional `ws` package, loaded only when needed; missing, it is one clear line. */
 import { describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
-import type { WebSocketConstructor } from "../../src/transports/index.js";
+import type { WebSocketConstructor } from "../../src/websocket/index.js";
 import { resolveWebSocketClass } from "../../src/node/cli/webSocketClass.js";
 
 const NO_SUCH_PACKAGE = "@muse-code/no-such-package-for-this-test";

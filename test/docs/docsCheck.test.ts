@@ -129,9 +129,9 @@ describe("docs:check", () => {
       join(docsDir, "links.md"),
       [
         "# links",
-        "[fine](cancelling-a-turn.md#the-race-you-must-handle) [fine too](https://github.com/muse-code/sdk/tree/main/recipes)",
+        "[fine](cancelling-a-turn.md#the-race-you-must-handle) [fine too](https://github.com/meta-models/muse-code-sdk/tree/main/recipes)",
         "[gone](gone.md) [elsewhere](https://example.com/x.md)",
-        "[gone on GitHub](https://github.com/muse-code/sdk/blob/main/recipes/nope.ts)",
+        "[gone on GitHub](https://github.com/meta-models/muse-code-sdk/blob/main/recipes/nope.ts)",
         "```md",
         "[inside a code block](nowhere.md)",
         "```",
@@ -141,7 +141,7 @@ describe("docs:check", () => {
     const problems = checkDocs({ docsDir, root }).problems.map((p) => p.replace(/^.*links\.md/, "links.md"));
     expect(problems).toEqual([
       "links.md:3: link to gone.md: no such file",
-      "links.md:4: link to https://github.com/muse-code/sdk/blob/main/recipes/nope.ts: no such file",
+      "links.md:4: link to https://github.com/meta-models/muse-code-sdk/blob/main/recipes/nope.ts: no such file",
     ]);
   });
 

@@ -7,7 +7,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { connect } from "node:net";
 import { WebSocket } from "ws";
-import { connectWebSocket, type WebSocketConnectOptions } from "../../src/transports/index.js";
+import { connectWebSocket, type WebSocketConnectOptions } from "../../src/websocket/index.js";
 import type { MspClient } from "../../src/index.js";
 import { bearerSubprotocol, MSP_SUBPROTOCOL } from "../../src/protocol/index.js";
 import { repoRoot } from "../helpers/repoRoot.js";

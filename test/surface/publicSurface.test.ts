@@ -5,7 +5,7 @@ import type { MspClient } from "../../src/index.js";
 import * as framing from "../../src/framing/index.js";
 import * as host from "../../src/host/index.js";
 import * as node from "../../src/node/index.js";
-import * as websocket from "../../src/transports/index.js";
+import * as websocket from "../../src/websocket/index.js";
 import * as testing from "../../src/testing/index.js";
 import { makePeer, SESSION, terminal } from "../helpers/peer.js";
 
@@ -125,7 +125,7 @@ describe("public surface", () => {
   });
 
   // Its size is a benchmark target (npm run bench), not a unit test.
-  it.each(["src/index.ts", "src/framing/index.ts", "src/transports/index.ts"])(
+  it.each(["src/index.ts", "src/framing/index.ts", "src/websocket/index.ts"])(
     "the browser bundle of %s imports no node: module and nothing Node-only of ours",
     async (entry) => {
       const out = await build({

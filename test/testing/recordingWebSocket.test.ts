@@ -1,7 +1,7 @@
 /** recordingWebSocket: every text frame, both ways, recorded before the client's own listeners see it. */
 import { describe, expect, it } from "vitest";
 import { recordingWebSocket, type TranscriptEntry } from "../../src/testing/index.js";
-import type { WebSocketConstructor, WebSocketLike } from "../../src/transports/index.js";
+import type { WebSocketConstructor, WebSocketLike } from "../../src/websocket/index.js";
 
 /** A socket that is open at once; `receive` plays a frame from the host. */
 class FakeSocket extends EventTarget {

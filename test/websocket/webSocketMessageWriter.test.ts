@@ -5,8 +5,8 @@
 import type { Message } from "vscode-jsonrpc";
 import { describe, expect, it, vi } from "vitest";
 import { MessageEncodingError } from "../../src/framing/framedWriter.js";
-import type { WebSocketLike } from "../../src/transports/webSocketLike.js";
-import { WebSocketMessageWriter } from "../../src/transports/webSocketMessageWriter.js";
+import type { WebSocketLike } from "../../src/websocket/webSocketLike.js";
+import { WebSocketMessageWriter } from "../../src/websocket/webSocketMessageWriter.js";
 
 function fakeSocket() {
   const sent: string[] = [];

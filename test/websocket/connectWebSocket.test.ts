@@ -9,7 +9,7 @@ import { createServer, type Server, type Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { WebSocket, WebSocketServer, type RawData, type WebSocket as HostSocket } from "ws";
 import { cancelTurn, MspError, StopController, type MspClient, type StopState } from "../../src/index.js";
-import { connectWebSocket, type WebSocketConnectOptions, type WebSocketConstructor } from "../../src/transports/index.js";
+import { connectWebSocket, type WebSocketConnectOptions, type WebSocketConstructor } from "../../src/websocket/index.js";
 import { bearerTokenOf } from "../../src/protocol/index.js";
 
 const SESSION = "0198f0aa-1111-7000-8000-0000000000aa";

@@ -1,0 +1,95 @@
+/**
+ * dependency-cruiser config for `npm run graph:check`: the import graph of src/, resolved as
+ * TypeScript resolves it (tsconfig.json paths, so `@muse-code/sdk/…` reaches its src/ entry file),
+ * type-only imports included. It fails on any import circle and on the ARCHITECTURE.md "never"
+ * arrows that read off resolved paths. ESLint (eslint.config.js) holds the same arrows by import
+ * specifier; this gate sees where each import lands, and the whole graph for circles.
+ */
+
+/** The browser-safe core: src/ outside node/, host/ and testing/. */
+const CORE = { path: "^src/", pathNot: "^src/(node|host|testing)/" };
+
+/** The public entry points' source files: all that src/node/cli/ may import outside itself. */
+const PUBLIC_ENTRIES = "^src/(index|framing/index|websocket/index|node/index|testing/index)\\.ts$";
+
+/** @type {import("dependency-cruiser").IConfiguration} */
+export default {
+  forbidden: [
+    {
+      name: "no-circular",
+      severity: "error",
+      comment: "An import circle, anywhere in src/ (type-only imports count): a lower floor never imports a higher one.",
+      from: { path: "^src/" },
+      to: { circular: true },
+    },
+    {
+      name: "core-no-node-builtins",
+      severity: "error",
+      comment: "The browser-safe core imports no Node built-in (node:* or a bare name such as fs), static or import().",
+      from: CORE,
+      to: { dependencyTypes: ["core"] },
+    },
+    {
+      name: "core-no-node-only-code",
+      severity: "error",
+      comment: "The browser-safe core imports nothing from src/node/, src/host/ or src/testing/.",
+      from: CORE,
+      to: { path: "^src/(node|host|testing)/" },
+    },
+    {
+      name: "client-no-host",
+      severity: "error",
+      comment: "Client code (src/ outside host/) never imports the reference host.",
+      from: { path: "^src/", pathNot: "^src/host/" },
+      to: { path: "^src/host/" },
+    },
+    {
+      name: "host-shares-only-protocol",
+      severity: "error",
+      comment: "src/host/ shares only protocol/ and internal/boundedMap.ts with the client.",
+      from: { path: "^src/host/", pathNot: "^src/host/spawnReferenceHost\\.ts$" },
+      to: { path: "^src/", pathNot: "^src/(host/|protocol/|internal/boundedMap\\.ts$)" },
+    },
+    {
+      name: "spawn-reference-host-shares-only-protocol",
+      severity: "error",
+      comment:
+        "spawnReferenceHost, the client-side launcher of the host, may also import node/spawnHost.ts (the SpawnedHost it returns), as in eslint.config.js.",
+      from: { path: "^src/host/spawnReferenceHost\\.ts$" },
+      to: { path: "^src/", pathNot: "^src/(host/|protocol/|internal/boundedMap\\.ts$|node/spawnHost\\.ts$)" },
+    },
+    {
+      name: "cli-public-entries-only",
+      severity: "error",
+      comment: "src/node/cli/ (the muse CLI) uses only the package's public entry points, never the reference host's.",
+      from: { path: "^src/node/cli/" },
+      to: { path: "^src/", pathNot: [PUBLIC_ENTRIES, "^src/node/cli/"] },
+    },
+    {
+      name: "turns-not-above",
+      severity: "error",
+      comment: "turns/ (connection-owned state) knows nothing of the client: it never imports client.ts or the public index.",
+      from: { path: "^src/turns/" },
+      to: { path: "^src/(client|index)\\.ts$" },
+    },
+    {
+      name: "no-unresolvable",
+      severity: "error",
+      comment: "An import this config cannot resolve is an edge the gate cannot see: fix the path or the resolution options.",
+      from: { path: "^src/" },
+      to: { couldNotResolve: true },
+    },
+  ],
+  options: {
+    exclude: { path: "\\.d\\.ts$" },
+    doNotFollow: { path: "node_modules" },
+    // Type-only imports are edges too: a circle through `import type` is still a circle.
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: "tsconfig.json" },
+    enhancedResolveOptions: {
+      exportsFields: ["exports"],
+      conditionNames: ["import", "require", "node", "default", "types"],
+      mainFields: ["module", "main", "types"],
+    },
+  },
+};

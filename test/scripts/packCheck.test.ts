@@ -1,0 +1,101 @@
+/**
+ * pack:check's import rule (scripts/pack-check.ts importProblems): what the shipped code and types
+ * import must install with the package, and the browser-safe entry points reach no peer dependency.
+ * Run on small dist/ trees written to a temp dir.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { importProblems, packageOf, type Manifest } from "../../scripts/pack-check.js";
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+/** Writes `files` under a temp dir and runs the rule on them as the shipped set. */
+function check(files: Record<string, string>, manifest: Manifest): string[] {
+  const root = mkdtempSync(join(tmpdir(), "pack-check-"));
+  dirs.push(root);
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(root, path)), { recursive: true });
+    writeFileSync(join(root, path), text);
+  }
+  return importProblems(root, new Set(Object.keys(files)), manifest);
+}
+
+const manifest: Manifest = {
+  name: "@muse-code/sdk",
+  exports: {
+    ".": { import: { types: "./dist/index.d.ts", default: "./dist/index.js" }, require: { types: "./dist/index.d.cts", default: "./dist/index.cjs" } },
+    "./host": { import: { types: "./dist/host/index.d.ts", default: "./dist/host/index.js" } },
+  },
+  dependencies: { "vscode-jsonrpc": "^10.0.0" },
+  peerDependencies: { ws: "^8.17.1" },
+};
+
+describe("pack:check imports", () => {
+  it("names the package of a specifier, and nothing for paths and Node built-ins", () => {
+    expect(["ws", "ws/wrapper.mjs", "@scope/name/sub", "./chunk.js", "node:fs", "fs/promises", "events"].map(packageOf)).toEqual([
+      "ws",
+      "ws",
+      "@scope/name",
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+    ]);
+  });
+
+  it("passes dependencies everywhere, a peer outside the browser entries, the package's own name, and imports in comments", () => {
+    const problems = check(
+      {
+        "dist/index.js":
+          'import { createMessageConnection } from "vscode-jsonrpc";\nimport { x } from "./chunk-A.js";\nexport { x, createMessageConnection };\n',
+        "dist/index.cjs": 'const rpc = require("vscode-jsonrpc");\nmodule.exports = rpc;\n',
+        "dist/index.d.ts": '/**\n * @example\n * import { WebSocket } from "ws";\n */\nexport declare const x: number;\n',
+        "dist/index.d.cts": "export declare const x: number;\n",
+        "dist/chunk-A.js": 'import "node:fs";\nexport const x = 1;\n',
+        "dist/host/index.js": 'import { WebSocketServer } from "ws";\nimport "./../chunk-A.js";\nexport { WebSocketServer };\n',
+        "dist/host/index.d.ts": 'import type { WebSocket } from "ws";\nexport type S = WebSocket;\n',
+        "dist/cli/main.js": 'import { connect } from "@muse-code/sdk";\nconst ws = await import("ws");\nexport { connect, ws };\n',
+      },
+      manifest,
+    );
+    expect(problems).toEqual([]);
+  });
+
+  it("fails on a package that installs with neither dependencies nor peers, in code or in types", () => {
+    const problems = check(
+      {
+        "dist/index.js": 'import { v7 } from "uuid";\nexport { v7 };\n',
+        "dist/index.d.ts": "import 'eventemitter3';\nexport declare const x: number;\n",
+        "dist/host/index.js": 'const lock = require("proper-lockfile");\nexport { lock };\n',
+      },
+      manifest,
+    );
+    expect(problems).toEqual([
+      "dist/host/index.js imports proper-lockfile, which is neither a dependency nor a peer dependency: an app that installs the package does not get it",
+      "dist/index.d.ts imports eventemitter3, which is neither a dependency nor a peer dependency: an app that installs the package does not get it",
+      "dist/index.js imports uuid, which is neither a dependency nor a peer dependency: an app that installs the package does not get it",
+    ]);
+  });
+
+  it("fails on a peer dependency that a browser-safe entry point reaches through its chunks, code or types", () => {
+    const problems = check(
+      {
+        "dist/index.js": 'export { x } from "./chunk-A.js";\n',
+        "dist/chunk-A.js": 'export { x } from "./chunk-B.js";\n',
+        "dist/chunk-B.js": 'const ws = await import("ws");\nexport const x = ws;\n',
+        "dist/index.d.ts": 'export type { T } from "./types-C.js";\n',
+        "dist/types-C.d.ts": 'import type { WebSocket } from "ws";\nexport type T = WebSocket;\n',
+      },
+      manifest,
+    );
+    expect(problems).toEqual([
+      "dist/chunk-B.js (reached from ., browser-safe) imports ws, a peer dependency a browser app does not install",
+      "dist/types-C.d.ts (reached from ., browser-safe) imports ws, a peer dependency a browser app does not install",
+    ]);
+  });
+});
