@@ -66,11 +66,25 @@ export default {
       to: { path: "^src/", pathNot: [PUBLIC_ENTRIES, "^src/node/cli/"] },
     },
     {
+      name: "endpoint-knows-only-json-rpc",
+      severity: "error",
+      comment: "rpc/ (the JSON-RPC endpoint) knows nothing of MSP's state or the client: it imports only protocol/, framing/, internal/ and errors.ts.",
+      from: { path: "^src/rpc/" },
+      to: { path: "^src/", pathNot: "^src/(rpc/|protocol/|framing/|internal/|errors\\.ts$)" },
+    },
+    {
       name: "turns-not-above",
       severity: "error",
-      comment: "turns/ (connection-owned state) knows nothing of the client: it never imports client.ts or the public index.",
+      comment: "turns/ (the state each client owns, and its dispatcher) knows nothing of the client: it never imports client/, ui/ or the public index.",
       from: { path: "^src/turns/" },
-      to: { path: "^src/(client|index)\\.ts$" },
+      to: { path: "^src/(client/|ui/|index\\.ts$)" },
+    },
+    {
+      name: "client-not-above",
+      severity: "error",
+      comment: "client/ (MspClient, TurnHandle, cancelTurn) never imports ui/ (StopController sits above it) or the public index.",
+      from: { path: "^src/client/" },
+      to: { path: "^src/(ui/|index\\.ts$)" },
     },
     {
       name: "no-unresolvable",

@@ -67,22 +67,26 @@ describe("graph:check", () => {
 
   it("fails on each never-arrow of ARCHITECTURE.md that it holds", () => {
     const run = graphCheck({
-      "src/client.ts": "export const client = 1;\n",
+      "src/client/mspClient.ts": 'import { stop } from "../ui/stop.js";\nexport const client = stop;\n',
+      "src/ui/stop.ts": "export const stop = 1;\n",
+      "src/rpc/endpoint.ts": 'import { recorder } from "../turns/recorder.js";\nexport const endpoint = recorder;\n',
       "src/internal/boundedMap.ts": "export const boundedMap = 1;\n",
       "src/internal/other.ts": "export const other = 1;\n",
       "src/node/cli/main.ts": 'import { other } from "../../internal/other.js";\nexport const main = other;\n',
       "src/core.ts": 'import { readFileSync } from "node:fs";\nimport { h } from "./host/h.js";\nexport const core = [readFileSync, h];\n',
       "src/host/h.ts":
-        'import { client } from "../client.js";\nimport { boundedMap } from "../internal/boundedMap.js";\nexport const h = [client, boundedMap];\n',
-      "src/turns/recorder.ts": 'import { client } from "../client.js";\nexport const recorder = client;\n',
+        'import { client } from "../client/mspClient.js";\nimport { boundedMap } from "../internal/boundedMap.js";\nexport const h = [client, boundedMap];\n',
+      "src/turns/recorder.ts": 'import { client } from "../client/mspClient.js";\nexport const recorder = client;\n',
       "src/gone.ts": 'import { x } from "./nowhere.js";\nexport const gone = x;\n',
     });
     expect(run.status).not.toBe(0);
     expect(rules(run.output)).toEqual([
       "cli-public-entries-only",
       "client-no-host",
+      "client-not-above",
       "core-no-node-builtins",
       "core-no-node-only-code",
+      "endpoint-knows-only-json-rpc",
       "host-shares-only-protocol",
       "no-unresolvable",
       "turns-not-above",
