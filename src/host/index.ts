@@ -17,13 +17,13 @@ export type {
   ReferenceHostWebSocket,
   SpawnedReferenceHost,
 } from "./spawnReferenceHost.js";
-export { MuseHost, createHost, DEFAULT_MAX_LIVE_SESSIONS, HOST_NAME, HOST_VERSION } from "./muse-host.js";
-export type { MuseHostOptions } from "./muse-host.js";
-export { loadScriptedModel, parseScriptedModel } from "./scripted-model.js";
-export type { ScriptedModel, ScriptedTurn, ScriptedStep, ScriptedToolCall } from "./scripted-model.js";
-export { DEFAULT_KILL_GRACE_MS, DEFAULT_OUTPUT_CAP_BYTES } from "./shell-tool.js";
-export type { RecoveredSession } from "./session-recovery.js";
-export { createStdioTransport } from "./stdio-transport.js";
-export type { MessageTransport } from "./message-transport.js";
-export { serveWebSocket } from "./web-socket-server.js";
-export type { WebSocketServeOptions, WebSocketHostServer } from "./web-socket-server.js";
+export { MuseHost, createHost, DEFAULT_MAX_LIVE_SESSIONS, HOST_NAME, HOST_VERSION } from "./museHost.js";
+export type { MuseHostOptions } from "./museHost.js";
+export { loadScriptedModel, parseScriptedModel } from "./scriptedModel.js";
+export type { ScriptedModel, ScriptedTurn, ScriptedStep, ScriptedToolCall } from "./scriptedModel.js";
+export { DEFAULT_KILL_GRACE_MS, DEFAULT_OUTPUT_CAP_BYTES } from "./shellTool.js";
+export type { RecoveredSession } from "./sessionRecovery.js";
+export { createStdioTransport } from "./stdioTransport.js";
+export type { MessageTransport } from "./messageTransport.js";
+export { serveWebSocket } from "./webSocketServer.js";
+export type { WebSocketServeOptions, WebSocketHostServer } from "./webSocketServer.js";

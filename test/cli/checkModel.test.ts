@@ -1,8 +1,8 @@
 /** The checkable model hook of the reference host: `{"kind": "msp-check"}` turns a prompt's JSON directive into a turn. */
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { checkTurnOf, parseCheckModel } from "../../src/host/check-model.js";
-import { loadScriptedModel, parseScriptedModel } from "../../src/host/scripted-model.js";
+import { checkTurnOf, parseCheckModel } from "../../src/host/checkModel.js";
+import { loadScriptedModel, parseScriptedModel } from "../../src/host/scriptedModel.js";
 import { spawnReferenceHost } from "../../src/host/index.js";
 import { repoRoot } from "../helpers/repoRoot.js";
 

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { SessionLog, sessionLogPath } from "../../src/host/session-log.js";
+import { SessionLog, sessionLogPath } from "../../src/host/sessionLog.js";
 
 const dirs: string[] = [];
 afterEach(() => {
