@@ -25,7 +25,7 @@ import { parseArgs } from "node:util";
 import { v7 as uuidv7 } from "uuid";
 import { createHost } from "../src/host/museHost.js";
 import type { MessageTransport } from "../src/host/messageTransport.js";
-import { loadScriptedModel } from "../src/host/scriptedModel.js";
+import { loadScriptedModel } from "../src/host/modelLoader.js";
 import { LineSplitter } from "../src/protocol/lineSplitter.js";
 import { checkTranscriptParts, formatTranscriptEntry } from "../src/testing/index.js";
 

@@ -17,9 +17,10 @@ export type {
   ReferenceHostWebSocket,
   SpawnedReferenceHost,
 } from "./spawnReferenceHost.js";
-export { MuseHost, createHost, DEFAULT_MAX_LIVE_SESSIONS, HOST_NAME, HOST_VERSION } from "./museHost.js";
-export type { MuseHostOptions } from "./museHost.js";
-export { loadScriptedModel, parseScriptedModel } from "./scriptedModel.js";
+export { MuseHost, createHost } from "./museHost.js";
+export { DEFAULT_MAX_LIVE_SESSIONS, HOST_NAME, HOST_VERSION } from "./hostOptions.js";
+export type { MuseHostOptions } from "./hostOptions.js";
+export { loadScriptedModel, parseScriptedModel } from "./modelLoader.js";
 export type { ScriptedModel, ScriptedTurn, ScriptedStep, ScriptedToolCall } from "./scriptedModel.js";
 export { DEFAULT_KILL_GRACE_MS, DEFAULT_OUTPUT_CAP_BYTES } from "./shellTool.js";
 export type { RecoveredSession } from "./sessionRecovery.js";

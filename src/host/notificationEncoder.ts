@@ -7,7 +7,7 @@
  * every chunk.
  */
 import { notificationMessage } from "./jsonRpc.js";
-import type { SessionLogRecord } from "./sessionLog.js";
+import type { SessionLogRecord } from "./sessionLogRecord.js";
 
 /**
  * A `notification` record of a session log, as its writer hands it over (whole params, no delta).

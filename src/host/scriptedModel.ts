@@ -1,9 +1,6 @@
 /** The scripted model: a deterministic stream of reasoning, text and tool calls read from a JSON file. */
-import { readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { isObject, type TurnInput } from "../protocol/index.js";
-import { parseCheckModel } from "./checkModel.js";
-import { parseJsonText } from "./jsonSyntax.js";
 
 /**
  * A tool call a scripted step asks for. `args` is any JSON object. With `approval: true` the host
@@ -163,19 +160,17 @@ function parseStep(raw: unknown, where: string): ScriptedStep {
  * Validates a parsed script (the JSON value of a model file) and builds a {@link ScriptedModel}.
  * Throws an `Error` naming the first problem and its JSON path, e.g.
  * `invalid scripted model at $.turns[0].steps[1].txt: unknown key (expected one of reasoning, text, …; did you mean text?)`.
- * Unknown keys are rejected; the script's top level may carry a `description` string. A value
- * `{"kind": "msp-check"}` is the checkable model instead, whose turns come from their prompts
- * (see `checkModel.ts` and docs/checkable-hosts.md).
+ * Unknown keys are rejected; the script's top level may carry a `description` string. (A model
+ * file with a `kind` is another model: `parseScriptedModel` in `modelLoader.ts` dispatches on it.)
  *
  * @example
  * ```ts
- * const model = parseScriptedModel({ turns: [{ steps: [{ text: "hi" }] }] }, "tiny");
+ * const model = parseTurnsScript({ turns: [{ steps: [{ text: "hi" }] }] }, "tiny");
  * model.turnAt(5).steps.length; // 1
  * ```
  */
-export function parseScriptedModel(value: unknown, name: string): ScriptedModel {
+export function parseTurnsScript(value: unknown, name: string): ScriptedModel {
   if (!isObject(value)) fail("$", "the script must be an object");
-  if ("kind" in value) return parseCheckModel(value, name);
   rejectUnknownKeys(value, KNOWN_KEYS.script, "$");
   if (value["description"] !== undefined && typeof value["description"] !== "string") fail("$.description", "description must be a string");
   const turnsRaw = value["turns"];
@@ -197,32 +192,6 @@ export function parseScriptedModel(value: unknown, name: string): ScriptedModel 
       return turn;
     },
   };
-}
-
-/**
- * Reads and validates a scripted model file (see docs/reference-host.md for the format). Every
- * error names the file: `path:line:column: invalid JSON: …` for a syntax error,
- * `path: invalid scripted model at $.turns[0]…: …` for a script that is JSON but not a script,
- * and `cannot read scripted model NAME from path: …` when the file cannot be read.
- *
- * @example
- * ```ts
- * const model = loadScriptedModel("models/slow.json", "slow");
- * ```
- */
-export function loadScriptedModel(path: string, name: string): ScriptedModel {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (error) {
-    throw new Error(`cannot read scripted model ${name} from ${path}: ${(error as Error).message}`, { cause: error });
-  }
-  const value = parseJsonText(text, path);
-  try {
-    return parseScriptedModel(value, name);
-  } catch (error) {
-    throw new Error(`${path}: ${(error as Error).message}`, { cause: error });
-  }
 }
 
 function* chunksOf(text: string, size: number): Generator<string> {

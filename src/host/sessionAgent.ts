@@ -1,31 +1,17 @@
 /** The per-session agent loop of seed 000: inbox, phase machine, checkpoints, salvage and tool drain. */
-import { randomBytes } from "node:crypto";
 import { setImmediate as nextTick } from "node:timers/promises";
-import { v7 as uuidv7 } from "uuid";
-import type {
-  ApprovalState,
-  CancelCause,
-  Item,
-  MessageItem,
-  NotificationMethod,
-  ReasoningItem,
-  Terminal,
-  ToolCallItem,
-  TurnCompletedParams,
-  TurnInput,
-  ToolApproveParams,
-} from "../protocol/index.js";
+import type { CancelCause, Item, NotificationMethod, Terminal, TurnCompletedParams, TurnInput, ToolApproveParams } from "../protocol/index.js";
 import type { ApprovalAnswer } from "./approvalGate.js";
 import { PhaseMachine } from "./phaseMachine.js";
-import { stepChunks, streamStep, type ModelChunk, type ScriptedModel, type ScriptedStep, type ScriptedToolCall } from "./scriptedModel.js";
-import { LogUnavailableError, type SessionLog, type SessionLogRecord } from "./sessionLog.js";
-import { runShell, TOOL_PROCESSES_ESCAPED, type ShellOptions, type ToolResult } from "./shellTool.js";
+import { streamModelStep } from "./modelStep.js";
+import type { ScriptedModel } from "./scriptedModel.js";
+import { AgentLog } from "./agentLog.js";
+import type { SessionLog } from "./sessionLog.js";
+import type { ShellOptions } from "./shellTool.js";
+import { ToolCallRunner } from "./toolCalls.js";
 import { formatViewCursor } from "../protocol/cursor.js";
-import { TOOL_ABORTED_BEFORE_DISPATCH, TOOL_DENIED_REASON, TurnReasons } from "../protocol/reasons.js";
+import { TurnReasons } from "../protocol/reasons.js";
 import { traceMark, tracing } from "./traceMarks.js";
-
-/** The `error` of a denied tool call; `message` is added when the client gave a reason. */
-const TOOL_DENIED_ERROR = { name: "ToolDenied", code: "TOOL_DENIED" } as const;
 
 /** Where a running turn was when its abort was observed. */
 type CancelPoint = "promptAssembly" | "stepBoundary" | "modelStream" | "toolExecution" | "approval";
@@ -37,21 +23,6 @@ const reasonAt: Record<CancelPoint, string> = {
   toolExecution: TurnReasons.cancelledDuringToolExecution,
   approval: TurnReasons.cancelledAwaitingApproval,
 };
-
-/** Minimum gap between two `item/updated` of one tool call's output. @unit milliseconds */
-const TOOL_OUTPUT_THROTTLE_MS = 50;
-
-/**
- * A step that streams without pausing yields to the event loop after this many chunks, so its
- * batch's sync starts (and commands, e.g. a `turn/cancel`, are read) while it streams on.
- */
-const STREAM_YIELD_EVERY = 64;
-
-/**
- * How many of a session's records may be written and not yet durable before a streaming step
- * waits for them (group-commit backpressure: memory held for unsent notifications stays bounded).
- */
-const STREAM_UNSYNCED_MAX = 1024;
 
 /** A turn accepted into a session: running or waiting in the inbox. */
 interface AcceptedTurn {
@@ -120,41 +91,6 @@ export interface SessionAgentOptions {
   ask?: (params: ToolApproveParams, signal: AbortSignal) => Promise<ApprovalAnswer>;
 }
 
-type TextItem = MessageItem | ReasoningItem;
-
-/** The client's reason, or why its answer could not be read, for an approval record. */
-function reasonOf(answer: ApprovalAnswer): { reason?: string; invalid?: boolean } {
-  if (answer.invalid !== undefined) return { reason: answer.invalid, invalid: true };
-  return answer.reason === undefined ? {} : { reason: answer.reason };
-}
-
-/** Why a question was withdrawn, for its approval record: a cancel (no answer), or an answer that came after the cancel. */
-function withdrawal(answer: ApprovalAnswer | undefined): { reason?: string } {
-  return answer === undefined ? {} : { reason: `answered ${answer.decision} after the turn was cancelled` };
-}
-
-let isoMs = Number.NaN;
-let isoText = "";
-
-/**
- * `new Date().toISOString()`, made once a millisecond: a streaming turn stamps every update's
- * `recordedAt`, many of them in the same millisecond, and formatting costs more than the rest of
- * the update's bookkeeping.
- */
-function isoNow(): string {
-  const ms = Date.now();
-  if (ms !== isoMs) {
-    isoMs = ms;
-    isoText = new Date(ms).toISOString();
-  }
-  return isoText;
-}
-
-function newTextItem(kind: "message" | "reasoning", turnId: string): TextItem {
-  const base = { itemId: uuidv7(), turnId, revision: 1, status: "inProgress" as const, recordedAt: isoNow(), text: "" };
-  return kind === "message" ? { ...base, kind } : { ...base, kind };
-}
-
 /**
  * One session's agent. Turns run one at a time; later turns wait in the inbox. Every notification
  * is appended to the session log (durably) before it is published.
@@ -174,15 +110,13 @@ export class SessionAgent {
   readonly #log: SessionLog;
   readonly #models: ReadonlyMap<string, ScriptedModel>;
   readonly #publish: SessionAgentOptions["publish"];
-  readonly #shell: ShellOptions;
   readonly #machine = new PhaseMachine();
   readonly #terminals: Map<string, TurnCompletedParams>;
   readonly #accepted: Map<string, "started" | "queued">;
-  readonly #onLogFailure: (error: Error) => void;
-  readonly #ask: NonNullable<SessionAgentOptions["ask"]>;
-  #logFailure: Error | undefined;
-  /** The running turn's abort was observed while its tool call awaited approval. */
-  #abortedWhileAsking = false;
+  /** The log's writes, which stop at the first failure. */
+  readonly #records: AgentLog;
+  /** Runs the turns' tool calls (and asks about them first when their script says so). */
+  readonly #tools: ToolCallRunner;
   #inbox: AcceptedTurn[] = [];
   #running: AcceptedTurn | undefined;
   #modelName: string;
@@ -197,89 +131,32 @@ export class SessionAgent {
     this.#models = options.models;
     this.#modelName = options.modelName;
     this.#publish = options.publish;
-    this.#shell = options.shell ?? {};
     this.#cursor = options.lastCursor ?? 0;
     this.#startedTurns = options.startedTurns ?? 0;
     this.#terminals = options.terminals ?? new Map();
     this.#accepted = options.accepted ?? new Map();
-    this.#onLogFailure = options.onLogFailure ?? (() => {});
-    this.#ask = options.ask ?? (async () => ({ decision: "deny", invalid: "the host has no client to ask" }));
-    this.#log.onFailure((error) => this.#fail(error));
+    this.#records = new AgentLog(options.log, options.onLogFailure ?? (() => {}));
+    this.#tools = new ToolCallRunner({
+      sessionId: this.sessionId,
+      out: {
+        emitItem: (method, item) => this.#emitItem(method, item),
+        append: (record) => this.#records.append(record),
+        settle: () => this.#records.settle(),
+        logFailure: () => this.#records.failure,
+      },
+      ask: options.ask ?? (async () => ({ decision: "deny", invalid: "the host has no client to ask" })),
+      shell: options.shell ?? {},
+    });
   }
 
   /** The error of the session-log write that failed, if one did. */
   get logFailure(): Error | undefined {
-    return this.#logFailure;
+    return this.#records.failure;
   }
 
   /** The disposition turn `turnId` was accepted with, or `undefined` when it never was. */
   acceptedTurn(turnId: string): "started" | "queued" | undefined {
     return this.#accepted.get(turnId);
-  }
-
-  /** Appends durably; on failure records it, reports it once, and returns false. */
-  #append(record: SessionLogRecord): boolean {
-    if (this.#logFailure !== undefined) return false;
-    try {
-      this.#log.append(record);
-      return true;
-    } catch (error) {
-      this.#fail(error);
-      return false;
-    }
-  }
-
-  /**
-   * Writes now and runs `onDurable` once the record is synced (group commit: one fdatasync for
-   * every record written in the same event-loop turn). On a failed write, records it, reports it
-   * once, and returns false; a failed sync is reported through the log's failure listener.
-   */
-  #write(record: SessionLogRecord, onDurable?: (wireJson?: string) => void): boolean {
-    if (this.#logFailure !== undefined) return false;
-    try {
-      this.#log.write(record, onDurable);
-      return true;
-    } catch (error) {
-      this.#fail(error);
-      return false;
-    }
-  }
-
-  /**
-   * Makes everything written durable now and sends what waited on it, so whatever the caller does
-   * next (answer a command, ask a question) comes after it on the wire.
-   */
-  #settle(): void {
-    if (this.#logFailure !== undefined) return;
-    try {
-      this.#log.settle();
-    } catch (error) {
-      this.#fail(error);
-    }
-  }
-
-  #fail(error: unknown): void {
-    if (this.#logFailure !== undefined) return;
-    this.#logFailure = error instanceof Error ? error : new Error(String(error));
-    this.#onLogFailure(this.#logFailure);
-  }
-
-  /**
-   * Appends durably for a command. When no descriptor was free to open the log
-   * ({@link LogUnavailableError}), nothing was written: the error is thrown as it is, the command
-   * fails, and the session goes on. Any other failure fails the session's log.
-   */
-  #appendOrThrow(record: SessionLogRecord): void {
-    if (this.#logFailure === undefined) {
-      try {
-        this.#log.append(record);
-        return;
-      } catch (error) {
-        if (error instanceof LogUnavailableError) throw error;
-        this.#fail(error);
-      }
-    }
-    throw new Error(`session log ${this.#log.path} failed: ${this.#logFailure?.message ?? "unknown error"}`);
   }
 
   /** The model the next turn will use. */
@@ -294,7 +171,7 @@ export class SessionAgent {
 
   /** The sequence number of the last notification this session logged and sent (0 before the first). */
   get lastCursor(): number {
-    this.#settle(); // every notification up to it is durable and sent (a replay reads the log next)
+    this.#records.settle(); // every notification up to it is durable and sent (a replay reads the log next)
     return this.#cursor;
   }
 
@@ -306,7 +183,7 @@ export class SessionAgent {
   /** Switches the model from the next turn on; returns the previous model's name. */
   setModel(name: string): string {
     const previous = this.#modelName;
-    this.#appendOrThrow({ type: "model", at: Date.now(), model: name, previousModel: previous });
+    this.#records.appendOrThrow({ type: "model", at: Date.now(), model: name, previousModel: previous });
     this.#modelName = name;
     return previous;
   }
@@ -315,7 +192,7 @@ export class SessionAgent {
   turnState(turnId: string): TurnState | undefined {
     const params = this.#terminals.get(turnId);
     if (params !== undefined) {
-      this.#settle(); // its terminal is durable and sent before any answer that says the turn is terminal
+      this.#records.settle(); // its terminal is durable and sent before any answer that says the turn is terminal
       return { state: "terminal", params };
     }
     if (this.#running?.turnId === turnId) return { state: "running" };
@@ -327,7 +204,7 @@ export class SessionAgent {
   startTurn(turnId: string, input: TurnInput[]): "started" | "queued" {
     const turn: AcceptedTurn = { turnId, input, acceptedAt: Date.now() };
     const disposition = this.#running === undefined && this.#inbox.length === 0 ? "started" : "queued";
-    this.#appendOrThrow({ type: "turnAccepted", at: turn.acceptedAt, turnId, input, disposition });
+    this.#records.appendOrThrow({ type: "turnAccepted", at: turn.acceptedAt, turnId, input, disposition });
     this.#accepted.set(turnId, disposition);
     if (disposition === "started") this.#begin(turn);
     else this.#inbox.push(turn);
@@ -340,7 +217,7 @@ export class SessionAgent {
    */
   cancel(cause: CancelCause, options: { keepInbox?: boolean } = {}): void {
     this.#cancel(cause, options.keepInbox === true);
-    this.#settle(); // the discarded turns' terminals are durable (and sent) before the answer
+    this.#records.settle(); // the discarded turns' terminals are durable (and sent) before the answer
   }
 
   /** Aborts (the tool's SIGTERM goes first), then writes the cancel's records; syncing them is the caller's. */
@@ -348,7 +225,7 @@ export class SessionAgent {
     const running = this.#running;
     // Only the winning cause is logged: a later cancel of the same activity changes nothing.
     if (this.#machine.cancel(cause) && running !== undefined) {
-      this.#write({ type: "cancelRequested", at: Date.now(), turnId: running.turnId, cause, keepInbox });
+      this.#records.write({ type: "cancelRequested", at: Date.now(), turnId: running.turnId, cause, keepInbox });
     }
     if (!keepInbox) {
       const discarded = this.#inbox;
@@ -377,7 +254,7 @@ export class SessionAgent {
       const turn = this.#inbox[at];
       if (turn !== undefined) {
         this.#inbox.splice(at, 1);
-        this.#write({ type: "cancelRequested", at: Date.now(), turnId, cause, keepInbox });
+        this.#records.write({ type: "cancelRequested", at: Date.now(), turnId, cause, keepInbox });
         this.#complete(turnId, "cancelled", TurnReasons.cancelledBeforeStart, cause, turn.acceptedAt);
       }
     }
@@ -389,11 +266,11 @@ export class SessionAgent {
           }
         : onDurable;
     if (traced === undefined) {
-      this.#settle();
+      this.#records.settle();
       if (tracing) traceMark("cancel.logged", this.sessionId);
       return;
     }
-    if (this.#logFailure !== undefined) return traced(this.#logFailure);
+    if (this.#records.failure !== undefined) return traced(this.#records.failure);
     this.#log.afterDurable(traced);
   }
 
@@ -402,7 +279,7 @@ export class SessionAgent {
    * the host may {@link SessionAgent.unload} it and load it again from its log when it is next named.
    */
   get unloadable(): boolean {
-    return this.#running === undefined && this.#inbox.length === 0 && this.#log.unsynced === 0 && this.#logFailure === undefined;
+    return this.#running === undefined && this.#inbox.length === 0 && this.#log.unsynced === 0 && this.#records.failure === undefined;
   }
 
   /** Closes the log of an {@link SessionAgent.unloadable} session; this agent is not used again. */
@@ -443,7 +320,7 @@ export class SessionAgent {
    * params, or `undefined` when it could not be logged (then nothing is ever sent).
    */
   #emit(method: NotificationMethod, body: Record<string, unknown>): Record<string, unknown> | undefined {
-    if (this.#logFailure !== undefined) return undefined;
+    if (this.#records.failure !== undefined) return undefined;
     const n = this.#cursor + 1;
     const emittedAtMs = Date.now();
     const params = { sessionId: this.sessionId, viewCursor: formatViewCursor(this.sessionId, n), emittedAtMs, ...body };
@@ -456,7 +333,7 @@ export class SessionAgent {
           traceMark(`${method}.sent`, this.sessionId);
         }
       : (json?: string) => this.#publish(method, params, json);
-    if (!this.#write({ type: "notification", at: emittedAtMs, n, method, params }, publish)) return undefined;
+    if (!this.#records.write({ type: "notification", at: emittedAtMs, n, method, params }, publish)) return undefined;
     this.#cursor = n;
     return params;
   }
@@ -472,7 +349,9 @@ export class SessionAgent {
     if (sent === undefined) return; // not durable, so not sent: a restart closes it ("host restarted")
     this.#terminals.set(turnId, sent as unknown as TurnCompletedParams);
     const at = Date.now();
-    this.#write(cause === undefined ? { type: "turnCompleted", at, turnId, terminal, reason } : { type: "turnCompleted", at, turnId, terminal, reason, cause });
+    this.#records.write(
+      cause === undefined ? { type: "turnCompleted", at, turnId, terminal, reason } : { type: "turnCompleted", at, turnId, terminal, reason, cause },
+    );
   }
 
   async #run(turn: AcceptedTurn, modelName: string, signal: AbortSignal): Promise<void> {
@@ -484,10 +363,10 @@ export class SessionAgent {
       const startedAt = Date.now();
       const index = this.#startedTurns++;
       const model = this.#models.get(modelName);
-      this.#write({ type: "turnStarted", at: startedAt, turnId: turn.turnId, turn: index });
+      this.#records.write({ type: "turnStarted", at: startedAt, turnId: turn.turnId, turn: index });
       this.#emit("turn/started", { turnId: turn.turnId, model: modelName });
       let where: CancelPoint = "promptAssembly";
-      this.#abortedWhileAsking = false;
+      this.#tools.abortedWhileAsking = false;
       try {
         if (model === undefined) throw new Error(`model ${modelName} is not loaded`);
         const script = model.turnFor?.(index, turn.input) ?? model.turnAt(index);
@@ -498,14 +377,14 @@ export class SessionAgent {
           this.#machine.setStep(s);
           signal.throwIfAborted();
           where = "modelStream";
-          const calls = await this.#streamStep(turn.turnId, step, signal);
+          const calls = await streamModelStep(turn.turnId, step, signal, { emit: (method, body) => this.#emit(method, body), log: this.#log });
           where = "toolExecution";
-          await this.#dispatch(turn.turnId, calls, signal);
+          await this.#tools.dispatch(turn.turnId, calls, signal);
         }
         this.#complete(turn.turnId, "completed", TurnReasons.completed, undefined, startedAt);
       } catch (error) {
         if (signal.aborted) {
-          const point = this.#abortedWhileAsking ? "approval" : where;
+          const point = this.#tools.abortedWhileAsking ? "approval" : where;
           this.#complete(turn.turnId, "cancelled", reasonAt[point], signal.reason as CancelCause, startedAt);
         } else {
           this.#complete(turn.turnId, "failed", `failed: ${(error as Error).message}`, undefined, startedAt);
@@ -526,255 +405,6 @@ export class SessionAgent {
           for (const w of waiters) w();
         });
       }
-    }
-  }
-
-  /** Streams one step's text items; returns its tool calls (dropped if the stream is interrupted). */
-  async #streamStep(turnId: string, step: ScriptedStep, signal: AbortSignal): Promise<ScriptedToolCall[]> {
-    const calls: ScriptedToolCall[] = [];
-    // The open item. It is announced (item/started) only once its text has non-whitespace
-    // content, so an interrupted stream never salvages a whitespace-only item.
-    let open: TextItem | undefined;
-    let announced = false;
-    let chunks = 0;
-    const announce = (item: TextItem) => {
-      this.#emitItem("item/started", { ...item, text: "", revision: 1 });
-      announced = true;
-    };
-    const close = (status: "completed" | "cancelled" | "failed") => {
-      if (open === undefined) return;
-      const item = open;
-      open = undefined;
-      if (!announced) {
-        if (status !== "completed" || item.text === "") return; // nothing worth salvaging
-        announce(item);
-        item.revision = 1;
-      }
-      const done: TextItem = { ...item, revision: item.revision + 1, status, recordedAt: isoNow() };
-      if (status !== "completed") done.interrupted = true;
-      this.#emitItem("item/completed", done);
-    };
-    /** Takes one chunk; returns what to wait for before the next one, if anything. */
-    const take = (chunk: ModelChunk): Promise<unknown> | undefined => {
-      signal.throwIfAborted(); // on every chunk
-      if (chunk.kind === "toolCall") {
-        close("completed");
-        calls.push(chunk.call);
-        return undefined;
-      }
-      const kind = chunk.kind === "text" ? "message" : "reasoning";
-      if (open !== undefined && open.kind !== kind) close("completed");
-      let current: TextItem;
-      if (open === undefined) {
-        current = newTextItem(kind, turnId);
-        announced = false;
-      } else {
-        current = open;
-      }
-      const text = current.text + chunk.delta;
-      if (!announced) {
-        open = { ...current, text };
-        if (text.trim() === "") return undefined;
-        announce(current);
-        current = { ...current, revision: 1 };
-      }
-      current = { ...current, text, revision: current.revision + 1, recordedAt: isoNow() };
-      open = current;
-      this.#emit("item/updated", { item: current }); // a new object every update, never changed after: no copy
-      // A step that streams without pausing: yield now and then, and wait when too much is unsent.
-      if (this.#log.unsynced >= STREAM_UNSYNCED_MAX) return this.#log.durable();
-      if (++chunks % STREAM_YIELD_EVERY === 0) return nextTick();
-      return undefined;
-    };
-    signal.throwIfAborted(); // before iterating the stream
-    try {
-      if (step.chunkDelayMs > 0) {
-        for await (const chunk of streamStep(step, signal)) await take(chunk);
-      } else {
-        // No pauses: the chunks are taken in a plain loop, with no promise a chunk; the event loop
-        // still gets its turn every STREAM_YIELD_EVERY chunks (a turn/cancel is read there).
-        for (const chunk of stepChunks(step)) {
-          const wait = take(chunk);
-          if (wait !== undefined) await wait;
-        }
-      }
-      close("completed");
-      return calls;
-    } catch (error) {
-      // Salvage the prefix: the open item keeps its text, marked interrupted. Tool calls are dropped.
-      close(signal.aborted ? "cancelled" : "failed");
-      throw error;
-    }
-  }
-
-  /** Dispatches tool calls in order. On abort, in-flight calls are drained and the rest get synthetic results. */
-  async #dispatch(turnId: string, calls: ScriptedToolCall[], signal: AbortSignal): Promise<void> {
-    for (const [i, call] of calls.entries()) {
-      if (signal.aborted) {
-        for (const skipped of calls.slice(i)) this.#skipCall(turnId, skipped);
-        signal.throwIfAborted();
-      }
-      await this.#runCall(turnId, call, signal);
-    }
-    signal.throwIfAborted();
-  }
-
-  #newCallItem(turnId: string, call: ScriptedToolCall): ToolCallItem {
-    return {
-      itemId: uuidv7(),
-      kind: "toolCall",
-      turnId,
-      revision: 1,
-      status: "inProgress",
-      recordedAt: isoNow(),
-      tool: call.tool,
-      callId: `call_${randomBytes(6).toString("hex")}`,
-      args: JSON.stringify(call.args),
-      visibleOutput: "",
-      truncated: false,
-    };
-  }
-
-  #skipCall(turnId: string, call: ScriptedToolCall): void {
-    const item = this.#newCallItem(turnId, call);
-    this.#emitItem("item/started", item);
-    this.#emitItem("item/completed", {
-      ...item,
-      revision: 2,
-      status: "cancelled",
-      recordedAt: isoNow(),
-      failureReason: TOOL_ABORTED_BEFORE_DISPATCH.failureReason,
-      error: { ...TOOL_ABORTED_BEFORE_DISPATCH.error },
-    });
-  }
-
-  /** Sets the item's approval state: logged (durably) as an approval record, then sent as `item/updated`. */
-  #setApproval(item: ToolCallItem, state: ApprovalState, why: { reason?: string; invalid?: boolean } = {}): ToolCallItem {
-    const next: ToolCallItem = { ...item, approval: state, revision: item.revision + 1, recordedAt: isoNow() };
-    this.#append({ type: "approval", at: Date.now(), turnId: item.turnId, itemId: item.itemId, callId: item.callId, state, ...why });
-    this.#emitItem("item/updated", next);
-    return next;
-  }
-
-  /**
-   * Asks before the call runs. Returns the item (`approved`) when it may run, or `undefined` when
-   * the call was closed here: denied (it completes `failed`, the turn goes on), or withdrawn by a
-   * cancel while asking (it completes `cancelled` as never dispatched; the dispatch loop then gives
-   * the step's later calls their synthetic results and ends the turn). An answer of `cancelled`
-   * never gets here: it withdraws the connection that gave it, and the question waits on (see
-   * {@link ApprovalGate}).
-   */
-  async #approve(item: ToolCallItem, signal: AbortSignal): Promise<ToolCallItem | undefined> {
-    let asked = this.#setApproval(item, "pending");
-    this.#settle(); // the pending item/updated goes out before the question
-    // A question is asked only once its pending state is durable (the log failing shuts the host down).
-    if (this.#logFailure !== undefined) throw this.#logFailure;
-    const params: ToolApproveParams = {
-      sessionId: this.sessionId,
-      turnId: item.turnId,
-      itemId: item.itemId,
-      callId: item.callId,
-      tool: item.tool,
-      args: item.args,
-    };
-    let answer: ApprovalAnswer | undefined;
-    try {
-      answer = await this.#ask(params, signal);
-      signal.throwIfAborted();
-    } catch (error) {
-      if (!signal.aborted) throw error;
-      this.#abortedWhileAsking = true;
-      asked = this.#setApproval(asked, "cancelled", withdrawal(answer));
-      this.#emitItem("item/completed", {
-        ...asked,
-        revision: asked.revision + 1,
-        status: "cancelled",
-        recordedAt: isoNow(),
-        failureReason: TOOL_ABORTED_BEFORE_DISPATCH.failureReason,
-        error: { ...TOOL_ABORTED_BEFORE_DISPATCH.error },
-      });
-      return undefined;
-    }
-    if (answer.decision === "approve") {
-      const approved = this.#setApproval(asked, "approved", reasonOf(answer));
-      // Runs only once its approval is durable (the log failing shuts the host down).
-      if (this.#logFailure !== undefined) throw this.#logFailure;
-      return approved;
-    }
-    const denied = this.#setApproval(asked, "denied", reasonOf(answer));
-    const final: ToolCallItem = {
-      ...denied,
-      revision: denied.revision + 1,
-      status: "failed",
-      recordedAt: isoNow(),
-      failureReason: answer.invalid === undefined ? TOOL_DENIED_REASON : `denied: ${answer.invalid}`,
-      error: { ...TOOL_DENIED_ERROR },
-    };
-    // The client's reason (or what was wrong with its answer), for the UI to show.
-    const why = answer.invalid ?? answer.reason;
-    if (why !== undefined) final.error = { ...TOOL_DENIED_ERROR, message: why };
-    this.#emitItem("item/completed", final);
-    return undefined;
-  }
-
-  async #runCall(turnId: string, call: ScriptedToolCall, signal: AbortSignal): Promise<void> {
-    let item = this.#newCallItem(turnId, call);
-    this.#emitItem("item/started", item);
-    if (call.approval === true) {
-      const approved = await this.#approve(item, signal);
-      if (approved === undefined) return;
-      item = approved;
-    }
-    let done = false;
-    let lastSent = 0;
-    let timer: NodeJS.Timeout | undefined;
-    let latest: { out: string; truncated: boolean } | undefined;
-    const flush = () => {
-      timer = undefined;
-      if (done || latest === undefined || latest.out === item.visibleOutput) return;
-      item = { ...item, visibleOutput: latest.out, truncated: latest.truncated, revision: item.revision + 1, recordedAt: isoNow() };
-      lastSent = Date.now();
-      this.#emitItem("item/updated", item);
-    };
-    const onOutput = (out: string, truncated: boolean) => {
-      latest = { out, truncated };
-      if (timer !== undefined) return;
-      const wait = TOOL_OUTPUT_THROTTLE_MS - (Date.now() - lastSent);
-      if (wait <= 0) flush();
-      else timer = setTimeout(flush, wait);
-    };
-    let result: ToolResult;
-    try {
-      result = await this.#execute(call, { signal, onOutput });
-    } finally {
-      done = true;
-      if (timer !== undefined) clearTimeout(timer);
-    }
-    const final: ToolCallItem = {
-      ...item,
-      revision: item.revision + 1,
-      status: result.status,
-      recordedAt: isoNow(),
-      visibleOutput: result.visibleOutput,
-      truncated: result.truncated,
-    };
-    if (result.failureReason !== undefined) final.failureReason = result.failureReason;
-    if (result.escaped === true) final.error = { ...TOOL_PROCESSES_ESCAPED };
-    this.#emitItem("item/completed", final);
-  }
-
-  async #execute(call: ScriptedToolCall, exec: { signal: AbortSignal; onOutput: (out: string, truncated: boolean) => void }): Promise<ToolResult> {
-    if (call.tool !== "shell") {
-      return { status: "failed", visibleOutput: "", truncated: false, failureReason: `unknown tool ${call.tool}`, exitCode: null };
-    }
-    const command = call.args["command"];
-    if (typeof command !== "string") {
-      return { status: "failed", visibleOutput: "", truncated: false, failureReason: "invalid args: command must be a string", exitCode: null };
-    }
-    try {
-      return await runShell(command, exec, this.#shell);
-    } catch (error) {
-      return { status: "failed", visibleOutput: "", truncated: false, failureReason: `tool error: ${(error as Error).message}`, exitCode: null };
     }
   }
 }

@@ -2,7 +2,11 @@
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Item, TurnCompletedParams } from "../protocol/index.js";
-import { readSessionLog, SessionLog, summarizeSessionLog, type LogFilePool, type SessionLogRecord, type SessionLogSummary } from "./sessionLog.js";
+import { readSessionLog } from "./sessionLogReader.js";
+import { SessionLog } from "./sessionLog.js";
+import { summarizeSessionLog, type SessionLogSummary } from "./sessionLogSummary.js";
+import type { LogFilePool } from "./logFilePool.js";
+import type { SessionLogRecord } from "./sessionLogRecord.js";
 import { UnsafeFileError } from "./safeFiles.js";
 import { formatViewCursor } from "../protocol/cursor.js";
 import { HOST_RESTARTED_REASON } from "../protocol/reasons.js";

@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { checkTranscript } from "../../src/testing/index.js";
 import { createHost } from "../../src/host/museHost.js";
-import { loadScriptedModel } from "../../src/host/scriptedModel.js";
+import { loadScriptedModel } from "../../src/host/modelLoader.js";
 import { repoRoot } from "../helpers/repoRoot.js";
 import { expectInOrder } from "./expectInOrder.js";
 import { jsonLines } from "./jsonLines.js";

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkTranscript } from "../../src/testing/index.js";
 import { createHost } from "../../src/host/museHost.js";
-import { loadScriptedModel } from "../../src/host/scriptedModel.js";
+import { loadScriptedModel } from "../../src/host/modelLoader.js";
 import { jsonLines } from "./jsonLines.js";
 import { modelPath, runMuse, startMuse, tempDir, useMuseBundles } from "./museProcess.js";
 import { serveSharedHost, type SharedHostServer } from "./sharedHostServer.js";

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createHost, type MuseHost } from "../../src/host/museHost.js";
 import type { MessageTransport } from "../../src/host/messageTransport.js";
-import { loadScriptedModel } from "../../src/host/scriptedModel.js";
+import { loadScriptedModel } from "../../src/host/modelLoader.js";
 import { approvalModel } from "./approvalModel.js";
 import type { WireMessage } from "./hostProcess.js";
 

@@ -15,7 +15,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createHost } from "../../src/host/museHost.js";
 import type { MessageTransport } from "../../src/host/messageTransport.js";
-import { loadScriptedModel } from "../../src/host/scriptedModel.js";
+import { loadScriptedModel } from "../../src/host/modelLoader.js";
 import { checkTranscriptParts, formatTranscriptEntry } from "../../src/testing/index.js";
 import type { WireMessage } from "./hostProcess.js";
 

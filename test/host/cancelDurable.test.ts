@@ -9,8 +9,8 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createHost, type MuseHost } from "../../src/host/museHost.js";
 import type { MessageTransport } from "../../src/host/messageTransport.js";
-import { loadScriptedModel } from "../../src/host/scriptedModel.js";
-import { sessionLogPath } from "../../src/host/sessionLog.js";
+import { loadScriptedModel } from "../../src/host/modelLoader.js";
+import { sessionLogPath } from "../../src/host/sessionLogRecord.js";
 import { fixture, type WireMessage } from "./hostProcess.js";
 
 const cleanups: Array<() => Promise<void>> = [];

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { HELP, USAGE, parseServeArgs } from "../../src/host/runCli.js";
+import { HELP, USAGE, parseServeArgs } from "../../src/host/serveArgs.js";
 import { DEFAULT_KILL_GRACE_MS, DEFAULT_OUTPUT_CAP_BYTES } from "../../src/host/shellTool.js";
 import { repoRoot } from "../helpers/repoRoot.js";
 

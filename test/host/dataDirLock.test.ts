@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { DataDirInUseError, lockDataDir } from "../../src/host/dataDirLock.js";
 import { createHost } from "../../src/host/museHost.js";
-import { loadScriptedModel } from "../../src/host/scriptedModel.js";
+import { loadScriptedModel } from "../../src/host/modelLoader.js";
 import { fixture } from "./hostProcess.js";
 
 const dirs: string[] = [];

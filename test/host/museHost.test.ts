@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createHost, sessionAgentOf, type MuseHost } from "../../src/host/museHost.js";
 import type { MessageTransport } from "../../src/host/messageTransport.js";
-import { loadScriptedModel } from "../../src/host/scriptedModel.js";
+import { loadScriptedModel } from "../../src/host/modelLoader.js";
 import { checkTranscript, formatTranscriptEntry } from "../../src/testing/index.js";
 import { fixture, type WireMessage } from "./hostProcess.js";
 

@@ -1,6 +1,7 @@
 /** Tests of `muse-host` argument parsing and model loading. */
 import { describe, expect, it } from "vitest";
-import { loadServeModels, parseServeArgs } from "../../src/host/runCli.js";
+import { loadServeModels } from "../../src/host/runCli.js";
+import { parseServeArgs } from "../../src/host/serveArgs.js";
 import { fixture } from "./hostProcess.js";
 
 describe("parseServeArgs", () => {

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
 import { createHost, type MuseHost } from "../../src/host/museHost.js";
-import { loadScriptedModel } from "../../src/host/scriptedModel.js";
+import { loadScriptedModel } from "../../src/host/modelLoader.js";
 import { createStdioTransport } from "../../src/host/stdioTransport.js";
 import type { MessageTransport } from "../../src/host/messageTransport.js";
 import { LineSplitter } from "../../src/protocol/lineSplitter.js";

@@ -3,15 +3,11 @@ import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  LogFilePool,
-  LogUnavailableError,
-  readSessionLog,
-  SessionLog,
-  sessionLogPath,
-  summarizeSessionLog,
-  type SessionLogRecord,
-} from "../../src/host/sessionLog.js";
+import { LogFilePool, LogUnavailableError } from "../../src/host/logFilePool.js";
+import { readSessionLog } from "../../src/host/sessionLogReader.js";
+import { SessionLog } from "../../src/host/sessionLog.js";
+import { sessionLogPath, type SessionLogRecord } from "../../src/host/sessionLogRecord.js";
+import { summarizeSessionLog } from "../../src/host/sessionLogSummary.js";
 
 const dirs: string[] = [];
 afterEach(() => {

@@ -3,7 +3,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { readSessionLog, SessionLog, sessionLogPath, summarizeSessionLog } from "../../src/host/sessionLog.js";
+import { readSessionLog } from "../../src/host/sessionLogReader.js";
+import { SessionLog } from "../../src/host/sessionLog.js";
+import { sessionLogPath } from "../../src/host/sessionLogRecord.js";
+import { summarizeSessionLog } from "../../src/host/sessionLogSummary.js";
 import { recoverSessions } from "../../src/host/sessionRecovery.js";
 
 const dirs: string[] = [];

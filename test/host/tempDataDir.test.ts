@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createHost } from "../../src/host/museHost.js";
-import { loadScriptedModel } from "../../src/host/scriptedModel.js";
+import { loadScriptedModel } from "../../src/host/modelLoader.js";
 import { repoRoot } from "../helpers/repoRoot.js";
 import { fixture } from "./hostProcess.js";
 
