@@ -1,7 +1,7 @@
 /**
  * `@muse-code/sdk/host`: the reference MSP host (scripted model, real shell tool, session log),
- * served over stdio or WebSocket (`serveWebSocket`), and `spawnReferenceHost` to start the copy
- * bundled in this package with its example models.
+ * served over stdio or WebSocket (`serveWebSocket`). To start the copy bundled in this package
+ * as a child process, use `spawnReferenceHost` from `@muse-code/sdk/node`.
  *
  * Any new export added here becomes public API. Use named exports, not wildcards. The host's
  * machinery (session agents, phase machine, shell tool, session log, command cache, JSON-RPC
@@ -9,14 +9,6 @@
  *
  * @packageDocumentation
  */
-export { spawnReferenceHost, exampleModelPath } from "./spawnReferenceHost.js";
-export type {
-  SpawnReferenceHostOptions,
-  ExampleModelName,
-  ReferenceHostWebSocketOptions,
-  ReferenceHostWebSocket,
-  SpawnedReferenceHost,
-} from "./spawnReferenceHost.js";
 export { MuseHost, createHost } from "./museHost.js";
 export { DEFAULT_MAX_LIVE_SESSIONS, HOST_NAME, HOST_VERSION } from "./hostOptions.js";
 export type { MuseHostOptions } from "./hostOptions.js";

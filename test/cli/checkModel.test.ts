@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { checkTurnOf, parseCheckModel } from "../../src/host/checkModel.js";
 import { loadScriptedModel, parseScriptedModel } from "../../src/host/modelLoader.js";
-import { spawnReferenceHost } from "../../src/host/index.js";
+import { spawnReferenceHost } from "../../src/node/index.js";
 import { repoRoot } from "../helpers/repoRoot.js";
 
 const prompt = (directive: unknown) => [{ type: "text" as const, text: JSON.stringify(directive) }];

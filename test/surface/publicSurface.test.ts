@@ -48,7 +48,15 @@ describe("public surface", () => {
       "WriteBufferFullError",
     ]);
     expect(Object.keys(websocket).sort()).toEqual(["connectWebSocket"]);
-    expect(Object.keys(node).sort()).toEqual(["SpawnedHost", "groupAlive", "signalGroup", "spawnHost", "streamChannel"]);
+    expect(Object.keys(node).sort()).toEqual([
+      "SpawnedHost",
+      "exampleModelPath",
+      "groupAlive",
+      "signalGroup",
+      "spawnHost",
+      "spawnReferenceHost",
+      "streamChannel",
+    ]);
     expect(Object.keys(testing).sort()).toEqual(
       [
         "CannedHost",
@@ -76,11 +84,9 @@ describe("public surface", () => {
       "TurnReasons",
       "createHost",
       "createStdioTransport",
-      "exampleModelPath",
       "loadScriptedModel",
       "parseScriptedModel",
       "serveWebSocket",
-      "spawnReferenceHost",
     ]);
   });
 

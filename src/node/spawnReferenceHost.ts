@@ -10,7 +10,7 @@ import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { LineSplitter } from "../protocol/lineSplitter.js";
-import { spawnHost, type SpawnedHost, type SpawnHostOptions } from "../node/spawnHost.js";
+import { spawnHost, type SpawnedHost, type SpawnHostOptions } from "./spawnHost.js";
 
 const PACKAGE_NAME = "@muse-code/sdk";
 
@@ -215,7 +215,7 @@ function path(name: string, value: unknown): string {
  *
  * @example
  * ```ts
- * import { spawnReferenceHost, exampleModelPath } from "@muse-code/sdk/host";
+ * import { spawnReferenceHost, exampleModelPath } from "@muse-code/sdk/node";
  *
  * await using host = spawnReferenceHost({ script: exampleModelPath("hello"), stderr: "ignore" });
  * const { sessionId } = await host.connection.command("session/create", {});
@@ -226,7 +226,7 @@ function path(name: string, value: unknown): string {
  * ```ts
  * import { WebSocket } from "ws"; // Node 20; Node 22 has a global WebSocket
  * import { connectWebSocket } from "@muse-code/sdk/websocket";
- * import { spawnReferenceHost } from "@muse-code/sdk/host";
+ * import { spawnReferenceHost } from "@muse-code/sdk/node";
  *
  * await using host = spawnReferenceHost({ webSocket: { port: 0 } });
  * const { url, token, pageUrl } = await host.webSocket;
