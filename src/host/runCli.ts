@@ -92,7 +92,8 @@ export async function runCli(argv: readonly string[]): Promise<number> {
     process.stdout.write(`${HOST_VERSION}\n`);
     return 0;
   }
-  if (command === "--help" || command === "-h") {
+  // `muse-host --help`, and `muse-host serve --help` as `muse run --help` is: the help, whatever else is given.
+  if (command === "--help" || command === "-h" || (command === "serve" && rest.some((arg) => arg === "--help" || arg === "-h"))) {
     process.stdout.write(`${HELP}\n`);
     return 0;
   }

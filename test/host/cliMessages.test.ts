@@ -102,6 +102,7 @@ describe("muse-host --help", () => {
   it("the real process prints the help on stdout and exits 0; a bad flag gets the synopsis and a pointer to --help, exit 2", () => {
     const help = museHost(["--help"]);
     expect(help).toMatchObject({ status: 0, stdout: `${HELP}\n`, stderr: "" });
+    expect(museHost(["serve", "--stdio", "--help"])).toMatchObject({ status: 0, stdout: `${HELP}\n`, stderr: "" });
     const bad = museHost(["serve", "--stdio", "--script", "a.json", "--kill-grace", "5"]);
     expect(bad.status).toBe(2);
     expect(bad.stderr).toBe(`muse-host: unknown option --kill-grace\n${USAGE}\n(muse-host --help says what each flag does)\n`);
