@@ -12,7 +12,7 @@ import { BoundedMap } from "../internal/boundedMap.js";
 import type { JsonRpcId } from "./jsonRpc.js";
 
 /**
- * Where a question goes: a reply channel of the host core. Compared by identity.
+ * Where a question goes: a subscriber of the host core (one peer's way back to its client). Compared by identity.
  *
  * @example
  * ```ts
@@ -129,7 +129,7 @@ function readAnswer(message: Record<string, unknown>): Omit<ApprovalAnswer, "dec
  * @example
  * ```ts
  * const gate = new ApprovalGate({ logger: console.error });
- * gate.attach(sessionId, channel);
+ * gate.attach(sessionId, subscriber);
  * const answer = await gate.ask(params, signal); // rejects with signal.reason when the turn is cancelled
  * ```
  */
@@ -174,7 +174,7 @@ export class ApprovalGate {
     try {
       target.send({ jsonrpc: "2.0", id, method: HostRequests.toolApprove, params: { ...question.params } });
     } catch (error) {
-      // A channel that cannot take the request is as good as closed for this question: it stays
+      // A subscriber that cannot take the request is as good as closed for this question: it stays
       // open for the next connection or resume, and the turn goes on waiting (or is cancelled).
       state.open.delete(id);
       question.asks.delete(target);

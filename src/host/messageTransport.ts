@@ -1,7 +1,7 @@
 /** The message transport seam: what the host core needs from stdio today and WebSocket later. */
 
 /**
- * A bidirectional channel of JSON-RPC messages. Incoming messages are delivered as text (one
+ * A two-way transport of JSON-RPC messages. Incoming messages are delivered as text (one
  * NDJSON line, or one WebSocket text frame) so the core answers malformed JSON itself with -32700;
  * outgoing messages are objects the transport serializes.
  *
@@ -19,6 +19,6 @@ export interface MessageTransport {
   onClose(callback: () => void): void;
   /** Sends one message. Messages are written in call order. */
   send(message: unknown): void;
-  /** Stops reading and releases the channel. Sending after close is a no-op. */
+  /** Stops reading and releases the transport. Sending after close is a no-op. */
   close(): void;
 }

@@ -275,6 +275,10 @@ describe("MuseHost retries, caching and parameter checks", () => {
       expect(h.request("session/resume", { sessionId, afterCursor: bad }).error?.code, bad).toBe(-32602);
     }
     expect(h.request("session/resume", { sessionId, afterCursor: `v:${sessionId}:0` }).result).toMatchObject({ replayed: 0 });
+    // The strict parser's word for it: the message names the cursor and the session.
+    expect(h.request("session/resume", { sessionId, afterCursor: `v:${sessionId}:01` }).error?.message).toBe(
+      `afterCursor v:${sessionId}:01 is not a cursor of session ${sessionId}`,
+    );
   });
 
   it("logs cancelRequested only for the cause that won", async () => {
