@@ -5,7 +5,7 @@
  *   neither `node:*` nor a bare name such as `fs`, statically or with `import()`;
  * - client code (src/ outside host/) never imports the reference host;
  * - src/host/ shares only protocol/ and the one pure data structure internal/boundedMap.js with
- *   the client (see the override for spawnReferenceHost below);
+ *   the client;
  * - src/node/cli/ and demo/ use only the package's public entry points (`@muse-code/sdk`, `@muse-code/sdk/*`),
  *   and src/node/cli/ neither the reference host's nor any path that leaves src/node/cli/;
  * - demo/ (the Stop-button app, browser code) imports no Node built-in either;
@@ -98,25 +98,6 @@ export default defineConfig(
             {
               regex: "^\\.\\./(?!protocol/[^/]+$|internal/boundedMap\\.js$)",
               message: "src/host/ shares only protocol/ and internal/boundedMap.js with the client.",
-            },
-            { regex: "^@muse-code/sdk(/|$)", message: "src/host/ does not import the client package." },
-          ],
-        },
-      ],
-    },
-  },
-  // spawnReferenceHost is the client-side launcher of the bundled host: it returns the SpawnedHost
-  // that spawnHost returns, so it alone may also import ../node/spawnHost.js.
-  {
-    files: ["src/host/spawnReferenceHost.ts"],
-    rules: {
-      "no-restricted-imports": [
-        "error",
-        {
-          patterns: [
-            {
-              regex: "^\\.\\./(?!protocol/[^/]+$|internal/boundedMap\\.js$|node/spawnHost\\.js$)",
-              message: "src/host/ shares only protocol/ and internal/boundedMap.js with the client (and this launcher node/spawnHost.js).",
             },
             { regex: "^@muse-code/sdk(/|$)", message: "src/host/ does not import the client package." },
           ],

@@ -1,7 +1,7 @@
 /**
  * Bench rows of cancel latency explained (issue 11 §3), run by bench/run.ts (`--only=cancel`):
  * - (c1) one cancel at a time on the reference host, traced end to end: the client's send and
- *   receive marks plus the host's own (`MUSE_HOST_TRACE`, src/host/trace-marks.ts) on the one
+ *   receive marks plus the host's own (`MUSE_HOST_TRACE`, src/host/traceMarks.ts) on the one
  *   monotonic clock, as median and p99 per stage;
  * - (c2) the floor under it on this machine: a bare `/bin/sh` group like the fixture's, SIGTERMed
  *   once its grandchild printed, timed to `exit` and to its pipes closing, with no host at all;

@@ -8,8 +8,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createHost } from "../src/host/muse-host.js";
-import { loadScriptedModel } from "../src/host/scripted-model.js";
+import { createHost } from "../src/host/museHost.js";
+import { loadScriptedModel } from "../src/host/modelLoader.js";
 const max = Number(process.argv[2]);
 const n = Number(process.argv[3] ?? 10000);
 const dir = mkdtempSync(join(tmpdir(), "livemem-"));

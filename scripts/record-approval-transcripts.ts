@@ -23,9 +23,9 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { v7 as uuidv7 } from "uuid";
-import { createHost } from "../src/host/muse-host.js";
-import type { MessageTransport } from "../src/host/message-transport.js";
-import { loadScriptedModel } from "../src/host/scripted-model.js";
+import { createHost } from "../src/host/museHost.js";
+import type { MessageTransport } from "../src/host/messageTransport.js";
+import { loadScriptedModel } from "../src/host/modelLoader.js";
 import { LineSplitter } from "../src/protocol/lineSplitter.js";
 import { checkTranscriptParts, formatTranscriptEntry } from "../src/testing/index.js";
 

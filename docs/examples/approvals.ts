@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ToolCallItem } from "@muse-code/sdk";
-import { spawnReferenceHost } from "@muse-code/sdk/host";
+import { spawnReferenceHost } from "@muse-code/sdk/node";
 
 // #region script
 // The reference host's scripted model: this call is asked about before it runs.

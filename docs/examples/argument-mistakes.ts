@@ -3,7 +3,7 @@
  * reject (or throw) with TypeError or RangeError, never with MspError, and nothing is sent.
  */
 import { MspError } from "@muse-code/sdk";
-import { exampleModelPath, spawnReferenceHost } from "@muse-code/sdk/host";
+import { exampleModelPath, spawnReferenceHost } from "@muse-code/sdk/node";
 
 await using msp = spawnReferenceHost({ script: exampleModelPath("hello") });
 

@@ -3,7 +3,7 @@
  * own terminal (not the cancel's ack), then read the cancelled tool call.
  */
 import type { MspClient } from "@muse-code/sdk";
-import { exampleModelPath, spawnReferenceHost } from "@muse-code/sdk/host";
+import { exampleModelPath, spawnReferenceHost } from "@muse-code/sdk/node";
 
 // #region wait
 /**

@@ -4,7 +4,7 @@
  * Every other rejection is a real error.
  */
 import { MspError } from "@muse-code/sdk";
-import { exampleModelPath, spawnReferenceHost } from "@muse-code/sdk/host";
+import { exampleModelPath, spawnReferenceHost } from "@muse-code/sdk/node";
 
 await using msp = spawnReferenceHost({ script: exampleModelPath("hello") });
 const { sessionId } = await msp.command("session/create", {});

@@ -8,7 +8,7 @@ import { once } from "node:events";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { connect, type ByteChannel } from "@muse-code/sdk";
-import { exampleModelPath } from "@muse-code/sdk/host";
+import { exampleModelPath } from "@muse-code/sdk/node";
 
 // The reference host's command line, located through the installed package (its "muse-host" bin).
 const require = createRequire(import.meta.url);

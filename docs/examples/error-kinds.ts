@@ -4,7 +4,7 @@
  * argument-mistakes.ts.)
  */
 import { MspError } from "@muse-code/sdk";
-import { exampleModelPath, spawnReferenceHost } from "@muse-code/sdk/host";
+import { exampleModelPath, spawnReferenceHost } from "@muse-code/sdk/node";
 
 // #region describe
 /** One line saying what went wrong; anything that is not an MspError is a bug, rethrown. */

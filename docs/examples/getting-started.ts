@@ -4,7 +4,7 @@
  * and how the turn ended.
  */
 import { isCompatibleProtocol, PROTOCOL_VERSION } from "@muse-code/sdk";
-import { exampleModelPath, spawnReferenceHost } from "@muse-code/sdk/host";
+import { exampleModelPath, spawnReferenceHost } from "@muse-code/sdk/node";
 
 // The host is a child process; `await using` closes the connection and stops the child when
 // this scope ends, even if a line below throws. Without it, call `await msp.close()` yourself:

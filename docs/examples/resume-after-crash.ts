@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { MspError } from "@muse-code/sdk";
-import { exampleModelPath, spawnReferenceHost } from "@muse-code/sdk/host";
+import { exampleModelPath, spawnReferenceHost } from "@muse-code/sdk/node";
 
 // The reference host keeps its session logs here; a restarted host reads them back.
 const data = mkdtempSync(join(tmpdir(), "my-app-sessions-"));

@@ -3,7 +3,7 @@
  * `turn/start`. It holds the `turn/cancel` until the ack names the turn, then sends it and
  * resolves with the turn's own terminal.
  */
-import { exampleModelPath, spawnReferenceHost } from "@muse-code/sdk/host";
+import { exampleModelPath, spawnReferenceHost } from "@muse-code/sdk/node";
 
 await using msp = spawnReferenceHost({ script: exampleModelPath("run-tests") });
 const { sessionId } = await msp.command("session/create", {});

@@ -3,7 +3,7 @@
  * until the turn's own terminal arrives; here the console stands in for the button.
  */
 import { StopController, type StopSnapshot } from "@muse-code/sdk";
-import { exampleModelPath, spawnReferenceHost } from "@muse-code/sdk/host";
+import { exampleModelPath, spawnReferenceHost } from "@muse-code/sdk/node";
 
 await using msp = spawnReferenceHost({ script: exampleModelPath("run-tests") });
 const { sessionId } = await msp.command("session/create", {});

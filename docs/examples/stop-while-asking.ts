@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { StopController, type StopSnapshot } from "@muse-code/sdk";
-import { spawnReferenceHost } from "@muse-code/sdk/host";
+import { spawnReferenceHost } from "@muse-code/sdk/node";
 
 const script = {
   turns: [{ steps: [{ text: "Publishing the package.", toolCalls: [{ tool: "shell", args: { command: "echo published" }, approval: true }] }] }],

@@ -3,7 +3,7 @@
  * turn's one terminal. Any number of waiters get that same terminal, and the client keeps every
  * item at its latest revision.
  */
-import { exampleModelPath, spawnReferenceHost } from "@muse-code/sdk/host";
+import { exampleModelPath, spawnReferenceHost } from "@muse-code/sdk/node";
 
 await using msp = spawnReferenceHost({ script: exampleModelPath("hello") });
 const { sessionId } = await msp.command("session/create", {});

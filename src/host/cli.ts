@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /** The `muse-host` bin entry: runs the command line and exits with its code. */
-import { runCli } from "./run-cli.js";
+import { runCli } from "./runCli.js";
 
 runCli(process.argv.slice(2)).then(
   (code) => process.exit(code),

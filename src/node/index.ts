@@ -1,6 +1,6 @@
 /**
  * @muse-code/sdk/node: Node-only transports. Spawn a host as a child process and talk to it
- * over stdio.
+ * over stdio; `spawnReferenceHost` does so for the reference host bundled in this package.
  *
  * Any new export added here becomes public API. Use named exports, not wildcards.
  *
@@ -11,3 +11,11 @@ export type { SpawnHostOptions, HostExit } from "./spawnHost.js";
 export { streamChannel } from "./streamChannel.js";
 export type { StreamChannel, StreamChannelOptions } from "./streamChannel.js";
 export { signalGroup, groupAlive } from "./processGroup.js";
+export { spawnReferenceHost, exampleModelPath } from "./spawnReferenceHost.js";
+export type {
+  SpawnReferenceHostOptions,
+  ExampleModelName,
+  ReferenceHostWebSocketOptions,
+  ReferenceHostWebSocket,
+  SpawnedReferenceHost,
+} from "./spawnReferenceHost.js";

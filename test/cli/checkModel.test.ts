@@ -1,9 +1,9 @@
 /** The checkable model hook of the reference host: `{"kind": "msp-check"}` turns a prompt's JSON directive into a turn. */
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { checkTurnOf, parseCheckModel } from "../../src/host/check-model.js";
-import { loadScriptedModel, parseScriptedModel } from "../../src/host/scripted-model.js";
-import { spawnReferenceHost } from "../../src/host/index.js";
+import { checkTurnOf, parseCheckModel } from "../../src/host/checkModel.js";
+import { loadScriptedModel, parseScriptedModel } from "../../src/host/modelLoader.js";
+import { spawnReferenceHost } from "../../src/node/index.js";
 import { repoRoot } from "../helpers/repoRoot.js";
 
 const prompt = (directive: unknown) => [{ type: "text" as const, text: JSON.stringify(directive) }];

@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { CHECK_SCENARIOS } from "../../src/node/cli/check/index.js";
-import { checkTurnOf } from "../../src/host/check-model.js";
+import { checkTurnOf } from "../../src/host/checkModel.js";
 import { repoRoot } from "../helpers/repoRoot.js";
 
 const page = readFileSync(join(repoRoot, "docs/checkable-hosts.md"), "utf8");

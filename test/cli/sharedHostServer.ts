@@ -5,8 +5,8 @@
  */
 import type { AddressInfo } from "node:net";
 import { WebSocketServer } from "ws";
-import type { MessageTransport } from "../../src/host/message-transport.js";
-import type { MuseHost } from "../../src/host/muse-host.js";
+import type { MessageTransport } from "../../src/host/messageTransport.js";
+import type { MuseHost } from "../../src/host/museHost.js";
 
 /** A listening server in front of one host. */
 export interface SharedHostServer {

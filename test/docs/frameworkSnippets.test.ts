@@ -10,8 +10,7 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { StopController, type StopSnapshot } from "@muse-code/sdk";
-import { spawnReferenceHost } from "@muse-code/sdk/host";
-import type { SpawnedHost } from "@muse-code/sdk/node";
+import { spawnReferenceHost, type SpawnedHost } from "@muse-code/sdk/node";
 import { repoRoot } from "../helpers/repoRoot.js";
 
 /** A one-component React stand-in: renders the component again whenever a subscribed store changes. */

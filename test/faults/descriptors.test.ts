@@ -9,8 +9,8 @@ import { execFileSync } from "node:child_process";
 import { readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { useHostProcesses } from "../host/host-process.js";
-import { completedOf, createSession, descriptorsOf, serving, shellModel } from "./host-helpers.js";
+import { useHostProcesses } from "../host/hostProcess.js";
+import { completedOf, createSession, descriptorsOf, serving, shellModel } from "./hostHelpers.js";
 
 const { start, tempDir } = useHostProcesses("muse-host-fds-");
 

@@ -11,8 +11,8 @@ import { v7 as uuidv7 } from "uuid";
 import { describe, expect, it } from "vitest";
 import { parseViewCursor } from "../../src/protocol/cursor.js";
 import { checkTranscriptParts } from "../../src/testing/index.js";
-import { useHostProcesses, type HostProcess } from "../host/host-process.js";
-import { createSession, serving } from "./host-helpers.js";
+import { useHostProcesses, type HostProcess } from "../host/hostProcess.js";
+import { createSession, serving } from "./hostHelpers.js";
 import { seededRandom } from "../helpers/seededRandom.js";
 
 const { start, tempDir } = useHostProcesses("muse-host-durable-");

@@ -6,10 +6,10 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { parseScriptedModel } from "../../src/host/scripted-model.js";
+import { parseScriptedModel } from "../../src/host/modelLoader.js";
 import { checkTranscript } from "../../src/testing/index.js";
 import { approvalModel } from "./approvalModel.js";
-import { useHostProcesses, type HostProcess, type WireMessage } from "./host-process.js";
+import { useHostProcesses, type HostProcess, type WireMessage } from "./hostProcess.js";
 
 const { start, tempDir } = useHostProcesses("muse-approval-");
 

@@ -9,11 +9,11 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { createHost, type MuseHost } from "../../src/host/muse-host.js";
-import type { MessageTransport } from "../../src/host/message-transport.js";
-import { loadScriptedModel } from "../../src/host/scripted-model.js";
+import { createHost, type MuseHost } from "../../src/host/museHost.js";
+import type { MessageTransport } from "../../src/host/messageTransport.js";
+import { loadScriptedModel } from "../../src/host/modelLoader.js";
 import { approvalModel } from "./approvalModel.js";
-import type { WireMessage } from "./host-process.js";
+import type { WireMessage } from "./hostProcess.js";
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {

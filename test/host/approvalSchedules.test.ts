@@ -13,11 +13,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { createHost } from "../../src/host/muse-host.js";
-import type { MessageTransport } from "../../src/host/message-transport.js";
-import { loadScriptedModel } from "../../src/host/scripted-model.js";
+import { createHost } from "../../src/host/museHost.js";
+import type { MessageTransport } from "../../src/host/messageTransport.js";
+import { loadScriptedModel } from "../../src/host/modelLoader.js";
 import { checkTranscriptParts, formatTranscriptEntry } from "../../src/testing/index.js";
-import type { WireMessage } from "./host-process.js";
+import type { WireMessage } from "./hostProcess.js";
 
 const RUNS = Number(process.env["APPROVAL_HOST_RUNS"] ?? 200);
 const CALLS = 2;

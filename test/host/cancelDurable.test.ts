@@ -7,11 +7,11 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { createHost, type MuseHost } from "../../src/host/muse-host.js";
-import type { MessageTransport } from "../../src/host/message-transport.js";
-import { loadScriptedModel } from "../../src/host/scripted-model.js";
-import { sessionLogPath } from "../../src/host/session-log.js";
-import { fixture, type WireMessage } from "./host-process.js";
+import { createHost, type MuseHost } from "../../src/host/museHost.js";
+import type { MessageTransport } from "../../src/host/messageTransport.js";
+import { loadScriptedModel } from "../../src/host/modelLoader.js";
+import { sessionLogPath } from "../../src/host/sessionLogRecord.js";
+import { fixture, type WireMessage } from "./hostProcess.js";
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {

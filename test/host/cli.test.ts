@@ -1,7 +1,7 @@
 /** End to end: the real `muse-host serve --stdio` child process, spoken to in raw NDJSON JSON-RPC. */
 import { describe, expect, it } from "vitest";
 import { checkTranscript } from "../../src/testing/index.js";
-import { fixture, HostProcess, useHostProcesses, type WireMessage } from "./host-process.js";
+import { fixture, HostProcess, useHostProcesses, type WireMessage } from "./hostProcess.js";
 import { processGone, waitGone } from "../helpers/processGone.js";
 
 const { start, tempDir } = useHostProcesses("muse-host-test-");

@@ -8,12 +8,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
-import { createHost, type MuseHost } from "../../src/host/muse-host.js";
-import { loadScriptedModel } from "../../src/host/scripted-model.js";
-import { createStdioTransport } from "../../src/host/stdio-transport.js";
-import type { MessageTransport } from "../../src/host/message-transport.js";
+import { createHost, type MuseHost } from "../../src/host/museHost.js";
+import { loadScriptedModel } from "../../src/host/modelLoader.js";
+import { createStdioTransport } from "../../src/host/stdioTransport.js";
+import type { MessageTransport } from "../../src/host/messageTransport.js";
 import { LineSplitter } from "../../src/protocol/lineSplitter.js";
-import { fixture, type WireMessage } from "./host-process.js";
+import { fixture, type WireMessage } from "./hostProcess.js";
 
 const input = [{ type: "text" as const, text: "go" }];
 const cleanups: Array<() => Promise<void>> = [];

@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import type { MspClient, MspNotification } from "../../src/index.js";
-import { exampleModelPath, spawnReferenceHost, type SpawnedReferenceHost } from "../../src/host/index.js";
+import { exampleModelPath, spawnReferenceHost, type SpawnedReferenceHost } from "../../src/node/index.js";
 import { wsClient } from "./webSocketHostProcess.js";
 
 const input = [{ type: "text" as const, text: "go" }];

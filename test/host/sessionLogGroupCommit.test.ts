@@ -3,7 +3,8 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { SessionLog, sessionLogPath } from "../../src/host/session-log.js";
+import { SessionLog } from "../../src/host/sessionLog.js";
+import { sessionLogPath } from "../../src/host/sessionLogRecord.js";
 
 const dirs: string[] = [];
 afterEach(() => {

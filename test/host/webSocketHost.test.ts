@@ -12,9 +12,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
 import type { ToolCallItem } from "../../src/index.js";
 import { bearerSubprotocol, MSP_SUBPROTOCOL } from "../../src/protocol/index.js";
-import { exampleModelPath, spawnReferenceHost } from "../../src/host/index.js";
+import { exampleModelPath, spawnReferenceHost } from "../../src/node/index.js";
 import { repoRoot } from "../helpers/repoRoot.js";
-import { fixture } from "./host-process.js";
+import { fixture } from "./hostProcess.js";
 import { occurrences, rawRequest, startWebSocketHost, upgradeRequest, wsClient, type WebSocketHostProcess } from "./webSocketHostProcess.js";
 
 const input = [{ type: "text" as const, text: "go" }];

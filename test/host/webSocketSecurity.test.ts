@@ -12,7 +12,7 @@ import { WebSocket } from "ws";
 import { MspError, type MspClient } from "../../src/index.js";
 import { bearerSubprotocol, HostCloseCodes, MSP_SUBPROTOCOL } from "../../src/protocol/index.js";
 import { repoRoot } from "../helpers/repoRoot.js";
-import { fixture } from "./host-process.js";
+import { fixture } from "./hostProcess.js";
 import { occurrences, rawRequest, startWebSocketHost, upgradeRequest, wsClient, type WebSocketHostProcess } from "./webSocketHostProcess.js";
 
 const input = [{ type: "text" as const, text: "go" }];

@@ -40,14 +40,14 @@ describe("the house never-rules", () => {
 
   it.each([
     ["src/client.ts", 'import { x } from "./host/x.js";'],
-    ["src/node/x.ts", 'import { x } from "../host/muse-host.js";'],
+    ["src/node/x.ts", 'import { x } from "../host/museHost.js";'],
     ["src/testing/x.ts", 'import { x } from "@muse-code/sdk/host";'],
   ])("client code never imports the reference host (%s: %s)", async (file, code) => {
     expect(await problems(file, `${HEADER}${code}\nexport const y = x;`)).toEqual(["no-restricted-imports"]);
   });
 
   it("src/host/ imports, of our own code, only protocol/ and internal/boundedMap.js", async () => {
-    const allowed = 'import { a } from "../protocol/cursor.js";\nimport { b } from "../internal/boundedMap.js";\nimport { c } from "./session-log.js";\n';
+    const allowed = 'import { a } from "../protocol/cursor.js";\nimport { b } from "../internal/boundedMap.js";\nimport { c } from "./sessionLog.js";\n';
     expect(await problems("src/host/x.ts", `${HEADER}${allowed}export const y = [a, b, c];`)).toEqual([]);
     for (const spec of ["../internal/boundedWait.js", "../client.js", "../protocol/deeper/x.js", "../node/spawnHost.js", "@muse-code/sdk"]) {
       expect(await problems("src/host/x.ts", `${HEADER}import { x } from "${spec}";\nexport const y = x;`), spec).toEqual(["no-restricted-imports"]);

@@ -9,7 +9,7 @@ import { build } from "esbuild";
 import { describe, expect, it } from "vitest";
 import { connect, type MspClient } from "../../src/index.js";
 import { createLinkedPair } from "../../src/testing/index.js";
-import { spawnReferenceHost } from "../../src/host/index.js";
+import { spawnReferenceHost } from "../../src/node/index.js";
 import type { SpawnedHost } from "../../src/node/index.js";
 import { processGone as isProcessGone } from "../helpers/processGone.js";
 import { repoRoot } from "../helpers/repoRoot.js";

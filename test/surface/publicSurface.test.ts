@@ -58,7 +58,15 @@ describe("public surface", () => {
       "createFraming",
     ]);
     expect(Object.keys(websocket).sort()).toEqual(["connectWebSocket"]);
-    expect(Object.keys(node).sort()).toEqual(["SpawnedHost", "groupAlive", "signalGroup", "spawnHost", "streamChannel"]);
+    expect(Object.keys(node).sort()).toEqual([
+      "SpawnedHost",
+      "exampleModelPath",
+      "groupAlive",
+      "signalGroup",
+      "spawnHost",
+      "spawnReferenceHost",
+      "streamChannel",
+    ]);
     expect(Object.keys(testing).sort()).toEqual(
       [
         "CannedHost",
@@ -82,11 +90,9 @@ describe("public surface", () => {
       "MuseHost",
       "createHost",
       "createStdioTransport",
-      "exampleModelPath",
       "loadScriptedModel",
       "parseScriptedModel",
       "serveWebSocket",
-      "spawnReferenceHost",
     ]);
   });
 

@@ -1,0 +1,144 @@
+/**
+ * The checkable model: a model file `{"kind": "msp-check"}` makes a model whose turns are told
+ * what to do by their prompt, a JSON directive (docs/checkable-hosts.md). `muse check` drives a
+ * host through its conformance scenarios with it.
+ */
+import { isObject, type TurnInput } from "../protocol/index.js";
+import type { ScriptedModel, ScriptedStep, ScriptedToolCall, ScriptedTurn } from "./scriptedModel.js";
+
+/**
+ * The `kind` of a model file that loads the checkable model, and the model name `muse check`
+ * asks for in `session/create {model}`.
+ *
+ * @example
+ * ```ts
+ * import { writeFileSync } from "node:fs";
+ * writeFileSync("check.json", JSON.stringify({ kind: CHECK_MODEL_KIND }));
+ * // muse-host serve --stdio --script models/hello.json --model msp-check=check.json
+ * ```
+ */
+export const CHECK_MODEL_KIND = "msp-check";
+
+/** Characters per streamed chunk when a directive step gives no `chunkSize`. @unit characters */
+const DEFAULT_CHUNK_SIZE = 8;
+/** Longest tool run a directive may ask for, so a typo cannot tie a host up for hours. @unit milliseconds */
+const MAX_TOOL_RUN_MS = 600_000;
+/** Shortest output interval of a tool run. @unit milliseconds */
+const MIN_OUTPUT_EVERY_MS = 10;
+
+const STEP_KEYS = ["reasoning", "text", "chunkSize", "chunkDelayMs", "tool"];
+const TOOL_KEYS = ["runMs", "outputEveryMs", "approval"];
+
+/** What a turn with no directive streams: how to use the model. */
+const HELP_TURN: ScriptedTurn = {
+  steps: [
+    {
+      text: 'This is the msp-check model: send a JSON directive as the prompt, e.g. {"steps":[{"text":"hello"}]} (docs/checkable-hosts.md).',
+      chunkSize: 32,
+      chunkDelayMs: 0,
+      toolCalls: [],
+    },
+  ],
+};
+
+function bad(where: string, what: string): never {
+  throw new Error(`invalid msp-check directive at ${where}: ${what}`);
+}
+
+function nonNegative(value: unknown, where: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (!(typeof value === "number" && Number.isFinite(value) && value >= 0)) bad(where, "must be a number >= 0");
+  return value;
+}
+
+/** The shell command that plays a tool run: one output line every `everyMs`, for about `runMs`. */
+function toolRunCommand(runMs: number, everyMs: number): string {
+  const lines = Math.max(1, Math.ceil(runMs / everyMs));
+  const pause = (everyMs / 1000).toFixed(3);
+  return `i=0; while [ "$i" -lt ${lines} ]; do i=$((i+1)); echo "msp-check tool output $i of ${lines}"; sleep ${pause}; done`;
+}
+
+function parseTool(raw: unknown, where: string): ScriptedToolCall {
+  if (!isObject(raw)) bad(where, "tool must be an object");
+  for (const key of Object.keys(raw)) if (!TOOL_KEYS.includes(key)) bad(`${where}.${key}`, `unknown key (expected one of ${TOOL_KEYS.join(", ")})`);
+  const runMs = nonNegative(raw["runMs"], `${where}.runMs`);
+  if (runMs === undefined || runMs > MAX_TOOL_RUN_MS) bad(`${where}.runMs`, `must be a number from 0 to ${MAX_TOOL_RUN_MS}`);
+  const everyMs = nonNegative(raw["outputEveryMs"], `${where}.outputEveryMs`) ?? 100;
+  if (everyMs < MIN_OUTPUT_EVERY_MS) bad(`${where}.outputEveryMs`, `must be at least ${MIN_OUTPUT_EVERY_MS}`);
+  // As in a scripted model's tool call: a boolean; `true` asks the client (`tool/approve`) before the run.
+  const approval = raw["approval"];
+  if (approval !== undefined && typeof approval !== "boolean") bad(`${where}.approval`, "approval must be a boolean");
+  const call: ScriptedToolCall = { tool: "shell", args: { command: toolRunCommand(runMs, everyMs) } };
+  if (approval === true) call.approval = true;
+  return call;
+}
+
+function parseStep(raw: unknown, where: string): ScriptedStep {
+  if (!isObject(raw)) bad(where, "a step must be an object");
+  for (const key of Object.keys(raw)) if (!STEP_KEYS.includes(key)) bad(`${where}.${key}`, `unknown key (expected one of ${STEP_KEYS.join(", ")})`);
+  const { reasoning, text, chunkSize, tool } = raw;
+  if (reasoning !== undefined && typeof reasoning !== "string") bad(`${where}.reasoning`, "must be a string");
+  if (text !== undefined && typeof text !== "string") bad(`${where}.text`, "must be a string");
+  if (chunkSize !== undefined && !(Number.isInteger(chunkSize) && (chunkSize as number) >= 1)) bad(`${where}.chunkSize`, "must be an integer >= 1");
+  const step: ScriptedStep = {
+    chunkSize: (chunkSize as number | undefined) ?? DEFAULT_CHUNK_SIZE,
+    chunkDelayMs: nonNegative(raw["chunkDelayMs"], `${where}.chunkDelayMs`) ?? 0,
+    toolCalls: tool === undefined ? [] : [parseTool(tool, `${where}.tool`)],
+  };
+  if (reasoning !== undefined) step.reasoning = reasoning;
+  if (text !== undefined) step.text = text;
+  return step;
+}
+
+/**
+ * The turn a prompt directs: its text inputs, joined, parsed as a directive
+ * `{"steps": [{reasoning?, text?, chunkSize?, chunkDelayMs?, tool?: {runMs, outputEveryMs?, approval?}}]}`.
+ * A prompt that is not a JSON object gets a short help message; a JSON object that is not a
+ * directive throws an `Error` naming the problem and its path (the turn then fails with it).
+ *
+ * @example
+ * ```ts
+ * const turn = checkTurnOf([{ type: "text", text: '{"steps":[{"text":"hi","chunkDelayMs":20}]}' }]);
+ * turn.steps[0]?.text; // "hi"
+ * ```
+ */
+export function checkTurnOf(input: readonly TurnInput[]): ScriptedTurn {
+  const prompt = input.map((part) => part.text).join("");
+  let value: unknown;
+  try {
+    value = JSON.parse(prompt);
+  } catch {
+    return HELP_TURN;
+  }
+  if (!isObject(value)) return HELP_TURN;
+  for (const key of Object.keys(value)) if (key !== "steps") bad(`$.${key}`, "unknown key (expected steps)");
+  const steps = value["steps"];
+  if (!Array.isArray(steps) || steps.length === 0) bad("$.steps", "steps must be a non-empty array");
+  return { steps: steps.map((step: unknown, i: number) => parseStep(step, `$.steps[${i}]`)) };
+}
+
+/**
+ * Builds the checkable model from its file's value `{"kind": "msp-check", "description"?: string}`.
+ * Throws an `Error` naming the first problem.
+ *
+ * @example
+ * ```ts
+ * const model = parseCheckModel({ kind: "msp-check" }, "msp-check");
+ * model.turnFor?.(0, [{ type: "text", text: '{"steps":[{"text":"hi"}]}' }]).steps.length; // 1
+ * ```
+ */
+export function parseCheckModel(value: Record<string, unknown>, name: string): ScriptedModel {
+  for (const key of Object.keys(value)) {
+    if (key !== "kind" && key !== "description")
+      throw new Error(`invalid scripted model at $.${key}: unknown key in a ${CHECK_MODEL_KIND} model (expected kind, description)`);
+  }
+  if (value["kind"] !== CHECK_MODEL_KIND) throw new Error(`invalid scripted model at $.kind: the only kind is ${JSON.stringify(CHECK_MODEL_KIND)}`);
+  if (value["description"] !== undefined && typeof value["description"] !== "string")
+    throw new Error("invalid scripted model at $.description: description must be a string");
+  return {
+    name,
+    turns: [HELP_TURN],
+    turnAt: () => HELP_TURN,
+    turnFor: (_index, input) => checkTurnOf(input),
+  };
+}

@@ -1,0 +1,244 @@
+/** The scripted model: a deterministic stream of reasoning, text and tool calls read from a JSON file. */
+import { setTimeout as sleep } from "node:timers/promises";
+import { isObject, type TurnInput } from "../protocol/index.js";
+
+/**
+ * A tool call a scripted step asks for. `args` is any JSON object. With `approval: true` the host
+ * asks the client (`tool/approve`) before it runs the call, and runs it only on `approve`.
+ *
+ * @example
+ * ```ts
+ * const call: ScriptedToolCall = { tool: "shell", args: { command: "rm -rf build" }, approval: true };
+ * ```
+ */
+export interface ScriptedToolCall {
+  tool: string;
+  args: Record<string, unknown>;
+  /** Ask the client before running it (`tool/approve`). @defaultValue false */
+  approval?: boolean;
+}
+
+/**
+ * One model step: reasoning, then text, then tool calls whose results feed the next step.
+ *
+ * @example
+ * ```ts
+ * const step: ScriptedStep = { text: "hi", chunkSize: 8, chunkDelayMs: 0, toolCalls: [] };
+ * ```
+ */
+export interface ScriptedStep {
+  reasoning?: string;
+  text?: string;
+  /** @unit characters per streamed chunk (default 8) */
+  chunkSize: number;
+  /** @unit milliseconds before each chunk (default 0) */
+  chunkDelayMs: number;
+  toolCalls: ScriptedToolCall[];
+}
+
+/**
+ * One scripted turn: its steps, played in order.
+ *
+ * @example
+ * ```ts
+ * const model = loadScriptedModel(exampleModelPath("hello"), "default");
+ * const first: ScriptedTurn = model.turnAt(0);
+ * ```
+ */
+export interface ScriptedTurn {
+  steps: ScriptedStep[];
+}
+
+/**
+ * A loaded scripted model. Turn `i` of a session plays `turns[i % turns.length]`.
+ *
+ * @example
+ * ```ts
+ * const model = loadScriptedModel(exampleModelPath("hello"), "hello");
+ * model.turnAt(0).steps[0]?.text; // "Hello! I am the reference host's scripted model. …"
+ * ```
+ */
+export interface ScriptedModel {
+  readonly name: string;
+  readonly turns: readonly ScriptedTurn[];
+  /** The turn played for the `index`-th turn of a session (0-based, wraps around). */
+  turnAt(index: number): ScriptedTurn;
+  /**
+   * When present, the turn played for the `index`-th turn given its input, in place of
+   * `turnAt`: the checkable model (`{"kind": "msp-check"}`, docs/checkable-hosts.md) reads
+   * its turns from the prompt. Throwing fails the turn with the error's message.
+   */
+  turnFor?(index: number, input: readonly TurnInput[]): ScriptedTurn;
+}
+
+/**
+ * One chunk a scripted step streams. Tool calls arrive only after all text.
+ *
+ * @example
+ * ```ts
+ * const chunk: ModelChunk = { kind: "text", delta: "Hel" };
+ * ```
+ */
+export type ModelChunk = { kind: "reasoning"; delta: string } | { kind: "text"; delta: string } | { kind: "toolCall"; call: ScriptedToolCall };
+
+const DEFAULT_CHUNK_SIZE = 8;
+const DEFAULT_CHUNK_DELAY_MS = 0;
+
+function fail(where: string, what: string): never {
+  throw new Error(`invalid scripted model at ${where}: ${what}`);
+}
+
+/** The keys each object of a script may have; any other key is a typo and is rejected. */
+const KNOWN_KEYS = {
+  script: ["turns", "description"],
+  turn: ["steps"],
+  step: ["reasoning", "text", "chunkSize", "chunkDelayMs", "toolCalls"],
+  toolCall: ["tool", "args", "approval"],
+} as const;
+
+/** `where` extended by one key, as a JSON path: `.key`, or `["odd key"]`. */
+function pathOf(where: string, key: string): string {
+  return /^[A-Za-z_$][\w$]*$/.test(key) ? `${where}.${key}` : `${where}[${JSON.stringify(key)}]`;
+}
+
+/** Edit distance, to suggest the key a typo meant. */
+function distance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) {
+      row[j] = Math.min((previous[j] ?? 0) + 1, (row[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    previous = row;
+  }
+  return previous[b.length] ?? 0;
+}
+
+function rejectUnknownKeys(raw: Record<string, unknown>, known: readonly string[], where: string): void {
+  for (const key of Object.keys(raw)) {
+    if (known.includes(key)) continue;
+    const near = known.filter((k) => distance(key.toLowerCase(), k.toLowerCase()) <= 2).sort((x, y) => distance(key, x) - distance(key, y))[0];
+    fail(pathOf(where, key), `unknown key (expected one of ${known.join(", ")}${near === undefined ? "" : `; did you mean ${near}?`})`);
+  }
+}
+
+function parseStep(raw: unknown, where: string): ScriptedStep {
+  if (!isObject(raw)) fail(where, "a step must be an object");
+  rejectUnknownKeys(raw, KNOWN_KEYS.step, where);
+  const { reasoning, text, chunkSize, chunkDelayMs, toolCalls } = raw;
+  if (reasoning !== undefined && typeof reasoning !== "string") fail(where, "reasoning must be a string");
+  if (text !== undefined && typeof text !== "string") fail(where, "text must be a string");
+  if (chunkSize !== undefined && !(Number.isInteger(chunkSize) && (chunkSize as number) >= 1)) {
+    fail(where, "chunkSize must be an integer >= 1");
+  }
+  if (chunkDelayMs !== undefined && !(typeof chunkDelayMs === "number" && chunkDelayMs >= 0)) {
+    fail(where, "chunkDelayMs must be a number >= 0");
+  }
+  if (toolCalls !== undefined && !Array.isArray(toolCalls)) fail(where, "toolCalls must be an array");
+  const calls = (toolCalls ?? []).map((call: unknown, i: number): ScriptedToolCall => {
+    const at = `${where}.toolCalls[${i}]`;
+    if (!isObject(call)) fail(at, "a tool call must be an object");
+    rejectUnknownKeys(call, KNOWN_KEYS.toolCall, at);
+    if (typeof call["tool"] !== "string" || call["tool"] === "") fail(at, "tool must be a non-empty string");
+    const args = call["args"] ?? {};
+    if (!isObject(args)) fail(at, "args must be an object");
+    const approval = call["approval"];
+    if (approval !== undefined && typeof approval !== "boolean") fail(`${at}.approval`, "approval must be a boolean");
+    return approval === true ? { tool: call["tool"], args, approval } : { tool: call["tool"], args };
+  });
+  const step: ScriptedStep = {
+    chunkSize: (chunkSize as number | undefined) ?? DEFAULT_CHUNK_SIZE,
+    chunkDelayMs: (chunkDelayMs as number | undefined) ?? DEFAULT_CHUNK_DELAY_MS,
+    toolCalls: calls,
+  };
+  if (reasoning !== undefined) step.reasoning = reasoning;
+  if (text !== undefined) step.text = text;
+  return step;
+}
+
+/**
+ * Validates a parsed script (the JSON value of a model file) and builds a {@link ScriptedModel}.
+ * Throws an `Error` naming the first problem and its JSON path, e.g.
+ * `invalid scripted model at $.turns[0].steps[1].txt: unknown key (expected one of reasoning, text, …; did you mean text?)`.
+ * Unknown keys are rejected; the script's top level may carry a `description` string. (A model
+ * file with a `kind` is another model: `parseScriptedModel` in `modelLoader.ts` dispatches on it.)
+ *
+ * @example
+ * ```ts
+ * const model = parseTurnsScript({ turns: [{ steps: [{ text: "hi" }] }] }, "tiny");
+ * model.turnAt(5).steps.length; // 1
+ * ```
+ */
+export function parseTurnsScript(value: unknown, name: string): ScriptedModel {
+  if (!isObject(value)) fail("$", "the script must be an object");
+  rejectUnknownKeys(value, KNOWN_KEYS.script, "$");
+  if (value["description"] !== undefined && typeof value["description"] !== "string") fail("$.description", "description must be a string");
+  const turnsRaw = value["turns"];
+  if (!Array.isArray(turnsRaw) || turnsRaw.length === 0) fail("$.turns", "turns must be a non-empty array");
+  const turns = turnsRaw.map((t: unknown, i: number): ScriptedTurn => {
+    const where = `$.turns[${i}]`;
+    if (!isObject(t)) fail(where, "a turn must be an object");
+    rejectUnknownKeys(t, KNOWN_KEYS.turn, where);
+    const steps = t["steps"];
+    if (!Array.isArray(steps) || steps.length === 0) fail(`${where}.steps`, "steps must be a non-empty array");
+    return { steps: steps.map((s: unknown, j: number) => parseStep(s, `${where}.steps[${j}]`)) };
+  });
+  return {
+    name,
+    turns,
+    turnAt(index: number): ScriptedTurn {
+      const turn = turns[((index % turns.length) + turns.length) % turns.length];
+      if (turn === undefined) throw new Error("unreachable: empty script");
+      return turn;
+    },
+  };
+}
+
+function* chunksOf(text: string, size: number): Generator<string> {
+  if (!/[\ud800-\udfff]/.test(text)) {
+    // No surrogates: every character is one code unit, so slicing the string is slicing the characters.
+    for (let i = 0; i < text.length; i += size) yield text.slice(i, i + size);
+    return;
+  }
+  const chars = Array.from(text); // never split a surrogate pair
+  for (let i = 0; i < chars.length; i += size) yield chars.slice(i, i + size).join("");
+}
+
+/**
+ * The chunks of one step, in order, with no pauses: reasoning chunks, then text chunks, then its
+ * tool calls ({@link streamStep} is the same with each chunk's `chunkDelayMs` before it).
+ *
+ * @example
+ * ```ts
+ * for (const chunk of stepChunks({ text: "hello", chunkSize: 2, chunkDelayMs: 0, toolCalls: [] })) console.log(chunk);
+ * // { kind: "text", delta: "he" }, { kind: "text", delta: "ll" }, { kind: "text", delta: "o" }
+ * ```
+ */
+export function* stepChunks(step: ScriptedStep): Generator<ModelChunk> {
+  if (step.reasoning !== undefined) for (const delta of chunksOf(step.reasoning, step.chunkSize)) yield { kind: "reasoning", delta };
+  if (step.text !== undefined) for (const delta of chunksOf(step.text, step.chunkSize)) yield { kind: "text", delta };
+  for (const call of step.toolCalls) yield { kind: "toolCall", call };
+}
+
+/**
+ * Streams one step: reasoning chunks, then text chunks, then its tool calls. Each reasoning or text
+ * chunk waits `chunkDelayMs` first (without a delay, only checks `signal`); the wait rejects as soon
+ * as `signal` aborts.
+ *
+ * @example
+ * ```ts
+ * for await (const chunk of streamStep(step, signal)) {
+ *   signal.throwIfAborted();
+ *   if (chunk.kind === "text") process.stdout.write(chunk.delta);
+ * }
+ * ```
+ */
+export async function* streamStep(step: ScriptedStep, signal: AbortSignal): AsyncGenerator<ModelChunk> {
+  for (const chunk of stepChunks(step)) {
+    if (chunk.kind !== "toolCall") {
+      if (step.chunkDelayMs > 0) await sleep(step.chunkDelayMs, undefined, { signal });
+      else signal.throwIfAborted();
+    }
+    yield chunk;
+  }
+}

@@ -1,0 +1,410 @@
+/** The per-session agent loop of seed 000: inbox, phase machine, checkpoints, salvage and tool drain. */
+import { setImmediate as nextTick } from "node:timers/promises";
+import type { CancelCause, Item, NotificationMethod, Terminal, TurnCompletedParams, TurnInput, ToolApproveParams } from "../protocol/index.js";
+import type { ApprovalAnswer } from "./approvalGate.js";
+import { PhaseMachine } from "./phaseMachine.js";
+import { streamModelStep } from "./modelStep.js";
+import type { ScriptedModel } from "./scriptedModel.js";
+import { AgentLog } from "./agentLog.js";
+import type { SessionLog } from "./sessionLog.js";
+import type { ShellOptions } from "./shellTool.js";
+import { ToolCallRunner } from "./toolCalls.js";
+import { formatViewCursor } from "../protocol/cursor.js";
+import { TurnReasons } from "../protocol/reasons.js";
+import { traceMark, tracing } from "./traceMarks.js";
+
+/** Where a running turn was when its abort was observed. */
+type CancelPoint = "promptAssembly" | "stepBoundary" | "modelStream" | "toolExecution" | "approval";
+
+const reasonAt: Record<CancelPoint, string> = {
+  promptAssembly: TurnReasons.cancelledDuringPromptAssembly,
+  stepBoundary: TurnReasons.cancelledAtStepBoundary,
+  modelStream: TurnReasons.cancelledDuringModelStream,
+  toolExecution: TurnReasons.cancelledDuringToolExecution,
+  approval: TurnReasons.cancelledAwaitingApproval,
+};
+
+/** A turn accepted into a session: running or waiting in the inbox. */
+interface AcceptedTurn {
+  turnId: string;
+  input: TurnInput[];
+  acceptedAt: number;
+}
+
+/**
+ * What a session agent knows about one of its turns.
+ *
+ * @example
+ * ```ts
+ * function showTurn(agent: SessionAgent, turnId: string): void {
+ *   const state: TurnState | undefined = agent.turnState(turnId);
+ *   if (state?.state === "terminal") console.log(state.params.terminal);
+ * }
+ * ```
+ */
+export type TurnState = { state: "running" } | { state: "queued" } | { state: "terminal"; params: TurnCompletedParams };
+
+/**
+ * Everything a {@link SessionAgent} needs.
+ *
+ * @example
+ * ```ts
+ * const options: SessionAgentOptions = {
+ *   sessionId,
+ *   log: SessionLog.open(sessionLogPath("/var/muse", sessionId)),
+ *   models: new Map([["default", loadScriptedModel("models/hello.json", "default")]]),
+ *   modelName: "default",
+ *   publish: (method, params) => console.log(method, params),
+ * };
+ * ```
+ */
+export interface SessionAgentOptions {
+  sessionId: string;
+  log: SessionLog;
+  models: ReadonlyMap<string, ScriptedModel>;
+  modelName: string;
+  /** The last cursor sequence already used (0 for a new session). */
+  lastCursor?: number;
+  /** Turns already started in earlier runs (picks the next script turn). */
+  startedTurns?: number;
+  /** Terminals of turns completed in earlier runs (the logged params, with their cursors). */
+  terminals?: Map<string, TurnCompletedParams>;
+  /** Every turn accepted in earlier runs, with its disposition (a retried turn/start answers it). */
+  accepted?: Map<string, "started" | "queued">;
+  /**
+   * Called once, synchronously, when a session-log write fails. From then on the session logs and
+   * publishes nothing more (a notification is never sent unless it is durable); the host is expected
+   * to shut down.
+   */
+  onLogFailure?: (error: Error) => void;
+  /**
+   * Sends a notification (already logged) to the clients. `json`, when given, is exactly
+   * `JSON.stringify(notificationMessage(method, params))`, already made while logging it.
+   */
+  publish: (method: NotificationMethod, params: Record<string, unknown>, json?: string) => void;
+  shell?: ShellOptions;
+  /**
+   * Asks the client about a tool call whose script says `approval: true` (the host's
+   * {@link ApprovalGate}). Rejects with `signal.reason` when the turn is cancelled first. Without
+   * it, every such call is denied: no client can be asked.
+   */
+  ask?: (params: ToolApproveParams, signal: AbortSignal) => Promise<ApprovalAnswer>;
+}
+
+/**
+ * One session's agent. Turns run one at a time; later turns wait in the inbox. Every notification
+ * is appended to the session log (durably) before it is published.
+ *
+ * @example
+ * ```ts
+ * const log = SessionLog.open(sessionLogPath("/var/muse", sessionId));
+ * const models = new Map([["default", loadScriptedModel("models/hello.json", "default")]]);
+ * const agent = new SessionAgent({ sessionId, log, models, modelName: "default", publish: (method, params) => console.log(method, params) });
+ * agent.startTurn(turnId, [{ type: "text", text: "hi" }]); // "started"
+ * agent.cancelTurn(turnId, { kind: "user" }, false);
+ * await agent.whenIdle();
+ * ```
+ */
+export class SessionAgent {
+  readonly sessionId: string;
+  readonly #log: SessionLog;
+  readonly #models: ReadonlyMap<string, ScriptedModel>;
+  readonly #publish: SessionAgentOptions["publish"];
+  readonly #machine = new PhaseMachine();
+  readonly #terminals: Map<string, TurnCompletedParams>;
+  readonly #accepted: Map<string, "started" | "queued">;
+  /** The log's writes, which stop at the first failure. */
+  readonly #records: AgentLog;
+  /** Runs the turns' tool calls (and asks about them first when their script says so). */
+  readonly #tools: ToolCallRunner;
+  #inbox: AcceptedTurn[] = [];
+  #running: AcceptedTurn | undefined;
+  #modelName: string;
+  #cursor: number;
+  #startedTurns: number;
+  #begunTurns = 0;
+  #idleWaiters: Array<() => void> = [];
+
+  constructor(options: SessionAgentOptions) {
+    this.sessionId = options.sessionId;
+    this.#log = options.log;
+    this.#models = options.models;
+    this.#modelName = options.modelName;
+    this.#publish = options.publish;
+    this.#cursor = options.lastCursor ?? 0;
+    this.#startedTurns = options.startedTurns ?? 0;
+    this.#terminals = options.terminals ?? new Map();
+    this.#accepted = options.accepted ?? new Map();
+    this.#records = new AgentLog(options.log, options.onLogFailure ?? (() => {}));
+    this.#tools = new ToolCallRunner({
+      sessionId: this.sessionId,
+      out: {
+        emitItem: (method, item) => this.#emitItem(method, item),
+        append: (record) => this.#records.append(record),
+        settle: () => this.#records.settle(),
+        logFailure: () => this.#records.failure,
+      },
+      ask: options.ask ?? (async () => ({ decision: "deny", invalid: "the host has no client to ask" })),
+      shell: options.shell ?? {},
+    });
+  }
+
+  /** The error of the session-log write that failed, if one did. */
+  get logFailure(): Error | undefined {
+    return this.#records.failure;
+  }
+
+  /** The disposition turn `turnId` was accepted with, or `undefined` when it never was. */
+  acceptedTurn(turnId: string): "started" | "queued" | undefined {
+    return this.#accepted.get(turnId);
+  }
+
+  /** The model the next turn will use. */
+  get modelName(): string {
+    return this.#modelName;
+  }
+
+  /** The phase machine (read-only use: inspect `phase`). */
+  get machine(): PhaseMachine {
+    return this.#machine;
+  }
+
+  /** The sequence number of the last notification this session logged and sent (0 before the first). */
+  get lastCursor(): number {
+    this.#records.settle(); // every notification up to it is durable and sent (a replay reads the log next)
+    return this.#cursor;
+  }
+
+  /** The session log's path. */
+  get logPath(): string {
+    return this.#log.path;
+  }
+
+  /** Switches the model from the next turn on; returns the previous model's name. */
+  setModel(name: string): string {
+    const previous = this.#modelName;
+    this.#records.appendOrThrow({ type: "model", at: Date.now(), model: name, previousModel: previous });
+    this.#modelName = name;
+    return previous;
+  }
+
+  /** Where turn `turnId` is, or `undefined` when this session never accepted it. */
+  turnState(turnId: string): TurnState | undefined {
+    const params = this.#terminals.get(turnId);
+    if (params !== undefined) {
+      this.#records.settle(); // its terminal is durable and sent before any answer that says the turn is terminal
+      return { state: "terminal", params };
+    }
+    if (this.#running?.turnId === turnId) return { state: "running" };
+    if (this.#inbox.some((t) => t.turnId === turnId)) return { state: "queued" };
+    return undefined;
+  }
+
+  /** Accepts a turn: it starts now when nothing is running, else it waits in the inbox. */
+  startTurn(turnId: string, input: TurnInput[]): "started" | "queued" {
+    const turn: AcceptedTurn = { turnId, input, acceptedAt: Date.now() };
+    const disposition = this.#running === undefined && this.#inbox.length === 0 ? "started" : "queued";
+    this.#records.appendOrThrow({ type: "turnAccepted", at: turn.acceptedAt, turnId, input, disposition });
+    this.#accepted.set(turnId, disposition);
+    if (disposition === "started") this.#begin(turn);
+    else this.#inbox.push(turn);
+    return disposition;
+  }
+
+  /**
+   * Cancels the active activity with `cause` (first cause wins; a no-op when idle). Unless
+   * `keepInbox`, every queued turn is discarded, each closed with its own cancelled terminal.
+   */
+  cancel(cause: CancelCause, options: { keepInbox?: boolean } = {}): void {
+    this.#cancel(cause, options.keepInbox === true);
+    this.#records.settle(); // the discarded turns' terminals are durable (and sent) before the answer
+  }
+
+  /** Aborts (the tool's SIGTERM goes first), then writes the cancel's records; syncing them is the caller's. */
+  #cancel(cause: CancelCause, keepInbox: boolean): void {
+    const running = this.#running;
+    // Only the winning cause is logged: a later cancel of the same activity changes nothing.
+    if (this.#machine.cancel(cause) && running !== undefined) {
+      this.#records.write({ type: "cancelRequested", at: Date.now(), turnId: running.turnId, cause, keepInbox });
+    }
+    if (!keepInbox) {
+      const discarded = this.#inbox;
+      this.#inbox = [];
+      for (const turn of discarded) this.#complete(turn.turnId, "cancelled", TurnReasons.discardedFromInbox, cause, turn.acceptedAt);
+    }
+  }
+
+  /**
+   * Cancels one turn: the running one through {@link SessionAgent.cancel}, a queued one by closing
+   * it alone ("cancelled before start"). Terminal or unknown turns are the caller's to reject.
+   *
+   * Without `onDurable`, its records (`cancelRequested`, and the terminals of the turns it closed)
+   * are durable and sent when it returns. With it, it returns as soon as they are written (the
+   * running tool was signalled first) and `onDurable` is called once they are durable, in order
+   * with the notifications (so an answer sent from it follows the terminals it caused), or with
+   * the log's error: the host answers `turn/cancel` from there, and never blocks its event loop
+   * on the sync.
+   */
+  cancelTurn(turnId: string, cause: CancelCause, keepInbox: boolean, onDurable?: (error?: Error) => void): void {
+    if (tracing) traceMark("cancel.received", this.sessionId);
+    if (this.#running?.turnId === turnId) {
+      this.#cancel(cause, keepInbox);
+    } else {
+      const at = this.#inbox.findIndex((t) => t.turnId === turnId);
+      const turn = this.#inbox[at];
+      if (turn !== undefined) {
+        this.#inbox.splice(at, 1);
+        this.#records.write({ type: "cancelRequested", at: Date.now(), turnId, cause, keepInbox });
+        this.#complete(turnId, "cancelled", TurnReasons.cancelledBeforeStart, cause, turn.acceptedAt);
+      }
+    }
+    const traced =
+      tracing && onDurable !== undefined
+        ? (error?: Error) => {
+            traceMark("cancel.logged", this.sessionId);
+            onDurable(error);
+          }
+        : onDurable;
+    if (traced === undefined) {
+      this.#records.settle();
+      if (tracing) traceMark("cancel.logged", this.sessionId);
+      return;
+    }
+    if (this.#records.failure !== undefined) return traced(this.#records.failure);
+    this.#log.afterDurable(traced);
+  }
+
+  /**
+   * True when nothing runs or waits in this session and everything it logged is durable and sent:
+   * the host may {@link SessionAgent.unload} it and load it again from its log when it is next named.
+   */
+  get unloadable(): boolean {
+    return this.#running === undefined && this.#inbox.length === 0 && this.#log.unsynced === 0 && this.#records.failure === undefined;
+  }
+
+  /** Closes the log of an {@link SessionAgent.unloadable} session; this agent is not used again. */
+  unload(): void {
+    this.#log.close();
+  }
+
+  /** Resolves once no turn is running or queued and everything logged is durable and sent (at once if so already). */
+  whenIdle(): Promise<void> {
+    if (this.#running === undefined && this.#inbox.length === 0) return this.#log.durable();
+    return new Promise((resolve) => this.#idleWaiters.push(resolve));
+  }
+
+  /** Cancels everything with cause `disposed`, drains, and closes the log. */
+  async dispose(): Promise<void> {
+    this.cancel({ kind: "disposed" });
+    await this.whenIdle();
+    try {
+      this.#log.close();
+    } catch {
+      // closing a log whose device failed; nothing more to write anyway
+    }
+  }
+
+  #begin(turn: AcceptedTurn): void {
+    // From the first turn until the session is idle again, its log stays open outside the
+    // descriptor cache: a running turn never has to reopen it (so never meets EMFILE).
+    this.#log.hold();
+    this.#running = turn;
+    const signal = this.#machine.enterRunning(turn.turnId, this.#begunTurns++);
+    const modelName = this.#modelName; // a later setModel affects the next turn, not this one
+    // Run after the turn/start response has been written.
+    setImmediate(() => void this.#run(turn, modelName, signal));
+  }
+
+  /**
+   * Logs one notification and publishes it once its record is durable (group commit); returns its
+   * params, or `undefined` when it could not be logged (then nothing is ever sent).
+   */
+  #emit(method: NotificationMethod, body: Record<string, unknown>): Record<string, unknown> | undefined {
+    if (this.#records.failure !== undefined) return undefined;
+    const n = this.#cursor + 1;
+    const emittedAtMs = Date.now();
+    const params = { sessionId: this.sessionId, viewCursor: formatViewCursor(this.sessionId, n), emittedAtMs, ...body };
+    const traced = tracing && (method === "item/completed" || method === "turn/completed");
+    if (traced) traceMark(`${method}.write`, this.sessionId);
+    const publish = traced
+      ? (json?: string) => {
+          traceMark(`${method}.durable`, this.sessionId);
+          this.#publish(method, params, json);
+          traceMark(`${method}.sent`, this.sessionId);
+        }
+      : (json?: string) => this.#publish(method, params, json);
+    if (!this.#records.write({ type: "notification", at: emittedAtMs, n, method, params }, publish)) return undefined;
+    this.#cursor = n;
+    return params;
+  }
+
+  #emitItem(method: "item/started" | "item/updated" | "item/completed", item: Item): void {
+    this.#emit(method, { item: { ...item } });
+  }
+
+  #complete(turnId: string, terminal: Terminal, reason: string, cause: CancelCause | undefined, since: number): void {
+    const body: Record<string, unknown> = { turnId, terminal, reason, durationMs: Date.now() - since };
+    if (cause !== undefined) body["cause"] = { ...cause };
+    const sent = this.#emit("turn/completed", body);
+    if (sent === undefined) return; // not durable, so not sent: a restart closes it ("host restarted")
+    this.#terminals.set(turnId, sent as unknown as TurnCompletedParams);
+    const at = Date.now();
+    this.#records.write(
+      cause === undefined ? { type: "turnCompleted", at, turnId, terminal, reason } : { type: "turnCompleted", at, turnId, terminal, reason, cause },
+    );
+  }
+
+  async #run(turn: AcceptedTurn, modelName: string, signal: AbortSignal): Promise<void> {
+    try {
+      if (signal.aborted) {
+        this.#complete(turn.turnId, "cancelled", TurnReasons.cancelledBeforeStart, signal.reason as CancelCause, turn.acceptedAt);
+        return;
+      }
+      const startedAt = Date.now();
+      const index = this.#startedTurns++;
+      const model = this.#models.get(modelName);
+      this.#records.write({ type: "turnStarted", at: startedAt, turnId: turn.turnId, turn: index });
+      this.#emit("turn/started", { turnId: turn.turnId, model: modelName });
+      let where: CancelPoint = "promptAssembly";
+      this.#tools.abortedWhileAsking = false;
+      try {
+        if (model === undefined) throw new Error(`model ${modelName} is not loaded`);
+        const script = model.turnFor?.(index, turn.input) ?? model.turnAt(index);
+        await nextTick(); // prompt assembly (the scripted model has none; yield like real I/O would)
+        signal.throwIfAborted();
+        for (const [s, step] of script.steps.entries()) {
+          where = "stepBoundary";
+          this.#machine.setStep(s);
+          signal.throwIfAborted();
+          where = "modelStream";
+          const calls = await streamModelStep(turn.turnId, step, signal, { emit: (method, body) => this.#emit(method, body), log: this.#log });
+          where = "toolExecution";
+          await this.#tools.dispatch(turn.turnId, calls, signal);
+        }
+        this.#complete(turn.turnId, "completed", TurnReasons.completed, undefined, startedAt);
+      } catch (error) {
+        if (signal.aborted) {
+          const point = this.#tools.abortedWhileAsking ? "approval" : where;
+          this.#complete(turn.turnId, "cancelled", reasonAt[point], signal.reason as CancelCause, startedAt);
+        } else {
+          this.#complete(turn.turnId, "failed", `failed: ${(error as Error).message}`, undefined, startedAt);
+        }
+      }
+    } finally {
+      this.#machine.toIdle();
+      this.#running = undefined;
+      const next = this.#inbox.shift();
+      if (next !== undefined) {
+        this.#begin(next);
+      } else {
+        this.#log.release();
+        const waiters = this.#idleWaiters;
+        this.#idleWaiters = [];
+        // Idle once the turn's last records (its terminal) are durable and sent.
+        void this.#log.durable().then(() => {
+          for (const w of waiters) w();
+        });
+      }
+    }
+  }
+}

@@ -1,0 +1,119 @@
+/** The session log's summary: what a log says about its session, enough to load or recover it. */
+import type { Item, TurnCompletedParams } from "../protocol/index.js";
+import type { SessionLogRecord, SkippedRecord } from "./sessionLogRecord.js";
+
+/**
+ * A turn the log shows as accepted but not completed.
+ *
+ * @example
+ * ```ts
+ * const summary = summarizeSessionLog(readSessionLog(sessionLogPath("/var/muse", sessionId)));
+ * for (const t of summary?.openTurns ?? []) console.error(t.turnId, t.started ? "was running" : "was queued");
+ * ```
+ */
+export interface OpenTurn {
+  turnId: string;
+  /** @unit milliseconds since the Unix epoch, when it started (or was accepted, if it never started) */
+  since: number;
+  started: boolean;
+}
+
+/**
+ * What a session log says about its session: enough to resume it.
+ *
+ * @example
+ * ```ts
+ * const summary = summarizeSessionLog(readSessionLog(sessionLogPath("/var/muse", sessionId)));
+ * summary?.lastCursor; // 42
+ * ```
+ */
+export interface SessionLogSummary {
+  sessionId: string;
+  model: string;
+  /** The highest cursor sequence logged (0 when none). */
+  lastCursor: number;
+  /** How many turns have started (the next turn plays script turn `startedTurns`). */
+  startedTurns: number;
+  /** Every completed turn's terminal params (exactly as sent, with its cursor), by turnId. */
+  terminals: Map<string, TurnCompletedParams>;
+  /** Every accepted turn's disposition at acceptance, by turnId (completed turns included). */
+  accepted: Map<string, "started" | "queued">;
+  /** Accepted turns with no `turnCompleted` record, in acceptance order. */
+  openTurns: OpenTurn[];
+  /** The last logged state of every item started but not completed, by itemId. */
+  openItems: Map<string, Item>;
+}
+
+/**
+ * Folds a session log's records (an array, or the stream {@link readSessionLog} yields) into a
+ * {@link SessionLogSummary}, or `undefined` when the log has no `session` record. It keeps only
+ * per-turn facts and the open items, not the records.
+ *
+ * @example
+ * ```ts
+ * const summary = summarizeSessionLog(readSessionLog(sessionLogPath("/var/muse", sessionId)));
+ * if (summary) console.log(summary.openTurns.length, "turns were cut off");
+ * ```
+ */
+export function summarizeSessionLog(records: Iterable<SessionLogRecord | SkippedRecord>): SessionLogSummary | undefined {
+  let summary: SessionLogSummary | undefined;
+  const open = new Map<string, OpenTurn>();
+  for (const r of records) {
+    if (r.type === "session") {
+      summary = {
+        sessionId: r.sessionId,
+        model: r.model,
+        lastCursor: 0,
+        startedTurns: 0,
+        terminals: new Map(),
+        accepted: new Map(),
+        openTurns: [],
+        openItems: new Map(),
+      };
+      continue;
+    }
+    if (summary === undefined) continue;
+    switch (r.type) {
+      case "skipped":
+        if (r.n !== undefined) summary.lastCursor = Math.max(summary.lastCursor, r.n);
+        break;
+      case "model":
+        summary.model = r.model;
+        break;
+      case "turnAccepted":
+        summary.accepted.set(r.turnId, r.disposition);
+        open.set(r.turnId, { turnId: r.turnId, since: r.at, started: false });
+        break;
+      case "turnStarted": {
+        summary.startedTurns += 1;
+        const t = open.get(r.turnId);
+        if (t !== undefined) {
+          t.started = true;
+          t.since = r.at;
+        }
+        break;
+      }
+      case "turnCompleted":
+        open.delete(r.turnId);
+        break;
+      case "notification": {
+        summary.lastCursor = Math.max(summary.lastCursor, r.n);
+        const item = r.params["item"] as Item | undefined;
+        if (r.method === "item/started" || r.method === "item/updated") {
+          if (item !== undefined) summary.openItems.set(item.itemId, item);
+        } else if (r.method === "item/completed") {
+          if (item !== undefined) summary.openItems.delete(item.itemId);
+        } else if (r.method === "turn/completed") {
+          const params = r.params as unknown as TurnCompletedParams;
+          summary.terminals.set(params.turnId, params);
+          open.delete(params.turnId); // the notification alone closes it (crash before the record)
+        }
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  if (summary !== undefined) summary.openTurns = [...open.values()];
+  return summary;
+}

@@ -1,0 +1,140 @@
+/** Restart recovery: closes every turn a crashed host left open in its session logs, as "failed: host restarted". */
+import { existsSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import type { Item, TurnCompletedParams } from "../protocol/index.js";
+import { readSessionLog } from "./sessionLogReader.js";
+import { SessionLog } from "./sessionLog.js";
+import { summarizeSessionLog, type SessionLogSummary } from "./sessionLogSummary.js";
+import type { LogFilePool } from "./logFilePool.js";
+import type { SessionLogRecord } from "./sessionLogRecord.js";
+import { UnsafeFileError } from "./safeFiles.js";
+import { formatViewCursor } from "../protocol/cursor.js";
+import { HOST_RESTARTED_REASON } from "../protocol/reasons.js";
+
+/**
+ * What recovery did to one session.
+ *
+ * @example
+ * ```ts
+ * const models = new Map([["default", loadScriptedModel(exampleModelPath("hello"), "default")]]);
+ * const host = createHost({ models, defaultModel: "default", dataDir: "/var/muse" }); // recovers on construction
+ * const recovered: readonly RecoveredSession[] = host.recovered;
+ * for (const s of recovered) console.error(`closed ${s.closedTurns.length} turn(s) of ${s.sessionId} as "${HOST_RESTARTED_REASON}"`);
+ * ```
+ */
+export interface RecoveredSession {
+  sessionId: string;
+  /** Turns closed with `failed: host restarted`, in acceptance order. */
+  closedTurns: string[];
+  /** Items closed with status `failed`. */
+  closedItems: string[];
+}
+
+function failedItem(item: Item, recordedAt: string): Item {
+  const base = { ...item, revision: item.revision + 1, status: "failed" as const, recordedAt };
+  if (base.kind === "toolCall") {
+    // A question the restart cut off is withdrawn: the call never ran, and nobody is asked again.
+    const approval = base.approval === "pending" ? { approval: "cancelled" as const } : {};
+    return { ...base, ...approval, failureReason: HOST_RESTARTED_REASON };
+  }
+  return { ...base, interrupted: true };
+}
+
+/**
+ * Options of {@link recoverSessions}.
+ *
+ * @example
+ * ```ts
+ * const options: RecoverSessionsOptions = { logger: (line) => process.stderr.write(`${line}\n`) };
+ * ```
+ */
+export interface RecoverSessionsOptions {
+  /** The descriptor cache to open logs through (default: a private one). */
+  pool?: LogFilePool;
+  /** Told, one line each, about entries skipped (not a regular file, unreadable) and lines skipped in a log. */
+  logger?: (line: string) => void;
+}
+
+/**
+ * Scans `<dataDir>/sessions/*.jsonl`, streaming each log (memory does not grow with a log's size).
+ * In each log, every item started but not completed gets an `item/completed` (status `failed`),
+ * and every turn accepted but not completed gets a
+ * `turn/completed {terminal: "failed", reason: "host restarted"}`, appended as notifications with
+ * fresh cursors, so a client that resumes sees them in the replay. An entry that is not a regular
+ * file (a symlink, FIFO, device, directory or hard link), cannot be read, or names another session
+ * is reported to `logger` and skipped: it never blocks startup and is never written to.
+ *
+ * @example
+ * ```ts
+ * for (const s of recoverSessions("/var/muse")) console.error(`closed ${s.closedTurns.length} turns of ${s.sessionId}`);
+ * ```
+ */
+export function recoverSessions(dataDir: string, options: RecoverSessionsOptions = {}): RecoveredSession[] {
+  const dir = join(dataDir, "sessions");
+  if (!existsSync(dir)) return [];
+  const report = options.logger ?? (() => {});
+  const recovered: RecoveredSession[] = [];
+  for (const name of readdirSync(dir).sort()) {
+    if (!name.endsWith(".jsonl")) continue;
+    const path = join(dir, name);
+    let summary: SessionLogSummary | undefined;
+    try {
+      summary = summarizeSessionLog(readSessionLog(path, options.pool === undefined ? { onProblem: report } : { onProblem: report, pool: options.pool }));
+    } catch (error) {
+      report(`skipping sessions/${name}: ${error instanceof UnsafeFileError ? `it is ${error.why}` : (error as Error).message}`);
+      continue;
+    }
+    if (summary !== undefined && `${summary.sessionId}.jsonl` !== name) {
+      report(`skipping sessions/${name}: it is the log of session ${summary.sessionId}`);
+      continue;
+    }
+    if (summary === undefined || (summary.openTurns.length === 0 && summary.openItems.size === 0)) continue;
+    let log: SessionLog;
+    try {
+      log = options.pool === undefined ? SessionLog.open(path, { mode: "existing" }) : SessionLog.open(path, { mode: "existing", pool: options.pool });
+    } catch (error) {
+      report(`skipping sessions/${name}: ${error instanceof UnsafeFileError ? `it is ${error.why}` : (error as Error).message}`);
+      continue;
+    }
+    const { sessionId } = summary;
+    let n = summary.lastCursor;
+    const now = Date.now();
+    const recordedAt = new Date(now).toISOString();
+    const result: RecoveredSession = { sessionId, closedTurns: [], closedItems: [] };
+    const note = (method: "item/completed" | "turn/completed", body: Record<string, unknown>): Record<string, unknown> => {
+      n += 1;
+      const params = { sessionId, viewCursor: formatViewCursor(sessionId, n), emittedAtMs: now, ...body };
+      const record: SessionLogRecord = { type: "notification", at: now, n, method, params };
+      log.append(record);
+      return params;
+    };
+    try {
+      const openTurnIds = new Set(summary.openTurns.map((t) => t.turnId));
+      // Items of turns that were closed already cannot be open; close any stray ones first anyway.
+      const items = [...summary.openItems.values()];
+      for (const item of items.filter((i) => !openTurnIds.has(i.turnId))) {
+        note("item/completed", { item: failedItem(item, recordedAt) });
+        result.closedItems.push(item.itemId);
+      }
+      for (const turn of summary.openTurns) {
+        for (const item of items.filter((i) => i.turnId === turn.turnId)) {
+          note("item/completed", { item: failedItem(item, recordedAt) });
+          result.closedItems.push(item.itemId);
+        }
+        const body: Omit<TurnCompletedParams, "sessionId" | "viewCursor" | "emittedAtMs"> = {
+          turnId: turn.turnId,
+          terminal: "failed",
+          reason: HOST_RESTARTED_REASON,
+          durationMs: Math.max(0, now - turn.since),
+        };
+        note("turn/completed", { ...body });
+        log.append({ type: "turnCompleted", at: now, turnId: turn.turnId, terminal: "failed", reason: HOST_RESTARTED_REASON });
+        result.closedTurns.push(turn.turnId);
+      }
+    } finally {
+      log.close();
+    }
+    recovered.push(result);
+  }
+  return recovered;
+}

@@ -1,0 +1,169 @@
+/** The session registry: the host's loaded session agents, bounded, each loaded again from its log when named. */
+import type { NotificationMethod, ToolApproveParams } from "../protocol/index.js";
+import type { ApprovalAnswer } from "./approvalGate.js";
+import type { MuseHostOptions } from "./hostOptions.js";
+import { LogUnavailableError, type LogFilePool } from "./logFilePool.js";
+import { isDescriptorExhaustion, UnsafeFileError } from "./safeFiles.js";
+import { SessionAgent } from "./sessionAgent.js";
+import { SessionLog } from "./sessionLog.js";
+import { readSessionLog } from "./sessionLogReader.js";
+import { sessionLogPath } from "./sessionLogRecord.js";
+import { summarizeSessionLog, type SessionLogSummary } from "./sessionLogSummary.js";
+import type { ShellOptions } from "./shellTool.js";
+import type { ToolGroupRegistry } from "./toolGroups.js";
+
+/** What the registry needs of its host. */
+export interface SessionRegistryOptions {
+  dataDir: string;
+  /** The host's options: models, default model, tool limits. */
+  host: MuseHostOptions;
+  /** @unit sessions: loaded at once (see {@link MuseHostOptions.maxLiveSessions}) */
+  maxLiveSessions: number;
+  /** Every session log's descriptor goes through this bounded cache. */
+  pool: LogFilePool;
+  toolGroups: ToolGroupRegistry;
+  /** Sends a session's (logged) notification to the peers that hear it. */
+  publish: (method: NotificationMethod, params: Record<string, unknown>, json?: string) => void;
+  /** Asks a client about a tool call. */
+  ask: (params: ToolApproveParams, signal: AbortSignal) => Promise<ApprovalAnswer>;
+  /** A session log could not be written: the host shuts down. `what` names the log. */
+  fatal: (error: Error, what: string) => void;
+  /** Diagnostics sink. */
+  log: (line: string) => void;
+}
+
+/** The loaded sessions, least recently named first; beyond the bound, idle ones are unloaded. */
+export class SessionRegistry {
+  readonly #options: SessionRegistryOptions;
+  /** The loaded sessions, least recently named first (see {@link MuseHostOptions.maxLiveSessions}). */
+  readonly #sessions = new Map<string, SessionAgent>();
+
+  constructor(options: SessionRegistryOptions) {
+    this.#options = options;
+  }
+
+  /** The session agent of `sessionId` if it is in memory (not loaded from its log, not marked as named). */
+  live(sessionId: string): SessionAgent | undefined {
+    return this.#sessions.get(sessionId);
+  }
+
+  /** Every loaded session agent. */
+  loaded(): SessionAgent[] {
+    return [...this.#sessions.values()];
+  }
+
+  /**
+   * Creates session `sessionId` on model `model`: a new log (never an existing file) with its
+   * `session` record, and its agent. A write failure is fatal to the host; no free descriptor
+   * ({@link LogUnavailableError}) fails only this.
+   */
+  create(sessionId: string, model: string): void {
+    const { pool, fatal } = this.#options;
+    let log: SessionLog;
+    try {
+      // A new file only (O_EXCL, O_NOFOLLOW): nothing planted under a fresh id is ever written to.
+      log = SessionLog.open(sessionLogPath(this.#options.dataDir, sessionId), { pool, mode: "create" });
+    } catch (error) {
+      if (error instanceof LogUnavailableError) throw error; // no descriptor free: this command fails, nothing else
+      fatal(error instanceof Error ? error : new Error(String(error)), `session log of ${sessionId}`);
+      throw error;
+    }
+    try {
+      log.append({ type: "session", at: Date.now(), sessionId, model });
+    } catch (error) {
+      log.close();
+      fatal(error instanceof Error ? error : new Error(String(error)), `session log of ${sessionId}`);
+      throw error;
+    }
+    this.#newAgent(sessionId, model, log);
+  }
+
+  #newAgent(
+    sessionId: string,
+    modelName: string,
+    log: SessionLog,
+    seed: Partial<Pick<ConstructorParameters<typeof SessionAgent>[0], "lastCursor" | "startedTurns" | "terminals" | "accepted">> = {},
+  ): SessionAgent {
+    const { host } = this.#options;
+    const shell: ShellOptions = this.#options.toolGroups.shellHooks();
+    if (host.killGraceMs !== undefined) shell.killGraceMs = host.killGraceMs;
+    if (host.outputCapBytes !== undefined) shell.outputCapBytes = host.outputCapBytes;
+    const agent = new SessionAgent({
+      sessionId,
+      log,
+      models: host.models,
+      modelName,
+      publish: this.#options.publish,
+      onLogFailure: (error) => this.#options.fatal(error, `session log of ${sessionId}`),
+      ask: this.#options.ask,
+      shell,
+      ...seed,
+    });
+    this.#sessions.set(sessionId, agent);
+    this.#unloadIdle(agent);
+    return agent;
+  }
+
+  /**
+   * Unloads the least recently named sessions beyond {@link MuseHostOptions.maxLiveSessions} that
+   * are {@link SessionAgent.unloadable} (never `keep`, the one being loaded): their logs close, and
+   * {@link SessionRegistry.load} loads them again from the log when a command names them.
+   */
+  #unloadIdle(keep: SessionAgent): void {
+    const max = this.#options.maxLiveSessions;
+    if (this.#sessions.size <= max) return;
+    for (const [sessionId, agent] of this.#sessions) {
+      if (this.#sessions.size <= max) return;
+      if (agent === keep || !agent.unloadable) continue;
+      this.#sessions.delete(sessionId);
+      agent.unload();
+    }
+  }
+
+  /** {@link SessionRegistry.load} for an answer given again from the cache (its session may be unloaded since): `undefined`, logged, when it cannot be loaded. */
+  loadedOrNone(sessionId: string): SessionAgent | undefined {
+    try {
+      return this.load(sessionId);
+    } catch (error) {
+      this.#options.log(`session ${sessionId}: ${(error as Error).message}`);
+      return undefined;
+    }
+  }
+
+  /** The session in memory, or loaded from its log; `undefined` when neither exists. */
+  load(sessionId: string): SessionAgent | undefined {
+    const live = this.#sessions.get(sessionId);
+    if (live !== undefined) {
+      // Named now: the most recently used (the last to be unloaded).
+      this.#sessions.delete(sessionId);
+      this.#sessions.set(sessionId, live);
+      return live;
+    }
+    if (!/^[0-9a-fA-F-]{1,64}$/.test(sessionId)) return undefined; // never a path
+    const { pool, host } = this.#options;
+    const path = sessionLogPath(this.#options.dataDir, sessionId);
+    let summary: SessionLogSummary | undefined;
+    let log: SessionLog;
+    try {
+      // Streamed, and only from a regular file (a planted symlink, FIFO or device is no session).
+      summary = summarizeSessionLog(readSessionLog(path, { onProblem: (line) => this.#options.log(line), pool }));
+      // The log must be this very session's (a case-insensitive file system would open another spelling).
+      if (summary === undefined || summary.sessionId !== sessionId) return undefined;
+      log = SessionLog.open(path, { pool, mode: "existing" });
+    } catch (error) {
+      if (error instanceof UnsafeFileError) {
+        this.#options.log(`session ${sessionId}: ${error.message}`);
+        return undefined;
+      }
+      if (isDescriptorExhaustion(error)) throw new LogUnavailableError(path, error);
+      throw error;
+    }
+    const model = host.models.has(summary.model) ? summary.model : host.defaultModel;
+    return this.#newAgent(sessionId, model, log, {
+      lastCursor: summary.lastCursor,
+      startedTurns: summary.startedTurns,
+      terminals: summary.terminals,
+      accepted: summary.accepted,
+    });
+  }
+}

@@ -1,0 +1,235 @@
+/** Tool calls of a turn: each asked about first when its script says so, run with the turn's signal, drained on cancel. */
+import { randomBytes } from "node:crypto";
+import type { ApprovalState, Item, ToolApproveParams, ToolCallItem } from "../protocol/index.js";
+import { TOOL_ABORTED_BEFORE_DISPATCH, TOOL_DENIED_REASON } from "../protocol/reasons.js";
+import { uuidv7 } from "../protocol/uuidv7.js";
+import type { ApprovalAnswer } from "./approvalGate.js";
+import { isoNow } from "./recordedAt.js";
+import type { ScriptedToolCall } from "./scriptedModel.js";
+import type { SessionLogRecord } from "./sessionLogRecord.js";
+import { runShell, TOOL_PROCESSES_ESCAPED, type ShellOptions, type ToolResult } from "./shellTool.js";
+
+/** The `error` of a denied tool call; `message` is added when the client gave a reason. */
+const TOOL_DENIED_ERROR = { name: "ToolDenied", code: "TOOL_DENIED" } as const;
+
+/** Minimum gap between two `item/updated` of one tool call's output. @unit milliseconds */
+const TOOL_OUTPUT_THROTTLE_MS = 50;
+
+/** The client's reason, or why its answer could not be read, for an approval record. */
+function reasonOf(answer: ApprovalAnswer): { reason?: string; invalid?: boolean } {
+  if (answer.invalid !== undefined) return { reason: answer.invalid, invalid: true };
+  return answer.reason === undefined ? {} : { reason: answer.reason };
+}
+
+/** Why a question was withdrawn, for its approval record: a cancel (no answer), or an answer that came after the cancel. */
+function withdrawal(answer: ApprovalAnswer | undefined): { reason?: string } {
+  return answer === undefined ? {} : { reason: `answered ${answer.decision} after the turn was cancelled` };
+}
+
+/** What running tool calls needs of its session agent. */
+export interface ToolCallOutput {
+  /** Logs one item notification and publishes it once its record is durable. */
+  emitItem(method: "item/started" | "item/updated" | "item/completed", item: Item): void;
+  /** Appends a record durably; false when the log failed. */
+  append(record: SessionLogRecord): boolean;
+  /** Makes everything written durable now and sends what waited on it. */
+  settle(): void;
+  /** The error of the session-log write that failed, if one did. */
+  logFailure(): Error | undefined;
+}
+
+/**
+ * Runs one session's tool calls: the shell tool, each call asked about first when its script
+ * says `approval: true`.
+ */
+export class ToolCallRunner {
+  readonly #sessionId: string;
+  readonly #out: ToolCallOutput;
+  readonly #ask: (params: ToolApproveParams, signal: AbortSignal) => Promise<ApprovalAnswer>;
+  readonly #shell: ShellOptions;
+  /** The running turn's abort was observed while its tool call awaited approval (the agent resets it per turn). */
+  abortedWhileAsking = false;
+
+  constructor(options: {
+    sessionId: string;
+    out: ToolCallOutput;
+    ask: (params: ToolApproveParams, signal: AbortSignal) => Promise<ApprovalAnswer>;
+    shell: ShellOptions;
+  }) {
+    this.#sessionId = options.sessionId;
+    this.#out = options.out;
+    this.#ask = options.ask;
+    this.#shell = options.shell;
+  }
+
+  /** Dispatches tool calls in order. On abort, in-flight calls are drained and the rest get synthetic results. */
+  async dispatch(turnId: string, calls: ScriptedToolCall[], signal: AbortSignal): Promise<void> {
+    for (const [i, call] of calls.entries()) {
+      if (signal.aborted) {
+        for (const skipped of calls.slice(i)) this.#skipCall(turnId, skipped);
+        signal.throwIfAborted();
+      }
+      await this.#runCall(turnId, call, signal);
+    }
+    signal.throwIfAborted();
+  }
+
+  #newCallItem(turnId: string, call: ScriptedToolCall): ToolCallItem {
+    return {
+      itemId: uuidv7(),
+      kind: "toolCall",
+      turnId,
+      revision: 1,
+      status: "inProgress",
+      recordedAt: isoNow(),
+      tool: call.tool,
+      callId: `call_${randomBytes(6).toString("hex")}`,
+      args: JSON.stringify(call.args),
+      visibleOutput: "",
+      truncated: false,
+    };
+  }
+
+  #skipCall(turnId: string, call: ScriptedToolCall): void {
+    const item = this.#newCallItem(turnId, call);
+    this.#out.emitItem("item/started", item);
+    this.#out.emitItem("item/completed", {
+      ...item,
+      revision: 2,
+      status: "cancelled",
+      recordedAt: isoNow(),
+      failureReason: TOOL_ABORTED_BEFORE_DISPATCH.failureReason,
+      error: { ...TOOL_ABORTED_BEFORE_DISPATCH.error },
+    });
+  }
+
+  /** Sets the item's approval state: logged (durably) as an approval record, then sent as `item/updated`. */
+  #setApproval(item: ToolCallItem, state: ApprovalState, why: { reason?: string; invalid?: boolean } = {}): ToolCallItem {
+    const next: ToolCallItem = { ...item, approval: state, revision: item.revision + 1, recordedAt: isoNow() };
+    this.#out.append({ type: "approval", at: Date.now(), turnId: item.turnId, itemId: item.itemId, callId: item.callId, state, ...why });
+    this.#out.emitItem("item/updated", next);
+    return next;
+  }
+
+  /**
+   * Asks before the call runs. Returns the item (`approved`) when it may run, or `undefined` when
+   * the call was closed here: denied (it completes `failed`, the turn goes on), or withdrawn by a
+   * cancel while asking (it completes `cancelled` as never dispatched; the dispatch loop then gives
+   * the step's later calls their synthetic results and ends the turn). An answer of `cancelled`
+   * never gets here: it withdraws the connection that gave it, and the question waits on (see
+   * {@link ApprovalGate}).
+   */
+  async #approve(item: ToolCallItem, signal: AbortSignal): Promise<ToolCallItem | undefined> {
+    let asked = this.#setApproval(item, "pending");
+    this.#out.settle(); // the pending item/updated goes out before the question
+    // A question is asked only once its pending state is durable (the log failing shuts the host down).
+    if (this.#out.logFailure() !== undefined) throw this.#out.logFailure();
+    const params: ToolApproveParams = {
+      sessionId: this.#sessionId,
+      turnId: item.turnId,
+      itemId: item.itemId,
+      callId: item.callId,
+      tool: item.tool,
+      args: item.args,
+    };
+    let answer: ApprovalAnswer | undefined;
+    try {
+      answer = await this.#ask(params, signal);
+      signal.throwIfAborted();
+    } catch (error) {
+      if (!signal.aborted) throw error;
+      this.abortedWhileAsking = true;
+      asked = this.#setApproval(asked, "cancelled", withdrawal(answer));
+      this.#out.emitItem("item/completed", {
+        ...asked,
+        revision: asked.revision + 1,
+        status: "cancelled",
+        recordedAt: isoNow(),
+        failureReason: TOOL_ABORTED_BEFORE_DISPATCH.failureReason,
+        error: { ...TOOL_ABORTED_BEFORE_DISPATCH.error },
+      });
+      return undefined;
+    }
+    if (answer.decision === "approve") {
+      const approved = this.#setApproval(asked, "approved", reasonOf(answer));
+      // Runs only once its approval is durable (the log failing shuts the host down).
+      if (this.#out.logFailure() !== undefined) throw this.#out.logFailure();
+      return approved;
+    }
+    const denied = this.#setApproval(asked, "denied", reasonOf(answer));
+    const final: ToolCallItem = {
+      ...denied,
+      revision: denied.revision + 1,
+      status: "failed",
+      recordedAt: isoNow(),
+      failureReason: answer.invalid === undefined ? TOOL_DENIED_REASON : `denied: ${answer.invalid}`,
+      error: { ...TOOL_DENIED_ERROR },
+    };
+    // The client's reason (or what was wrong with its answer), for the UI to show.
+    const why = answer.invalid ?? answer.reason;
+    if (why !== undefined) final.error = { ...TOOL_DENIED_ERROR, message: why };
+    this.#out.emitItem("item/completed", final);
+    return undefined;
+  }
+
+  async #runCall(turnId: string, call: ScriptedToolCall, signal: AbortSignal): Promise<void> {
+    let item = this.#newCallItem(turnId, call);
+    this.#out.emitItem("item/started", item);
+    if (call.approval === true) {
+      const approved = await this.#approve(item, signal);
+      if (approved === undefined) return;
+      item = approved;
+    }
+    let done = false;
+    let lastSent = 0;
+    let timer: NodeJS.Timeout | undefined;
+    let latest: { out: string; truncated: boolean } | undefined;
+    const flush = () => {
+      timer = undefined;
+      if (done || latest === undefined || latest.out === item.visibleOutput) return;
+      item = { ...item, visibleOutput: latest.out, truncated: latest.truncated, revision: item.revision + 1, recordedAt: isoNow() };
+      lastSent = Date.now();
+      this.#out.emitItem("item/updated", item);
+    };
+    const onOutput = (out: string, truncated: boolean) => {
+      latest = { out, truncated };
+      if (timer !== undefined) return;
+      const wait = TOOL_OUTPUT_THROTTLE_MS - (Date.now() - lastSent);
+      if (wait <= 0) flush();
+      else timer = setTimeout(flush, wait);
+    };
+    let result: ToolResult;
+    try {
+      result = await this.#execute(call, { signal, onOutput });
+    } finally {
+      done = true;
+      if (timer !== undefined) clearTimeout(timer);
+    }
+    const final: ToolCallItem = {
+      ...item,
+      revision: item.revision + 1,
+      status: result.status,
+      recordedAt: isoNow(),
+      visibleOutput: result.visibleOutput,
+      truncated: result.truncated,
+    };
+    if (result.failureReason !== undefined) final.failureReason = result.failureReason;
+    if (result.escaped === true) final.error = { ...TOOL_PROCESSES_ESCAPED };
+    this.#out.emitItem("item/completed", final);
+  }
+
+  async #execute(call: ScriptedToolCall, exec: { signal: AbortSignal; onOutput: (out: string, truncated: boolean) => void }): Promise<ToolResult> {
+    if (call.tool !== "shell") {
+      return { status: "failed", visibleOutput: "", truncated: false, failureReason: `unknown tool ${call.tool}`, exitCode: null };
+    }
+    const command = call.args["command"];
+    if (typeof command !== "string") {
+      return { status: "failed", visibleOutput: "", truncated: false, failureReason: "invalid args: command must be a string", exitCode: null };
+    }
+    try {
+      return await runShell(command, exec, this.#shell);
+    } catch (error) {
+      return { status: "failed", visibleOutput: "", truncated: false, failureReason: `tool error: ${(error as Error).message}`, exitCode: null };
+    }
+  }
+}

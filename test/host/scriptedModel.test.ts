@@ -1,0 +1,122 @@
+/** Tests of the scripted model loader and its chunked stream. */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { loadScriptedModel, parseScriptedModel } from "../../src/host/modelLoader.js";
+import { stepChunks, streamStep, type ModelChunk } from "../../src/host/scriptedModel.js";
+import { fixture } from "./hostProcess.js";
+
+async function collect(gen: AsyncGenerator<ModelChunk>): Promise<ModelChunk[]> {
+  const out: ModelChunk[] = [];
+  for await (const c of gen) out.push(c);
+  return out;
+}
+
+describe("loadScriptedModel", () => {
+  it("loads a fixture with defaults filled in and wraps turns around", () => {
+    const model = loadScriptedModel(fixture("hello.json"), "default");
+    expect(model.name).toBe("default");
+    expect(model.turns).toHaveLength(2);
+    expect(model.turnAt(0).steps[0]).toEqual({ reasoning: "The user said hi.", text: "Hello there, friend!", chunkSize: 5, chunkDelayMs: 0, toolCalls: [] });
+    expect(model.turnAt(2)).toBe(model.turnAt(0));
+    expect(model.turnAt(3).steps[0]?.text).toBe("Second turn.");
+    expect(model.turnAt(1).steps[0]?.chunkSize).toBe(8);
+  });
+
+  it("names the first problem in an invalid script", () => {
+    expect(() => parseScriptedModel({ turns: [] }, "x")).toThrow(/\$\.turns: turns must be a non-empty array/);
+    expect(() => parseScriptedModel({ turns: [{ steps: [{ text: 3 }] }] }, "x")).toThrow(/\$\.turns\[0\]\.steps\[0\]: text must be a string/);
+    expect(() => parseScriptedModel({ turns: [{ steps: [{ chunkSize: 0 }] }] }, "x")).toThrow(/chunkSize/);
+    expect(() => parseScriptedModel({ turns: [{ steps: [{ toolCalls: [{ args: {} }] }] }] }, "x")).toThrow(/toolCalls\[0\]: tool must be a non-empty string/);
+  });
+
+  it("reports an unreadable file with the model name, and a non-JSON file as file:line:column", () => {
+    const dir = mkdtempSync(join(tmpdir(), "muse-model-"));
+    try {
+      const path = join(dir, "bad.json");
+      writeFileSync(path, "{ nope");
+      expect(() => loadScriptedModel(path, "bad")).toThrow(`${path}:1:3: invalid JSON: expected a property name in double quotes, found 'n'`);
+      writeFileSync(path, '{\n  "turns": [\n    { "steps": [{ "text": "a", }] }\n  ]\n}\n');
+      expect(() => loadScriptedModel(path, "bad")).toThrow(`${path}:3:32: invalid JSON: unexpected '}' after ',': JSON allows no trailing comma`);
+      expect(() => loadScriptedModel(join(dir, "missing.json"), "gone")).toThrow(/cannot read scripted model gone from .*missing\.json: ENOENT/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("rejects an unknown key with its JSON path, the keys it expected and the nearest one", () => {
+    const step = (extra: Record<string, unknown>) => ({ turns: [{ steps: [{ text: "a" }, extra] }] });
+    expect(() => parseScriptedModel(step({ txt: "hi" }), "x")).toThrow(
+      "invalid scripted model at $.turns[0].steps[1].txt: unknown key (expected one of reasoning, text, chunkSize, chunkDelayMs, toolCalls; did you mean text?)",
+    );
+    expect(() => parseScriptedModel(step({ chunk_delay_ms: 5 }), "x")).toThrow(/steps\[1\]\.chunk_delay_ms: unknown key \(expected one of .*\)$/);
+    expect(() => parseScriptedModel(step({ "tool calls": [] }), "x")).toThrow(/steps\[1\]\["tool calls"\]: unknown key .*did you mean toolCalls\?/);
+    expect(() => parseScriptedModel({ turns: [{ steps: [{ text: "a" }], step: [] }] }, "x")).toThrow(
+      /\$\.turns\[0\]\.step: unknown key \(expected one of steps; did you mean steps\?\)/,
+    );
+    expect(() => parseScriptedModel({ turns: [{ steps: [{ toolCalls: [{ tool: "shell", arg: {} }] }] }] }, "x")).toThrow(
+      /\$\.turns\[0\]\.steps\[0\]\.toolCalls\[0\]\.arg: unknown key \(expected one of tool, args, approval; did you mean args\?\)/,
+    );
+    expect(() => parseScriptedModel({ turn: [] }, "x")).toThrow(/\$\.turn: unknown key \(expected one of turns, description; did you mean turns\?\)/);
+    expect(() => parseScriptedModel({ description: 3, turns: [{ steps: [{}] }] }, "x")).toThrow(/\$\.description: description must be a string/);
+    expect(parseScriptedModel({ description: "what this model shows", turns: [{ steps: [{}] }] }, "x").turns).toHaveLength(1);
+  });
+
+  it("names the file when a model file is JSON but not a valid script", () => {
+    const dir = mkdtempSync(join(tmpdir(), "muse-model-"));
+    try {
+      const path = join(dir, "typo.json");
+      writeFileSync(path, JSON.stringify({ turns: [{ steps: [{ txt: "hi" }] }] }));
+      expect(() => loadScriptedModel(path, "typo")).toThrow(`${path}: invalid scripted model at $.turns[0].steps[0].txt: unknown key`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("streamStep", () => {
+  it("streams reasoning chunks, then text chunks, then tool calls", async () => {
+    const model = parseScriptedModel(
+      { turns: [{ steps: [{ reasoning: "abcde", text: "xyz", chunkSize: 2, toolCalls: [{ tool: "shell", args: { command: "true" } }] }] }] },
+      "m",
+    );
+    const chunks = await collect(streamStep(model.turnAt(0).steps[0]!, new AbortController().signal));
+    expect(chunks).toEqual([
+      { kind: "reasoning", delta: "ab" },
+      { kind: "reasoning", delta: "cd" },
+      { kind: "reasoning", delta: "e" },
+      { kind: "text", delta: "xy" },
+      { kind: "text", delta: "z" },
+      { kind: "toolCall", call: { tool: "shell", args: { command: "true" } } },
+    ]);
+  });
+
+  it("stepChunks yields, without pauses, exactly what streamStep streams: reasoning, text (by characters), tool calls", async () => {
+    for (const text of ["hello world", "a😀b😀😀c", "é\u2028x"]) {
+      const model = parseScriptedModel(
+        { turns: [{ steps: [{ reasoning: "think", text, chunkSize: 2, toolCalls: [{ tool: "shell", args: { command: "true" } }] }] }] },
+        "m",
+      );
+      const step = model.turnAt(0).steps[0]!;
+      const streamed = await collect(streamStep(step, new AbortController().signal));
+      expect([...stepChunks(step)]).toEqual(streamed);
+      expect(streamed.map((c) => (c.kind === "text" ? c.delta : "")).join("")).toBe(text);
+    }
+  });
+
+  it("never splits a surrogate pair", async () => {
+    const model = parseScriptedModel({ turns: [{ steps: [{ text: "a😀b", chunkSize: 2 }] }] }, "m");
+    const chunks = await collect(streamStep(model.turnAt(0).steps[0]!, new AbortController().signal));
+    expect(chunks.map((c) => (c.kind === "text" ? c.delta : ""))).toEqual(["a😀", "b"]);
+  });
+
+  it("stops promptly when the signal aborts during a chunk delay", async () => {
+    const model = parseScriptedModel({ turns: [{ steps: [{ text: "aaaaaaaa", chunkSize: 1, chunkDelayMs: 1000 }] }] }, "m");
+    const abort = new AbortController();
+    const started = Date.now();
+    setTimeout(() => abort.abort({ kind: "user" }), 20);
+    await expect(collect(streamStep(model.turnAt(0).steps[0]!, abort.signal))).rejects.toThrow();
+    expect(Date.now() - started).toBeLessThan(500);
+  });
+});
