@@ -9,7 +9,8 @@ import { WireTap, type CheckWire, type WireLine } from "./checkWire.js";
 import { formatFailure, formatHeader, formatRow, formatSummary } from "./checkReport.js";
 import type { CheckOutcome, CheckResult } from "./checkResult.js";
 import { ScenarioContext } from "./scenarioContext.js";
-import { SCENARIOS, type Scenario } from "./scenarios.js";
+import type { Scenario } from "./scenario.js";
+import { SCENARIOS } from "./scenarios.js";
 import { checkTranscript } from "@muse-code/sdk/testing";
 
 export type { CheckWire } from "./checkWire.js";

@@ -68,8 +68,15 @@ function directive(steps: DirectiveStep[]): Array<{ type: "text"; text: string }
   return [{ type: "text", text: JSON.stringify({ steps }) }];
 }
 
-/** Sleep `ms` milliseconds. */
-function pause(ms: number): Promise<void> {
+/**
+ * Sleep `ms` milliseconds.
+ *
+ * @example
+ * ```ts
+ * await pause(THINK_MS); // the check's "user" thinks before answering
+ * ```
+ */
+export function pause(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
@@ -218,4 +225,20 @@ export class ScenarioContext {
 export function paramsOf(message: Record<string, unknown>): Record<string, unknown> {
   const params = message["params"];
   return typeof params === "object" && params !== null && !Array.isArray(params) ? (params as Record<string, unknown>) : {};
+}
+
+/**
+ * The last request with `method` the client sent.
+ *
+ * @example
+ * ```ts
+ * const cancelLine = lastClientRequest(ctx.wire.lines, "turn/cancel")?.line;
+ * ```
+ */
+export function lastClientRequest(lines: readonly WireLine[], method: string): WireLine | undefined {
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const line = lines[i] as WireLine;
+    if (line.dir === "client" && line.message?.["method"] === method) return line;
+  }
+  return undefined;
 }

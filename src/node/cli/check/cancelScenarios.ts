@@ -1,0 +1,107 @@
+/** The cancel scenarios that stop work: a turn cancelled while its model streams or its tool runs, and keepInbox. */
+import { LONG_STREAM, LONG_TOOL, QUICK } from "./directives.js";
+import type { Scenario } from "./scenario.js";
+import { lastClientRequest, paramsOf } from "./scenarioContext.js";
+
+export const cancelMidModel: Scenario = {
+  name: "cancel mid-model",
+  async run(ctx) {
+    const sessionId = await ctx.session();
+    const turn = await ctx.start(sessionId, LONG_STREAM);
+    const streaming = await ctx.item(turn.turnId, (method, item) => method === "item/updated" && item["kind"] === "message", "the first message item/updated");
+    ctx.step("waiting for the answer to turn/cancel");
+    const ack = await ctx.client.command("turn/cancel", { sessionId, turnId: turn.turnId }, { timeoutMs: Infinity }).then(
+      () => undefined,
+      (error: unknown) => error as { message: string; data: unknown },
+    );
+    const cancelLine = lastClientRequest(ctx.wire.lines, "turn/cancel")?.line;
+    ctx.expect(ack === undefined, `turn/cancel of a streaming turn must be accepted, it was refused: ${ack?.message ?? ""}`, [cancelLine, streaming.line]);
+    const terminal = await ctx.terminal(turn.turnId);
+    ctx.expect(
+      terminal.params["terminal"] === "cancelled",
+      `the cancelled turn must end "cancelled", it ended ${JSON.stringify(terminal.params["terminal"])}`,
+      [terminal.line],
+    );
+    for (const { line, item } of ctx.completedItems(turn.turnId)) {
+      if (item["kind"] !== "message" || item["status"] === "cancelled") continue;
+      ctx.expect(
+        item["text"] !== LONG_STREAM[0]?.text,
+        `the interrupted message completed with its whole text (status ${JSON.stringify(item["status"])}): the stream was not stopped`,
+        [line],
+      );
+    }
+    await ctx.settle();
+  },
+};
+
+export const cancelMidTool: Scenario = {
+  name: "cancel mid-tool",
+  async run(ctx) {
+    const sessionId = await ctx.session();
+    const turn = await ctx.start(sessionId, LONG_TOOL);
+    const running = await ctx.item(
+      turn.turnId,
+      (method, item) => item["kind"] === "toolCall" && method === "item/updated" && typeof item["visibleOutput"] === "string" && item["visibleOutput"] !== "",
+      "the tool call's first output (item/updated with visibleOutput)",
+    );
+    const toolItemId = (paramsOf(running.message ?? {})["item"] as Record<string, unknown>)["itemId"];
+    ctx.step("waiting for the turn/completed of the turn cancelled while its tool ran");
+    const { terminal: outcome } = await ctx.client.cancelTurn({ sessionId, turnId: turn.turnId }, { timeoutMs: Infinity });
+    const terminal = await ctx.terminal(turn.turnId);
+    ctx.expect(outcome.terminal === "cancelled", `the turn cancelled while its tool ran must end "cancelled", it ended ${JSON.stringify(outcome.terminal)}`, [
+      terminal.line,
+    ]);
+    const tool = ctx.completedItems(turn.turnId).find((i) => i.item["itemId"] === toolItemId);
+    ctx.expect(
+      tool?.item["status"] === "cancelled",
+      `the running tool call must complete "cancelled", got ${tool === undefined ? "no item/completed" : JSON.stringify(tool.item["status"])}`,
+      [running.line, tool?.line, terminal.line],
+    );
+    const finalMessage = ctx.completedItems(turn.turnId).find((i) => i.item["text"] === "The tool finished.");
+    ctx.expect(finalMessage === undefined, "the step after the cancelled tool call must not run", [finalMessage?.line]);
+    await ctx.settle();
+  },
+};
+
+export const keepInbox: Scenario = {
+  name: "keepInbox",
+  async run(ctx) {
+    const sessionId = await ctx.session();
+    // keepInbox: true stops the running turn only.
+    const running = await ctx.start(sessionId, LONG_STREAM);
+    const queued = await ctx.start(sessionId, QUICK);
+    ctx.expect(queued.disposition === "queued", `a turn/start while a turn runs must be queued, got ${JSON.stringify(queued.disposition)}`, [queued.ackLine]);
+    await ctx.item(running.turnId, (method) => method === "item/updated", "the first item/updated");
+    await ctx.command("turn/cancel", { sessionId, turnId: running.turnId, keepInbox: true });
+    const stopped = await ctx.terminal(running.turnId);
+    ctx.expect(stopped.params["terminal"] === "cancelled", `the running turn must end "cancelled", it ended ${JSON.stringify(stopped.params["terminal"])}`, [
+      stopped.line,
+    ]);
+    const kept = await ctx.terminal(queued.turnId);
+    ctx.expect(
+      kept.params["terminal"] === "completed",
+      `with keepInbox: true the queued turn must survive and complete, it ended ${JSON.stringify(kept.params["terminal"])}`,
+      [kept.line],
+    );
+    // Without keepInbox, each discarded turn gets its own cancelled terminal (invariant 1).
+    const second = await ctx.start(sessionId, LONG_STREAM);
+    const discarded = [await ctx.start(sessionId, QUICK), await ctx.start(sessionId, QUICK)];
+    await ctx.item(second.turnId, (method) => method === "item/updated", "the first item/updated");
+    await ctx.command("turn/cancel", { sessionId, turnId: second.turnId });
+    const secondEnd = await ctx.terminal(second.turnId);
+    ctx.expect(
+      secondEnd.params["terminal"] === "cancelled",
+      `the running turn must end "cancelled", it ended ${JSON.stringify(secondEnd.params["terminal"])}`,
+      [secondEnd.line],
+    );
+    for (const turn of discarded) {
+      const end = await ctx.terminal(turn.turnId);
+      ctx.expect(
+        end.params["terminal"] === "cancelled",
+        `a queued turn discarded by a cancel without keepInbox must end "cancelled", it ended ${JSON.stringify(end.params["terminal"])}`,
+        [turn.ackLine, end.line],
+      );
+    }
+    await ctx.settle();
+  },
+};

@@ -1,0 +1,28 @@
+/**
+ * SessionHistory: what checkTranscript remembers across a transcript's parts (turns accepted and
+ * ended, items open and completed, cursors, approval gates, cancels sent).
+ */
+
+/**
+ * Session-level state, which survives a reconnection (`<name>.2.jsonl` continues `<name>.jsonl`);
+ * JSON-RPC ids are per connection and reset with each part.
+ */
+export class SessionHistory {
+  /** turnId -> where it was accepted ("part line n" text). */
+  readonly accepted = new Map<string, { at: string; part: number }>();
+  /** turnId -> where its turn/completed was, and its terminal. */
+  readonly terminals = new Map<string, { at: string; terminal: unknown }>();
+  /** itemId -> the open item/started. */
+  readonly openItems = new Map<string, { turnId: string; at: string; part: number }>();
+  readonly completedItems = new Map<string, string>();
+  /** sessionId -> last viewCursor and where. */
+  readonly cursors = new Map<string, { cursor: string; at: string }>();
+  /**
+   * itemId -> the approval gate of a tool call whose item was once `approval: "pending"`: its
+   * latest approval state, and whether the client answered `approve` while it was pending (only
+   * then may the call run: invariant 6).
+   */
+  readonly gates = new Map<string, { approval: string; at: string; approved: boolean }>();
+  /** Turns the client has sent `turn/cancel` for: their open questions are withdrawn, so a later `approve` runs nothing. */
+  readonly cancelSent = new Set<string>();
+}

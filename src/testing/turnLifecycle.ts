@@ -1,0 +1,104 @@
+/**
+ * checkTranscript's turn and item lifecycle: the invariants a host's notifications keep (1, 2, 3
+ * and 5): one terminal per turn, items closed before it, nothing after it, `viewCursor` rising.
+ */
+import { Notifications, parseViewCursor, problemWithNotification } from "../protocol/index.js";
+import { checkGate } from "./approvalInvariant.js";
+import type { SessionHistory } from "./transcriptHistory.js";
+
+/** A host notification: well-formed, its cursor rising, its turn and item in the right state. */
+export function checkNotification(
+  method: string,
+  params: Record<string, unknown> | undefined,
+  here: string,
+  part: number,
+  history: SessionHistory,
+  say: (p: string) => void,
+): void {
+  const shape = problemWithNotification(method, params);
+  if (shape !== undefined) return say(`${method}: ${shape}`);
+  if (params === undefined) return;
+  // Invariant 5.
+  const sessionId = params["sessionId"];
+  const cursor = params["viewCursor"];
+  if (typeof sessionId === "string" && typeof cursor === "string") {
+    const last = history.cursors.get(sessionId);
+    if (parseViewCursor(cursor, sessionId) === undefined) {
+      say(`${method}: viewCursor ${JSON.stringify(cursor)} is not a cursor of session ${sessionId} (v:<sessionId>:<n>, invariant 5)`);
+    } else {
+      if (last !== undefined && !cursorAfter(cursor, last.cursor, sessionId)) {
+        say(`${method}: viewCursor ${cursor} does not increase on ${last.cursor} at ${last.at} (invariant 5)`);
+      }
+      history.cursors.set(sessionId, { cursor, at: here });
+    }
+  }
+  switch (method) {
+    case Notifications.turnStarted: {
+      const turnId = params["turnId"] as string;
+      const ended = history.terminals.get(turnId);
+      if (ended !== undefined) say(`turn/started for turn ${turnId} after its turn/completed at ${ended.at} (invariant 3)`);
+      return;
+    }
+    case Notifications.itemStarted:
+    case Notifications.itemUpdated:
+    case Notifications.itemCompleted: {
+      const item = params["item"] as Record<string, unknown>;
+      const turnId = item["turnId"] as string;
+      const itemId = item["itemId"] as string;
+      const ended = history.terminals.get(turnId);
+      if (ended !== undefined) return say(`${method} (item ${itemId}) for turn ${turnId} after its turn/completed at ${ended.at} (invariant 3)`);
+      if (item["kind"] === "toolCall") checkGate(method, item, here, history, say);
+      if (method === Notifications.itemStarted) {
+        const open = history.openItems.get(itemId);
+        if (open !== undefined) say(`a second item/started for item ${itemId}; the first was at ${open.at}`);
+        else if (history.completedItems.has(itemId)) say(`item/started for item ${itemId} after its item/completed at ${history.completedItems.get(itemId)}`);
+        else history.openItems.set(itemId, { turnId, at: here, part });
+      } else if (method === Notifications.itemCompleted) {
+        const done = history.completedItems.get(itemId);
+        if (done !== undefined) say(`a second item/completed for item ${itemId}; the first was at ${done} (invariant 2)`);
+        else {
+          history.openItems.delete(itemId);
+          history.completedItems.set(itemId, here);
+        }
+      }
+      return;
+    }
+    case Notifications.turnCompleted: {
+      const turnId = params["turnId"] as string;
+      const ended = history.terminals.get(turnId);
+      if (ended !== undefined) return say(`a second turn/completed for turn ${turnId}; the first was at ${ended.at} (invariant 1)`);
+      history.terminals.set(turnId, { at: here, terminal: params["terminal"] });
+      for (const [itemId, open] of history.openItems) {
+        if (open.turnId !== turnId) continue;
+        say(`turn/completed for turn ${turnId} while item ${itemId}, started at ${open.at}, has no item/completed (invariant 2)`);
+        history.openItems.delete(itemId);
+      }
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+/** True when cursor `next` comes strictly after `last` (both well-formed cursors of `sessionId`), by their sequence numbers. */
+function cursorAfter(next: string, last: string, sessionId: string): boolean {
+  return (parseViewCursor(next, sessionId) as number) > (parseViewCursor(last, sessionId) as number);
+}
+
+/**
+ * At the end of a whole transcript: each accepted turn that never got its `turn/completed`
+ * (invariant 1), and each item that never got its `item/completed` (invariant 2), reported in the
+ * part that accepted or started it.
+ */
+export function reportUnended(history: SessionHistory, problemsOf: (part: number) => string[]): void {
+  for (const [turnId, accepted] of history.accepted) {
+    if (history.terminals.has(turnId)) continue;
+    problemsOf(accepted.part).push(
+      `${accepted.at}: turn ${turnId}, accepted here, never gets a turn/completed (invariant 1; pass {excerpt: true} for an excerpt)`,
+    );
+  }
+  for (const [itemId, open] of history.openItems) {
+    if (history.accepted.has(open.turnId) && !history.terminals.has(open.turnId)) continue; // reported above
+    problemsOf(open.part).push(`${open.at}: item ${itemId} of turn ${open.turnId}, started here, never gets an item/completed (invariant 2)`);
+  }
+}
