@@ -47,16 +47,8 @@ export default {
       name: "host-shares-only-protocol",
       severity: "error",
       comment: "src/host/ shares only protocol/ and internal/boundedMap.ts with the client.",
-      from: { path: "^src/host/", pathNot: "^src/host/spawnReferenceHost\\.ts$" },
+      from: { path: "^src/host/" },
       to: { path: "^src/", pathNot: "^src/(host/|protocol/|internal/boundedMap\\.ts$)" },
-    },
-    {
-      name: "spawn-reference-host-shares-only-protocol",
-      severity: "error",
-      comment:
-        "spawnReferenceHost, the client-side launcher of the host, may also import node/spawnHost.ts (the SpawnedHost it returns), as in eslint.config.js.",
-      from: { path: "^src/host/spawnReferenceHost\\.ts$" },
-      to: { path: "^src/", pathNot: "^src/(host/|protocol/|internal/boundedMap\\.ts$|node/spawnHost\\.ts$)" },
     },
     {
       name: "cli-public-entries-only",

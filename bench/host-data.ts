@@ -16,7 +16,7 @@ import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync,
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { v7 as uuidv7 } from "uuid";
+import { uuidv7 } from "../src/protocol/uuidv7.js";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
 const arg = (name: string, fallback: number): number => {

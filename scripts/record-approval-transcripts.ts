@@ -22,7 +22,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { v7 as uuidv7 } from "uuid";
+import { uuidv7 } from "../src/protocol/uuidv7.js";
 import { createHost } from "../src/host/museHost.js";
 import type { MessageTransport } from "../src/host/messageTransport.js";
 import { loadScriptedModel } from "../src/host/modelLoader.js";

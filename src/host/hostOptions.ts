@@ -6,7 +6,7 @@ import type { ScriptedModel } from "./scriptedModel.js";
  *
  * @example
  * ```ts
- * const info = await client.connection.command("host/info", {});
+ * const info = await client.command("host/info", {});
  * if (info.name === HOST_NAME) console.log("talking to the reference host");
  * ```
  */

@@ -218,9 +218,9 @@ function path(name: string, value: unknown): string {
  * import { spawnReferenceHost, exampleModelPath } from "@muse-code/sdk/node";
  *
  * await using host = spawnReferenceHost({ script: exampleModelPath("hello"), stderr: "ignore" });
- * const { sessionId } = await host.connection.command("session/create", {});
+ * const { sessionId } = await host.command("session/create", {});
  * const turn = host.startTurn({ sessionId, input: [{ type: "text", text: "Hi!" }] });
- * console.log((await turn.terminal).terminal); // "completed"
+ * console.log((await turn.completed).terminal); // "completed"
  * ```
  * @example
  * ```ts
@@ -232,9 +232,9 @@ function path(name: string, value: unknown): string {
  * const { url, token, pageUrl } = await host.webSocket;
  * console.log(`a browser opens ${pageUrl}`);
  * const client = await connectWebSocket(url, { token, WebSocket });
- * const { sessionId } = await client.connection.command("session/create", {});
+ * const { sessionId } = await client.command("session/create", {});
  * const turn = client.startTurn({ sessionId, input: [{ type: "text", text: "Hi!" }] });
- * console.log((await turn.terminal).terminal); // "completed"
+ * console.log((await turn.completed).terminal); // "completed"
  * await client.close();
  * ```
  */

@@ -132,7 +132,7 @@ describe("client.onApproval", () => {
     dialog.answer({ decision: "approve" });
     peer.send(result(second["id"], { commandId: "c", turnId: TURN }));
     peer.send(terminal(TURN, 1, "cancelled", "cancelled"));
-    expect((await cancelled).terminal.terminal).toBe("cancelled");
+    expect((await cancelled).turnCompleted.terminal).toBe("cancelled");
     await settle();
     expect(answers(peer)).toHaveLength(1);
     await peer.client.close();

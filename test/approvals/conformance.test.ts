@@ -208,7 +208,7 @@ describe("CannedHost: host requests and the client's answers", () => {
     const msp = host.connect({ defaultTimeoutMs: 2_000 });
     msp.onApproval(() => ({ decision: "approve" }));
     const turn = msp.startTurn({ sessionId: S, input: [{ type: "text", text: "list files" }] });
-    expect((await turn.terminal).terminal).toBe("completed");
+    expect((await turn.completed).terminal).toBe("completed");
     await host.done({ timeoutMs: 2_000 });
     await msp.close();
   });
@@ -217,7 +217,7 @@ describe("CannedHost: host requests and the client's answers", () => {
     const host = CannedHost.fromLines(denied());
     const msp = host.connect({ defaultTimeoutMs: 2_000 });
     const turn = msp.startTurn({ sessionId: S, input: [{ type: "text", text: "list files" }] });
-    expect((await turn.terminal).terminal).toBe("completed");
+    expect((await turn.completed).terminal).toBe("completed");
     await host.done({ timeoutMs: 2_000 });
     await msp.close();
   });
@@ -243,7 +243,7 @@ describe("CannedHost: host requests and the client's answers", () => {
     await expect(host.done({ timeoutMs: 2_000 })).rejects.toThrow(
       /does not match line 7:\n {2}result\.decision: expected "approve", got "deny"\n {2}result\.reason: expected nothing, got "nope"/,
     );
-    await expect(turn.terminal).rejects.toMatchObject({ kind: "connectionClosed" });
+    await expect(turn.completed).rejects.toMatchObject({ kind: "connectionClosed" });
     await msp.close();
   });
 
@@ -256,7 +256,7 @@ describe("CannedHost: host requests and the client's answers", () => {
     // Answer approve instead of stopping: the transcript expects the cancelled answer.
     expect(msp.approvals.openOf(turn.commandId)[0]?.answer("approve")).toBe(true);
     await expect(host.done({ timeoutMs: 2_000 })).rejects.toThrow(/result\.decision: expected "cancelled", got "approve"/);
-    await expect(turn.terminal).rejects.toMatchObject({ kind: "connectionClosed" });
+    await expect(turn.completed).rejects.toMatchObject({ kind: "connectionClosed" });
     await msp.close();
   });
 

@@ -44,7 +44,7 @@ function toolItems(r: HostRun, turnId: string): Array<ToolCallItem & LedgerItem>
 describe("SDK against the reference host (real processes)", () => {
   it("cancels during the shell tool: output kept, terminal cancelled, shell and grandchild gone", async () => {
     const r = run("shell-sleep.json");
-    const { sessionId } = await r.host.connection.command("session/create", {});
+    const { sessionId } = await r.host.command("session/create", {});
     const turn = r.host.startTurn({ sessionId, input });
     const { turnId } = await turn.accepted;
     await until(r.host, () => /grandchild \d+/.test(toolItems(r, turnId)[0]?.visibleOutput ?? ""), "the grandchild's output");
@@ -53,7 +53,7 @@ describe("SDK against the reference host (real processes)", () => {
     const grandchildPid = Number(/grandchild (\d+)/.exec(output)?.[1]);
     expect(processGone(grandchildPid)).toBe(false);
 
-    const ack = await r.host.connection.command("turn/cancel", { sessionId, turnId });
+    const ack = await r.host.command("turn/cancel", { sessionId, turnId });
     expect(ack.status).toBe("accepted");
     const terminal = await r.host.turns.terminalOf(turnId, { timeoutMs: 10_000 });
     expect(terminal.terminal).toBe("cancelled");
@@ -70,7 +70,7 @@ describe("SDK against the reference host (real processes)", () => {
 
   it("cancels mid-stream: the salvaged message is marked interrupted and its tool call dropped", async () => {
     const r = run("slow-text.json");
-    const { sessionId } = await r.host.connection.command("session/create", {});
+    const { sessionId } = await r.host.command("session/create", {});
     const turn = r.host.startTurn({ sessionId, input });
     const { turnId } = await turn.accepted;
     await until(r.host, () => r.host.items.itemsOf(turnId).some((i) => i.kind === "message" && i.text.length >= 8), "some streamed text");
@@ -87,7 +87,7 @@ describe("SDK against the reference host (real processes)", () => {
 
   it("drains a tool that ignores SIGTERM (killed after the grace) and closes scheduled calls as aborted before dispatch", async () => {
     const r = run("shell-stubborn.json", ["--kill-grace-ms", "300"]);
-    const { sessionId } = await r.host.connection.command("session/create", {});
+    const { sessionId } = await r.host.command("session/create", {});
     const turn = r.host.startTurn({ sessionId, input });
     const { turnId } = await turn.accepted;
     await until(r.host, () => /stubborn \d+/.test(toolItems(r, turnId)[0]?.visibleOutput ?? ""), "the stubborn tool's output");
@@ -106,7 +106,7 @@ describe("SDK against the reference host (real processes)", () => {
 
   it("keepInbox keeps a queued turn; the default discards it with its own cancelled terminal", async () => {
     const r = run("shell-sleep.json");
-    const { sessionId } = await r.host.connection.command("session/create", {});
+    const { sessionId } = await r.host.command("session/create", {});
     const first = r.host.startTurn({ sessionId, input });
     const queued = r.host.startTurn({ sessionId, input });
     expect((await queued.accepted).disposition).toBe("queued");
@@ -130,14 +130,14 @@ describe("SDK against the reference host (real processes)", () => {
 
   it("a cancel after completion gets already_terminal and resolves with the turn's own terminal", async () => {
     const r = run("hello.json");
-    const { sessionId } = await r.host.connection.command("session/create", {});
+    const { sessionId } = await r.host.command("session/create", {});
     const turn = r.host.startTurn({ sessionId, input });
     const done = await turn.terminal;
     expect(done.terminal).toBe("completed");
-    const raw = await r.host.connection.command("turn/cancel", { sessionId, turnId: done.turnId }).catch((e: unknown) => e);
+    const raw = await r.host.command("turn/cancel", { sessionId, turnId: done.turnId }).catch((e: unknown) => e);
     expect(MspError.is(raw) && raw.isAlreadyTerminal()).toBe(true);
     const outcome = await cancelTurn(r.host, { sessionId, turnId: done.turnId });
-    expect(outcome).toEqual({ ack: "already_terminal", terminal: done });
+    expect(outcome).toEqual({ ack: "already_terminal", turnCompleted: done, terminal: done });
     const stale = await cancelTurn(r.host, { sessionId, turnId: "0198f0aa-0000-7000-8000-000000000000" }).catch((e: unknown) => e);
     expect(MspError.is(stale) && stale.kind === "commandRejected" && stale.data["reason"]).toBe("unknown_turn");
     await expectWellFormed(r);
@@ -145,11 +145,11 @@ describe("SDK against the reference host (real processes)", () => {
 
   it("SIGKILL mid-turn: waits settle connectionClosed; a restart on the same data dir replays the turn as failed", async () => {
     const r = run("shell-sleep.json");
-    const { sessionId } = await r.host.connection.command("session/create", {});
+    const { sessionId } = await r.host.command("session/create", {});
     const turn = r.host.startTurn({ sessionId, input });
     const { turnId } = await turn.accepted;
     await until(r.host, () => /grandchild/.test(toolItems(r, turnId)[0]?.visibleOutput ?? ""), "the tool and its grandchild to run");
-    const lastCursor = r.host.connection.lastViewCursor(sessionId);
+    const lastCursor = r.host.lastViewCursor(sessionId);
     expect(lastCursor).toMatch(new RegExp(`^v:${sessionId}:\\d+$`));
     const seenBefore = r.host.items.itemsOf(turnId).length;
     expect(seenBefore).toBeGreaterThan(0);
@@ -162,13 +162,13 @@ describe("SDK against the reference host (real processes)", () => {
     expect(error.data["signal"]).toBe("SIGKILL");
     // Closed: the ledger is released, the last cursor stays readable for the resume below.
     expect(r.host.items.itemsOf(turnId)).toEqual([]);
-    expect(r.host.connection.lastViewCursor(sessionId)).toBe(lastCursor);
+    expect(r.host.lastViewCursor(sessionId)).toBe(lastCursor);
 
     const again = startHost(model("shell-sleep.json"), r.data);
     cleanups.push(() => again.host.close().then(() => undefined));
     const replayed: string[] = [];
-    again.host.connection.onNotification((n) => replayed.push(n.method));
-    const resumed = await again.host.connection.command("session/resume", { sessionId, afterCursor: lastCursor as string });
+    again.host.onNotification((n) => replayed.push(n.method));
+    const resumed = await again.host.command("session/resume", { sessionId, afterCursor: lastCursor as string });
     expect(resumed.replayed).toBeGreaterThan(0);
     const terminal = await again.host.turns.terminalOf(turnId, { timeoutMs: 10_000 });
     expect(terminal.terminal).toBe("failed");

@@ -134,11 +134,11 @@ describe("bad messages from a real child", () => {
     const handlerErrors: unknown[] = [];
     host.events.on("handlerError", (e) => handlerErrors.push(e));
     const good: string[] = [];
-    host.connection.onNotification((n) => {
+    host.onNotification((n) => {
       if (n.method === "turn/started") good.push(String(n.params?.["turnId"]));
     });
-    const first = outcome(host.connection.command("host/info", {}));
-    const second = outcome(host.connection.command("host/info", {}));
+    const first = outcome(host.command("host/info", {}));
+    const second = outcome(host.command("host/info", {}));
     await host.turns.terminalOf("last", { timeoutMs: 10_000 });
 
     expect(good).toEqual(expectedGood);
@@ -148,7 +148,7 @@ describe("bad messages from a real child", () => {
     // A non-object result rejects its own command as `protocol`, rather than becoming an event.
     expect(((await second).error as MspError).kind).toBe("protocol");
     expect(handlerErrors).toEqual([]);
-    expect(host.connection.isClosed).toBe(false);
+    expect(host.isClosed).toBe(false);
     // The first terminal stands; the duplicate did not overwrite it.
     expect(host.turns.get("weird")).toBeUndefined();
     expect(host.turns.get("dup")?.turnId).toBe("dup");
@@ -162,11 +162,11 @@ describe("bad messages from a real child", () => {
     const late: unknown[] = [];
     host.events.on("protocolError", (e) => problems.push(e));
     host.events.on("lateResponse", (r) => late.push(r));
-    expect(await host.connection.command("host/info", {})).toMatchObject({ name: "h" });
+    expect(await host.command("host/info", {})).toMatchObject({ name: "h" });
     await host.turns.terminalOf("end", { timeoutMs: 5_000 });
     expect(late).toEqual([]);
     expect(problems.map((p) => String(p.data["problem"]))).toEqual(["a response to unknown id 1"]);
-    expect(host.connection.isClosed).toBe(false);
+    expect(host.isClosed).toBe(false);
   });
 
   // "turn/completed for an unknown turn": in a session this client follows (it sent commands
@@ -184,7 +184,7 @@ describe("bad messages from a real child", () => {
     ]);
     const problems: Array<MspError<"protocol">> = [];
     host.events.on("protocolError", (e) => problems.push(e));
-    await host.connection.command("turn/cancel", { sessionId: SESSION, turnId: "mine" });
+    await host.command("turn/cancel", { sessionId: SESSION, turnId: "mine" });
     await host.turns.terminalOf("after", { timeoutMs: 5_000 });
     expect(host.turns.get("stranger")?.terminal).toBe("completed");
     expect(problems.map((p) => String(p.data["problem"]))).toEqual([
@@ -214,8 +214,8 @@ describe("bad messages from a real child", () => {
       const problems: Array<MspError<"protocol">> = [];
       host.events.on("protocolError", (e) => problems.push(e));
       const seen: string[] = [];
-      host.connection.onNotification((n) => seen.push(String(n.params?.["turnId"])));
-      const results = await Promise.all([outcome(host.connection.command("host/info", {})), outcome(host.turns.terminalOf("t", { timeoutMs: Infinity }))]);
+      host.onNotification((n) => seen.push(String(n.params?.["turnId"])));
+      const results = await Promise.all([outcome(host.command("host/info", {})), outcome(host.turns.terminalOf("t", { timeoutMs: Infinity }))]);
       for (const r of results) expect(String(expectClosed(r.error).data["reason"])).toMatch(/framing lost: .*maxMessageBytes/);
       expect(seen).toEqual(["before"]);
       expect(problems).toHaveLength(1);
@@ -231,10 +231,10 @@ describe("bad messages from a real child", () => {
     const problems: Array<MspError<"protocol">> = [];
     host.events.on("protocolError", (e) => problems.push(e));
     const seen: string[] = [];
-    host.connection.onNotification((n) => seen.push(String(n.params?.["turnId"])));
+    host.onNotification((n) => seen.push(String(n.params?.["turnId"])));
     await host.turns.terminalOf("end", { timeoutMs: 5_000 });
     expect(seen).toEqual(["ü-🌍", "end"]);
     expect(problems.map((p) => p.kind)).toEqual(["protocol", "protocol"]);
-    expect(host.connection.isClosed).toBe(false);
+    expect(host.isClosed).toBe(false);
   });
 });

@@ -18,8 +18,8 @@ const TURN = "0198f0aa-0000-7000-8000-000000000001";
 describe("finding 11: every table has a capacity, and close() empties them", () => {
   it("finding 11: 5 000 session ids from a real host: only the last sessionCapacity (100) are remembered", async () => {
     const host = spawnFaulty([["await", 1], ["sessions", 5_000], ["respond", 1, {}], ["hang"]], { sessionCapacity: 100 });
-    await host.connection.command("host/info", {});
-    const remembered = Array.from({ length: 5_000 }, (_, i) => host.connection.lastViewCursor(`session-${i}`) !== undefined);
+    await host.command("host/info", {});
+    const remembered = Array.from({ length: 5_000 }, (_, i) => host.lastViewCursor(`session-${i}`) !== undefined);
     expect(remembered.filter(Boolean)).toHaveLength(100);
     expect(remembered.slice(-100).every(Boolean)).toBe(true);
   });
@@ -30,7 +30,7 @@ describe("finding 11: every table has a capacity, and close() empties them", () 
     host.events.on("protocolError", (e) => problems.push(e.data.problem));
     let delivered = 0;
     host.events.on("item/completed", () => delivered++);
-    await host.connection.command("host/info", {});
+    await host.command("host/info", {});
     expect(delivered).toBe(3_000); // every notification is delivered: only the ledger's view is bounded
     expect(host.items.itemsOf(TURN).map((i) => i.itemId)).toEqual(Array.from({ length: 50 }, (_, i) => `item-${2_950 + i}`));
     expect(problems).toEqual([]);
@@ -38,18 +38,18 @@ describe("finding 11: every table has a capacity, and close() empties them", () 
 
   it("finding 11: close() empties the pending commands, waiters, ledger and session tables; terminals and last cursors stay readable", async () => {
     const host = spawnFaulty([["await", 1], ["items", 10, TURN], ["respond", 1, {}], ["hang"]]);
-    await host.connection.command("host/info", { sessionId: "0198f0aa-1111-7000-8000-0000000000aa" });
-    const hanging = outcome(host.connection.command("host/info", {}));
-    const timedOut = await outcome(host.connection.command("host/info", {}, { timeoutMs: 10 })); // abandoned
+    await host.command("host/info", { sessionId: "0198f0aa-1111-7000-8000-0000000000aa" });
+    const hanging = outcome(host.command("host/info", {}));
+    const timedOut = await outcome(host.command("host/info", {}, { timeoutMs: 10 })); // abandoned
     expect((timedOut.error as { kind: string }).kind).toBe("timeout");
     const waiting = outcome(host.turns.terminalOf("never"));
-    expect([host.items.turnCount, host.connection.pendingCount, host.turns.waiterCount]).toEqual([1, 1, 1]);
-    const last = host.connection.lastViewCursor("0198f0aa-1111-7000-8000-0000000000aa");
+    expect([host.items.turnCount, host.pendingCount, host.turns.waiterCount]).toEqual([1, 1, 1]);
+    const last = host.lastViewCursor("0198f0aa-1111-7000-8000-0000000000aa");
     expect(last).toBe("v:0198f0aa-1111-7000-8000-0000000000aa:10");
     await host.close();
     await Promise.all([hanging, waiting]);
-    expect([host.items.turnCount, host.items.itemsOf(TURN), host.connection.pendingCount, host.turns.waiterCount]).toEqual([0, [], 0, 0]);
-    expect(host.connection.lastViewCursor("0198f0aa-1111-7000-8000-0000000000aa")).toBe(last);
+    expect([host.items.turnCount, host.items.itemsOf(TURN), host.pendingCount, host.turns.waiterCount]).toEqual([0, [], 0, 0]);
+    expect(host.lastViewCursor("0198f0aa-1111-7000-8000-0000000000aa")).toBe(last);
   });
 
   it("finding 11: a capacity below 1 (or not a number) is a RangeError, before anything starts", () => {

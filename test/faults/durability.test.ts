@@ -7,7 +7,7 @@
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { v7 as uuidv7 } from "uuid";
+import { uuidv7 } from "../../src/protocol/uuidv7.js";
 import { describe, expect, it } from "vitest";
 import { parseViewCursor } from "../../src/protocol/cursor.js";
 import { checkTranscriptParts } from "../../src/testing/index.js";

@@ -16,7 +16,7 @@ describe("wire order", () => {
     const host = spawnFaulty([["await", COMMANDS], ["flood", TURNS, EVERY], ["hang"]]);
     const seqs: number[] = [];
     const methods: string[] = [];
-    host.connection.onNotification((n) => {
+    host.onNotification((n) => {
       seqs.push(n.params?.["seq"] as number);
       methods.push(n.method);
     });
@@ -25,7 +25,7 @@ describe("wire order", () => {
     // Per response: how many notifications had been delivered when it resolved, and its wire position.
     const resolved: Array<{ id: number; seenBefore: number; wireSeq: number }> = [];
     const commands = Array.from({ length: COMMANDS }, (_, i) =>
-      host.connection
+      host
         .command("host/info", {})
         .then((result) => resolved.push({ id: i + 1, seenBefore: seqs.length, wireSeq: (result as unknown as Record<string, unknown>)["seq"] as number })),
     );

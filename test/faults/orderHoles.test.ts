@@ -26,11 +26,9 @@ async function play(sends: Action[]) {
   const host = spawnFaulty([["await", 1], ...sends, ["respond", 1, {}], ["hang"]]);
   const delivered: string[] = [];
   const problems: string[] = [];
-  host.connection.onNotification((n) =>
-    delivered.push(`${n.method} ${String(n.params?.["turnId"])} ${String(n.params?.["viewCursor"]).replace(`v:${SESSION}:`, "")}`),
-  );
+  host.onNotification((n) => delivered.push(`${n.method} ${String(n.params?.["turnId"])} ${String(n.params?.["viewCursor"]).replace(`v:${SESSION}:`, "")}`));
   host.events.on("protocolError", (e) => problems.push(e.data.problem));
-  await host.connection.command("host/info", {}, { timeoutMs: 5_000 });
+  await host.command("host/info", {}, { timeoutMs: 5_000 });
   return { delivered, problems };
 }
 
@@ -87,7 +85,7 @@ describe("finding 10: order checks", () => {
       const problems: string[] = [];
       host.events.on("protocolError", (e) => problems.push(e.data.problem));
       const sent = performance.now();
-      const r = await outcome(host.connection.command("host/info", {}, { timeoutMs: 5_000 }));
+      const r = await outcome(host.command("host/info", {}, { timeoutMs: 5_000 }));
       expect(expectClosed(r.error).data.reason).toBe("framing lost: conflicting Content-Length headers");
       expect(r.at - sent).toBeLessThan(2_000);
       expect(problems).toEqual(["framing: conflicting Content-Length headers"]);
@@ -99,7 +97,7 @@ describe("finding 10: order checks", () => {
     const host = spawnFaulty([["await", 1], ["raw", framed([text.length, text.length], text)], ["hang"]], { framing: "content-length" });
     const problems: string[] = [];
     host.events.on("protocolError", (e) => problems.push(e.data.problem));
-    expect(await host.connection.command("host/info", {}, { timeoutMs: 5_000 })).toMatchObject({ status: "accepted" });
+    expect(await host.command("host/info", {}, { timeoutMs: 5_000 })).toMatchObject({ status: "accepted" });
     expect(problems).toEqual([]);
   });
 });

@@ -80,25 +80,25 @@ describe("finding 6: small protocol holes", () => {
     const problems: string[] = [];
     host.events.on("protocolError", (e) => problems.push(e.message));
     try {
-      const { sessionId } = await host.connection.command("session/create", {});
+      const { sessionId } = await host.command("session/create", {});
       await host.startTurn({ sessionId, input: [{ type: "text", text: "hi" }] }).terminal;
-      const last = host.connection.lastViewCursor(sessionId)!;
+      const last = host.lastViewCursor(sessionId)!;
       const n = Number(last.split(":").pop());
-      const error = await host.connection.command("session/resume", { sessionId, afterCursor: `v:${sessionId}:${n + 100}` }).catch((e: unknown) => e);
+      const error = await host.command("session/resume", { sessionId, afterCursor: `v:${sessionId}:${n + 100}` }).catch((e: unknown) => e);
       expect(MspError.is(error) && error.kind === "rpcError").toBe(true);
       const data = (error as MspError<"rpcError">).data;
       expect(data.code).toBe(-32602);
       expect(data.data).toMatchObject({ lastCursor: last });
       // The refused resume leaves the connection's cursor where it was: no future cursor adopted.
-      expect(host.connection.lastViewCursor(sessionId)).toBe(last);
+      expect(host.lastViewCursor(sessionId)).toBe(last);
       const third = await host.startTurn({ sessionId, input: [{ type: "text", text: "still here" }] }).terminal;
       expect(third.terminal).toBe("completed");
       expect(problems).toEqual([]);
-      const resumed = await host.connection.command("session/resume", { sessionId, afterCursor: host.connection.lastViewCursor(sessionId)! });
+      const resumed = await host.command("session/resume", { sessionId, afterCursor: host.lastViewCursor(sessionId)! });
       expect(resumed.replayed).toBe(0);
       const second = await host.startTurn({ sessionId, input: [{ type: "text", text: "again" }] }).terminal;
       expect(second.terminal).toBe("completed");
-      expect(Number(host.connection.lastViewCursor(sessionId)!.split(":").pop())).toBeGreaterThan(n);
+      expect(Number(host.lastViewCursor(sessionId)!.split(":").pop())).toBeGreaterThan(n);
       expect(problems).toEqual([]);
     } finally {
       await host.close();

@@ -123,7 +123,7 @@ describe("finding 9: partial lines are copied", () => {
     const [clientSide, hostSide] = createLinkedPair();
     const client = connect(clientSide);
     const seen: unknown[] = [];
-    client.connection.onNotification((n) => seen.push(n.params?.["text"]));
+    client.onNotification((n) => seen.push(n.params?.["text"]));
     const buffer = Buffer.alloc(256);
     for (const m of messages) {
       const bytes = Buffer.from(`${JSON.stringify(m)}\n`);

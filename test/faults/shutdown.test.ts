@@ -16,7 +16,7 @@ const READY = { jsonrpc: "2.0", method: "test/ready", params: {} };
 /** Pending work of every shape: a command, two waiters on one turn, an unbounded waiter. */
 function pendingWork(host: ReturnType<typeof spawnFaulty>) {
   return [
-    outcome(host.connection.command("host/info", {})),
+    outcome(host.command("host/info", {})),
     outcome(host.turns.terminalOf("t1", { timeoutMs: 60_000 })),
     outcome(host.turns.terminalOf("t1", { timeoutMs: 60_000 })),
     outcome(host.turns.terminalOf("t2", { timeoutMs: Infinity })),
@@ -43,7 +43,7 @@ describe("the child exits or dies mid-command", () => {
       expect(e.data["exitCode"]).toBe(3);
       expect(r.at - at).toBeLessThan(SETTLE_MS);
     }
-    expect(host.connection.pendingCount).toBe(0);
+    expect(host.pendingCount).toBe(0);
     expect(host.turns.waiterCount).toBe(0);
     expect((await host.closed).exitCode).toBe(3);
   });
@@ -69,7 +69,7 @@ describe("the child exits or dies mid-command", () => {
       ["exit", 1],
     ]);
     const turn = host.startTurn({ sessionId: "s", input: [{ type: "text", text: "hi" }] });
-    void turn.terminal.catch(() => {});
+    void turn.completed.catch(() => {});
     const cancelled = await outcome(turn.cancel({ timeoutMs: 5_000 }));
     expectClosed(cancelled.error);
     await host.closed;
@@ -78,7 +78,7 @@ describe("the child exits or dies mid-command", () => {
   it("a host that never starts (ENOENT) settles everything connectionClosed", async () => {
     const { spawnHost } = await import("../../src/node/index.js");
     const host = spawnHost({ command: "/nonexistent/muse-host-xyz", stderr: "ignore", killGraceMs: 50 });
-    const r = await outcome(host.connection.command("host/info", {}));
+    const r = await outcome(host.command("host/info", {}));
     expect(String(expectClosed(r.error).data["reason"])).toMatch(/could not start/);
     await host.close();
   });
@@ -101,14 +101,14 @@ describe("the child closes a pipe", () => {
     await nextNotifications(host, 1);
     const waits = [outcome(host.turns.terminalOf("t1")), outcome(host.turns.terminalOf("t2", { timeoutMs: Infinity }))];
     const sent = performance.now();
-    const command = await outcome(host.connection.command("host/info", {}));
+    const command = await outcome(host.command("host/info", {}));
     expectClosed(command.error);
     expect(command.at - sent).toBeLessThan(SETTLE_MS);
     for (const r of await Promise.all(waits)) {
       expectClosed(r.error);
       expect(r.at - sent).toBeLessThan(SETTLE_MS);
     }
-    expect(host.connection.isClosed).toBe(true);
+    expect(host.isClosed).toBe(true);
   });
 
   it("the child exits while a large write is blocked in the pipe: it settles connectionClosed within 100 ms of the exit", async () => {
@@ -116,7 +116,7 @@ describe("the child closes a pipe", () => {
     await nextNotifications(host, 1);
     const exited = exitAt(host);
     const big = "x".repeat(4 * 1024 * 1024); // far more than a pipe buffer holds
-    const results = await Promise.all([outcome(host.connection.command("host/info", { big })), outcome(host.turns.terminalOf("t1"))]);
+    const results = await Promise.all([outcome(host.command("host/info", { big })), outcome(host.turns.terminalOf("t1"))]);
     const at = await exited;
     for (const r of results) {
       expectClosed(r.error);
@@ -131,7 +131,7 @@ describe("the child closes a pipe", () => {
     await nextNotifications(host, 1);
     const problems: Array<MspError<"protocol">> = [];
     host.events.on("protocolError", (e) => problems.push(e));
-    const r = await outcome(host.connection.command("host/info", { big: "x".repeat(4 * 1024 * 1024) }));
+    const r = await outcome(host.command("host/info", { big: "x".repeat(4 * 1024 * 1024) }));
     expect(expectClosed(r.error).data["exitCode"]).toBe(7);
     expect(problems).toEqual([]);
   });
@@ -142,7 +142,7 @@ describe("close() while work is pending", () => {
     const host = spawnFaulty([["hang"]]);
     await new Promise((r) => setTimeout(r, 20));
     const work = pendingWork(host);
-    const more = Array.from({ length: 20 }, (_, i) => outcome(host.connection.command("host/info", { i })));
+    const more = Array.from({ length: 20 }, (_, i) => outcome(host.command("host/info", { i })));
     const started = performance.now();
     const closing = host.close();
     const results = await Promise.all([...work, ...more]);
@@ -153,23 +153,23 @@ describe("close() while work is pending", () => {
     expect((await closing).reason).toBe("closed by the client");
     const exit = await host.exited;
     expect(exit.signal === "SIGTERM" || exit.signal === "SIGKILL" || exit.exitCode !== null).toBe(true);
-    expect(host.connection.pendingCount).toBe(0);
+    expect(host.pendingCount).toBe(0);
     expect(host.turns.waiterCount).toBe(0);
     await closeAll();
   });
 
   it("a host that stopped reading stdin: timeout and abort stay distinct, close() settles the rest", async () => {
     const host = spawnFaulty([["stopReading"], ["hang"]]);
-    const timedOut = await outcome(host.connection.command("host/info", {}, { timeoutMs: 30 }));
+    const timedOut = await outcome(host.command("host/info", {}, { timeoutMs: 30 }));
     expect((timedOut.error as MspError).kind).toBe("timeout");
     const controller = new AbortController();
-    const aborted = outcome(host.connection.command("host/info", {}, { signal: controller.signal }));
+    const aborted = outcome(host.command("host/info", {}, { signal: controller.signal }));
     const reason = new Error("user left");
     controller.abort(reason);
     const a = (await aborted).error as MspError;
     expect(a.kind).toBe("aborted");
     expect(a.cause).toBe(reason);
-    const pending = outcome(host.connection.command("host/info", { big: "y".repeat(1 << 20) }));
+    const pending = outcome(host.command("host/info", { big: "y".repeat(1 << 20) }));
     const started = performance.now();
     void host.close();
     const r = await pending;

@@ -35,7 +35,7 @@ describe("finding 7: write backpressure", () => {
     let peak = 0; // the most bytes in ArrayBuffers (queued frames) seen while sending
     const sample = () => (peak = Math.max(peak, process.memoryUsage().arrayBuffers - buffersBefore));
     const sending = Array.from({ length: 300 }, (_, i) => {
-      const sent = outcome(host.connection.command("host/info", { big, i }, { timeoutMs: 3_000 }));
+      const sent = outcome(host.command("host/info", { big, i }, { timeoutMs: 3_000 }));
       if (i % 10 === 0) sample();
       return sent;
     });
@@ -50,7 +50,7 @@ describe("finding 7: write backpressure", () => {
     expect(reason).toMatch(/^the host is not reading its input: \d+ bytes queued \(maxWriteBufferBytes 67108864\)$/);
     expect(Number(/(\d+) bytes queued/.exec(reason as string)?.[1])).toBeLessThanOrEqual(DEFAULT_MAX_WRITE_BUFFER_BYTES);
     expect((await host.closed).reason).toBe(reason);
-    expect(host.connection.pendingCount).toBe(0);
+    expect(host.pendingCount).toBe(0);
     // Once closed, the queue is released.
     expect(heldAfter).toBeLessThan(16 * MiB);
   }, 30_000);
@@ -58,7 +58,7 @@ describe("finding 7: write backpressure", () => {
   it("finding 7: maxWriteBufferBytes is an option of spawnHost: 8 MiB closes after about 8 commands of 1 MiB", async () => {
     const host = spawnFaulty([["stopReading"], ["hang"]], { maxWriteBufferBytes: 8 * MiB });
     const big = "y".repeat(MiB);
-    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => outcome(host.connection.command("host/info", { big, i }, { timeoutMs: 3_000 }))));
+    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => outcome(host.command("host/info", { big, i }, { timeoutMs: 3_000 }))));
     for (const r of results)
       expect(expectClosed(r.error).data.reason).toMatch(/^the host is not reading its input: \d+ bytes queued \(maxWriteBufferBytes 8388608\)$/);
   });
@@ -74,10 +74,10 @@ describe("finding 7: write backpressure", () => {
     // 5 batches of 8 × 256 KiB: each batch (2 MiB) is far more than a pipe holds, so most of it
     // waits in the writer for drain; in all, 10 MiB pass a 4 MiB bound.
     for (let batch = 0; batch < 5; batch++) {
-      const results = await Promise.all(Array.from({ length: 8 }, (_, i) => host.connection.command("host/info", { big, i }, { timeoutMs: 10_000 })));
+      const results = await Promise.all(Array.from({ length: 8 }, (_, i) => host.command("host/info", { big, i }, { timeoutMs: 10_000 })));
       answered.push(...results.map((r) => r["n"]));
     }
     expect(answered).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
-    expect(host.connection.isClosed).toBe(false);
+    expect(host.isClosed).toBe(false);
   });
 });

@@ -42,7 +42,7 @@ const toolCallOf = (msp: SpawnedHost, turnId: string) => msp.items.itemsOf(turnI
 describe("approvals through the SDK, against the real host", () => {
   it("Stop with the dialog open: the question is answered cancelled, the dialog closes, nothing runs, the turn ends cancelled", async () => {
     const { msp, marker, transcript } = start();
-    const { sessionId } = await msp.connection.command("session/create", {});
+    const { sessionId } = await msp.command("session/create", {});
     msp.onApproval(() => new Promise(() => {})); // the dialog answers, or Stop does
     const turn = msp.startTurn({ sessionId, input: [{ type: "text", text: "go" }] });
     const stop = new StopController(turn, { stopTimeoutMs: 10_000 });
@@ -73,7 +73,7 @@ describe("approvals through the SDK, against the real host", () => {
 
   it("a handler's approve runs the tool; its deny does not, and the turn goes on", async () => {
     const { msp, marker, transcript } = start();
-    const { sessionId } = await msp.connection.command("session/create", {});
+    const { sessionId } = await msp.command("session/create", {});
     const decisions: Array<"approve" | "deny"> = ["deny", "approve"];
     msp.onApproval(() => ({ decision: decisions.shift() ?? "deny", reason: "the test decided" }));
     const denied = await msp.startTurn({ sessionId, input: [{ type: "text", text: "first" }] }).terminal;
@@ -95,7 +95,7 @@ describe("approvals through the SDK, against the real host", () => {
 
   it("no handler installed: the SDK denies ('no approval handler') and the host runs nothing", async () => {
     const { msp, marker } = start();
-    const { sessionId } = await msp.connection.command("session/create", {});
+    const { sessionId } = await msp.command("session/create", {});
     const terminal = await msp.startTurn({ sessionId, input: [{ type: "text", text: "go" }] }).terminal;
     expect(terminal).toMatchObject({ terminal: "completed" });
     expect(toolCallOf(msp, terminal.turnId)).toMatchObject({
@@ -108,7 +108,7 @@ describe("approvals through the SDK, against the real host", () => {
 
   it("a handler that throws: the SDK denies with its message", async () => {
     const { msp, marker } = start();
-    const { sessionId } = await msp.connection.command("session/create", {});
+    const { sessionId } = await msp.command("session/create", {});
     msp.onApproval(() => {
       throw new Error("the dialog crashed");
     });

@@ -52,7 +52,7 @@ describe("approvals over WebSocket, two tabs", () => {
     const { host, marker, tab } = await start();
     const first = await tab();
     const seen = cursors(first);
-    const { sessionId } = await first.connection.command("session/create", {});
+    const { sessionId } = await first.command("session/create", {});
     first.onApproval(() => new Promise(() => {})); // the dialog is open
     const asked = nextQuestion(first);
     const turn = first.startTurn({ sessionId, input: [{ type: "text", text: "go" }] });
@@ -67,7 +67,7 @@ describe("approvals over WebSocket, two tabs", () => {
     const second = await tab();
     second.onApproval(() => ({ decision: "approve" }));
     const again = nextQuestion(second);
-    await second.connection.command("session/resume", { sessionId, afterCursor: seen.at(-1) });
+    await second.command("session/resume", { sessionId, afterCursor: seen.at(-1) });
     expect((await again).request).toEqual(question.request);
     const terminal = await second.turns.terminalOf(turnId, { timeoutMs: 10_000 });
     expect(terminal).toMatchObject({ terminal: "completed" });
@@ -78,7 +78,7 @@ describe("approvals over WebSocket, two tabs", () => {
   it("both tabs open: the resuming tab is asked too; the first answer decides and the other dialog closes by itself", async () => {
     const { marker, tab } = await start();
     const a = await tab();
-    const { sessionId } = await a.connection.command("session/create", {});
+    const { sessionId } = await a.command("session/create", {});
     a.onApproval(() => new Promise(() => {})); // a's dialog stays open
     const askedA = nextQuestion(a);
     const turn = a.startTurn({ sessionId, input: [{ type: "text", text: "go" }] });
@@ -86,7 +86,7 @@ describe("approvals over WebSocket, two tabs", () => {
     await askedA;
     const b = await tab();
     b.onApproval(() => ({ decision: "deny", reason: "b said no" }));
-    await b.connection.command("session/resume", { sessionId });
+    await b.command("session/resume", { sessionId });
     const terminal = await b.turns.terminalOf(turnId, { timeoutMs: 10_000 });
     expect(terminal).toMatchObject({ terminal: "completed" });
     expect(b.items.itemsOf(turnId).find((i) => i.kind === "toolCall")).toMatchObject({ status: "failed", approval: "denied", error: { message: "b said no" } });

@@ -17,7 +17,7 @@ afterEach(async () => {
 /** Every notification a client hears, as [method, sessionId, viewCursor, turnId]. */
 function listen(client: MspClient): Array<[string, string, string, string]> {
   const heard: Array<[string, string, string, string]> = [];
-  client.connection.onNotification((n: MspNotification) => {
+  client.onNotification((n: MspNotification) => {
     const p = n.params as unknown as Record<string, unknown>;
     const item = p["item"] as { turnId?: string } | undefined;
     heard.push([n.method, String(p["sessionId"]), String(p["viewCursor"]), String(p["turnId"] ?? item?.turnId)]);
@@ -46,9 +46,9 @@ describe("per-connection delivery: two WebSocket clients and stdio on one host",
   it("each connection hears only its own session", async () => {
     const { host, a, b } = await start();
     const [ha, hb, hs] = [listen(a), listen(b), listen(host)];
-    const sa = (await a.connection.command("session/create", {})).sessionId;
-    const sb = (await b.connection.command("session/create", {})).sessionId;
-    const ss = (await host.connection.command("session/create", {})).sessionId;
+    const sa = (await a.command("session/create", {})).sessionId;
+    const sb = (await b.command("session/create", {})).sessionId;
+    const ss = (await host.command("session/create", {})).sessionId;
     const terminals = await Promise.all([
       a.startTurn({ sessionId: sa, input }).waitForTerminal({ timeoutMs: 10_000 }),
       b.startTurn({ sessionId: sb, input }).waitForTerminal({ timeoutMs: 10_000 }),
@@ -68,19 +68,19 @@ describe("per-connection delivery: two WebSocket clients and stdio on one host",
   it("after a resume, two tabs see the same running turn, and a Stop from either ends it for both", async () => {
     const { host, a, b } = await start();
     const [ha, hb, hs] = [listen(a), listen(b), listen(host)];
-    const { sessionId } = await a.connection.command("session/create", { model: "tests" });
+    const { sessionId } = await a.command("session/create", { model: "tests" });
     const turn = a.startTurn({ sessionId, input });
     await turn.accepted;
     // b has heard nothing of it, until it resumes the session: the replay, then the live stream.
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(hb).toEqual([]);
-    await b.connection.command("session/resume", { sessionId });
+    await b.command("session/resume", { sessionId });
     // Stop from b, the tab that did not start the turn.
     await new Promise((resolve) => setTimeout(resolve, 300));
     const turnId = turn.commandId;
     const [ta, tb] = await Promise.all([a.turns.terminalOf(turnId, { timeoutMs: 15_000 }), b.cancelTurn({ sessionId, turnId })]);
     expect(ta).toMatchObject({ terminal: "cancelled" });
-    expect(tb).toEqual({ ack: "accepted", terminal: ta });
+    expect(tb).toEqual({ ack: "accepted", turnCompleted: ta, terminal: ta });
     // The same stream, cursor for cursor, and the stdio client heard none of it.
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(hb).toEqual(ha);

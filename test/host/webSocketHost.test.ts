@@ -58,7 +58,7 @@ describe("the token's sources", () => {
     expect(host.token).toBe("file token/with+odd=chars");
     expect(host.stderr()).toContain(`muse-host: open http://127.0.0.1:${host.port}/#token=${encodeURIComponent(host.token)}\n`);
     const client = await wsClient(host.url, { token: host.token });
-    expect(await client.connection.command("host/info", {})).toMatchObject({ name: "muse-host" });
+    expect(await client.command("host/info", {})).toMatchObject({ name: "muse-host" });
     await client.close();
   });
 
@@ -67,7 +67,7 @@ describe("the token's sources", () => {
     const host = await start(["--script", envModel(dir)], { ...process.env, MUSE_HOST_TOKEN: "  env-token-0123456789  " });
     expect(host.token).toBe("env-token-0123456789");
     const client = await wsClient(host.url, { token: host.token });
-    const { sessionId } = await client.connection.command("session/create", {});
+    const { sessionId } = await client.command("session/create", {});
     const terminal = await client.startTurn({ sessionId, input }).waitForTerminal({ timeoutMs: 10_000 });
     const tool = client.items.itemsOf(terminal.turnId).find((i): i is ToolCallItem => i.kind === "toolCall");
     expect(tool?.visibleOutput).toBe("token=[unset]\n");
@@ -238,7 +238,7 @@ describe("shutdown", () => {
   it("SIGTERM mid-turn: the WebSocket client gets the cancelled terminal (cause disposed), then close 1001; exit 0", async () => {
     const host = await start(["--script", exampleModelPath("run-tests")]);
     const client = await wsClient(host.url, { token: host.token });
-    const { sessionId } = await client.connection.command("session/create", {});
+    const { sessionId } = await client.command("session/create", {});
     const turn = client.startTurn({ sessionId, input });
     await turn.accepted;
     await new Promise((resolve) => setTimeout(resolve, 300));
@@ -260,7 +260,7 @@ describe("spawnReferenceHost({ webSocket })", () => {
       expect(ws.pageUrl).toBe(`http://127.0.0.1:${ws.port}/#token=given-token-abcdef`);
       expect(host.process.spawnargs.join(" ")).not.toContain("given-token-abcdef");
       const client = await wsClient(ws.url, { token: ws.token });
-      const { sessionId } = await client.connection.command("session/create", {});
+      const { sessionId } = await client.command("session/create", {});
       expect((await client.startTurn({ sessionId, input }).waitForTerminal({ timeoutMs: 10_000 })).terminal).toBe("completed");
       await client.close();
     } finally {

@@ -49,10 +49,10 @@ afterAll(async () => {
 
 /** The host still serves: the witness gets an answer, and a new client gets in and runs a turn to completed. */
 async function stillServes(): Promise<void> {
-  expect(await witness.connection.command("host/info", {})).toMatchObject({ name: "muse-host" });
+  expect(await witness.command("host/info", {})).toMatchObject({ name: "muse-host" });
   const client = await wsClient(host.url, { token: host.token });
   try {
-    const { sessionId } = await client.connection.command("session/create", {});
+    const { sessionId } = await client.command("session/create", {});
     const terminal = await client.startTurn({ sessionId, input }).waitForTerminal({ timeoutMs: 10_000 });
     expect(terminal.terminal).toBe("completed");
   } finally {
@@ -183,7 +183,7 @@ describe("muse-host serve --ws: resources", () => {
     // Meanwhile another client runs its own turn to the end.
     const other = await wsClient(host.url, { token: host.token });
     try {
-      const { sessionId: mine } = await other.connection.command("session/create", {});
+      const { sessionId: mine } = await other.command("session/create", {});
       expect((await other.startTurn({ sessionId: mine, input }).waitForTerminal({ timeoutMs: 10_000 })).terminal).toBe("completed");
     } finally {
       await other.close();

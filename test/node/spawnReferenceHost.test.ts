@@ -36,9 +36,9 @@ describe("spawnReferenceHost", () => {
   it("with no options serves the hello model: a turn runs to completed with its one message", async () => {
     const host = spawnReferenceHost({ stderr: "ignore", defaultTimeoutMs: 15_000 });
     try {
-      const info = await host.connection.command("host/info", {});
+      const info = await host.command("host/info", {});
       expect(info).toMatchObject({ name: "muse-host", models: [{ id: "default" }] });
-      const { sessionId } = await host.connection.command("session/create", {});
+      const { sessionId } = await host.command("session/create", {});
       const turn = host.startTurn({ sessionId, input });
       const terminal = await turn.waitForTerminal({ timeoutMs: 10_000 });
       expect(terminal).toMatchObject({ terminal: "completed", reason: "completed" });
@@ -58,7 +58,7 @@ describe("spawnReferenceHost", () => {
       defaultTimeoutMs: 15_000,
     });
     try {
-      const { sessionId } = await host.connection.command("session/create", {});
+      const { sessionId } = await host.command("session/create", {});
       const turn = host.startTurn({ sessionId, input });
       const { turnId } = await turn.accepted;
       const tool = () => host.items.itemsOf(turnId).find((i): i is ToolCallItem & LedgerItem => i.kind === "toolCall");
@@ -77,7 +77,7 @@ describe("spawnReferenceHost", () => {
       expect(host.items.itemsOf(turnId).some((i) => i.kind === "message" && i.text === "All 100 tests passed.")).toBe(false);
 
       // The extra model is there too; the default is still run-tests.
-      const hello = await host.connection.command("session/create", { model: "hello" });
+      const hello = await host.command("session/create", { model: "hello" });
       const second = host.startTurn({ sessionId: hello.sessionId, input });
       expect((await second.waitForTerminal({ timeoutMs: 10_000 })).terminal).toBe("completed");
     } finally {
@@ -101,7 +101,7 @@ describe("spawnReferenceHost", () => {
     });
     let sessionId: string;
     try {
-      const created = await host.connection.command("session/create", {});
+      const created = await host.command("session/create", {});
       sessionId = created.sessionId;
       expect(created["model"]).toBe("tests");
       const turn = host.startTurn({ sessionId: created.sessionId, input });
@@ -144,7 +144,7 @@ describe("spawnReferenceHost", () => {
 
   it("a model file with an error: the host exits 2 and pending work settles connectionClosed", async () => {
     const host = spawnReferenceHost({ script: join(repoRoot, "package.json"), stderr: "ignore" });
-    const error = await host.connection.command("session/create", {}).catch((e: unknown) => e);
+    const error = await host.command("session/create", {}).catch((e: unknown) => e);
     expect(error).toMatchObject({ kind: "connectionClosed", data: { exitCode: 2 } });
     await host.close();
   });

@@ -53,7 +53,7 @@ describe("StopController", () => {
     const start = await peer.nth(1);
     peer.send(result(start["id"], { commandId: a.turn.commandId, turnId: a.turn.commandId, startedNewTurn: true, disposition: "started" }));
     peer.send(terminal(a.turn.commandId, 1));
-    await a.turn.terminal;
+    await a.turn.completed;
     expect(a.stop.getSnapshot()).toMatchObject({ state: "ended", canStop: false });
     expect((await a.stop.stop()).state).toBe("ended");
 

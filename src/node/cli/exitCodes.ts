@@ -8,7 +8,7 @@
  *
  * @example
  * ```ts
- * process.exitCode = terminal.terminal === "cancelled" ? ExitCodes.cancelled : ExitCodes.completed;
+ * process.exitCode = params.terminal === "cancelled" ? ExitCodes.cancelled : ExitCodes.completed;
  * ```
  */
 export const ExitCodes = {
