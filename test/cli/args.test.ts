@@ -62,9 +62,11 @@ describe("parseMuseArgs", () => {
     expect(usage(["info", "--ws", "nope"])).toBe('--ws needs a URL such as ws://127.0.0.1:8080/msp, got "nope"');
     expect(usage(["info", "--ws", "ws://x/", "--host-stderr"])).toBe("--host-stderr applies to --spawn only");
     expect(usage(["info", ...HOST, "--framing", "xml"])).toBe('--framing must be ndjson or content-length, got "xml"');
-    expect(usage(["run", "hi", ...HOST, "--framing", "content-length", "--record", "f"])).toBe(
-      "--record needs ndjson framing (the transcript format is one message a line)",
-    );
+    // A transcript is one message a line whatever the wire's framing: --record takes Content-Length too.
+    expect(parseMuseArgs(["run", "hi", ...HOST, "--framing", "content-length", "--record", "f"])).toMatchObject({
+      record: "f",
+      target: { framing: "content-length" },
+    });
     expect(usage(["info", "--spawn", "'unterminated"])).toBe("--spawn: unterminated ' quote");
     expect(usage(["info", "--spawn", "  "])).toBe("--spawn needs a command");
     expect(usage(["info", ...HOST, "--session"])).toBe("--session needs a value");

@@ -60,6 +60,33 @@ describe("muse run", () => {
     expect(cursors).toEqual(cursors.map((_, i) => i + 1));
   });
 
+  it("--record over Content-Length framing writes one message a line, a transcript checkTranscript accepts", async () => {
+    const temp = tempDir("muse-record-cl-");
+    try {
+      const file = join(temp.dir, "run.jsonl");
+      const result = await runMuse(bundles(), [
+        "run",
+        "hi",
+        "--framing",
+        "content-length",
+        "--record",
+        file,
+        "--spawn",
+        `${scriptedHost("complete")} content-length`,
+      ]);
+      expect([result.code, result.stderr]).toEqual([0, ""]);
+      const transcript = readFileSync(file, "utf8");
+      expect(checkTranscript(transcript)).toEqual({ ok: true, problems: [] });
+      const raws = jsonLines<{ dir: string; raw: string }>(transcript).map((line) => line.raw);
+      // Each line is one JSON-RPC message, never a header or two messages (either would not parse).
+      expect(raws.map((raw) => (JSON.parse(raw) as { jsonrpc?: string }).jsonrpc)).toEqual(raws.map(() => "2.0"));
+      expect(raws.some((raw) => /^Content-Length:/im.test(raw) || raw.includes("\r\n\r\n"))).toBe(false);
+      expect(raws.some((raw) => raw.includes("Framed by Content-Length."))).toBe(true);
+    } finally {
+      temp.remove();
+    }
+  });
+
   it("exits 1 on a failed terminal, printing it with its reason", async () => {
     const result = await runMuse(bundles(), ["run", "hi", "--spawn", scriptedHost("fail")]);
     expect(result.code).toBe(1);

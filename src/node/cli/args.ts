@@ -186,10 +186,10 @@ export function parseMuseArgs(argv: readonly string[]): MuseArgs {
     fail(`muse ${cmd} takes no argument ${JSON.stringify(positionals[0])}`);
   }
   if (cmd === "resume" && options.session === undefined) fail("muse resume needs --session ID");
-  return { kind: "command", command: cmd, target: hostTarget(values, flags, options, fail), ...options };
+  return { kind: "command", command: cmd, target: hostTarget(values, flags, fail), ...options };
 }
 
-function hostTarget(values: Map<string, string>, flags: Set<string>, options: MuseOptions, fail: (message: string) => never): HostTarget {
+function hostTarget(values: Map<string, string>, flags: Set<string>, fail: (message: string) => never): HostTarget {
   const spawn = values.get("--spawn");
   const ws = values.get("--ws");
   const framing = values.get("--framing");
@@ -211,7 +211,6 @@ function hostTarget(values: Map<string, string>, flags: Set<string>, options: Mu
   if (tokenFile !== undefined) fail("--token-file applies to --ws only");
   if (framing !== undefined && framing !== "ndjson" && framing !== "content-length")
     fail(`--framing must be ndjson or content-length, got ${JSON.stringify(framing)}`);
-  if (framing === "content-length" && options.record !== undefined) fail("--record needs ndjson framing (the transcript format is one message a line)");
   let words: string[];
   try {
     words = splitCommand(spawn as string);

@@ -32,7 +32,7 @@ const OUTPUT = `output:
   --color, --no-color    colour and the progress line (default: on when stdout is a terminal
                          and NO_COLOR is unset)
   --record FILE          write the session's wire to FILE as a transcript (JSONL; what
-                         checkTranscript checks and CannedHost replays); stdio needs ndjson`;
+                         checkTranscript checks and CannedHost replays), whatever the framing`;
 
 const APPROVE = `  --approve ask|all|none  when the host asks before running a tool (tool/approve): ask
                          "Run TOOL: COMMAND? [y/N]" and read one key (a line when stdin is not
