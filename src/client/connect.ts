@@ -61,9 +61,7 @@ export interface ConnectOptions extends MspClientOptions {
 export function connect(channel: ByteChannel, options: ConnectOptions = {}): MspClient {
   const { framing, maxMessageBytes, maxWriteBufferBytes, ...clientOptions } = options;
   if (framing !== undefined && framing !== "ndjson")
-    throw new TypeError(
-      `connect: framing must be "ndjson", got ${JSON.stringify(framing)}; for Content-Length use createFraming from @muse-code/sdk/framing and new MspClient(reader, writer)`,
-    );
+    throw new TypeError(`connect speaks NDJSON only, got framing ${JSON.stringify(framing)}: for Content-Length use createFraming from @muse-code/sdk/framing`);
   const limits = { maxMessageBytes, maxWriteBufferBytes };
   return new MspClient(new NdjsonMessageReader(channel, limits), new NdjsonMessageWriter(channel, limits), clientOptions);
 }

@@ -82,6 +82,8 @@ export class MspClient implements TurnClient {
     this.#endpoint = new JsonRpcEndpoint(reader, writer, dispatcher, defaultTimeoutMs);
     this.events = dispatcher.events;
     this.closed = this.#endpoint.closed;
+    // Last: a reader may deliver at once, and the dispatcher answers through the endpoint.
+    this.#endpoint.listen();
   }
 
   /**
@@ -105,11 +107,7 @@ export class MspClient implements TurnClient {
     const closeError = this.#endpoint.closeError;
     if (closeError !== undefined) return Promise.reject(closeError);
     const commandId = typeof params["commandId"] === "string" ? params["commandId"] : uuidv7();
-    const dispatcher = this.#dispatcher;
-    return this.#endpoint.request(method, { ...params, commandId }, options, {
-      onAccepted: dispatcher.noteCommand(method, params, commandId),
-      beforeWrite: () => dispatcher.beforeWrite(method, params),
-    });
+    return this.#endpoint.request(method, { ...params, commandId }, options, this.#dispatcher.noteCommand(method, params, commandId));
   }
 
   /**

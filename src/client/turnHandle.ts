@@ -110,7 +110,7 @@ export class TurnHandle {
   }
 
   /**
-   * The turn's terminal, bounded by `timeoutMs` (default: the connection's, 60 000; the wait for
+   * The turn's terminal, bounded by `timeoutMs` (default: the client's `defaultTimeoutMs`, 60 000; the wait for
    * the ack included) and `signal`.
    *
    * @example
@@ -126,7 +126,7 @@ export class TurnHandle {
   /**
    * Cancel this turn and resolve with its real terminal. Called before the ack, the cancel is
    * held and sent once the turnId is known. `already_terminal` resolves as done. `timeoutMs`
-   * (default: the connection's) bounds the whole operation, the wait for the ack included.
+   * (default: the client's `defaultTimeoutMs`) bounds the whole operation, the wait for the ack included.
    *
    * @example
    * ```ts

@@ -64,7 +64,7 @@ export interface WriterOptions {
 /**
  * The peer is not reading: writing one more message would hold more than `maxWriteBufferBytes`
  * for it. The writer is broken from then on (every later write rejects with this error), and
- * what it held is released. An `MspConnection` closes with `connectionClosed`, this message as its reason.
+ * what it held is released. An `MspClient` closes with `connectionClosed`, this message as its reason.
  *
  * @example
  * ```ts

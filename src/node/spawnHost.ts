@@ -135,13 +135,13 @@ export class SpawnedHost extends MspClient {
    * await host.close(); // no orphan left, grandchildren included
    * ```
    */
-  override close(): Promise<CloseInfo> {
-    this.#closing ??= this.#stop();
+  override close(reason?: string): Promise<CloseInfo> {
+    this.#closing ??= this.#stop(reason);
     return this.#closing;
   }
 
-  async #stop(): Promise<CloseInfo> {
-    const info = await super.close();
+  async #stop(reason: string | undefined): Promise<CloseInfo> {
+    const info = await super.close(reason);
     const pid = this.process.pid;
     if (pid === undefined) return info;
     const exitedWithin = (ms: number) =>

@@ -61,18 +61,14 @@ export interface EndpointSink {
   onProblem(problem: string, offending?: unknown): void;
   /** An answer to a request whose caller had already given up (timeout or abort). */
   onLateResponse(id: number, method: string, response: ResponseMessage): void;
-  /** The endpoint is closing, with `error`: settle every wait of your own. Runs once, before the writer ends. */
+  /** A request is about to be written (its wait is set up and not settled): the last moment before the host can read it. */
+  beforeWrite(method: string, params: Record<string, unknown>): void;
+  /** The endpoint is closing, with `error`: answer what the host asked. Runs once, before pending requests settle. */
   onClosing(error: MspError<"connectionClosed">): void;
+  /** Pending requests have settled with `error`: settle every wait of your own. Runs once, before the writer ends. */
+  onRequestsClosed(error: MspError<"connectionClosed">): void;
   /** The endpoint has closed: every request and wait has settled. Runs once, last. */
   onClosed(info: CloseInfo): void;
-}
-
-/** Steps a request runs at two moments of its life. */
-export interface RequestHooks {
-  /** Runs just before the request is written (after its wait was set up). */
-  beforeWrite?: (() => void) | undefined;
-  /** Runs when the request's success arrives, synchronously, before any later message is handed on. */
-  onAccepted?: (() => void) | undefined;
 }
 
 /** Forwards the host's requests nobody handles to vscode-jsonrpc, which answers "method not found". */
@@ -124,8 +120,14 @@ export class JsonRpcEndpoint {
     );
     this.#rpc = createMessageConnection(this.#tap, writer);
     this.#rpc.listen();
-    // The one listener of the reader, installed before any request can be sent.
-    reader.listen((message) => this.#dispatch(message));
+  }
+
+  /**
+   * Start reading: the one listener of the reader, installed before any request can be sent. The
+   * owner calls it last, once everything the sink reaches is in place (a reader may deliver at once).
+   */
+  listen(): void {
+    this.#reader.listen((message) => this.#dispatch(message));
   }
 
   /** Aborts when the endpoint closes; its `reason` is the `connectionClosed` MspError. */
@@ -148,7 +150,7 @@ export class JsonRpcEndpoint {
    * `commandRejected`, `rpcError`, `timeout`, `aborted`, `connectionClosed` or `protocol`; with a
    * `TypeError` when `params` cannot be encoded (the caller's mistake: the endpoint stays open).
    */
-  request(method: string, params: Record<string, unknown>, options: WaitOptions, hooks: RequestHooks = {}): Promise<Record<string, unknown>> {
+  request(method: string, params: Record<string, unknown>, options: WaitOptions, onAccepted?: () => void): Promise<Record<string, unknown>> {
     if (this.#closeError !== undefined) return Promise.reject(this.#closeError);
     const id = this.#requests.nextId();
     const requests = this.#requests;
@@ -160,8 +162,8 @@ export class JsonRpcEndpoint {
       () => requests.settled(id),
     );
     if (wait.settled) return wait.promise;
-    hooks.beforeWrite?.();
-    this.#requests.add(id, { method, wait, onAccepted: hooks.onAccepted });
+    this.#sink.beforeWrite(method, params);
+    this.#requests.add(id, { method, wait, onAccepted });
     this.#writer.write({ jsonrpc: "2.0", id, method, params } as Message).catch((error: unknown) => {
       if (error instanceof MessageEncodingError) {
         this.#requests.take(id);
@@ -186,6 +188,7 @@ export class JsonRpcEndpoint {
     this.#closeError = error;
     this.#sink.onClosing(error);
     this.#requests.closeAll(error);
+    this.#sink.onRequestsClosed(error);
     for (const d of this.#disposables.splice(0)) d.dispose();
     try {
       this.#writer.end();

@@ -81,7 +81,7 @@ interface TurnLedger {
 export interface TurnItems {
   /**
    * A turn's items at their latest revision, in the order they were first seen (empty for a turn
-   * not seen, or forgotten beyond the connection's `itemTurnCapacity`). A turn with more items than
+   * not seen, or forgotten beyond the client's `itemTurnCapacity`). A turn with more items than
    * `itemsPerTurnCapacity` shows its latest: its earliest-finished items are forgotten first.
    *
    * @example

@@ -246,8 +246,11 @@ export class MspDispatcher implements EndpointSink {
     this.#emit("lateResponse", { id, method, response: response as unknown as JsonValue });
   }
 
-  onClosing(error: MspError<"connectionClosed">): void {
+  onClosing(): void {
     this.#approvals.withdraw(undefined, "connection closed");
+  }
+
+  onRequestsClosed(error: MspError<"connectionClosed">): void {
     this.#turns.closeAll(error);
     // Forget what only serves a live connection. Recorded terminals and the last cursors stay
     // readable (each bounded by its capacity): recovery after a crash reads them.

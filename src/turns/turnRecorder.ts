@@ -48,7 +48,7 @@ export const DEFAULT_TERMINAL_CAPACITY = 10_000;
 export interface RecordedTurns {
   /**
    * The recorded terminal of a turn, or `undefined` if none is recorded (yet, or any more: the
-   * oldest are forgotten beyond the connection's `terminalCapacity`).
+   * oldest are forgotten beyond the client's `terminalCapacity`).
    *
    * @example
    * ```ts

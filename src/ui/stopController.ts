@@ -164,18 +164,21 @@ export class StopController {
       (error: unknown) => this.#fail(error),
     );
     // The turn's questions, while it runs: every approval event of its client refreshes `approval`.
-    const client = turn.client as TurnHandle["client"] | undefined;
+    // A stand-in for a TurnHandle (a test double, a wrapper) may have no such client: no questions then.
+    const { approvals, events } = (turn.client ?? {}) as Partial<TurnHandle["client"]>;
+    const asks = typeof approvals?.openOf === "function" && typeof events?.on === "function" ? { approvals, events } : undefined;
     const refresh = () => {
-      const [open] = client?.approvals.openOf(turn.turnId ?? turn.commandId) ?? [];
+      const [open] = asks?.approvals.openOf(turn.turnId ?? turn.commandId) ?? [];
       if (open === this.#approval) return;
       this.#approval = open;
       const { approval: _, ...rest } = this.#snapshot;
       this.#set(rest);
     };
-    client?.events.on("approvalAsked", refresh).on("approvalAnswered", refresh);
+    asks?.events.on("approvalAsked", refresh).on("approvalAnswered", refresh);
     refresh(); // a question asked before this controller existed (a reload's re-ask)
-    const forget = () => client?.events.off("approvalAsked", refresh).off("approvalAnswered", refresh);
-    turn.completed.then(
+    const forget = () => asks?.events.off("approvalAsked", refresh).off("approvalAnswered", refresh);
+    // `completed`, or the `terminal` of a stand-in written against 0.1 (the same promise on a TurnHandle).
+    (turn.completed ?? (turn as { terminal: Promise<TurnCompletedParams> }).terminal).then(
       (terminal) => {
         forget();
         this.#end(terminal);
@@ -231,7 +234,7 @@ export class StopController {
     open?.answer("cancelled", "turn cancelled");
     this.#stopping = this.#turn.cancel({ timeoutMs: this.#stopTimeoutMs }).then(
       (outcome) => {
-        this.#end(outcome.turnCompleted, outcome.ack);
+        this.#end(outcome.turnCompleted ?? outcome.terminal, outcome.ack);
         return this.#snapshot;
       },
       (error: unknown) => {

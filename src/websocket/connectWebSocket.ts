@@ -5,6 +5,7 @@
  */
 import type { ConnectOptions } from "../client/connect.js";
 import { MspClient } from "../client/mspClient.js";
+import { assertCapacities } from "../turns/mspDispatcher.js";
 import { MspError, MspErrorKinds } from "../errors.js";
 import { boundedWait } from "../internal/boundedWait.js";
 import { ClientCloseCodes } from "../protocol/webSocketCloseCodes.js";
@@ -131,6 +132,8 @@ export function connectWebSocket(url: string | URL, options: WebSocketConnectOpt
     for (const [name, value] of Object.entries({ handshakeTimeoutMs, maxBufferedBytes, maxWriteBufferBytes })) {
       if (!(typeof value === "number" && value >= 0)) throw new RangeError(`${name} must be a non-negative number, got ${String(value)}`);
     }
+    // A bad capacity is refused before a socket exists that it would leave open.
+    assertCapacities(clientOptions);
     // Aborted already: nothing is opened.
     if (signal?.aborted === true) return Promise.reject(new MspError(MspErrorKinds.aborted, `${what} was aborted`, {}, { cause: signal.reason }));
     // A malformed URL throws here: a SyntaxError (a DOMException in browsers), the caller's mistake.

@@ -1,7 +1,7 @@
 /**
  * WebSocketMessageReader: reads MSP's one JSON-RPC message per text frame from a WebSocket, with no
  * byte framing, and reports problems the way the framed readers do (`onProblem`, `endDetails`), so
- * MspConnection treats it like any other reader.
+ * MspClient treats it like any other reader.
  */
 import { AbstractMessageReader, Emitter, type DataCallback, type Disposable, type Event } from "vscode-jsonrpc";
 import type { EndDetails } from "../framing/byteChannel.js";

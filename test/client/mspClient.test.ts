@@ -53,6 +53,47 @@ describe("MspClient over a reader and writer of your own", () => {
     await client.close();
   });
 
+  it("a reader that delivers as soon as it is listened to: the host's question is answered, nothing throws", () => {
+    const written: unknown[] = [];
+    const ask = {
+      jsonrpc: "2.0",
+      id: 7,
+      method: "tool/approve",
+      params: { sessionId: SESSION, turnId: "t", itemId: "i", callId: "c", tool: "shell", args: "{}" },
+    };
+    const reader = {
+      listen: (callback: (message: unknown) => void) => {
+        callback(ask); // at once, inside listen()
+        return { dispose() {} };
+      },
+      onError: () => ({ dispose() {} }),
+      onClose: () => ({ dispose() {} }),
+      onPartialMessage: () => ({ dispose() {} }),
+      dispose() {},
+    };
+    const writer = {
+      write: (message: unknown) => (written.push(message), Promise.resolve()),
+      onError: () => ({ dispose() {} }),
+      onClose: () => ({ dispose() {} }),
+      end() {},
+      dispose() {},
+    };
+    const client = new MspClient(reader as never, writer as never);
+    expect(written).toEqual([{ jsonrpc: "2.0", id: 7, result: { decision: "deny", reason: "no approval handler" } }]);
+    void client.close();
+  });
+
+  it("on close, pending commands settle before the turns' waiters, as before the split", async () => {
+    const peer = makePeer();
+    const order: string[] = [];
+    const command = peer.client.command("host/info", {}).catch(() => order.push("command"));
+    const waiter = peer.client.turns.terminalOf("t", { timeoutMs: Infinity }).catch(() => order.push("waiter"));
+    await peer.nth(1);
+    await peer.client.close();
+    await Promise.all([command, waiter]);
+    expect(order).toEqual(["command", "waiter"]);
+  });
+
   it("a capacity below 1 is a RangeError before anything listens", () => {
     const [clientSide] = createLinkedPair();
     expect(() => new MspClient(new NdjsonMessageReader(clientSide), new NdjsonMessageWriter(clientSide), { terminalCapacity: 0 })).toThrow(RangeError);

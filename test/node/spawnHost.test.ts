@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { MspError } from "../../src/index.js";
+import { MspError, type MspClient } from "../../src/index.js";
 import { spawnHost } from "../../src/node/index.js";
 import { processGone } from "../helpers/processGone.js";
 
@@ -69,6 +69,17 @@ describe("spawnHost", () => {
     expect(error.data).toMatchObject({ exitCode: 7, signal: null, reason: "the host exited with code 7" });
     expect(((await waiting) as MspError).kind).toBe("connectionClosed");
     await host.close();
+  });
+
+  it("close(reason) through an MspClient reference stops the host and keeps the caller's reason", async () => {
+    const host = spawnHost({ command: "sh", args: ["-c", "while :; do sleep 1; done"], stderr: "ignore", killGraceMs: 100 });
+    const client: MspClient = host;
+    const pending = host.command("host/info", {}).catch((e: unknown) => e);
+    const info = await client.close("the user left");
+    expect(info.reason).toBe("the user left");
+    expect(((await pending) as MspError).data).toMatchObject({ reason: "the user left" });
+    await host.exited;
+    expect(processGone(host.pid)).toBe(true);
   });
 
   it("a command that cannot start settles as connectionClosed, and close() does not hang", async () => {

@@ -80,6 +80,27 @@ describe("StopController", () => {
   });
 });
 
+describe("StopController over a stand-in for a TurnHandle", () => {
+  it("a wrapper with no client (and a 0.1-style terminal) still drives the button: no questions, the turn's own end", async () => {
+    const peer = makePeer();
+    const real = peer.client.startTurn({ sessionId: SESSION, input: [{ type: "text", text: "go" }] });
+    // What an app's own wrapper might forward: no `client`, no `completed`.
+    const standIn = { accepted: real.accepted, terminal: real.completed, cancel: real.cancel.bind(real), turnId: undefined, commandId: real.commandId };
+    const stop = new StopController(standIn as unknown as typeof real);
+    const start = await peer.nth(1);
+    peer.send(result(start["id"], { commandId: real.commandId, turnId: real.commandId, startedNewTurn: true, disposition: "started" }));
+    await real.accepted;
+    const pressed = stop.stop();
+    const cancel = await peer.nth(2);
+    peer.send(result(cancel["id"], { commandId: "c", turnId: real.commandId }));
+    peer.send(terminal(real.commandId, 1, "cancelled", "cancelled during model stream"));
+    const final = await pressed;
+    expect(final).toMatchObject({ state: "ended", ack: "accepted", turnCompleted: { terminal: "cancelled" } });
+    expect(final.approval).toBeUndefined();
+    await peer.client.close();
+  });
+});
+
 describe("StopController keeps its word", () => {
   function acked(peer: ReturnType<typeof makePeer>, options: ConstructorParameters<typeof StopController>[1] = {}) {
     const turn = peer.client.startTurn({ sessionId: SESSION, input });

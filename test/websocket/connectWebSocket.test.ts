@@ -224,6 +224,14 @@ describe("connectWebSocket: the handshake", () => {
     await expect(connectWebSocket("ws://127.0.0.1:1/", { WebSocket, handshakeTimeoutMs: -1 })).rejects.toThrow(RangeError);
     await expect(connectWebSocket("ws://127.0.0.1:1/", { WebSocket, maxBufferedBytes: Number.NaN })).rejects.toThrow(RangeError);
     await expect(connectWebSocket("not a url", { WebSocket })).rejects.toThrow(SyntaxError);
+    // A capacity below 1 is refused before a socket exists (one would be left open).
+    let opened = 0;
+    const counting = function () {
+      opened += 1;
+      throw new Error("no socket may be opened");
+    } as unknown as WebSocketConstructor;
+    await expect(connectWebSocket("ws://127.0.0.1:1/", { WebSocket: counting, terminalCapacity: 0 })).rejects.toThrow(RangeError);
+    expect(opened).toBe(0);
     // Node 20 has no global WebSocket: the class must be injected.
     const global = globalThis as { WebSocket?: unknown };
     const saved = global.WebSocket;
