@@ -50,8 +50,7 @@ export interface RecordingChannelOptions {
  * import { formatTranscriptEntry, recordingChannel } from "@muse-code/sdk/testing";
  *
  * const host = spawnHost({
- *   command: "muse-host",
- *   args: ["serve", "--stdio", "--framing", "content-length"],
+ *   command: "my-lsp-style-host", // a host of your own that frames with Content-Length on stdio
  *   framing: "content-length",
  *   wrapChannel: (channel) =>
  *     recordingChannel(channel, (entry) => appendFileSync("run.jsonl", `${formatTranscriptEntry(entry)}\n`), { framing: "content-length" }),
