@@ -153,6 +153,10 @@ export interface ProtocolData {
   problem: string;
   /** The offending message, or a prefix of its text (`null` when there was none to show). */
   message?: JsonValue;
+  /** When the host speaks an MSP this SDK cannot follow: the `protocolVersion` its `host/info` gave. */
+  hostVersion?: string;
+  /** When the host speaks an MSP this SDK cannot follow: the version this SDK speaks (`PROTOCOL_VERSION`). */
+  sdkVersion?: string;
 }
 
 /**

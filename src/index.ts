@@ -16,7 +16,7 @@ export type { MspClientOptions } from "./client/mspClient.js";
 export type { TurnClient, TurnCanceller } from "./client/turnClient.js";
 export type { Framing } from "./framing/createFraming.js";
 export type { CloseInfo } from "./rpc/jsonRpcEndpoint.js";
-export type { MspEventEmitter, MspEvents, MspNotification, NotificationHandler } from "./turns/mspEvents.js";
+export type { ItemDeltaEvent, MspEventEmitter, MspEvents, MspNotification, NotificationHandler } from "./turns/mspEvents.js";
 export type { TableCapacities } from "./turns/mspDispatcher.js";
 export type { EventArgsMap, TypedEventEmitter } from "./internal/safeEmitter.js";
 export { MspError, MspErrorKinds } from "./errors.js";
@@ -66,6 +66,7 @@ export {
   isNotification,
   isCompatibleProtocol,
   uuidv7,
+  foldItem,
 } from "./protocol/index.js";
 export type {
   CommandMethod,
@@ -91,6 +92,10 @@ export type {
   NotificationBase,
   TurnStartedParams,
   ItemNotificationParams,
+  ItemDeltaField,
+  ItemDeltaParams,
+  ItemPatch,
+  ItemUpdatedParams,
   TurnCompletedParams,
   NotificationParamsMap,
   CommandParamsBase,

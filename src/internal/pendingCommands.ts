@@ -11,8 +11,19 @@ export interface PendingCommand {
   method: string;
   wait: BoundedWait<Record<string, unknown>>;
   /** Runs when the host accepts the command, before anything after the answer is dispatched. */
-  onAccepted?: (() => void) | undefined;
+  onAccepted?: AcceptedHook | undefined;
 }
+
+/**
+ * Runs with the result when the host accepts a command, before anything after the answer is
+ * dispatched; returning an error refuses the answer (the command rejects with it).
+ *
+ * @example
+ * ```ts
+ * const hook: AcceptedHook = (result) => (result["protocolVersion"] === "2.0" ? undefined : new Error("unsupported"));
+ * ```
+ */
+export type AcceptedHook = (result: Record<string, unknown>) => Error | undefined | void;
 
 /** How many abandoned ids are remembered, oldest forgotten first. */
 export const ABANDONED_CAPACITY = 10_000;

@@ -63,6 +63,14 @@ export function problemWithItem(item: unknown): string | undefined {
   return notOneOf("item.kind", item["kind"], itemKinds) ?? notOneOf("item.status", item["status"], itemStatuses);
 }
 
+const deltaFields: ReadonlySet<string> = new Set(["text", "visibleOutput"]);
+
+/** The names every delta and patch carries: `itemId`, `turnId` (strings) and `revision` (a number). */
+function problemWithIds(o: Record<string, unknown>, prefix: string): string | undefined {
+  const problem = field(o, "itemId", "string") ?? field(o, "turnId", "string") ?? field(o, "revision", "number");
+  return problem === undefined ? undefined : prefix + problem;
+}
+
 function problemWithBase(params: Record<string, unknown>): string | undefined {
   return field(params, "sessionId", "string") ?? field(params, "viewCursor", "string");
 }
@@ -83,10 +91,22 @@ export function problemWithNotification(method: string, params: unknown): string
       if (!isObject(params)) return "params must be an object";
       return problemWithBase(params) ?? field(params, "turnId", "string");
     case Notifications.itemStarted:
-    case Notifications.itemUpdated:
     case Notifications.itemCompleted:
       if (!isObject(params)) return "params must be an object";
       return problemWithBase(params) ?? problemWithItem(params["item"]);
+    case Notifications.itemUpdated: {
+      if (!isObject(params)) return "params must be an object";
+      const patch = params["item"];
+      if (!isObject(patch)) return problemWithBase(params) ?? "item must be an object";
+      // A patch: the item's names and revision, and only the fields that changed.
+      const basic = problemWithBase(params) ?? problemWithIds(patch, "item.") ?? field(patch, "kind", "string");
+      return basic ?? notOneOf("item.kind", patch["kind"], itemKinds) ?? (patch["status"] === undefined ? undefined : notOneOf("item.status", patch["status"], itemStatuses));
+    }
+    case Notifications.itemDelta: {
+      if (!isObject(params)) return "params must be an object";
+      const basic = problemWithBase(params) ?? problemWithIds(params, "") ?? field(params, "append", "string");
+      return basic ?? notOneOf("field", params["field"], deltaFields);
+    }
     case Notifications.turnCompleted: {
       if (!isObject(params)) return "params must be an object";
       const basic = problemWithBase(params) ?? field(params, "turnId", "string") ?? field(params, "terminal", "string");
@@ -183,8 +203,8 @@ export function isItem(value: unknown): value is Item {
  *
  * @example
  * ```ts
- * isCompatibleProtocol("1.3"); // true
- * isCompatibleProtocol("2.0"); // false
+ * isCompatibleProtocol("2.3"); // true
+ * isCompatibleProtocol("1.0"); // false: MSP 1.0 sent whole items where 2.0 sends deltas
  * ```
  */
 export function isCompatibleProtocol(hostVersion: string, ours: string = PROTOCOL_VERSION): boolean {

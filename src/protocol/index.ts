@@ -25,6 +25,10 @@ export type {
   NotificationBase,
   TurnStartedParams,
   ItemNotificationParams,
+  ItemDeltaField,
+  ItemDeltaParams,
+  ItemPatch,
+  ItemUpdatedParams,
   TurnCompletedParams,
   NotificationParamsMap,
   CommandParamsBase,
@@ -41,6 +45,7 @@ export type {
   HostRequestMap,
 } from "./types.js";
 export { formatViewCursor, parseViewCursor } from "./cursor.js";
+export { foldItem } from "./itemFold.js";
 export { uuidv7 } from "./uuidv7.js";
 export {
   isObject,

@@ -43,6 +43,7 @@ export type CommandMethod = (typeof Commands)[keyof typeof Commands];
 export const Notifications = {
   turnStarted: "turn/started",
   itemStarted: "item/started",
+  itemDelta: "item/delta",
   itemUpdated: "item/updated",
   itemCompleted: "item/completed",
   turnCompleted: "turn/completed",
@@ -120,4 +121,4 @@ export const COMMAND_REJECTED_CODE = -32001;
  * if (!isCompatibleProtocol(info.protocolVersion)) throw new Error("old host");
  * ```
  */
-export const PROTOCOL_VERSION = "1.0";
+export const PROTOCOL_VERSION = "2.0";

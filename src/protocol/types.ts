@@ -469,6 +469,68 @@ export interface ItemNotificationParams extends NotificationBase {
 }
 
 /**
+ * The field of an item that `item/delta` appends to: `text` (a message or reasoning) or
+ * `visibleOutput` (a tool call).
+ *
+ * @example
+ * ```ts
+ * const field: ItemDeltaField = item.kind === "toolCall" ? "visibleOutput" : "text";
+ * ```
+ */
+export type ItemDeltaField = "text" | "visibleOutput";
+
+/**
+ * `item/delta` params (MSP 2.0): `append` was added at the end of the item's `field`. The item
+ * becomes the previous one with `append` added, and `revision` and `recordedAt` set to these;
+ * nothing else changes. `revision` is exactly one more than the item's previous notification.
+ * `append` is a non-empty string of UTF-16 code units (it may end or begin with half of a
+ * surrogate pair: only the joined text is whole).
+ *
+ * @example
+ * ```ts
+ * client.events.on("item/delta", ({ item, field, append }) => {
+ *   if (field === "text") document.getElementById(item.itemId)?.append(append); // append, do not re-render
+ * });
+ * ```
+ */
+export interface ItemDeltaParams extends NotificationBase {
+  turnId: string;
+  itemId: string;
+  revision: number;
+  field: ItemDeltaField;
+  append: string;
+  recordedAt: string;
+}
+
+/**
+ * The `item` of an `item/updated` (MSP 2.0): a patch. It names the item (`itemId`, `turnId`,
+ * `kind`), carries its new `revision` and `recordedAt`, and the fields that changed at their new
+ * values (`status`, `approval`, `truncated`, `failureReason`, `error`, `interrupted`, or any other;
+ * a whole item is a valid patch). Fields it does not carry keep their values.
+ *
+ * @example
+ * ```ts
+ * const patch: ItemPatch = { itemId, turnId, kind: "toolCall", revision: 3, recordedAt, approval: "pending" };
+ * ```
+ */
+export type ItemPatch = Pick<ItemBase, "itemId" | "turnId" | "kind" | "revision" | "recordedAt"> & Partial<Omit<MessageItem | ToolCallItem, "kind">>;
+
+/**
+ * `item/updated` params on the wire (MSP 2.0): `item` is a patch. The SDK's `item/updated`
+ * event and `client.items` give the whole item instead.
+ *
+ * @example
+ * ```ts
+ * client.onNotification(({ method, params }) => {
+ *   if (method === "item/updated" && isNotification("item/updated", params)) console.log(Object.keys(params.item));
+ * });
+ * ```
+ */
+export interface ItemUpdatedParams extends NotificationBase {
+  item: ItemPatch;
+}
+
+/**
  * `turn/completed` params: the turn's one and only terminal.
  *
  * @example
@@ -499,7 +561,8 @@ export interface TurnCompletedParams extends NotificationBase {
 export interface NotificationParamsMap {
   "turn/started": TurnStartedParams;
   "item/started": ItemNotificationParams;
-  "item/updated": ItemNotificationParams;
+  "item/delta": ItemDeltaParams;
+  "item/updated": ItemUpdatedParams;
   "item/completed": ItemNotificationParams;
   "turn/completed": TurnCompletedParams;
 }
@@ -572,7 +635,12 @@ export interface CommandMap {
   };
   "session/resume": {
     params: CommandParamsBase & { sessionId: string; afterCursor?: string };
-    result: CommandResultBase & { sessionId: string; replayed: number };
+    /**
+     * `replayed` notifications follow the answer. With `afterCursor`, `items` holds every item
+     * in progress at that cursor, whole, at its revision there: the base the replay's deltas and
+     * patches apply to (the SDK puts them in `client.items` before the replay).
+     */
+    result: CommandResultBase & { sessionId: string; replayed: number; items?: Item[] };
   };
   "session/setModel": {
     params: CommandParamsBase & { sessionId: string; model: string };

@@ -23,7 +23,7 @@ import type { FramedMessageReader } from "../framing/framedReader.js";
 import { MessageEncodingError, WriteBufferFullError } from "../framing/framedWriter.js";
 import type { FramingProblem } from "../framing/limits.js";
 import { boundedWait, type WaitOptions } from "../internal/boundedWait.js";
-import { PendingCommands } from "../internal/pendingCommands.js";
+import { PendingCommands, type AcceptedHook } from "../internal/pendingCommands.js";
 import { COMMAND_REJECTED_CODE, isObject, type JsonValue } from "../protocol/index.js";
 
 /**
@@ -150,7 +150,7 @@ export class JsonRpcEndpoint {
    * `commandRejected`, `rpcError`, `timeout`, `aborted`, `connectionClosed` or `protocol`; with a
    * `TypeError` when `params` cannot be encoded (the caller's mistake: the endpoint stays open).
    */
-  request(method: string, params: Record<string, unknown>, options: WaitOptions, onAccepted?: () => void): Promise<Record<string, unknown>> {
+  request(method: string, params: Record<string, unknown>, options: WaitOptions, onAccepted?: AcceptedHook): Promise<Record<string, unknown>> {
     if (this.#closeError !== undefined) return Promise.reject(this.#closeError);
     const id = this.#requests.nextId();
     const requests = this.#requests;
@@ -240,7 +240,7 @@ export class JsonRpcEndpoint {
       const late = this.#requests.takeAbandoned(id);
       if (late !== undefined && typeof id === "number") {
         // Its caller gave up, but the host acted on it: a late accepted resume still replays.
-        if (message.error === undefined && isObject(message.result)) late.onAccepted?.();
+        if (message.error === undefined && isObject(message.result)) late.onAccepted?.(message.result);
         this.#sink.onLateResponse(id, late.method, message);
         return;
       }
@@ -266,8 +266,9 @@ export class JsonRpcEndpoint {
       );
     } else {
       // Synchronously, before the notifications behind this answer (a resume's replay) are handed on.
-      pending.onAccepted?.();
-      wait.resolve(message.result);
+      const refused = pending.onAccepted?.(message.result as Record<string, unknown>);
+      if (refused === undefined) wait.resolve(message.result);
+      else wait.reject(refused);
     }
   }
 }

@@ -4,7 +4,7 @@
  * Users see it through its read-only view, {@link TurnItems} (`client.items`).
  */
 import { BoundedMap } from "../internal/boundedMap.js";
-import type { Item } from "../protocol/index.js";
+import { foldItem, type Item } from "../protocol/index.js";
 
 /**
  * An item as the ledger holds it. `synthesized` marks an item the SDK closed itself.
@@ -59,8 +59,15 @@ export interface ItemLedgerOptions {
   itemsPerTurnCapacity?: number;
 }
 
-/** What {@link ItemLedger.apply} did: kept the item, ignored an older revision, or had no room (every retained item of the turn in progress). */
-export type ApplyOutcome = "applied" | "stale" | "full";
+/**
+ * What {@link ItemLedger.apply} did: `item` is the item now held (or, for a whole item the turn
+ * had no room for, the item as sent); `problem` says why something was not applied. Neither: the
+ * notification was already reflected (an older revision).
+ */
+export interface ApplyResult {
+  item?: LedgerItem;
+  problem?: string;
+}
 
 /** One turn's items: by id in first-seen order, and the ids of finished ones in the order they finished. */
 interface TurnLedger {
@@ -112,7 +119,7 @@ export interface TurnItems {
  * @example
  * ```ts
  * const ledger = new ItemLedger({ turnCapacity: 100 });
- * ledger.apply(params.item); // the connection does this for every item notification
+ * ledger.apply("item/started", params); // the connection does this for every item notification
  * ```
  */
 export class ItemLedger implements TurnItems {
@@ -126,27 +133,33 @@ export class ItemLedger implements TurnItems {
   }
 
   /**
-   * Apply an item notification. A revision older than the one held is ignored (`"stale"`). A new
-   * item of a turn at its `itemsPerTurnCapacity` takes the place of the turn's earliest-finished
-   * item; when every retained item is in progress it is not retained (`"full"`).
+   * Apply an item notification (`item/started`, `item/delta`, `item/updated`, `item/completed`,
+   * with well-formed params) by the one folding rule of `foldItem`. A delta or patch with a gap in
+   * `revision`, or for an item not held, is not applied: `problem` says why. A new item of a turn
+   * at its `itemsPerTurnCapacity` takes the place of the turn's earliest-finished item; when every
+   * retained item is in progress it is not retained (`problem` says so, `item` is the item sent).
    *
    * @example
    * ```ts
-   * if (ledger.apply(params.item) === "full") console.warn("too many items in progress at once");
+   * const { item, problem } = ledger.apply("item/delta", params);
+   * if (problem !== undefined) console.warn(problem);
    * ```
    */
-  apply(item: Item): ApplyOutcome {
-    const turn = this.#touch(item.turnId);
-    const held = turn.items.get(item.itemId);
-    if (held !== undefined && held.revision > item.revision) return "stale";
-    if (held === undefined && turn.items.size >= this.#itemsPerTurn) {
-      const earliest = turn.finished.values().next();
-      if (earliest.done === true) return "full";
-      turn.finished.delete(earliest.value);
-      turn.items.delete(earliest.value);
+  apply(method: string, params: Record<string, unknown>): ApplyResult {
+    const ids = (method === "item/delta" ? params : params["item"]) as { turnId: string; itemId: string };
+    const turn = this.#turns.get(ids.turnId);
+    const held = turn?.items.get(ids.itemId);
+    const next = foldItem(held, method, params);
+    if (typeof next !== "object") return next === undefined ? {} : { problem: next };
+    const into = this.#touch(ids.turnId);
+    if (held === undefined && into.items.size >= this.#itemsPerTurn) {
+      const earliest = into.finished.values().next();
+      if (earliest.done === true) return { item: next, problem: `${method}: item ${next.itemId} not kept: turn ${next.turnId} has itemsPerTurnCapacity items in progress` };
+      into.finished.delete(earliest.value);
+      into.items.delete(earliest.value);
     }
-    this.#set(turn, item);
-    return "applied";
+    this.#set(into, next);
+    return { item: next };
   }
 
   /**

@@ -6,15 +6,18 @@
  */
 import type { NotificationMessage, RequestMessage, ResponseMessage } from "vscode-jsonrpc";
 import { MspError, MspErrorKinds, type ProtocolData } from "../errors.js";
+import type { AcceptedHook } from "../internal/pendingCommands.js";
 import { SafeEmitter } from "../internal/safeEmitter.js";
 import {
   Commands,
   HostRequests,
   Notifications,
+  PROTOCOL_VERSION,
+  isCompatibleProtocol,
+  isItem,
   problemWithNotification,
   problemWithToolApprove,
-  type Item,
-  type ItemNotificationParams,
+  type ItemDeltaParams,
   type JsonValue,
   type ToolApproveParams,
   type ToolApproveResult,
@@ -179,8 +182,16 @@ export class MspDispatcher implements EndpointSink {
    * A command is about to go out: the sessions and turns it names are followed, and what must
    * run when the host accepts it is returned (a resume's replay point).
    */
-  noteCommand(method: string, params: Record<string, unknown>, commandId: string): (() => void) | undefined {
-    return this.#sessions.noteCommand(method, params, commandId);
+  noteCommand(method: string, params: Record<string, unknown>, commandId: string): AcceptedHook | undefined {
+    const accepted = this.#sessions.noteCommand(method, params, commandId);
+    if (method === Commands.hostInfo) return (result) => refuseVersion(result["protocolVersion"]);
+    if (method !== Commands.sessionResume) return accepted;
+    return (result) => {
+      accepted?.(result);
+      // The items in progress at the resume point, whole: the base of the replay's deltas.
+      const items = result["items"];
+      if (Array.isArray(items)) for (const item of items) if (isItem(item)) this.#items.apply(Notifications.itemStarted, { item });
+    };
   }
 
   /** A command is being written: a Stop answers its turn's open questions `cancelled` before the host reads the cancel. */
@@ -214,16 +225,18 @@ export class MspDispatcher implements EndpointSink {
       if (!this.#turns.record(terminal)) return this.onProblem(`a second turn/completed for turn ${terminal.turnId}`, message);
       synthesized = this.#items.closeTurn(terminal.turnId);
       this.#approvals.withdraw(terminal.turnId, "turn ended");
-    } else if (method === Notifications.itemStarted || method === Notifications.itemUpdated || method === Notifications.itemCompleted) {
-      const item = (params as unknown as ItemNotificationParams).item as Item;
-      if (this.#items.apply(item) === "full") {
-        // Only the ledger's view misses it: the notification itself is delivered below.
-        this.onProblem(`${method}: item ${item.itemId} not kept: turn ${item.turnId} has itemsPerTurnCapacity items in progress`, message);
+    } else if (ITEM_METHODS.has(method)) {
+      // Folded into the whole item: the typed events give it whole; the raw notification (below)
+      // is what the wire carried. What cannot be applied is reported, never applied wrong.
+      const { item, problem } = this.#items.apply(method, params as Record<string, unknown>);
+      if (problem !== undefined) this.onProblem(problem, message);
+      if (item !== undefined) {
+        this.#approvals.noteItem(item);
+        this.#emit(method as "item/delta", { ...(params as unknown as ItemDeltaParams), item });
       }
-      this.#approvals.noteItem(item);
     }
     if (synthesized !== undefined) for (const item of synthesized) this.#emit("itemSynthesized", item);
-    if (TYPED_EVENTS.has(method)) this.#emit(method as "turn/started", params as unknown as TurnStartedParams);
+    if (method === Notifications.turnStarted || method === Notifications.turnCompleted) this.#emit(method as "turn/started", params as unknown as TurnStartedParams);
     const emittedAtMs = (message as { emittedAtMs?: unknown }).emittedAtMs;
     const notification: MspNotification = typeof emittedAtMs === "number" ? { method, params, emittedAtMs } : { method, params };
     this.#emit("notification", notification);
@@ -289,4 +302,16 @@ export class MspDispatcher implements EndpointSink {
 }
 
 // A Set: `in` on an object with a method name fresh from JSON.parse costs a string-table lookup a notification.
-const TYPED_EVENTS: ReadonlySet<string> = new Set(Object.values(Notifications));
+/**
+ * The error that refuses a host whose `protocolVersion` this SDK cannot follow (another major),
+ * naming both versions; `undefined` for one it can.
+ */
+function refuseVersion(version: unknown): MspError<"protocol"> | undefined {
+  const hostVersion = String(version);
+  if (isCompatibleProtocol(hostVersion)) return undefined;
+  const problem = `the host speaks MSP ${hostVersion}; this SDK speaks MSP ${PROTOCOL_VERSION}`;
+  return new MspError(MspErrorKinds.protocol, `protocol error: ${problem}`, { problem, hostVersion, sdkVersion: PROTOCOL_VERSION });
+}
+
+/** The notifications folded into the ledger, whose typed events give the whole item. */
+const ITEM_METHODS: ReadonlySet<string> = new Set([Notifications.itemStarted, Notifications.itemDelta, Notifications.itemUpdated, Notifications.itemCompleted]);

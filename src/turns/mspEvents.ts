@@ -4,7 +4,7 @@
  */
 import type { MspError } from "../errors.js";
 import type { TypedEventEmitter } from "../internal/safeEmitter.js";
-import type { ItemNotificationParams, JsonValue, ToolApproveResult, TurnCompletedParams, TurnStartedParams } from "../protocol/index.js";
+import type { ItemDeltaParams, ItemNotificationParams, JsonValue, ToolApproveResult, TurnCompletedParams, TurnStartedParams } from "../protocol/index.js";
 import type { CloseInfo } from "../rpc/jsonRpcEndpoint.js";
 import type { ApprovalQuestion } from "./approvals.js";
 import type { LedgerItem } from "./itemLedger.js";
@@ -42,7 +42,26 @@ export interface MspNotification {
 export type NotificationHandler = (notification: MspNotification) => void;
 
 /**
- * The typed events of a client (any number of subscribers each).
+ * The `item/delta` event: the wire's `item/delta` params (`field`, `append`, `revision`, …) and
+ * `item`, the whole item with `append` already applied. A UI appends `append` to what it shows
+ * instead of rendering `item[field]` again.
+ *
+ * @example
+ * ```ts
+ * client.events.on("item/delta", ({ item, field, append }: ItemDeltaEvent) => {
+ *   if (field === "text") rows.get(item.itemId)?.append(append);
+ * });
+ * ```
+ */
+export interface ItemDeltaEvent extends ItemDeltaParams {
+  item: LedgerItem;
+}
+
+/**
+ * The typed events of a client (any number of subscribers each). The item events give the whole
+ * item at its new revision (as `client.items` holds it), whatever the wire carried: MSP 2.0 sends
+ * appends as `item/delta` and other changes as `item/updated` patches. `notification` and the
+ * `onNotification` handler give the wire's params as they came.
  *
  * @example
  * ```ts
@@ -56,6 +75,9 @@ export interface MspEvents {
   notification: [MspNotification];
   "turn/started": [TurnStartedParams];
   "item/started": [ItemNotificationParams];
+  /** Text was appended to an item: the whole item, and the piece appended. */
+  "item/delta": [ItemDeltaEvent];
+  /** A change that is not an append (status, approval, truncation, failure): the whole item. */
   "item/updated": [ItemNotificationParams];
   "item/completed": [ItemNotificationParams];
   "turn/completed": [TurnCompletedParams];

@@ -5,6 +5,7 @@
  * terminal is a stray one the host should not have sent this connection.
  */
 import { BoundedMap } from "../internal/boundedMap.js";
+import type { AcceptedHook } from "../internal/pendingCommands.js";
 import { Commands, Notifications, parseViewCursor, type ItemNotificationParams, type TurnCompletedParams } from "../protocol/index.js";
 import type { RecordedTurns } from "./turnRecorder.js";
 
@@ -73,7 +74,7 @@ export class SessionTracker {
    * only once the host accepts it: the returned step is run then (a refused resume, say a cursor
    * ahead of the host's, must not leave this connection expecting a replay that never comes).
    */
-  noteCommand(method: string, params: Record<string, unknown>, commandId: string): (() => void) | undefined {
+  noteCommand(method: string, params: Record<string, unknown>, commandId: string): AcceptedHook | undefined {
     const sessionId = params["sessionId"];
     if (typeof sessionId !== "string") return undefined;
     const session = this.#followed.get(sessionId) ?? { resumed: false };
@@ -125,9 +126,11 @@ export class SessionTracker {
       const turnId =
         method === Notifications.turnStarted
           ? String(params?.["turnId"])
-          : method === Notifications.itemStarted || method === Notifications.itemUpdated || method === Notifications.itemCompleted
-            ? (params as unknown as ItemNotificationParams).item.turnId
-            : undefined;
+          : method === Notifications.itemDelta
+            ? String(params?.["turnId"])
+            : method === Notifications.itemStarted || method === Notifications.itemUpdated || method === Notifications.itemCompleted
+              ? (params as unknown as ItemNotificationParams).item.turnId
+              : undefined;
       if (turnId !== undefined) {
         if (this.#terminals.get(turnId) !== undefined) return { deliver: false, problem: `${method} for turn ${turnId} after its turn/completed` };
         this.#knowTurn(turnId);

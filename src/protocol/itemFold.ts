@@ -1,0 +1,48 @@
+/**
+ * Folding item notifications (MSP 2.0): the one rule every reader of the stream applies to build
+ * an item from its `item/started`, `item/delta`s, `item/updated` patches and `item/completed`.
+ * The SDK's ledger, `checkTranscript` and the reference host's log readers all fold with it, so
+ * they agree byte for byte.
+ */
+import type { Item } from "./types.js";
+
+/**
+ * Applies one item notification to `held`, the item as the reader holds it (`undefined` when it
+ * holds none). Returns:
+ * - the new item (a new object; `held` is not changed);
+ * - `undefined` when the notification is already reflected (its `revision` is not above `held`'s:
+ *   a replay of something seen, for a delta or a patch; an older whole item);
+ * - a string, one sentence saying why it cannot be applied: a delta or patch for an item not held,
+ *   a gap in `revision`, a patch naming another turn or kind, or a delta to a field the item does
+ *   not have. Nothing is applied then: an item is never built silently wrong.
+ *
+ * `item/started` and `item/completed` carry the whole item, which replaces `held` unless `held`
+ * is newer. `params` must be well-formed for `method` (see `problemWithNotification`).
+ *
+ * @example
+ * ```ts
+ * let item = foldItem(undefined, "item/started", { sessionId, viewCursor, item: started }) as Item;
+ * const next = foldItem(item, "item/delta", { sessionId, viewCursor, turnId, itemId, revision: 2, field: "text", append: "lo", recordedAt });
+ * if (typeof next === "string") console.error(next); // e.g. "item/delta of item i1 has revision 4 after 2: a gap"
+ * else if (next !== undefined) item = next;
+ * ```
+ */
+export function foldItem(held: Item | undefined, method: string, params: Record<string, unknown>): Item | string | undefined {
+  if (method !== "item/delta" && method !== "item/updated") {
+    const item = params["item"] as Item;
+    return held !== undefined && held.revision > item.revision ? undefined : item;
+  }
+  const change = (method === "item/delta" ? params : params["item"]) as Record<string, unknown> & { itemId: string; revision: number };
+  const name = `${method} of item ${change.itemId}`;
+  if (held === undefined) return `${name}: the item is not held (never started, or not kept)`;
+  if (change.revision <= held.revision) return undefined;
+  if (change.revision !== held.revision + 1) return `${name} has revision ${change.revision} after ${held.revision}: a gap`;
+  if (change["turnId"] !== held.turnId) return `${name} names turn ${String(change["turnId"])}, not ${held.turnId}`;
+  if (method === "item/updated") {
+    return change["kind"] === held.kind ? ({ ...held, ...change } as Item) : `${name} is a ${String(change["kind"])}, not a ${held.kind}`;
+  }
+  const field = change["field"] as string;
+  const base = (held as unknown as Record<string, unknown>)[field];
+  if (typeof base !== "string") return `${name} appends to ${field}, which a ${held.kind} does not have`;
+  return { ...held, [field]: base + (change["append"] as string), revision: change.revision, recordedAt: change["recordedAt"] } as Item;
+}
