@@ -2,6 +2,7 @@
 import { setImmediate as nextTick } from "node:timers/promises";
 import type { MessageItem, NotificationMethod, ReasoningItem } from "../protocol/index.js";
 import { uuidv7 } from "../protocol/uuidv7.js";
+import { itemDelta } from "./itemChanges.js";
 import { isoNow } from "./recordedAt.js";
 import { stepChunks, streamStep, type ModelChunk, type ScriptedStep, type ScriptedToolCall } from "./scriptedModel.js";
 import type { SessionLog } from "./sessionLog.js";
@@ -85,11 +86,14 @@ export async function streamModelStep(turnId: string, step: ScriptedStep, signal
       open = { ...current, text };
       if (text.trim() === "") return undefined;
       announce(current);
-      current = { ...current, revision: 1 };
+      current = { ...current, text: "", revision: 1 }; // announced empty: the text so far is the first append
     }
+    const append = text.slice(current.text.length);
+    if (append === "") return undefined; // an empty chunk changes nothing
     current = { ...current, text, revision: current.revision + 1, recordedAt: isoNow() };
     open = current;
-    out.emit("item/updated", { item: current }); // a new object every update, never changed after: no copy
+    const delta = itemDelta(current, append); // only the appended text goes on the wire and in the log
+    out.emit(delta.method, delta.body);
     // A step that streams without pausing: yield now and then, and wait when too much is unsent.
     if (out.log.unsynced >= STREAM_UNSYNCED_MAX) return out.log.durable();
     if (++chunks % STREAM_YIELD_EVERY === 0) return nextTick();

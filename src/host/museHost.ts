@@ -17,6 +17,7 @@ import { defaultMaxOpenLogs, LogFilePool, LogUnavailableError } from "./logFileP
 import type { MessageTransport } from "./messageTransport.js";
 import { ensureRealDirectory } from "./safeFiles.js";
 import type { SessionAgent } from "./sessionAgent.js";
+import { resumePoint } from "./resumePoint.js";
 import { readSessionLog } from "./sessionLogReader.js";
 import { sessionLogPath } from "./sessionLogRecord.js";
 import { recoverSessions, type RecoveredSession } from "./sessionRecovery.js";
@@ -385,15 +386,11 @@ export class MuseHost {
         lastCursor: formatViewCursor(session.sessionId, session.lastCursor),
       });
     }
-    let replayed = 0;
-    let upTo = after;
-    for (const record of readSessionLog(session.logPath)) {
-      if (record.type === "notification" && record.n > after) {
-        replayed += 1;
-        upTo = Math.max(upTo, record.n);
-      }
-    }
-    return { result: { sessionId: session.sessionId, replayed }, replay: { sessionId: session.sessionId, after, upTo } };
+    // With a cursor, the items in progress there come whole in the answer: the base the replay's
+    // deltas and patches apply to, for a client that holds them and one that holds nothing alike.
+    const { replayed, upTo, items } = resumePoint(readSessionLog(session.logPath), after);
+    const result = afterCursor === undefined ? { sessionId: session.sessionId, replayed } : { sessionId: session.sessionId, replayed, items };
+    return { result, replay: { sessionId: session.sessionId, after, upTo } };
   }
 
   #turnCancel(params: Record<string, unknown>, commandId: string): Handled {

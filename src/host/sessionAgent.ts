@@ -9,6 +9,7 @@ import { AgentLog } from "./agentLog.js";
 import type { SessionLog } from "./sessionLog.js";
 import type { ShellOptions } from "./shellTool.js";
 import { ToolCallRunner } from "./toolCalls.js";
+import { itemChange } from "./itemChanges.js";
 import { formatViewCursor } from "../protocol/cursor.js";
 import { TurnReasons } from "../protocol/reasons.js";
 import { traceMark, tracing } from "./traceMarks.js";
@@ -140,6 +141,10 @@ export class SessionAgent {
       sessionId: this.sessionId,
       out: {
         emitItem: (method, item) => this.#emitItem(method, item),
+        changeItem: (previous, next) => {
+          const change = itemChange(previous, next);
+          this.#emit(change.method, change.body);
+        },
         append: (record) => this.#records.append(record),
         settle: () => this.#records.settle(),
         logFailure: () => this.#records.failure,
@@ -338,7 +343,7 @@ export class SessionAgent {
     return params;
   }
 
-  #emitItem(method: "item/started" | "item/updated" | "item/completed", item: Item): void {
+  #emitItem(method: "item/started" | "item/completed", item: Item): void {
     this.#emit(method, { item: { ...item } });
   }
 

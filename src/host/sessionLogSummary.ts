@@ -1,5 +1,5 @@
 /** The session log's summary: what a log says about its session, enough to load or recover it. */
-import type { Item, TurnCompletedParams } from "../protocol/index.js";
+import { foldItem, type Item, type TurnCompletedParams } from "../protocol/index.js";
 import type { SessionLogRecord, SkippedRecord } from "./sessionLogRecord.js";
 
 /**
@@ -99,8 +99,13 @@ export function summarizeSessionLog(records: Iterable<SessionLogRecord | Skipped
       case "notification": {
         summary.lastCursor = Math.max(summary.lastCursor, r.n);
         const item = r.params["item"] as Item | undefined;
-        if (r.method === "item/started" || r.method === "item/updated") {
-          if (item !== undefined) summary.openItems.set(item.itemId, item);
+        if (r.method === "item/started" || r.method === "item/updated" || r.method === "item/delta") {
+          // Folded as a client folds it: a delta appends, a patch changes only what it names.
+          const itemId = r.method === "item/delta" ? String(r.params["itemId"]) : item?.itemId;
+          if (itemId !== undefined) {
+            const folded = foldItem(summary.openItems.get(itemId), r.method, r.params);
+            if (typeof folded === "object") summary.openItems.set(itemId, folded);
+          }
         } else if (r.method === "item/completed") {
           if (item !== undefined) summary.openItems.delete(item.itemId);
         } else if (r.method === "turn/completed") {

@@ -12,7 +12,7 @@ import { runShell, TOOL_PROCESSES_ESCAPED, type ShellOptions, type ToolResult } 
 /** The `error` of a denied tool call; `message` is added when the client gave a reason. */
 const TOOL_DENIED_ERROR = { name: "ToolDenied", code: "TOOL_DENIED" } as const;
 
-/** Minimum gap between two `item/updated` of one tool call's output. @unit milliseconds */
+/** Minimum gap between two updates (`item/delta`, or a patch) of one tool call's output. @unit milliseconds */
 const TOOL_OUTPUT_THROTTLE_MS = 50;
 
 /** The client's reason, or why its answer could not be read, for an approval record. */
@@ -28,8 +28,10 @@ function withdrawal(answer: ApprovalAnswer | undefined): { reason?: string } {
 
 /** What running tool calls needs of its session agent. */
 export interface ToolCallOutput {
-  /** Logs one item notification and publishes it once its record is durable. */
-  emitItem(method: "item/started" | "item/updated" | "item/completed", item: Item): void;
+  /** Logs one whole-item notification and publishes it once its record is durable. */
+  emitItem(method: "item/started" | "item/completed", item: Item): void;
+  /** Logs and publishes the change from `previous` to `next` (revision one more): an `item/delta` for an append, else an `item/updated` patch. */
+  changeItem(previous: Item, next: Item): void;
   /** Appends a record durably; false when the log failed. */
   append(record: SessionLogRecord): boolean;
   /** Makes everything written durable now and sends what waited on it. */
@@ -107,7 +109,7 @@ export class ToolCallRunner {
   #setApproval(item: ToolCallItem, state: ApprovalState, why: { reason?: string; invalid?: boolean } = {}): ToolCallItem {
     const next: ToolCallItem = { ...item, approval: state, revision: item.revision + 1, recordedAt: isoNow() };
     this.#out.append({ type: "approval", at: Date.now(), turnId: item.turnId, itemId: item.itemId, callId: item.callId, state, ...why });
-    this.#out.emitItem("item/updated", next);
+    this.#out.changeItem(item, next);
     return next;
   }
 
@@ -187,9 +189,10 @@ export class ToolCallRunner {
     const flush = () => {
       timer = undefined;
       if (done || latest === undefined || latest.out === item.visibleOutput) return;
+      const previous = item;
       item = { ...item, visibleOutput: latest.out, truncated: latest.truncated, revision: item.revision + 1, recordedAt: isoNow() };
       lastSent = Date.now();
-      this.#out.emitItem("item/updated", item);
+      this.#out.changeItem(previous, item); // new output is an append (an item/delta); a truncation, a patch
     };
     const onOutput = (out: string, truncated: boolean) => {
       latest = { out, truncated };
