@@ -16,6 +16,7 @@ export default defineConfig([
       index: "src/index.ts",
       "framing/index": "src/framing/index.ts",
       "websocket/index": "src/websocket/index.ts",
+      "ui/index": "src/ui/index.ts",
       "testing/index": "src/testing/index.ts",
       "node/index": "src/node/index.ts",
       "host/index": "src/host/index.ts",

@@ -11,6 +11,7 @@ export default defineConfig({
     alias: [
       { find: /^@muse-code\/sdk\/framing$/, replacement: src("framing/index.ts") },
       { find: /^@muse-code\/sdk\/websocket$/, replacement: src("websocket/index.ts") },
+      { find: /^@muse-code\/sdk\/ui$/, replacement: src("ui/index.ts") },
       { find: /^@muse-code\/sdk\/testing$/, replacement: src("testing/index.ts") },
       { find: /^@muse-code\/sdk\/node$/, replacement: src("node/index.ts") },
       { find: /^@muse-code\/sdk\/host$/, replacement: src("host/index.ts") },

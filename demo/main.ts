@@ -2,10 +2,11 @@
  * The Stop-button app: a page served by `muse-host serve --ws PORT --ui` on the same origin as
  * the host's WebSocket. It connects with the token from its URL fragment, opens (or resumes) a
  * session, starts turns from the prompt box, streams their items, drives the Stop button with
- * StopController, and shows the host's `tool/approve` questions in an Approve/Deny dialog. Plain TypeScript on `@muse-code/sdk` and `@muse-code/sdk/websocket`; bundled
+ * StopController, and shows the host's `tool/approve` questions in an Approve/Deny dialog. Plain TypeScript on `@muse-code/sdk`, `@muse-code/sdk/ui` and `@muse-code/sdk/websocket`; bundled
  * for the browser by scripts/build-demo.ts.
  */
-import { StopController, type ApprovalQuestion, type MspClient, type StopSnapshot, type TurnHandle } from "@muse-code/sdk";
+import type { ApprovalQuestion, MspClient, TurnHandle } from "@muse-code/sdk";
+import { StopController, type StopSnapshot } from "@muse-code/sdk/ui";
 import { connectWebSocket } from "@muse-code/sdk/websocket";
 import { Announcer } from "./announcer.js";
 import { ApprovalDialog, commandOf } from "./approvalDialog.js";

@@ -5,7 +5,7 @@
  * while stopping change nothing: StopController shares the first press, so one `turn/cancel`
  * goes on the wire. `data-state` holds the controller's state for tests and styles.
  */
-import type { StopSnapshot } from "@muse-code/sdk";
+import type { StopSnapshot } from "@muse-code/sdk/ui";
 import type { TurnBook, TurnEntry } from "./turnBook.js";
 
 /** Binds the page's Stop button to the StopController of the turn that runs now. */

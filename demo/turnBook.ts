@@ -4,7 +4,8 @@
  * StopController that drives its Stop button. Notifications and acks move it forward only; the
  * views re-render from it on every change.
  */
-import type { Item, StopController, TurnCompletedParams } from "@muse-code/sdk";
+import type { Item, TurnCompletedParams } from "@muse-code/sdk";
+import type { StopController } from "@muse-code/sdk/ui";
 
 /** Where a turn is: sent, waiting in the host's inbox, running, or over (its terminal arrived). */
 export type TurnPhase = "starting" | "queued" | "running" | "ended";

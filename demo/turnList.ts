@@ -4,7 +4,8 @@
  * its Stop button). One element per turn and per item, updated in place, so live output does not
  * flicker and a reader's scroll position in a tool's output is kept.
  */
-import type { Item, StopSnapshot, ToolCallItem } from "@muse-code/sdk";
+import type { Item, ToolCallItem } from "@muse-code/sdk";
+import type { StopSnapshot } from "@muse-code/sdk/ui";
 import { describeError } from "./describeError.js";
 import type { TurnBook, TurnEntry } from "./turnBook.js";
 

@@ -4,7 +4,7 @@
  * double click sends one cancel.
  */
 import assert from "node:assert/strict";
-import { StopController, type StopState } from "@muse-code/sdk";
+import { StopController, type StopState } from "@muse-code/sdk/ui";
 import type { Recipe } from "./recipe.js";
 
 export const recipe: Recipe = {

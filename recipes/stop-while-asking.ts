@@ -5,7 +5,7 @@
  * is closed as never dispatched, and the turn ends `cancelled`. Nothing runs.
  */
 import assert from "node:assert/strict";
-import { StopController, type StopSnapshot } from "@muse-code/sdk";
+import { StopController, type StopSnapshot } from "@muse-code/sdk/ui";
 import type { Recipe } from "./recipe.js";
 
 export const recipe: Recipe = {

@@ -16,6 +16,7 @@ export const ENTRY_POINTS: readonly EntryPoint[] = [
   { subpath: ".", src: "src/index.ts", dts: "dist/index.d.ts", report: "sdk" },
   { subpath: "./framing", src: "src/framing/index.ts", dts: "dist/framing/index.d.ts", report: "sdk-framing" },
   { subpath: "./websocket", src: "src/websocket/index.ts", dts: "dist/websocket/index.d.ts", report: "sdk-websocket" },
+  { subpath: "./ui", src: "src/ui/index.ts", dts: "dist/ui/index.d.ts", report: "sdk-ui" },
   { subpath: "./node", src: "src/node/index.ts", dts: "dist/node/index.d.ts", report: "sdk-node" },
   { subpath: "./testing", src: "src/testing/index.ts", dts: "dist/testing/index.d.ts", report: "sdk-testing" },
   { subpath: "./host", src: "src/host/index.ts", dts: "dist/host/index.d.ts", report: "sdk-host" },

@@ -38,8 +38,8 @@ const FORBIDDEN = [
   /\.jsonl$/,
 ];
 const REQUIRED_DOCUMENTS = ["package.json", "README.md", "LICENSE", "CHANGELOG.md"];
-/** The entry points a browser app imports (ARCHITECTURE.md: the core, ./framing, ./websocket). */
-export const BROWSER_SUBPATHS = [".", "./framing", "./websocket"];
+/** The entry points a browser app imports (ARCHITECTURE.md: the core, ./framing, ./websocket, ./ui). */
+export const BROWSER_SUBPATHS = [".", "./framing", "./websocket", "./ui"];
 /** Built code and declarations, whose imports an installed copy resolves. */
 const CODE = /\.(c?js|mjs|d\.c?ts|d\.mts)$/;
 

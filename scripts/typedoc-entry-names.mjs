@@ -10,6 +10,7 @@ const SPECIFIERS = {
   index: "@muse-code/sdk",
   framing: "@muse-code/sdk/framing",
   websocket: "@muse-code/sdk/websocket",
+  ui: "@muse-code/sdk/ui",
   node: "@muse-code/sdk/node",
   host: "@muse-code/sdk/host",
   testing: "@muse-code/sdk/testing",

@@ -1,8 +1,9 @@
 /**
  * @muse-code/sdk: the browser-safe core, and the client API only: connect and MspClient,
- * MspError and its kinds, cancelTurn and TurnHandle, StopController, the protocol's wire types
- * and constants, and the types those mention. Transport authors find the framing readers and
- * writers in `@muse-code/sdk/framing`, and construct an `MspClient` over them.
+ * MspError and its kinds, cancelTurn and TurnHandle, the protocol's wire types and constants, and
+ * the types those mention. Transport authors find the framing readers and writers in
+ * `@muse-code/sdk/framing`, and construct an `MspClient` over them; the Stop button's
+ * `StopController` is in `@muse-code/sdk/ui`.
  *
  * Any new export added here becomes public API. Use named exports, not wildcards.
  * Nothing under this entry may import `node:*`.
@@ -39,8 +40,6 @@ export { cancelTurn } from "./client/cancelTurn.js";
 export type { CancelOutcome, CancelTurnParams } from "./client/cancelTurn.js";
 export { TurnHandle } from "./client/turnHandle.js";
 export type { StartTurnParams, TurnStartResult, TurnCancelOptions } from "./client/turnHandle.js";
-export { StopController, StopStates } from "./ui/stopController.js";
-export type { StopControllerOptions, StopSnapshot, StopState } from "./ui/stopController.js";
 export type { ByteChannel, EndDetails, Unsubscribe } from "./framing/byteChannel.js";
 export {
   Commands,

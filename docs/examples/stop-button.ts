@@ -2,7 +2,7 @@
  * A Stop button that knows when the turn stopped. StopController shows "stopping" from the click
  * until the turn's own terminal arrives; here the console stands in for the button.
  */
-import { StopController, type StopSnapshot } from "@muse-code/sdk";
+import { StopController, type StopSnapshot } from "@muse-code/sdk/ui";
 import { exampleModelPath, spawnReferenceHost } from "@muse-code/sdk/node";
 
 await using msp = spawnReferenceHost({ script: exampleModelPath("run-tests") });

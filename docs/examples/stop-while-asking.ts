@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { StopController, type StopSnapshot } from "@muse-code/sdk";
+import { StopController, type StopSnapshot } from "@muse-code/sdk/ui";
 import { spawnReferenceHost } from "@muse-code/sdk/node";
 
 const script = {

@@ -4,7 +4,7 @@
  * (a wrong answer is a reported diff, never a hang).
  */
 import { describe, expect, it } from "vitest";
-import { StopController } from "../../src/index.js";
+import { StopController } from "../../src/ui/index.js";
 import { CannedHost, checkTranscript, checkTranscriptParts } from "../../src/testing/index.js";
 
 const S = "0198f0aa-1111-7000-8000-0000000000aa";

@@ -8,7 +8,8 @@
  */
 import fc from "fast-check";
 import { describe, it } from "vitest";
-import { connect, StopController, type ByteChannel, type EndDetails, type StopState, type ToolApproveResult } from "../../src/index.js";
+import { connect, type ByteChannel, type EndDetails, type ToolApproveResult } from "../../src/index.js";
+import { StopController, type StopState } from "../../src/ui/index.js";
 
 const RUNS = Number(process.env["APPROVAL_RUNS"] ?? 10_000);
 const SESSION = "0198f0aa-1111-7000-8000-0000000000aa";

@@ -4,7 +4,7 @@
  * stays `stopping` until the turn's own terminal.
  */
 import { describe, expect, it } from "vitest";
-import { StopController, type StopSnapshot } from "../../src/index.js";
+import { StopController, type StopSnapshot } from "../../src/ui/index.js";
 import { makePeer, result, SESSION, terminal, type Peer } from "../helpers/peer.js";
 import { openDialog } from "./openDialog.js";
 

@@ -3,7 +3,8 @@
  * in-page MSP host over a linked pair. The host acks turn/cancel at once but takes 300 ms to
  * reach the terminal, so the page must show "stopping" in between.
  */
-import { connect, StopController } from "../../src/index.js";
+import { connect } from "../../src/index.js";
+import { StopController } from "../../src/ui/index.js";
 import { createLinkedPair } from "../../src/testing/linkedPair.js";
 
 const SESSION = "0198f0aa-1111-7000-8000-0000000000aa";

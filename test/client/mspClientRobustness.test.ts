@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { MspError, StopController } from "../../src/index.js";
+import { MspError } from "../../src/index.js";
+import { StopController } from "../../src/ui/index.js";
 import { CannedHost } from "../../src/testing/index.js";
 import { makePeer, notification, rejection, result, SESSION, terminal } from "../helpers/peer.js";
 

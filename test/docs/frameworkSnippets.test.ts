@@ -9,7 +9,7 @@
  */
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { StopController, type StopSnapshot } from "@muse-code/sdk";
+import { StopController, type StopSnapshot } from "@muse-code/sdk/ui";
 import { spawnReferenceHost, type SpawnedHost } from "@muse-code/sdk/node";
 import { repoRoot } from "../helpers/repoRoot.js";
 

@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { StopController, type StopSnapshot } from "../../src/index.js";
+import { StopController, type StopSnapshot } from "../../src/ui/index.js";
 import { spawnHost, type SpawnedHost } from "../../src/node/index.js";
 import { checkTranscript, formatTranscriptEntry, recordingChannel } from "../../src/testing/index.js";
 import { repoRoot } from "../helpers/repoRoot.js";

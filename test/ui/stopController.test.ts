@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { StopController, type StopState } from "../../src/index.js";
+import { StopController, type StopState } from "../../src/ui/index.js";
 import { makePeer, rejection, result, SESSION, terminal } from "../helpers/peer.js";
 
 const input = [{ type: "text" as const, text: "hi" }];

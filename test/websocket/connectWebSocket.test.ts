@@ -8,7 +8,8 @@ import type { IncomingMessage } from "node:http";
 import { createServer, type Server, type Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { WebSocket, WebSocketServer, type RawData, type WebSocket as HostSocket } from "ws";
-import { cancelTurn, MspError, StopController, type MspClient, type StopState } from "../../src/index.js";
+import { cancelTurn, MspError, type MspClient } from "../../src/index.js";
+import { StopController, type StopState } from "../../src/ui/index.js";
 import { connectWebSocket, type WebSocketConnectOptions, type WebSocketConstructor } from "../../src/websocket/index.js";
 import { bearerTokenOf } from "../../src/protocol/index.js";
 

@@ -4,7 +4,7 @@
  * (frameworks.d.ts): this repository does not install React.
  */
 import { useCallback, useSyncExternalStore } from "react";
-import type { StopController, StopSnapshot } from "@muse-code/sdk";
+import type { StopController, StopSnapshot } from "@muse-code/sdk/ui";
 
 // #region hook
 export function useStopSnapshot(stop: StopController): StopSnapshot {

@@ -4,7 +4,8 @@
  * message text as it streams, and drives a Stop button with StopController. Load it as a module
  * from a page that has #prompt, #start, #stop, #output and #status elements.
  */
-import { MspError, StopController, type MspClient, type StopSnapshot } from "@muse-code/sdk";
+import { MspError, type MspClient } from "@muse-code/sdk";
+import { StopController, type StopSnapshot } from "@muse-code/sdk/ui";
 import { connectWebSocket } from "@muse-code/sdk/websocket";
 
 function element<T extends HTMLElement>(id: string): T {

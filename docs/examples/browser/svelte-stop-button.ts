@@ -4,7 +4,7 @@
  * and returns the unsubscribe function. `$stopState` in a component (or `fromStore` in Svelte 5)
  * then follows the controller.
  */
-import type { StopController, StopSnapshot } from "@muse-code/sdk";
+import type { StopController, StopSnapshot } from "@muse-code/sdk/ui";
 
 // #region store
 /** Svelte's store contract (what `svelte/store`'s `Readable` describes). */

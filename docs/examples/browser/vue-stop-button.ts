@@ -4,7 +4,7 @@
  * declarations of Vue's API (frameworks.d.ts): this repository does not install Vue.
  */
 import { onScopeDispose, shallowRef, type ShallowRef } from "vue";
-import type { StopController, StopSnapshot } from "@muse-code/sdk";
+import type { StopController, StopSnapshot } from "@muse-code/sdk/ui";
 
 // #region composable
 export function useStopSnapshot(stop: StopController): Readonly<ShallowRef<StopSnapshot>> {

@@ -1,0 +1,13 @@
+/**
+ * `@muse-code/sdk/ui`: the Stop button layer. `StopController` drives a Stop button (and the
+ * approval dialog) for one turn from a `TurnHandle` of `@muse-code/sdk`; framework-neutral, and
+ * browser-safe: nothing under it imports `node:*`.
+ *
+ * It is its own entry point, not part of the root, so the root stays within its size budget for
+ * apps that render their own Stop (see docs/architecture.md). Any new export added here becomes
+ * public API. Use named exports, not wildcards.
+ *
+ * @packageDocumentation
+ */
+export { StopController, StopStates } from "./stopController.js";
+export type { StopControllerOptions, StopSnapshot, StopState } from "./stopController.js";
