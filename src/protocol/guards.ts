@@ -100,7 +100,11 @@ export function problemWithNotification(method: string, params: unknown): string
       if (!isObject(patch)) return problemWithBase(params) ?? "item must be an object";
       // A patch: the item's names and revision, and only the fields that changed.
       const basic = problemWithBase(params) ?? problemWithIds(patch, "item.") ?? field(patch, "kind", "string");
-      return basic ?? notOneOf("item.kind", patch["kind"], itemKinds) ?? (patch["status"] === undefined ? undefined : notOneOf("item.status", patch["status"], itemStatuses));
+      return (
+        basic ??
+        notOneOf("item.kind", patch["kind"], itemKinds) ??
+        (patch["status"] === undefined ? undefined : notOneOf("item.status", patch["status"], itemStatuses))
+      );
     }
     case Notifications.itemDelta: {
       if (!isObject(params)) return "params must be an object";

@@ -21,8 +21,10 @@ import type { Item } from "./types.js";
  *
  * @example
  * ```ts
+ * const viewCursor = `v:${sessionId}:1`;
+ * const started: Item = { itemId: "i1", kind: "message", turnId, revision: 1, status: "inProgress", recordedAt: new Date().toISOString(), text: "Hel" };
  * let item = foldItem(undefined, "item/started", { sessionId, viewCursor, item: started }) as Item;
- * const next = foldItem(item, "item/delta", { sessionId, viewCursor, turnId, itemId, revision: 2, field: "text", append: "lo", recordedAt });
+ * const next = foldItem(item, "item/delta", { sessionId, viewCursor, turnId, itemId: "i1", revision: 2, field: "text", append: "lo", recordedAt: new Date().toISOString() });
  * if (typeof next === "string") console.error(next); // e.g. "item/delta of item i1 has revision 4 after 2: a gap"
  * else if (next !== undefined) item = next;
  * ```

@@ -474,7 +474,7 @@ export interface ItemNotificationParams extends NotificationBase {
  *
  * @example
  * ```ts
- * const field: ItemDeltaField = item.kind === "toolCall" ? "visibleOutput" : "text";
+ * const fieldOf = (item: Item): ItemDeltaField => (item.kind === "toolCall" ? "visibleOutput" : "text");
  * ```
  */
 export type ItemDeltaField = "text" | "visibleOutput";
@@ -510,10 +510,12 @@ export interface ItemDeltaParams extends NotificationBase {
  *
  * @example
  * ```ts
- * const patch: ItemPatch = { itemId, turnId, kind: "toolCall", revision: 3, recordedAt, approval: "pending" };
+ * const patch: ItemPatch = { itemId: "i1", turnId, kind: "message", revision: 3, recordedAt: new Date().toISOString(), status: "cancelled", interrupted: true };
  * ```
  */
-export type ItemPatch = Pick<ItemBase, "itemId" | "turnId" | "kind" | "revision" | "recordedAt"> & Partial<Omit<MessageItem | ToolCallItem, "kind">>;
+export type ItemPatch = Pick<ItemBase, "itemId" | "turnId" | "kind" | "revision" | "recordedAt"> &
+  Partial<Omit<MessageItem, "kind">> &
+  Partial<Omit<ToolCallItem, "kind">>;
 
 /**
  * `item/updated` params on the wire (MSP 2.0): `item` is a patch. The SDK's `item/updated`

@@ -154,7 +154,8 @@ export class ItemLedger implements TurnItems {
     const into = this.#touch(ids.turnId);
     if (held === undefined && into.items.size >= this.#itemsPerTurn) {
       const earliest = into.finished.values().next();
-      if (earliest.done === true) return { item: next, problem: `${method}: item ${next.itemId} not kept: turn ${next.turnId} has itemsPerTurnCapacity items in progress` };
+      if (earliest.done === true)
+        return { item: next, problem: `${method}: item ${next.itemId} not kept: turn ${next.turnId} has itemsPerTurnCapacity items in progress` };
       into.finished.delete(earliest.value);
       into.items.delete(earliest.value);
     }

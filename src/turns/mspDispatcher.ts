@@ -236,7 +236,8 @@ export class MspDispatcher implements EndpointSink {
       }
     }
     if (synthesized !== undefined) for (const item of synthesized) this.#emit("itemSynthesized", item);
-    if (method === Notifications.turnStarted || method === Notifications.turnCompleted) this.#emit(method as "turn/started", params as unknown as TurnStartedParams);
+    if (method === Notifications.turnStarted || method === Notifications.turnCompleted)
+      this.#emit(method as "turn/started", params as unknown as TurnStartedParams);
     const emittedAtMs = (message as { emittedAtMs?: unknown }).emittedAtMs;
     const notification: MspNotification = typeof emittedAtMs === "number" ? { method, params, emittedAtMs } : { method, params };
     this.#emit("notification", notification);
@@ -304,11 +305,12 @@ export class MspDispatcher implements EndpointSink {
 // A Set: `in` on an object with a method name fresh from JSON.parse costs a string-table lookup a notification.
 /**
  * The error that refuses a host whose `protocolVersion` this SDK cannot follow (another major),
- * naming both versions; `undefined` for one it can.
+ * naming both versions; `undefined` for one it can (or a result that states no version).
  */
 function refuseVersion(version: unknown): MspError<"protocol"> | undefined {
-  const hostVersion = String(version);
-  if (isCompatibleProtocol(hostVersion)) return undefined;
+  // A result without a version names none to refuse (a host that states one is held to it).
+  if (typeof version !== "string" || isCompatibleProtocol(version)) return undefined;
+  const hostVersion = version;
   const problem = `the host speaks MSP ${hostVersion}; this SDK speaks MSP ${PROTOCOL_VERSION}`;
   return new MspError(MspErrorKinds.protocol, `protocol error: ${problem}`, { problem, hostVersion, sdkVersion: PROTOCOL_VERSION });
 }

@@ -48,8 +48,9 @@ export type NotificationHandler = (notification: MspNotification) => void;
  *
  * @example
  * ```ts
+ * const rows = new Map<string, Text>(); // one DOM text node per item, made on item/started
  * client.events.on("item/delta", ({ item, field, append }: ItemDeltaEvent) => {
- *   if (field === "text") rows.get(item.itemId)?.append(append);
+ *   if (field === "text") rows.get(item.itemId)?.appendData(append);
  * });
  * ```
  */

@@ -27,7 +27,9 @@ describe("protocol guards", () => {
   });
 
   it("reads protocol compatibility", () => {
-    expect(isCompatibleProtocol("1.7")).toBe(true);
-    expect(isCompatibleProtocol("2.0")).toBe(false);
+    expect(isCompatibleProtocol("2.7")).toBe(true);
+    expect(isCompatibleProtocol("1.0")).toBe(false);
+    expect(isCompatibleProtocol("3.0")).toBe(false);
+    expect(isCompatibleProtocol("1.7", "1.0")).toBe(true);
   });
 });

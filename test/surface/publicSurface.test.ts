@@ -37,6 +37,7 @@ describe("public surface", () => {
       "TurnReasons",
       "cancelTurn",
       "connect",
+      "foldItem",
       "isCompatibleProtocol",
       "isItem",
       "isNotification",

@@ -46,10 +46,10 @@ describe("ItemLedger", () => {
     expect(l.apply("item/delta", delta("a", 2, "Hel")).item).toMatchObject({ text: "Hel", revision: 2, recordedAt: "2026-01-01T00:00:02Z" });
     l.apply("item/delta", delta("a", 3, "lo \ud83d"));
     l.apply("item/delta", delta("a", 4, "\ude00"));
-    expect(l.get("t", "a")?.text).toBe("Hello \ud83d\ude00");
+    expect((l.get("t", "a") as { text?: string } | undefined)?.text).toBe("Hello \ud83d\ude00");
     const patched = l.apply("item/updated", { ...base, item: { itemId: "a", turnId: "t", kind: "message", revision: 5, recordedAt: "x", interrupted: true } });
     expect(patched.item).toEqual({ ...msg("a", 5, "inProgress", "Hello \ud83d\ude00"), recordedAt: "x", interrupted: true });
-    expect(before?.text).toBe(""); // what a reader held is never changed under it
+    expect((before as { text?: string } | undefined)?.text).toBe(""); // what a reader held is never changed under it
   });
 
   it("a replayed delta or patch (revision already held) changes nothing and is no problem", () => {
@@ -57,7 +57,7 @@ describe("ItemLedger", () => {
     apply(l, msg("a", 1, "inProgress"));
     l.apply("item/delta", delta("a", 2, "Hi"));
     expect(l.apply("item/delta", delta("a", 2, "Hi"))).toEqual({});
-    expect(l.get("t", "a")?.text).toBe("Hi");
+    expect((l.get("t", "a") as { text?: string } | undefined)?.text).toBe("Hi");
   });
 
   it("never applies a delta with a gap, for an item not held, to a field the item lacks, or naming another turn", () => {
@@ -65,7 +65,9 @@ describe("ItemLedger", () => {
     apply(l, msg("a", 1, "inProgress", "x"));
     expect(l.apply("item/delta", delta("a", 3, "y")).problem).toBe("item/delta of item a has revision 3 after 1: a gap");
     expect(l.apply("item/delta", delta("zz", 2, "y")).problem).toBe("item/delta of item zz: the item is not held (never started, or not kept)");
-    expect(l.apply("item/delta", delta("a", 2, "y", "visibleOutput")).problem).toBe("item/delta of item a appends to visibleOutput, which a message does not have");
+    expect(l.apply("item/delta", delta("a", 2, "y", "visibleOutput")).problem).toBe(
+      "item/delta of item a appends to visibleOutput, which a message does not have",
+    );
     expect(l.apply("item/updated", { ...base, item: { itemId: "a", turnId: "t", kind: "toolCall", revision: 2, recordedAt: "x" } }).problem).toBe(
       "item/updated of item a is a toolCall, not a message",
     );

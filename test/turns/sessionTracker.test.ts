@@ -57,7 +57,7 @@ describe("SessionTracker", () => {
   it("after a resume from a cursor that does not parse, the first well-formed cursor starts afresh", () => {
     const { sessions } = tracker();
     sessions.admit("turn/started", at(5, { turnId: "t" }));
-    sessions.noteCommand("session/resume", { sessionId: S, afterCursor: "opaque" }, "c1")?.();
+    sessions.noteCommand("session/resume", { sessionId: S, afterCursor: "opaque" }, "c1")?.({});
     expect(sessions.admit("turn/started", at(1, { turnId: "t" })).deliver).toBe(true);
     expect(sessions.admit("turn/started", at(1, { turnId: "t" })).deliver).toBe(false);
   });
@@ -67,10 +67,10 @@ describe("SessionTracker", () => {
     sessions.admit("turn/started", at(5, { turnId: "t" }));
     const accepted = sessions.noteCommand("session/resume", { sessionId: S, afterCursor: `v:${S}:2` }, "c1");
     expect(sessions.lastViewCursor(S)).toBe(`v:${S}:5`); // not before the host accepts the resume
-    accepted?.();
+    accepted?.({});
     expect(sessions.lastViewCursor(S)).toBe(`v:${S}:2`);
     expect(sessions.admit("turn/started", at(3, { turnId: "t" })).deliver).toBe(true);
-    sessions.noteCommand("session/resume", { sessionId: S }, "c2")?.();
+    sessions.noteCommand("session/resume", { sessionId: S }, "c2")?.({});
     expect(sessions.lastViewCursor(S)).toBeUndefined();
     expect(sessions.admit("turn/started", at(1, { turnId: "t" })).deliver).toBe(true);
   });
