@@ -82,13 +82,16 @@ export async function streamModelStep(turnId: string, step: ScriptedStep, signal
       current = open;
     }
     const text = current.text + chunk.delta;
+    // What goes on the wire: the chunk, or (when the item is announced now) everything held back
+    // so far. Never a slice of `text`: that would copy the whole text so far on every chunk.
+    let append = chunk.delta;
     if (!announced) {
       open = { ...current, text };
       if (text.trim() === "") return undefined;
       announce(current);
       current = { ...current, text: "", revision: 1 }; // announced empty: the text so far is the first append
+      append = text;
     }
-    const append = text.slice(current.text.length);
     if (append === "") return undefined; // an empty chunk changes nothing
     current = { ...current, text, revision: current.revision + 1, recordedAt: isoNow() };
     open = current;
