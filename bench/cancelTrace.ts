@@ -70,11 +70,11 @@ export async function tracedCancel(runs: number): Promise<{ stages: Stage[]; n: 
       const running = new Promise<string>((resolve) => {
         const onItem = (p: { item: { kind: string; turnId: string; visibleOutput?: string } }) => {
           if (p.item.kind === "toolCall" && (p.item.visibleOutput ?? "").includes("grandchild")) {
-            host.events.off("item/updated", onItem);
+            host.events.off("item/delta", onItem);
             resolve(p.item.turnId);
           }
         };
-        host.events.on("item/updated", onItem);
+        host.events.on("item/delta", onItem);
       });
       const turn = host.startTurn({ sessionId, input: [{ type: "text", text: `run ${i}` }] });
       const turnId = await Promise.race([running, sleep(10_000).then(() => Promise.reject(new Error("the tool never started")))]);

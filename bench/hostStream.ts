@@ -1,6 +1,6 @@
 /**
  * Bench rows of the reference host as a streamer (issue 11 §4), run by bench/run.ts
- * (`--only=stream`): `item/updated` notifications per second from one reference host
+ * (`--only=stream`): `item/delta` notifications per second from one reference host
  * (`serve --stdio`, session logs on in its temp data dir) to one SDK client,
  * - (s1) from one session streaming a long scripted answer, and
  * - (s2) from 100 sessions streaming at once (one turn each, all started together).
@@ -19,7 +19,7 @@ import type { TurnCompletedParams } from "../src/index.js";
 import { spawnHost } from "../src/node/index.js";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
-/** Characters of each step's answer; with 2 per chunk, each step sends half as many item/updated. */
+/** Characters of each step's answer; with 2 per chunk, each step sends half as many item/delta. */
 const STEP_CHARS = 1000;
 const CHUNK = 2;
 const PER_STEP = STEP_CHARS / CHUNK;
@@ -48,7 +48,7 @@ function writeModel(dir: string, steps: number): string {
 }
 
 /**
- * `sessions` sessions each run one turn of `steps` streamed answers at once; `item/updated`
+ * `sessions` sessions each run one turn of `steps` streamed answers at once; `item/delta`
  * notifications per second received by the client, from the first to the last. Checks the count,
  * and that each session's cursors only increase.
  */
@@ -84,7 +84,7 @@ export async function hostStream(
     const lastCursor = new Map<string, number>();
     let outOfOrder = 0;
     let cpuAtFirst: ReturnType<typeof cpuMs>;
-    host.events.on("item/updated", (p: { sessionId: string; viewCursor: string }) => {
+    host.events.on("item/delta", (p: { sessionId: string; viewCursor: string }) => {
       if (count++ === 0) {
         first = performance.now();
         cpuAtFirst = cpuMs(host.pid);
@@ -108,8 +108,8 @@ export async function hostStream(
     for (const sessionId of ids) void host.startTurn({ sessionId, input: [{ type: "text", text: "stream" }] });
     await Promise.all(done);
     const cpuAtLast = cpuMs(host.pid);
-    if (count !== expected) throw new Error(`expected ${expected} item/updated, got ${count}`);
-    if (outOfOrder !== 0) throw new Error(`${outOfOrder} item/updated came with a cursor that did not increase`);
+    if (count !== expected) throw new Error(`expected ${expected} item/delta, got ${count}`);
+    if (outOfOrder !== 0) throw new Error(`${outOfOrder} item/delta came with a cursor that did not increase`);
     const per = (ms: number) => (ms * 1000) / count;
     const spent =
       cpuAtFirst === undefined || cpuAtLast === undefined

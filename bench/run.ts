@@ -250,11 +250,11 @@ async function cancelLatency(model = "shell-sleep.json", marker = "grandchild", 
       const onItem = (p: { item: { kind: string; turnId: string; visibleOutput?: string } }) => {
         // The tool is running once its process printed its first line.
         if (p.item.kind === "toolCall" && (p.item.visibleOutput ?? "").includes(marker)) {
-          host.events.off("item/updated", onItem);
+          host.events.off("item/delta", onItem);
           resolve(p.item.turnId);
         }
       };
-      host.events.on("item/updated", onItem);
+      host.events.on("item/delta", onItem);
     });
     const turn = host.startTurn({ sessionId, input: [{ type: "text", text: `run ${i}` }] });
     const turnId = await Promise.race([toolRunning, sleep(10_000).then(() => Promise.reject(new Error("the tool never started")))]);
@@ -348,7 +348,7 @@ async function main() {
   if (want("cancel")) log(`  (c1) ${CANCEL_RUNS} traced cancels, (c2) their floor…`);
   const c1 = want("cancel") ? await tracedCancel(CANCEL_RUNS) : undefined;
   const c2 = want("cancel") ? { kill: await killFloor(CANCEL_RUNS), sync: fdatasyncFloor(200), pipe: await idlePipeFloor(CANCEL_RUNS) } : undefined;
-  if (want("stream")) log("  (s1, s2) the reference host streaming item/updated…");
+  if (want("stream")) log("  (s1, s2) the reference host streaming item/delta…");
   const s1 = want("stream") ? await hostStream(1, quick ? 20 : 40) : undefined;
   const s2 = want("stream") ? await hostStream(100, quick ? 1 : 2) : undefined;
 
@@ -491,7 +491,7 @@ async function main() {
   if (s1 !== undefined && s2 !== undefined) {
     for (const s of [s1, s2]) {
       rows.push([
-        `(s${s === s1 ? 1 : 2}) reference host -> SDK, item/updated, ${s.sessions} session${s.sessions === 1 ? "" : "s"} streaming, logs on`,
+        `(s${s === s1 ? 1 : 2}) reference host -> SDK, item/delta, ${s.sessions} session${s.sessions === 1 ? "" : "s"} streaming, logs on`,
         ">= 0.5x SDK NDJSON",
         `${k(s.rate)} = ${(s.rate / sd).toFixed(2)}x SDK NDJSON (${k(sd)} this run; n=${s.notifications})`,
         ok(s.rate / sd >= 0.5),

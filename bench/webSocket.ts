@@ -121,11 +121,11 @@ export async function webSocketCancelStorm(clients: number, stops: StopPattern, 
         const toolRuns = new Promise<void>((resolve) => {
           const onItem = (p: { item: { kind: string; visibleOutput?: string } }) => {
             if (p.item.kind === "toolCall" && (p.item.visibleOutput ?? "").includes("grandchild")) {
-              client.events.off("item/updated", onItem);
+              client.events.off("item/delta", onItem);
               resolve();
             }
           };
-          client.events.on("item/updated", onItem);
+          client.events.on("item/delta", onItem);
         });
         const turn = client.startTurn({ sessionId, input: [{ type: "text", text: `run ${i}` }] });
         await within(toolRuns, 120_000, `client ${i}'s tool`);
