@@ -10,7 +10,9 @@ import type { Recipe } from "./recipe.js";
 export const recipe: Recipe = {
   name: "cancel-before-ack",
   summary: "Stop pressed while turn/start is in flight: the cancel waits for the ack, then lands",
+  // Recorded from the reference host: `npm run recipes -- --live --only cancel-before-ack --record DIR`.
   transcript: "cancel-before-ack.jsonl",
+  liveModel: "cancel-before-ack.json",
   async run(env) {
     const msp = await env.connect();
     const sessionId = await env.session(msp);

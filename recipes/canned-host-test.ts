@@ -10,12 +10,13 @@ import type { MspClient } from "@muse-code/sdk";
 import { CannedHost, checkTranscript } from "@muse-code/sdk/testing";
 import type { Recipe } from "./recipe.js";
 
+// Recorded from the reference host (the cancel-mid-turn recipe's live arm): a session, a turn, Stop.
 const transcriptPath = fileURLToPath(new URL("../transcripts/cancel-mid-turn.jsonl", import.meta.url));
-const sessionId = "0198f0aa-1111-7000-8000-0000000000aa";
 
 // #region app
-/** Your app's code under test: start a turn, and a Stop button that reports how it ended. */
+/** Your app's code under test: open a session, start a turn, and a Stop button that reports how it ended. */
 async function runAndStop(msp: MspClient, text: string): Promise<string> {
+  const { sessionId } = await msp.command("session/create", {});
   const turn = msp.startTurn({ sessionId, input: [{ type: "text", text }] });
   const { turnCompleted } = await turn.cancel({ timeoutMs: 5_000 });
   return `Stopped (${turnCompleted.reason})`;

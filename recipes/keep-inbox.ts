@@ -4,6 +4,7 @@
  * cancel discards the queue, and each discarded turn gets its own cancelled terminal.
  */
 import assert from "node:assert/strict";
+import { TurnReasons } from "@muse-code/sdk";
 import type { Recipe } from "./recipe.js";
 
 const say = (text: string) => [{ type: "text" as const, text }];
@@ -11,15 +12,19 @@ const say = (text: string) => [{ type: "text" as const, text }];
 export const recipe: Recipe = {
   name: "keep-inbox",
   summary: "keepInbox: true keeps queued turns; without it, each discarded turn gets its own terminal",
+  // Recorded from the reference host: `npm run recipes -- --live --only keep-inbox --record DIR`.
   transcript: "keep-inbox.jsonl",
+  liveModel: "keep-inbox.json",
   async run(env) {
     // Part 1: keepInbox: true.
     const msp = await env.connect();
     const sessionId = await env.session(msp);
     const running = msp.startTurn({ sessionId, input: say("Plan the migration") });
-    assert.equal((await running.accepted).disposition, "started");
+    const { turnId, disposition } = await running.accepted;
+    assert.equal(disposition, "started");
     const queued = msp.startTurn({ sessionId, input: say("Then summarise the changelog") });
     assert.equal((await queued.accepted).disposition, "queued");
+    await env.midWork(msp, turnId); // its tool is running
 
     // #region keep
     // Stop only what is running; the queued turn stays in the inbox.
@@ -36,12 +41,13 @@ export const recipe: Recipe = {
     const msp2 = await env.connect();
     const sessionId2 = await env.session(msp2);
     const current = msp2.startTurn({ sessionId: sessionId2, input: say("Run the full test suite") });
-    await current.accepted;
+    const currentId = (await current.accepted).turnId;
     const later = [
       msp2.startTurn({ sessionId: sessionId2, input: say("Then fix the first failure") }),
       msp2.startTurn({ sessionId: sessionId2, input: say("Then open a pull request") }),
     ];
     for (const turn of later) assert.equal((await turn.accepted).disposition, "queued");
+    await env.midWork(msp2, currentId);
 
     // #region discard
     // A plain cancel discards queued work too. Every accepted turn still gets exactly one
@@ -59,7 +65,7 @@ export const recipe: Recipe = {
     );
     for (const t of discarded) {
       assert.equal(t.terminal, "cancelled");
-      assert.equal(t.reason, "discarded from the inbox by a cancel");
+      assert.equal(t.reason, TurnReasons.discardedFromInbox);
     }
     await msp2.close();
   },

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { MspClient } from "@muse-code/sdk";
-import { spawnHost, type SpawnedHost } from "@muse-code/sdk/node";
+import { exampleModelPath, spawnHost, type ExampleModelName, type SpawnedHost } from "@muse-code/sdk/node";
 import { formatTranscriptEntry, recordingChannel } from "@muse-code/sdk/testing";
 import { descendantsOf, killGroups } from "./processTree.js";
 import type { Recipe, RecipeArm } from "./recipe.js";
@@ -23,14 +23,21 @@ function toolRunning(msp: MspClient, turnId: string, timeoutMs: number): Promise
   return until(msp, running, `a running tool call with output in turn ${turnId}`, timeoutMs);
 }
 
+/** A recipe's model file: `example:NAME` is a model that ships in the package, anything else a file under recipes/models/. */
+function modelPath(root: string, liveModel: string): string {
+  return liveModel.startsWith("example:")
+    ? exampleModelPath(liveModel.slice("example:".length) as ExampleModelName)
+    : join(root, "recipes", "models", liveModel);
+}
+
 /** Build the live environment for one recipe: a data dir, and a host spawned per connect(). */
 export async function liveArm(recipe: Recipe, log: (line: string) => void, root: string): Promise<RecipeArm> {
   if (recipe.liveModel === undefined) throw new Error(`${recipe.name} has no live arm`);
-  const model = join(root, "recipes", "models", recipe.liveModel);
+  const model = modelPath(root, recipe.liveModel);
   const data = mkdtempSync(join(tmpdir(), `muse-recipe-${recipe.name}-`));
   const recordDir = process.env["MUSE_RECORD_DIR"];
   const named = Object.entries(recipe.liveModels ?? {});
-  const modelArgs = named.flatMap(([name, file]) => ["--model", `${name}=${join(root, "recipes", "models", file)}`]);
+  const modelArgs = named.flatMap(([name, file]) => ["--model", `${name}=${modelPath(root, file)}`]);
   if (named[0] !== undefined) modelArgs.push("--default-model", named[0][0]);
   const hosts: SpawnedHost[] = [];
   const orphans: number[] = [];
@@ -77,13 +84,13 @@ export async function liveArm(recipe: Recipe, log: (line: string) => void, root:
         return created.sessionId;
       },
       midWork: (msp, turnId) => toolRunning(msp, turnId, 15_000),
-      async crashHost(msp) {
+      crashHost(msp) {
         const host = hosts.find((h) => h === msp);
-        if (host === undefined) throw new Error("crashHost: not a host this arm spawned");
-        // A real crash: the host's group dies, its tools (in groups of their own) are orphaned.
+        if (host === undefined) return Promise.reject(new Error("crashHost: not a host this arm spawned"));
+        // A real crash, at the call: the host's group dies, its tools (in groups of their own) are orphaned.
         orphans.push(...descendantsOf(host.pid));
         process.kill(-host.pid, "SIGKILL");
-        await host.closed;
+        return host.closed.then(() => undefined);
       },
       restartHost: async () => spawnOne(),
       log,

@@ -16,7 +16,10 @@ export interface RecipeEnv {
   session(msp: MspClient): Promise<string>;
   /** Resolve once the turn is visibly mid-work (a tool call running). Immediate in canned mode. */
   midWork(msp: MspClient, turnId: string): Promise<void>;
-  /** Simulate the host process dying (live: SIGKILL; canned: the transcript ends the connection). */
+  /**
+   * Simulate the host process dying (live: SIGKILL, sent before this returns; canned: the
+   * transcript ends the connection after its last line). Resolves once the connection has closed.
+   */
   crashHost(msp: MspClient): Promise<void>;
   /** Start the host again after a crash (live: same data dir) and connect to it. */
   restartHost(): Promise<MspClient>;
@@ -31,9 +34,12 @@ export interface Recipe {
   summary: string;
   /** The transcript under transcripts/ that its canned arm replays. */
   transcript: string;
-  /** The scripted model its live arm runs against (under recipes/models/), if it has a live arm. */
+  /**
+   * The scripted model its live arm runs against, if it has a live arm: a file under
+   * recipes/models/, or `example:NAME` for a model that ships in the package (`exampleModelPath`).
+   */
   liveModel?: string;
-  /** More named models for the live host (`--model name=recipes/models/file`); the first is the default. */
+  /** More named models for the live host (`--model name=recipes/models/file`, or `example:NAME`); the first is the default. */
   liveModels?: Record<string, string>;
   /**
    * Canned arm: the host of the first transcript hangs up abruptly after its last line, as a

@@ -13,7 +13,9 @@ const STALE_TURN_ID = "0198f0a9-2c4e-7a11-9c3d-5e6f70818293";
 export const recipe: Recipe = {
   name: "stale-turn",
   summary: "Cancelling an unknown turn throws unknown_turn at once; it does not wait forever",
+  // Recorded from the reference host: `npm run recipes -- --live --only stale-turn --record DIR`.
   transcript: "stale-turn.jsonl",
+  liveModel: "scripted-small.json",
   async run(env) {
     const msp = await env.connect();
     const sessionId = await env.session(msp);

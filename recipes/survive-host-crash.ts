@@ -21,6 +21,8 @@ const isConnectionClosed = (error: unknown) => MspError.is(error) && error.kind 
 export const recipe: Recipe = {
   name: "survive-host-crash",
   summary: "Host dies mid-turn: every wait settles as connectionClosed; resume from the last viewCursor",
+  // Recorded from the reference host, a real SIGKILL and restart:
+  // `npm run recipes -- --live --only survive-host-crash --record DIR` (two files, one per host).
   transcript: "survive-host-crash.jsonl",
   cannedCrash: true,
   liveModel: "survive-host-crash.json",
@@ -46,21 +48,19 @@ export const recipe: Recipe = {
     const status = msp.turns.terminalOf(turnId, { timeoutMs: 30_000 });
     status.catch(() => {}); // settled below
     await env.midWork(msp, turnId);
-    // A health check goes out; the host may die before it answers.
+
+    // The host dies, and a health check goes out as it does: it is never answered.
+    const crashed = env.crashHost(msp);
     const healthCheck = msp.command("host/info", {});
     healthCheck.catch(() => {}); // settled below
-
-    await env.crashHost(msp);
+    await crashed;
 
     // #region settle
     // The host is gone: every wait settles now, as connectionClosed. Nothing hangs, and a
     // command sent after the crash is refused at once.
-    const waits = await Promise.allSettled([terminal, status, msp.command("host/info", {})]);
+    const waits = await Promise.allSettled([terminal, status, healthCheck, msp.command("host/info", {})]);
     for (const wait of waits) assert.ok(wait.status === "rejected" && isConnectionClosed(wait.reason), `settled as connectionClosed: ${String(wait.status)}`);
     // #endregion settle
-    const health = await Promise.allSettled([healthCheck]);
-    if (env.mode === "canned")
-      assert.ok(health[0]?.status === "rejected" && isConnectionClosed(health[0].reason), "the unanswered health check settled as connectionClosed");
     const seenBeforeCrash = cursors.length;
     const lastCursor = cursors.at(-1);
     assert.ok(lastCursor !== undefined, "the turn had streamed something before the crash");
@@ -70,11 +70,15 @@ export const recipe: Recipe = {
     const again = await env.restartHost();
     track(again);
     const resumed = await again.command("session/resume", { sessionId, afterCursor: lastCursor });
-    // The replay follows the result on the wire; the turn's terminal is part of it.
+    // resumed.items: the items in progress at lastCursor, whole (the tool call and its output so
+    // far); the replay's deltas and patches apply to them. The replay follows the result on the
+    // wire; the turn's terminal is part of it.
     const final = await again.turns.terminalOf(turnId, { timeoutMs: 30_000 });
     // #endregion resume
 
-    env.log(`resumed after ${lastCursor}: ${resumed.replayed} replayed, turn ended "${final.terminal}": ${final.reason}`);
+    env.log(
+      `resumed after ${lastCursor}: ${resumed.items?.length ?? 0} item(s) in progress there, ${resumed.replayed} replayed, turn ended "${final.terminal}": ${final.reason}`,
+    );
     assert.equal(final.terminal, "failed");
     assert.equal(final.reason, TurnReasons.hostRestarted);
     assert.equal(cursors.length - seenBeforeCrash, resumed.replayed, "every replayed notification arrived");
@@ -83,8 +87,14 @@ export const recipe: Recipe = {
     for (let i = 1; i < sequences.length; i += 1) {
       assert.equal(sequences[i], (sequences[i - 1] as number) + 1, `viewCursors are strictly increasing with no gap: ${cursors.join(", ")}`);
     }
+    const inProgress = resumed.items ?? [];
+    assert.ok(
+      inProgress.some((item) => item.kind === "toolCall" && item.status === "inProgress" && item.visibleOutput !== ""),
+      "the resume answer carries the running tool call, whole, with its output so far",
+    );
     const tool = again.items.itemsOf(turnId).find((item) => item.kind === "toolCall");
     assert.equal(tool?.status, "failed", "the interrupted tool call was closed by the restarted host");
+    assert.ok(tool.kind === "toolCall" && tool.visibleOutput.startsWith("migrating"), "its output so far is kept");
     await again.close();
   },
 };

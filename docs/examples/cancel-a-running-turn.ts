@@ -15,7 +15,8 @@ function toolIsRunning(msp: MspClient, turnId: string, timeoutMs: number): Promi
   const running = () => msp.items.itemsOf(turnId).some((item) => item.kind === "toolCall" && item.status === "inProgress" && item.visibleOutput !== "");
   if (running()) return Promise.resolve();
   return new Promise((resolve, reject) => {
-    const onUpdate = () => {
+    // A tool's output arrives as item/delta appends to its visibleOutput.
+    const onOutput = () => {
       if (running()) settle();
     };
     const onTerminal = ({ turnId: ended }: { turnId: string }) => {
@@ -24,12 +25,12 @@ function toolIsRunning(msp: MspClient, turnId: string, timeoutMs: number): Promi
     const timer = setTimeout(() => settle(new Error(`no tool of turn ${turnId} was running after ${timeoutMs} ms`)), timeoutMs);
     function settle(error?: Error) {
       clearTimeout(timer);
-      msp.events.off("item/updated", onUpdate);
+      msp.events.off("item/delta", onOutput);
       msp.events.off("turn/completed", onTerminal);
       if (error === undefined) resolve();
       else reject(error);
     }
-    msp.events.on("item/updated", onUpdate);
+    msp.events.on("item/delta", onOutput);
     msp.events.on("turn/completed", onTerminal);
   });
 }

@@ -1,9 +1,7 @@
 /**
  * Getting started: spawn the reference host that ships in the package (with its "hello" example
- * model), check that it speaks our version of MSP, run one turn, and print the assistant's reply
- * and how the turn ended.
+ * model), ask who it is, run one turn, and print the assistant's reply and how the turn ended.
  */
-import { isCompatibleProtocol, PROTOCOL_VERSION } from "@muse-code/sdk";
 import { exampleModelPath, spawnReferenceHost } from "@muse-code/sdk/node";
 
 // The host is a child process; `await using` closes the connection and stops the child when
@@ -11,15 +9,14 @@ import { exampleModelPath, spawnReferenceHost } from "@muse-code/sdk/node";
 // an open client keeps Node running.
 await using msp = spawnReferenceHost({ script: exampleModelPath("hello") });
 
+// host/info rejects with an MspError (kind "protocol") if the host speaks another major version of MSP.
 const info = await msp.command("host/info", {});
-if (!isCompatibleProtocol(info.protocolVersion)) {
-  throw new Error(`${info.name} speaks MSP ${info.protocolVersion}; this app speaks MSP ${PROTOCOL_VERSION}`);
-}
 console.log(`connected to ${info.name}, MSP ${info.protocolVersion}`);
 
 const { sessionId } = await msp.command("session/create", {});
 
 // Subscribe before the turn starts. (The SDK's own turn recorder has listened since the first byte.)
+// The reply streams in as item/delta events; item/completed gives the whole message.
 msp.events.on("item/completed", ({ item }) => {
   if (item.kind === "message") console.log(`assistant: ${item.text}`);
 });

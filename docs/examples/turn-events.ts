@@ -1,7 +1,7 @@
 /**
- * A turn's life as your app sees it: items stream in (started, updated, completed), then the
- * turn's one terminal. Any number of waiters get that same terminal, and the client keeps every
- * item at its latest revision.
+ * A turn's life as your app sees it: items stream in (started, their text appended delta by
+ * delta, completed), then the turn's one terminal. Any number of waiters get that same terminal,
+ * and the client keeps every item, whole, at its latest revision.
  */
 import { exampleModelPath, spawnReferenceHost } from "@muse-code/sdk/node";
 
@@ -9,10 +9,15 @@ await using msp = spawnReferenceHost({ script: exampleModelPath("hello") });
 const { sessionId } = await msp.command("session/create", {});
 
 // #region events
-let updates = 0;
+let text = ""; // what a UI shows of the message as it streams
+let deltas = 0;
 msp.events.on("turn/started", () => console.log("turn/started"));
 msp.events.on("item/started", ({ item }) => console.log(`item/started    ${item.kind}`));
-msp.events.on("item/updated", () => (updates += 1)); // stream these into your UI
+msp.events.on("item/delta", ({ item, append }) => {
+  // Append the new piece to what you show; `item` is the whole item, should you need it.
+  if (item.kind === "message") text += append;
+  deltas += 1;
+});
 msp.events.on("item/completed", ({ item }) => console.log(`item/completed  ${item.kind}, ${item.status}`));
 msp.events.on("turn/completed", ({ terminal, reason }) => console.log(`turn/completed  ${terminal} (${reason})`));
 // #endregion events
@@ -27,6 +32,8 @@ console.log(`two waiters, one terminal: ${shown === handled}`);
 // #endregion waiters
 
 // #region read
-console.log(`recorded: ${msp.turns.get(turnId)?.terminal}; item/updated seen: ${updates > 0}`);
-for (const item of msp.items.itemsOf(turnId)) console.log(`  ${item.kind} at revision ${item.revision}: ${item.status}`);
+console.log(`recorded: ${msp.turns.get(turnId)?.terminal}; ${deltas} item/delta appends`);
+for (const item of msp.items.itemsOf(turnId)) {
+  console.log(`  ${item.kind} at revision ${item.revision}: ${item.status}, the appends make its text: ${item.kind === "message" && item.text === text}`);
+}
 // #endregion read

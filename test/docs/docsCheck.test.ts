@@ -118,7 +118,7 @@ describe("docs:check", () => {
     expect(problems).toEqual([
       "bad.md:2: a wire exchange must name its transcript: ```jsonl transcript=transcripts/<file>.jsonl lines=A-B",
       'bad.md:5: example docs/examples/cancel-race.ts has no region "nope" (// #region nope … // #endregion nope)',
-      "bad.md:7: lines=5-60 is outside transcripts/cancel-race.jsonl (6 lines)",
+      "bad.md:7: lines=5-60 is outside transcripts/cancel-race.jsonl (13 lines)",
       "bad.md:9: a code sample must name the example it quotes: ```ts example=docs/examples/<file>.ts [region=<name>]",
       "bad.md:12: example docs/examples/missing.ts does not exist",
     ]);
