@@ -1,22 +1,36 @@
-/** Delivery: what each of the host's peers is sent (answers, replays, live notifications), in cursor order. */
+/** Delivery: what each of the host's peers is sent (answers, replays, live notifications), in cursor order, fed from the log when it is behind. */
 import { Commands, isObject, type NotificationMethod, type TurnCompletedParams } from "../protocol/index.js";
 import { parseViewCursor } from "../protocol/cursor.js";
 import type { CommandOutcome } from "./commandCache.js";
-import { notificationMessage, withJson, type JsonRpcId, type JsonRpcNotification } from "./jsonRpc.js";
-import type { MessageTransport } from "./messageTransport.js";
+import { notificationMessage, withJson, type JsonRpcId } from "./jsonRpc.js";
+import { feedBatch, replayStart, sendDueRequests, type FeedOutcome, type LogFeed, type LogRead } from "./logFeed.js";
+import { transportTakes, type MessageTransport } from "./messageTransport.js";
+import { logStart, type SessionLogPosition } from "./sessionLogReader.js";
 import type { SessionLogRecord, SkippedRecord } from "./sessionLogRecord.js";
+
+/** @unit bytes of session log one batch of a feed reads before it lets other work run (it goes on at once after). */
+const FEED_BATCH_READ_BYTES = 4 * 1024 * 1024;
 
 /**
  * A per-client subscriber: where one peer's answers go, the turns whose terminal it has been
  * sent, and the sessions whose notifications it hears (those it created or resumed).
+ *
+ * @example
+ * ```ts
+ * const subscriber = delivery.attach(transport);
+ * subscriber.send({ jsonrpc: "2.0", id: 1, result: {} }); // an answer: at once
+ * ```
  */
 export interface Subscriber {
+  /** Sends a message: a notification in cursor order, a host request after what it is behind on, anything else at once. */
   send: (message: unknown) => void;
   /**
-   * Sends a live notification of `sessionId` whose cursor number is `n` (`params` are its wire
-   * params): what `send` does, without reading the message again.
+   * Sends a notification of `sessionId` whose cursor number is `n` (`params` are its wire
+   * params) now: what `send` does, without reading the message again.
    */
   sendNotification: (message: unknown, method: string, params: Record<string, unknown>, sessionId: string, n: number | undefined) => void;
+  /** Hands a message to the transport now, whatever it is behind on. */
+  sendNow: (message: unknown) => void;
   terminalsSent: Set<string>;
   /** The sessions this subscriber hears; `undefined` for a `handleText` reply, which hears only its answers and replays. */
   sessions: Set<string> | undefined;
@@ -29,6 +43,12 @@ export interface Subscriber {
    * reaches the peer once, in cursor order (invariant 5).
    */
   cursors: Map<string, number>;
+  /** Its transport when that has flow control (`heldBytes`, `maxHeldBytes`): then it can fall behind. */
+  readonly flow: MessageTransport | undefined;
+  /** The sessions it is behind on (or being replayed): sent from the log, not live, until caught up. */
+  readonly feeds: Map<string, LogFeed>;
+  /** Where the log reader of each session stood when its last feed caught up: the next one goes on from there. */
+  readonly kept: Map<string, SessionLogPosition>;
 }
 
 /** A transport attached with `MuseHost.connect`, and its subscriber. */
@@ -43,49 +63,22 @@ function cursorOf(params: Record<string, unknown>, sessionId: string): number | 
   return typeof cursor === "string" ? parseViewCursor(cursor, sessionId) : undefined;
 }
 
-/** Sends live notification `message` (cursor number `n`) to `subscriber` unless it already has its cursor. */
-function sendInOrder(
-  subscriber: Subscriber,
-  method: string,
-  sessionId: string,
-  params: Record<string, unknown>,
-  n: number | undefined,
-  message: unknown,
-): void {
-  if (n !== undefined && n <= (subscriber.cursors.get(sessionId) ?? 0)) return;
-  subscriber.sendNotification(message, method, params, sessionId, n);
-}
-
-function newSubscriber(write: (message: unknown) => void, subscribes: boolean): Subscriber {
-  const terminalsSent = new Set<string>();
-  const cursors = new Map<string, number>();
-  const sendNotification = (message: unknown, method: string, params: Record<string, unknown>, sessionId: string, n: number | undefined) => {
-    if (method === "turn/completed") terminalsSent.add(String(params["turnId"]));
-    if (n !== undefined && n > (cursors.get(sessionId) ?? 0)) cursors.set(sessionId, n);
-    write(message);
-  };
-  return {
-    terminalsSent,
-    sessions: subscribes ? new Set() : undefined,
-    closed: false,
-    cursors,
-    send(message) {
-      if (isObject(message) && isObject(message["params"]) && typeof message["method"] === "string") {
-        const params = message["params"];
-        const sessionId = String(params["sessionId"]);
-        sendNotification(message, message["method"], params, sessionId, cursorOf(params, sessionId));
-        return;
-      }
-      write(message);
-    },
-    sendNotification,
-  };
-}
-
-/** What delivery reads of the sessions: their logs (for replays), cursors and terminals. */
+/**
+ * What delivery reads of the sessions: their logs (for replays and feeds), cursors and terminals.
+ *
+ * @example
+ * ```ts
+ * const source: DeliverySource = {
+ *   read: (sessionId, from, upTo) => readSessionLog(sessionLogPath(dataDir, sessionId), { from, upTo }),
+ *   lastCursor: () => undefined,
+ *   terminal: () => undefined,
+ *   log: (line) => console.error(line),
+ * };
+ * ```
+ */
 export interface DeliverySource {
-  /** The session's log records, streamed (a replay reads them). */
-  records(sessionId: string): Iterable<SessionLogRecord | SkippedRecord>;
+  /** The session's log records from `from` (advanced in place) up to cursor `upTo`, streamed. */
+  read(sessionId: string, from: SessionLogPosition, upTo: number): Iterable<SessionLogRecord | SkippedRecord>;
   /** The session's last cursor number, or `undefined` when it cannot be loaded. */
   lastCursor(sessionId: string): number | undefined;
   /** The terminal of a turn of the session, or `undefined` when it is not terminal (or cannot be loaded). */
@@ -97,24 +90,84 @@ export interface DeliverySource {
 /**
  * The host's peers and who hears what: each peer hears the sessions it created or resumed, an
  * answer goes to the subscriber that asked, and every peer receives a session's notifications once
- * each, in cursor order.
+ * each, in cursor order. A peer whose transport holds its bound falls behind on a session: its live
+ * notifications stop (they are in the log), and as the transport drains below half its bound it is
+ * fed the log after its cursor, a batch at a time, until it has everything published; then it is
+ * live again. A resume's replay is fed the same way. Bounds come from each transport
+ * (`maxHeldBytes`, in bytes; the low-water mark is half of it).
+ *
+ * @example
+ * ```ts
+ * const delivery = new Delivery(source);
+ * const subscriber = delivery.attach(transport);
+ * delivery.publish("turn/started", { sessionId, viewCursor: `v:${sessionId}:1`, emittedAtMs: Date.now(), turnId });
+ * await delivery.fed(); // before closing the transports at shutdown
+ * ```
  */
 export class Delivery {
   readonly #source: DeliverySource;
   readonly #peers = new Set<Peer>();
   /** Who hears each session: the subscribers that created or resumed it. An entry goes when its last subscriber does. */
   readonly #subscribers = new Map<string, Set<Subscriber>>();
+  /** The highest cursor number published live, per session with subscribers: a feed sends no further. */
+  readonly #published = new Map<string, number>();
   /** The subscriber of each `handleText` reply function. */
   readonly #replies = new WeakMap<(message: unknown) => void, Subscriber>();
+  /** Subscribers whose feed is running now (a send never starts another run inside it). */
+  readonly #pumping = new Set<Subscriber>();
+  /** Subscribers with a batch scheduled for the next turn of the event loop. */
+  readonly #scheduled = new Set<Subscriber>();
+  /** Waiters of {@link Delivery.fed}. */
+  #fedWaiters: Array<() => void> = [];
 
   constructor(source: DeliverySource) {
     this.#source = source;
   }
 
+  #newSubscriber(write: (message: unknown) => void, subscribes: boolean, transport?: MessageTransport): Subscriber {
+    const terminalsSent = new Set<string>();
+    const cursors = new Map<string, number>();
+    const feeds = new Map<string, LogFeed>();
+    const sendNotification = (message: unknown, method: string, params: Record<string, unknown>, sessionId: string, n: number | undefined) => {
+      if (method === "turn/completed") terminalsSent.add(String(params["turnId"]));
+      if (n !== undefined && n > (cursors.get(sessionId) ?? 0)) cursors.set(sessionId, n);
+      write(message);
+    };
+    const flow = transport?.heldBytes !== undefined && transport.maxHeldBytes !== undefined ? transport : undefined;
+    const subscriber: Subscriber = {
+      terminalsSent,
+      sessions: subscribes ? new Set() : undefined,
+      closed: false,
+      cursors,
+      flow,
+      feeds,
+      kept: new Map(),
+      send: (message) => {
+        if (isObject(message) && isObject(message["params"]) && typeof message["method"] === "string") {
+          const params = message["params"];
+          const sessionId = String(params["sessionId"]);
+          // A host request (tool/approve) follows what its session's feed has not sent yet.
+          if (message["id"] !== undefined) {
+            const feed = feeds.get(sessionId);
+            if (feed === undefined) return write(message);
+            feed.requests.push({ at: this.#targetOf(feed, subscriber.sessions?.has(sessionId) === true), message });
+            return;
+          }
+          return sendNotification(message, message["method"], params, sessionId, cursorOf(params, sessionId));
+        }
+        write(message);
+      },
+      sendNotification,
+      sendNow: write,
+    };
+    return subscriber;
+  }
+
   /** Attaches `transport` as a peer; returns its subscriber. */
   attach(transport: MessageTransport): Subscriber {
-    const subscriber = newSubscriber((message) => transport.send(message), true);
+    const subscriber = this.#newSubscriber((message) => transport.send(message), true, transport);
     this.#peers.add({ transport, subscriber });
+    transport.onDrain?.(() => this.#pump(subscriber));
     return subscriber;
   }
 
@@ -122,7 +175,7 @@ export class Delivery {
   replyOnly(reply: (message: unknown) => void): Subscriber {
     let subscriber = this.#replies.get(reply);
     if (subscriber === undefined) {
-      subscriber = newSubscriber(reply, false);
+      subscriber = this.#newSubscriber(reply, false);
       this.#replies.set(reply, subscriber);
     }
     return subscriber;
@@ -138,19 +191,25 @@ export class Delivery {
     return [...this.#peers].some((p) => p.subscriber === subscriber);
   }
 
-  /** Stops sending to `transport`: it hears no session any more. */
+  /** Stops sending to `transport`: it hears no session any more, and what it was behind on is dropped. */
   detach(transport: MessageTransport): void {
     for (const p of this.#peers) {
       if (p.transport !== transport) continue;
       this.#peers.delete(p);
       p.subscriber.closed = true;
+      p.subscriber.feeds.clear();
+      p.subscriber.kept.clear();
       for (const sessionId of p.subscriber.sessions ?? []) {
         const set = this.#subscribers.get(sessionId);
         set?.delete(p.subscriber);
-        if (set?.size === 0) this.#subscribers.delete(sessionId);
+        if (set?.size === 0) {
+          this.#subscribers.delete(sessionId);
+          this.#published.delete(sessionId);
+        }
       }
       p.subscriber.sessions?.clear();
     }
+    this.#checkFed();
   }
 
   /** How many peers are attached. */
@@ -163,7 +222,18 @@ export class Delivery {
     return [...this.#peers].map((p) => p.transport);
   }
 
-  /** Sends one notification to the subscribers that hear its session. */
+  /**
+   * Resolves once no attached peer is behind on any session (each has been sent everything
+   * published, or is gone): what a shutdown waits for before it closes the transports.
+   */
+  fed(): Promise<void> {
+    return new Promise((resolve) => {
+      this.#fedWaiters.push(resolve);
+      this.#checkFed();
+    });
+  }
+
+  /** Sends one notification to the subscribers that hear its session (those behind on it get it from the log). */
   publish(method: NotificationMethod, params: Record<string, unknown>, json?: string): void {
     const sessionId = String(params["sessionId"]);
     const subscribers = this.#subscribers.get(sessionId);
@@ -171,13 +241,118 @@ export class Delivery {
     const message = notificationMessage(method, params);
     withJson(message, json ?? JSON.stringify(message)); // serialized once, whatever the number of peers
     const n = cursorOf(params, sessionId);
+    if (n !== undefined && n > (this.#published.get(sessionId) ?? 0)) this.#published.set(sessionId, n);
     const wire = message.params as Record<string, unknown>;
     if (subscribers.size === 1) {
-      for (const subscriber of subscribers) sendInOrder(subscriber, method, sessionId, wire, n, message);
+      for (const subscriber of subscribers) this.#sendLive(subscriber, method, sessionId, wire, n, message);
       return;
     }
-    // A copy: a send that overflows a peer's queue disconnects it, which edits the set.
-    for (const subscriber of [...subscribers]) sendInOrder(subscriber, method, sessionId, wire, n, message);
+    // A copy: a send may disconnect a peer, which edits the set.
+    for (const subscriber of [...subscribers]) this.#sendLive(subscriber, method, sessionId, wire, n, message);
+  }
+
+  /** Sends live notification `message` (cursor number `n`) to `subscriber`, unless it has it, or is (or now falls) behind on its session. */
+  #sendLive(subscriber: Subscriber, method: string, sessionId: string, params: Record<string, unknown>, n: number | undefined, message: unknown): void {
+    if (n === undefined) return subscriber.sendNotification(message, method, params, sessionId, n);
+    if (n <= (subscriber.cursors.get(sessionId) ?? 0)) return;
+    const feed = subscriber.feeds.get(sessionId);
+    if (feed !== undefined) {
+      feed.deferredFrom ??= n; // it is in the log: the feed sends it
+      return;
+    }
+    if (transportTakes(subscriber.flow, message)) return subscriber.sendNotification(message, method, params, sessionId, n);
+    // Behind: from its cursor on, it is fed this session from the log as its transport drains.
+    let position = subscriber.kept.get(sessionId);
+    subscriber.kept.delete(sessionId);
+    if (position === undefined || position.n > (subscriber.cursors.get(sessionId) ?? 0)) position = logStart();
+    subscriber.feeds.set(sessionId, { sessionId, position, upTo: 0, deferredFrom: n, requests: [] });
+  }
+
+  /**
+   * How far a feed goes now: its replay's end, and (for a subscriber that hears the session,
+   * once a live notification was held back for it) everything published.
+   */
+  #targetOf(feed: LogFeed, hears: boolean): number {
+    return hears && feed.deferredFrom !== undefined ? Math.max(feed.upTo, this.#published.get(feed.sessionId) ?? 0) : feed.upTo;
+  }
+
+  /**
+   * Feeds `subscriber` what it is behind on, a batch per session, while its transport takes it
+   * (at once and whole for a transport without flow control). Runs when the transport drained
+   * below half its bound, and when a replay starts.
+   */
+  #pump(subscriber: Subscriber): void {
+    if (subscriber.feeds.size === 0 || this.#pumping.has(subscriber)) return;
+    const flow = subscriber.flow;
+    if (subscriber.closed || flow?.writable === false) {
+      subscriber.feeds.clear();
+      return this.#checkFed();
+    }
+    if (flow !== undefined && (flow.heldBytes?.() ?? 0) >= (flow.maxHeldBytes ?? 0) / 2) return;
+    this.#pumping.add(subscriber);
+    let outcome: FeedOutcome = "caughtUp";
+    try {
+      for (const feed of [...subscriber.feeds.values()]) {
+        outcome = this.#feed(subscriber, feed, flow === undefined ? undefined : FEED_BATCH_READ_BYTES);
+        if (outcome === "caughtUp") continue;
+        // The next run starts with another session: one long feed does not starve the others.
+        subscriber.feeds.delete(feed.sessionId);
+        subscriber.feeds.set(feed.sessionId, feed);
+        break;
+      }
+    } finally {
+      this.#pumping.delete(subscriber);
+    }
+    if (outcome === "budget" && !this.#scheduled.has(subscriber)) {
+      this.#scheduled.add(subscriber);
+      setImmediate(() => {
+        this.#scheduled.delete(subscriber);
+        this.#pump(subscriber);
+      });
+    }
+    this.#checkFed();
+  }
+
+  /** Runs one batch of `feed`; a feed that caught up ends, and its subscriber hears the session live again. */
+  #feed(subscriber: Subscriber, feed: LogFeed, budgetBytes: number | undefined, upTo?: number): FeedOutcome {
+    const { sessionId } = feed;
+    const hears = subscriber.sessions?.has(sessionId) === true;
+    const target = this.#targetOf(feed, hears);
+    let outcome: FeedOutcome;
+    try {
+      outcome = feedBatch(
+        feed,
+        {
+          read: this.#reader(sessionId),
+          target: upTo ?? target,
+          cursor: () => subscriber.cursors.get(sessionId) ?? 0,
+          fits: (message) => budgetBytes === undefined || transportTakes(subscriber.flow, message),
+          send: (message, record) => subscriber.sendNotification(message, record.method, record.params, sessionId, record.n),
+          budgetBytes,
+        },
+        subscriber.sendNow,
+      );
+    } catch (error) {
+      this.#source.log(`feeding session ${sessionId} from its log stopped: ${(error as Error).message}`);
+      outcome = "caughtUp";
+    }
+    if (outcome !== "caughtUp" || (upTo !== undefined && upTo < target)) return outcome;
+    subscriber.feeds.delete(sessionId);
+    sendDueRequests(feed, Infinity, subscriber.sendNow);
+    if (hears && subscriber.flow !== undefined) subscriber.kept.set(sessionId, feed.position);
+    return outcome;
+  }
+
+  #reader(sessionId: string): LogRead {
+    return (from, upTo) => this.#source.read(sessionId, from, upTo);
+  }
+
+  #checkFed(): void {
+    if (this.#fedWaiters.length === 0) return;
+    for (const p of this.#peers) if (p.subscriber.feeds.size > 0) return;
+    const waiters = this.#fedWaiters;
+    this.#fedWaiters = [];
+    for (const resolve of waiters) resolve();
   }
 
   /** From now on `subscriber` hears `sessionId`; answers whether it did not before. */
@@ -190,7 +365,7 @@ export class Delivery {
     return true;
   }
 
-  /** Sends an outcome to `subscriber`: the turn's terminal first if needed, the response, then any replay. */
+  /** Sends an outcome to `subscriber`: the turn's terminal first if needed, the response, then any replay (fed from the log). */
   deliver(subscriber: Subscriber, id: JsonRpcId, outcome: CommandOutcome, sentBefore?: number): void {
     if (outcome.kind === "error") {
       if (outcome.terminalOf !== undefined) this.#sendTerminalIfUnseen(subscriber, outcome.terminalOf.sessionId, outcome.terminalOf.turnId);
@@ -217,31 +392,51 @@ export class Delivery {
     // asks for records it already saw gets them again: the replay starts the subscriber's cursor at
     // `after`. Either way a live notification the replay covered is not sent a second time.
     const from = sentBefore !== undefined && after >= sentBefore ? Math.max(after, subscriber.cursors.get(replayOf) ?? 0) : after;
-    const replay: JsonRpcNotification[] = [];
+    // One scan counts the replay and finds where it starts; the records are then fed from the log.
+    let start: { replayed: number; position: SessionLogPosition } | undefined;
     try {
-      for (const record of this.#source.records(replayOf)) {
-        if (record.type === "notification" && record.n > from && record.n <= upTo) replay.push(notificationMessage(record.method, record.params));
-      }
+      start = replayStart(this.#reader(replayOf), from, upTo);
     } catch (error) {
       this.#source.log(`replay of session ${replayOf} stopped: ${(error as Error).message}`);
     }
+    const replayed = start?.replayed ?? 0;
     // `replayed` is what this subscriber is sent now (the cached answer counted the log when the
     // resume was accepted: a retry, or a subscriber already sent some of it, gets another number).
-    const answered = isObject(result) && result["replayed"] !== replay.length ? { ...result, replayed: replay.length } : outcome.result;
+    const answered = isObject(result) && result["replayed"] !== replayed ? { ...result, replayed } : outcome.result;
     subscriber.send({ jsonrpc: "2.0", id, result: answered });
     subscriber.cursors.set(replayOf, from);
-    for (const message of replay) subscriber.send(message);
+    subscriber.kept.delete(replayOf);
+    // A feed it was behind on gives way to the replay, keeping what it held back: its requests,
+    // and where live notifications stopped being sent (those after it are fed too).
+    const behind = subscriber.feeds.get(replayOf);
+    const requests = behind?.requests ?? [];
+    if (start === undefined) {
+      subscriber.feeds.delete(replayOf);
+      for (const request of requests) subscriber.sendNow(request.message);
+      return this.#checkFed();
+    }
+    const feed: LogFeed = { sessionId: replayOf, position: start.position, upTo, requests };
+    if (behind?.deferredFrom !== undefined) feed.deferredFrom = behind.deferredFrom;
+    subscriber.feeds.set(replayOf, feed);
+    this.#pump(subscriber);
   }
 
   /**
    * Invariant 4 on every wire: an `already_terminal` rejection follows that turn's `turn/completed`.
    * A subscriber that never got it (a new peer, a restarted host) is sent the logged terminal,
-   * with its original cursor, first.
+   * with its original cursor, first; one behind on the session is first fed up to it, at once.
    */
   #sendTerminalIfUnseen(subscriber: Subscriber, sessionId: string, turnId: string): void {
     if (subscriber.terminalsSent.has(turnId)) return;
     const params = this.#source.terminal(sessionId, turnId);
     if (params === undefined) return;
+    const feed = subscriber.feeds.get(sessionId);
+    const n = cursorOf(params as unknown as Record<string, unknown>, sessionId);
+    if (feed !== undefined && n !== undefined && !this.#pumping.has(subscriber)) {
+      this.#feed(subscriber, feed, undefined, n);
+      this.#checkFed();
+      if (subscriber.terminalsSent.has(turnId)) return;
+    }
     subscriber.send(notificationMessage("turn/completed", params as unknown as Record<string, unknown>));
   }
 }

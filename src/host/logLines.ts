@@ -37,6 +37,8 @@ export interface OversizeLine {
   offset: number;
   /** @unit bytes in the line, without its `\n` */
   bytes: number;
+  /** Whether a `\n` ends the line (the last line of a torn write has none). */
+  terminated: boolean;
   /** The line's first bytes (up to 256), decoded: enough to tell what it was. */
   head: string;
 }
@@ -57,12 +59,37 @@ export interface ReadLinesOptions {
   maxLineBytes?: number;
   /** Called for every line longer than `maxLineBytes` (it is skipped). */
   onOversize?: (line: OversizeLine) => void;
+  /**
+   * @unit bytes from the start of the file where reading starts: the start of a line (an offset a
+   * {@link LogLine.end} gave), so a reader resumes where it stopped without reading the file again
+   * @defaultValue 0
+   */
+  from?: number;
 }
 
 /**
- * Yields each line of the file open at `fd` (read from offset 0, decoded as UTF-8, without its
- * `\n`), including a last line with no `\n` (a torn write). Empty lines are yielded too. Holds at
- * most one 64 KiB buffer and one line of up to `maxLineBytes`.
+ * One line {@link readLogLines} yields, with where it lies in the file.
+ *
+ * @example
+ * ```ts
+ * for (const { text, end, terminated } of readLogLines(fd)) if (terminated) resumeAt = end;
+ * ```
+ */
+export interface LogLine {
+  /** The line, decoded as UTF-8, without its `\n`. */
+  text: string;
+  /** @unit bytes from the start of the file to the start of the line */
+  offset: number;
+  /** @unit bytes from the start of the file to the start of the next line (past the `\n`) */
+  end: number;
+  /** Whether a `\n` ends the line: the last line of a file may be a torn (or unfinished) write. */
+  terminated: boolean;
+}
+
+/**
+ * Yields each line of the file open at `fd` (read from offset `from`, 0 by default, decoded as
+ * UTF-8, without its `\n`), including a last line with no `\n` (a torn write). Empty lines are
+ * yielded too. Holds at most one 64 KiB buffer and one line of up to `maxLineBytes`.
  *
  * @example
  * ```ts
@@ -75,6 +102,21 @@ export interface ReadLinesOptions {
  * ```
  */
 export function* readLines(fd: number, options: ReadLinesOptions = {}): Generator<string, void, undefined> {
+  for (const line of readLogLines(fd, options)) yield line.text;
+}
+
+/**
+ * {@link readLines}, with where each line lies: its offset, the offset of the line after it (where
+ * a later read resumes, with `from`), and whether a `\n` ends it. Line numbers given to
+ * `onOversize` count from the line at `from`.
+ *
+ * @example
+ * ```ts
+ * let resumeAt = 0;
+ * for (const line of readLogLines(fd, { from: resumeAt })) if (line.terminated) resumeAt = line.end;
+ * ```
+ */
+export function* readLogLines(fd: number, options: ReadLinesOptions = {}): Generator<LogLine, void, undefined> {
   const max = options.maxLineBytes ?? MAX_LOG_LINE_BYTES;
   const chunk = Buffer.allocUnsafe(CHUNK_BYTES);
   /** Copies of the current line's bytes from earlier chunks (the chunk buffer is reused). */
@@ -85,8 +127,9 @@ export function* readLines(fd: number, options: ReadLinesOptions = {}): Generato
   /** True while inside a line already known to be too long: its bytes are counted, not kept. */
   let skipping = false;
   let lineNumber = 1;
-  let lineStart = 0;
-  let position = 0;
+  const from = options.from ?? 0;
+  let lineStart = from;
+  let position = from;
   const headOf = (start: number, end: number): string => {
     const first: Buffer[] = [];
     let bytes = 0;
@@ -97,14 +140,14 @@ export function* readLines(fd: number, options: ReadLinesOptions = {}): Generato
     }
     return Buffer.concat(first).toString("utf8");
   };
-  const lineOf = (start: number, end: number): string | undefined => {
+  const lineOf = (start: number, end: number, terminated: boolean): LogLine | undefined => {
     const bytes = partBytes + (end - start);
     if (skipping || bytes > max) {
-      options.onOversize?.({ line: lineNumber, offset: lineStart, bytes, head: skipping ? head : headOf(start, end) });
+      options.onOversize?.({ line: lineNumber, offset: lineStart, bytes, terminated, head: skipping ? head : headOf(start, end) });
       return undefined;
     }
-    if (parts.length === 0) return chunk.toString("utf8", start, end);
-    return Buffer.concat([...parts, chunk.subarray(start, end)], bytes).toString("utf8");
+    const text = parts.length === 0 ? chunk.toString("utf8", start, end) : Buffer.concat([...parts, chunk.subarray(start, end)], bytes).toString("utf8");
+    return { text, offset: lineStart, end: lineStart + bytes + (terminated ? 1 : 0), terminated };
   };
   const reset = (nextStart: number) => {
     parts = [];
@@ -121,7 +164,7 @@ export function* readLines(fd: number, options: ReadLinesOptions = {}): Generato
     for (;;) {
       const nl = chunk.indexOf(0x0a, start);
       if (nl === -1 || nl >= n) break;
-      const line = lineOf(start, nl);
+      const line = lineOf(start, nl, true);
       reset(position + nl + 1);
       start = nl + 1;
       if (line !== undefined) yield line;
@@ -141,7 +184,7 @@ export function* readLines(fd: number, options: ReadLinesOptions = {}): Generato
     position += n;
   }
   if (partBytes > 0) {
-    const line = lineOf(0, 0);
+    const line = lineOf(0, 0, false);
     if (line !== undefined) yield line;
   }
 }

@@ -129,7 +129,8 @@ export class MuseHost {
       log: (line) => this.#log(line),
     });
     this.#delivery = new Delivery({
-      records: (sessionId) => readSessionLog(sessionLogPath(this.dataDir, sessionId), { onProblem: (line) => this.#log(line), pool: this.#logFiles }),
+      read: (sessionId, from, upTo) =>
+        readSessionLog(sessionLogPath(this.dataDir, sessionId), { onProblem: (line) => this.#log(line), pool: this.#logFiles, from, upTo }),
       lastCursor: (sessionId) => this.#sessions.loadedOrNone(sessionId)?.lastCursor,
       terminal: (sessionId, turnId) => {
         const state = this.#sessions.loadedOrNone(sessionId)?.turnState(turnId);
@@ -205,6 +206,8 @@ export class MuseHost {
   shutdown(): Promise<void> {
     this.#shuttingDown ??= (async () => {
       await Promise.all(this.#sessions.loaded().map((s) => s.dispose()));
+      // A peer behind on a session is fed the rest of it (its terminals too) before its transport closes.
+      await this.#delivery.fed();
       for (const transport of this.#delivery.transports()) transport.close();
       this.#lock?.release();
       this.#tempDataDir?.remove();

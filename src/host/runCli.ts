@@ -155,6 +155,7 @@ export async function runCli(argv: readonly string[]): Promise<number> {
         ...(options.ui ? { uiDir: options.uiDir ?? defaultUiDir() } : {}),
         ...(maxMessageBytes === undefined ? {} : { maxMessageBytes }),
         ...(options.maxSendQueueBytes === undefined ? {} : { maxSendQueueBytes: options.maxSendQueueBytes }),
+        ...(options.stallTimeoutMs === undefined ? {} : { stallTimeoutMs: options.stallTimeoutMs }),
         ...(options.maxConnections === undefined ? {} : { maxConnections: options.maxConnections }),
       });
     } catch (error) {
@@ -204,7 +205,8 @@ export async function runCli(argv: readonly string[]): Promise<number> {
       process.on(signal, handler);
     }
     onFatal = (error) => stop(`session log write failed (${error.message})`);
-    transport?.onClose(() => stop("stdin closed"));
+    // The end of stdin, or stdout failing (the transport says which: "stdout failed: EPIPE: …").
+    transport?.onClose((why) => stop(why ?? "stdin closed"));
     // Only now, with every signal handled: a supervisor may signal the host as soon as it reads this.
     const where = webSocket === undefined ? "stdio" : `${webSocket.url}${transport === undefined ? "" : " and stdio"}`;
     err(`serving on ${where} (data ${served.dataDir}, ${basename(process.execPath)} ${process.version})`);

@@ -6,7 +6,7 @@ import { DEFAULT_MAX_OPEN_LOGS } from "./logFilePool.js";
 import { DEFAULT_KILL_GRACE_MS, DEFAULT_OUTPUT_CAP_BYTES } from "./shellTool.js";
 import { parseListenAddress, type ListenAddress } from "./webSocketAccess.js";
 import { DEFAULT_MAX_CONNECTIONS } from "./webSocketServer.js";
-import { DEFAULT_MAX_SEND_QUEUE_BYTES } from "./webSocketTransport.js";
+import { DEFAULT_MAX_SEND_QUEUE_BYTES, DEFAULT_STALL_TIMEOUT_MS } from "./webSocketTransport.js";
 
 /**
  * Parsed `muse-host serve` options.
@@ -35,6 +35,8 @@ export interface ServeOptions {
   maxMessageBytes?: number;
   /** @unit bytes */
   maxSendQueueBytes?: number;
+  /** @unit milliseconds */
+  stallTimeoutMs?: number;
   /** @unit connections */
   maxConnections?: number;
   /** The default model's script (model name `default` unless `--default-model`). */
@@ -68,7 +70,7 @@ export const USAGE = `usage: muse-host serve (--stdio | --ws [ADDR:]PORT | both)
                        [--output-cap-bytes N] [--max-open-logs N] [--max-live-sessions N] [--lock-stale-ms N]
                        [--max-message-bytes N] [--token-file FILE] [--allow-origin ORIGIN ...]
                        [--allow-remote] [--ui] [--ui-dir DIR] [--max-send-queue-bytes N]
-                       [--max-connections N]
+                       [--stall-timeout-ms N] [--max-connections N]
        muse-host --version | --help`;
 
 /**
@@ -128,8 +130,10 @@ WebSocket flags (see docs/websocket-host.md for the security model):
   --ui                   also serve the Stop-button app at http://ADDR:PORT/ (GET and HEAD,
                          from the package's dist/demo/)
   --ui-dir DIR           serve the app's files from DIR instead (implies --ui)
-  --max-send-queue-bytes N  bytes held for one connection that is not reading; past it that
-                         connection closes with 4008 (default: ${DEFAULT_MAX_SEND_QUEUE_BYTES})
+  --max-send-queue-bytes N  bytes held for one connection; past it a slow reader is fed from
+                         the session log as it drains, never cut (default: ${DEFAULT_MAX_SEND_QUEUE_BYTES})
+  --stall-timeout-ms N   milliseconds a connection may hold bytes without draining any before
+                         it is closed with 4008 (default: ${DEFAULT_STALL_TIMEOUT_MS})
   --max-connections N    simultaneous WebSocket and page connections; one more is closed at
                          once (default: ${DEFAULT_MAX_CONNECTIONS})
 
@@ -206,6 +210,9 @@ export function parseServeArgs(args: readonly string[]): ServeOptions {
       case "--max-send-queue-bytes":
         options.maxSendQueueBytes = positive(name, value());
         break;
+      case "--stall-timeout-ms":
+        options.stallTimeoutMs = positive(name, value());
+        break;
       case "--max-connections":
         options.maxConnections = positive(name, value());
         break;
@@ -255,7 +262,7 @@ export function parseServeArgs(args: readonly string[]): ServeOptions {
   }
   if (!options.stdio && options.ws === undefined) throw new Error("serve needs a transport: --stdio, --ws [ADDR:]PORT, or both");
   if (options.ws === undefined) {
-    const wsOnly = ["--token-file", "--allow-origin", "--allow-remote", "--ui", "--ui-dir", "--max-send-queue-bytes", "--max-connections"];
+    const wsOnly = ["--token-file", "--allow-origin", "--allow-remote", "--ui", "--ui-dir", "--max-send-queue-bytes", "--stall-timeout-ms", "--max-connections"];
     const given = wsOnly.filter((flag) => seen.has(flag));
     if (given.length > 0) throw new Error(`${given.join(", ")} need${given.length === 1 ? "s" : ""} --ws [ADDR:]PORT`);
   }

@@ -12,6 +12,7 @@ import type { WebSocket } from "ws";
 import { DEFAULT_MAX_LINE_BYTES } from "../protocol/lineSplitter.js";
 import { HostCloseCodes } from "../protocol/webSocketCloseCodes.js";
 import { MSP_SUBPROTOCOL, bearerTokenOf } from "../protocol/webSocketSubprotocols.js";
+import type { MessageTransport } from "./messageTransport.js";
 import type { MuseHost } from "./museHost.js";
 import { importOptionalPeer } from "./optionalPeer.js";
 import { plainAnswer, staticUi } from "./staticUi.js";
@@ -26,7 +27,7 @@ import {
   tokenChecker,
   urlHost,
 } from "./webSocketAccess.js";
-import { DEFAULT_MAX_SEND_QUEUE_BYTES, webSocketTransport } from "./webSocketTransport.js";
+import { DEFAULT_MAX_SEND_QUEUE_BYTES, DEFAULT_STALL_TIMEOUT_MS, webSocketTransport } from "./webSocketTransport.js";
 
 /** How long a request may take to send its headers (a page request, its whole request). @unit milliseconds */
 const HEADERS_TIMEOUT_MS = 10_000;
@@ -55,8 +56,19 @@ export interface WebSocketServeOptions {
   allowOrigins?: readonly string[];
   /** The largest incoming message (`ws`'s `maxPayload`); a bigger frame closes that connection with 1009. @unit bytes @defaultValue 16 MiB */
   maxMessageBytes?: number;
-  /** What the host holds for one connection that is not reading; past it that connection closes with 4008. @unit bytes @defaultValue 4 MiB */
+  /**
+   * What the host holds for one connection: past it, the connection's live notifications wait in
+   * the session log, and it is fed from there as it drains (a slow reader catches up; it is never
+   * closed for being slow). Memory per connection stays within this plus one message.
+   * @unit bytes @defaultValue 4 MiB
+   */
   maxSendQueueBytes?: number;
+  /**
+   * How long a connection may hold bytes without draining any (no message written out to the
+   * kernel) before it is closed with 4008: a client that stopped reading.
+   * @unit milliseconds @defaultValue 30000 (`DEFAULT_STALL_TIMEOUT_MS`)
+   */
+  stallTimeoutMs?: number;
   /** Simultaneous TCP connections, page requests included; one more is closed as soon as it is accepted. @defaultValue 1024 */
   maxConnections?: number;
   /** Serve the files of this directory at `/` (GET and HEAD; `/` is its `index.html`); no page is served without it. */
@@ -88,6 +100,13 @@ export interface WebSocketHostServer {
   readonly url: string;
   /** How many WebSocket connections are open now. */
   readonly connectionCount: number;
+  /**
+   * The most bytes the host has held for one connection (right after a send), over every
+   * connection since the server started: at most `maxSendQueueBytes` plus one message, plus the
+   * answers and host requests that are never held back.
+   * @unit bytes
+   */
+  readonly heldBytesHighWater: number;
   /**
    * Stops accepting, closes every connection (1001, after what is queued for it), and resolves once
    * the listening socket is closed. Connections still open after `graceMs` are dropped.
@@ -135,6 +154,7 @@ export async function serveWebSocket(host: MuseHost, options: WebSocketServeOpti
     allowOrigins = [],
     maxMessageBytes = DEFAULT_MAX_LINE_BYTES,
     maxSendQueueBytes = DEFAULT_MAX_SEND_QUEUE_BYTES,
+    stallTimeoutMs = DEFAULT_STALL_TIMEOUT_MS,
     maxConnections = DEFAULT_MAX_CONNECTIONS,
     uiDir,
     logger = () => {},
@@ -210,21 +230,30 @@ export async function serveWebSocket(host: MuseHost, options: WebSocketServeOpti
   });
 
   const open = new Set<WebSocket>();
+  const transports = new Set<MessageTransport>();
+  let closedHighWater = 0;
   const accept = (ws: WebSocket) => {
     open.add(ws);
     // ws reports a bad frame (too big: 1009, bad UTF-8: 1007) here and closes the connection itself.
     ws.on("error", (error) => logger(`a WebSocket connection closed on a protocol error: ${error.message}`));
     const transport = webSocketTransport(ws, {
       maxSendQueueBytes,
-      onOverflow: () => {
-        logger(`closed a WebSocket connection that is not reading: over ${maxSendQueueBytes} bytes held for it (close ${HostCloseCodes.sendQueueFull})`);
+      stallTimeoutMs,
+      onStall: ({ stalledMs, heldBytes }) => {
+        logger(
+          `closed a WebSocket connection that is not reading: no progress for ${stalledMs} ms with ${heldBytes} bytes held for it ` +
+            `(stall timeout ${stallTimeoutMs} ms, close ${HostCloseCodes.sendQueueFull}; it held at most ${transport.heldBytesHighWater ?? 0} bytes)`,
+        );
         host.disconnect(transport);
       },
     });
     ws.once("close", () => {
       open.delete(ws);
+      transports.delete(transport);
+      closedHighWater = Math.max(closedHighWater, transport.heldBytesHighWater ?? 0);
       host.disconnect(transport);
     });
+    transports.add(transport);
     host.connect(transport);
   };
 
@@ -250,6 +279,11 @@ export async function serveWebSocket(host: MuseHost, options: WebSocketServeOpti
     url: `ws://${shown}:${realPort}/msp`,
     get connectionCount() {
       return open.size;
+    },
+    get heldBytesHighWater() {
+      let most = closedHighWater;
+      for (const transport of transports) most = Math.max(most, transport.heldBytesHighWater ?? 0);
+      return most;
     },
     close(graceMs = 2_000) {
       closing ??= (async () => {

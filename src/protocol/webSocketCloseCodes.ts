@@ -30,8 +30,10 @@ export const ClientCloseCodes = {
  * - `goingAway` (1001): the host is shutting down; every turn's terminal was sent before it.
  * - `messageTooBig` (1009): the client sent a frame over the host's message limit
  *   (`--max-message-bytes`, `maxPayload`); sent by `ws` itself, and only that connection closes.
- * - `sendQueueFull` (4008): the client stopped reading, and what the host held for it went over
- *   `--max-send-queue-bytes`; only that connection closes (the mirror of the client's 4008).
+ * - `sendQueueFull` (4008): the client stopped reading: the host held bytes for it and none drained
+ *   for `--stall-timeout-ms` (default 30 000 ms). A client that reads slowly is never closed for
+ *   it (past `--max-send-queue-bytes` the host feeds it from the session log as it drains); only
+ *   the stalled connection closes (the mirror of the client's 4008).
  *
  * @example
  * ```ts
@@ -39,7 +41,7 @@ export const ClientCloseCodes = {
  *
  * const client = await connectWebSocket("ws://127.0.0.1:8080/msp", { token: "a-long-random-token" });
  * const info = await client.closed;
- * if (info.closeCode === HostCloseCodes.sendQueueFull) console.log("read faster: the host gave up on us");
+ * if (info.closeCode === HostCloseCodes.sendQueueFull) console.log("we stopped reading: the host gave up on us");
  * ```
  */
 export const HostCloseCodes = {

@@ -1,0 +1,148 @@
+/**
+ * The log feed: how one peer that is behind on one session (a slow reader, or a resume's replay)
+ * is sent that session's notifications from its log, after its cursor, in cursor order, a batch
+ * at a time, without holding more than its transport's bound.
+ */
+import { notificationMessage, withJson } from "./jsonRpc.js";
+import { copyPosition, logStart, type SessionLogPosition } from "./sessionLogReader.js";
+import type { SessionLogRecord, SkippedRecord } from "./sessionLogRecord.js";
+
+/**
+ * Reads a session's log from a position (advancing it) up to a cursor: `readSessionLog` with
+ * `from` and `upTo`, bound to the session's path.
+ *
+ * @example
+ * ```ts
+ * const read: LogRead = (from, upTo) => readSessionLog(sessionLogPath(dataDir, sessionId), { from, upTo });
+ * ```
+ */
+export type LogRead = (from: SessionLogPosition, upTo: number) => Iterable<SessionLogRecord | SkippedRecord>;
+
+/**
+ * One peer's catch-up on one session: it is sent the session's notifications from the log, from
+ * `position`, until it has every one up to `upTo` and every one published live.
+ *
+ * @example
+ * ```ts
+ * const feed: LogFeed = { sessionId, position: logStart(), upTo: 0, requests: [] };
+ * ```
+ */
+export interface LogFeed {
+  readonly sessionId: string;
+  /** Where the log reader stands (advanced in place as records are read). */
+  position: SessionLogPosition;
+  /** A replay's last cursor number: the feed goes at least this far, published live or not (0 when not a replay). */
+  upTo: number;
+  /**
+   * The first live notification held back because the peer was behind (`undefined`: none yet).
+   * The feed goes on to everything published only then; the records between `upTo` and it were
+   * sent live before (a replay does not send them again, as a replay never did).
+   */
+  deferredFrom?: number;
+  /**
+   * Host requests (`tool/approve`) for this session asked while the peer was behind, each with
+   * the cursor number published when it was asked: it goes out once the peer has been sent that
+   * far, so it follows the `item/updated` that shows its question pending.
+   */
+  requests: Array<{ at: number; message: unknown }>;
+}
+
+/**
+ * What one batch of {@link feedBatch} ended on: `caughtUp` (everything up to the target is sent:
+ * the peer can go back to live), `full` (the transport holds its bound: wait for it to drain),
+ * `budget` (it read its share of the log for now: go on soon).
+ *
+ * @example
+ * ```ts
+ * if (feedBatch(feed, step) === "full") waitForDrain();
+ * ```
+ */
+export type FeedOutcome = "caughtUp" | "full" | "budget";
+
+/**
+ * How one batch is fed: what to read, how far, and where it goes.
+ *
+ * @example
+ * ```ts
+ * const step: FeedStep = { read, target: 120, cursor: () => sent, fits: () => true, send: (m, n) => transport.send(m), budgetBytes: undefined };
+ * ```
+ */
+export interface FeedStep {
+  read: LogRead;
+  /** The last cursor number to feed now: the most published live, or the replay's `upTo`. */
+  target: number;
+  /** The highest cursor number the peer has been sent (records at or below it are not sent again). */
+  cursor: () => number;
+  /** Whether handing `message` now keeps the transport within its bound. */
+  fits: (message: unknown) => boolean;
+  /** Sends a notification (it updates the cursor and the terminals sent). */
+  send: (message: unknown, record: Extract<SessionLogRecord, { type: "notification" }>) => void;
+  /** @unit bytes of log read in one batch before it yields (`undefined`: no limit, the whole feed at once) */
+  budgetBytes: number | undefined;
+}
+
+/**
+ * Feeds one batch: reads the log from the feed's position and sends each notification after the
+ * peer's cursor, up to `step.target`, while `step.fits` says it may; a record that does not fit
+ * stays unread for the next batch. Holds one record at a time, never a list of them. Sends the
+ * feed's waiting host requests as soon as the cursor they wait for is sent. Throws what reading
+ * the log throws.
+ *
+ * @example
+ * ```ts
+ * const outcome = feedBatch(feed, { read, target, cursor, fits, send, budgetBytes: 4 << 20 });
+ * ```
+ */
+export function feedBatch(feed: LogFeed, step: FeedStep, sendRequest: (message: unknown) => void): FeedOutcome {
+  sendDueRequests(feed, step.cursor(), sendRequest);
+  if (step.cursor() >= step.target) return "caughtUp";
+  const start = feed.position.offset;
+  for (const record of step.read(feed.position, step.target)) {
+    if (step.budgetBytes !== undefined && feed.position.offset - start >= step.budgetBytes) return "budget";
+    if (record.type !== "notification" || record.n <= step.cursor()) continue;
+    if (record.n > feed.upTo && feed.deferredFrom !== undefined && record.n < feed.deferredFrom) continue; // sent live already
+    const message = notificationMessage(record.method, record.params);
+    withJson(message, JSON.stringify(message));
+    if (!step.fits(message)) return "full";
+    step.send(message, record);
+    sendDueRequests(feed, step.cursor(), sendRequest);
+  }
+  // The log has nothing more up to the target (a record that could not be read is not waited for).
+  return "caughtUp";
+}
+
+/**
+ * Sends (in order) the feed's host requests whose cursor the peer has been sent.
+ *
+ * @example
+ * ```ts
+ * sendDueRequests(feed, 120, (message) => transport.send(message)); // those asked at or before cursor 120
+ * ```
+ */
+export function sendDueRequests(feed: LogFeed, cursor: number, sendRequest: (message: unknown) => void): void {
+  while (feed.requests.length > 0 && (feed.requests[0]?.at ?? 0) <= cursor) sendRequest(feed.requests.shift()?.message);
+}
+
+/**
+ * Where a replay after cursor `after` starts, and how many notifications it has up to `upTo`:
+ * one scan of the log, counting without holding any record. The position is just before the
+ * first notification after `after` (the end of the log when there is none).
+ *
+ * @example
+ * ```ts
+ * const { replayed, position } = replayStart(read, 40, 120);
+ * const feed: LogFeed = { sessionId, position, upTo: 120, requests: [] };
+ * ```
+ */
+export function replayStart(read: LogRead, after: number, upTo: number): { replayed: number; position: SessionLogPosition } {
+  const scan = logStart();
+  let start: SessionLogPosition | undefined;
+  let replayed = 0;
+  for (const record of read(scan, upTo)) {
+    if (record.type !== "notification" || record.n <= after) continue;
+    // `scan` stands before this record until the loop asks for the next one.
+    start ??= copyPosition(scan);
+    replayed += 1;
+  }
+  return { replayed, position: start ?? scan };
+}
