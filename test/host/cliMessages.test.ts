@@ -52,6 +52,7 @@ describe("muse-host --help", () => {
       "--ui",
       "--ui-dir",
       "--max-send-queue-bytes",
+      "--stall-timeout-ms",
       "--max-connections",
       "--version",
       "--help",
@@ -90,6 +91,7 @@ describe("muse-host --help", () => {
       "--allow-origin": "http://localhost:1",
       "--ui-dir": "/ui",
       "--max-send-queue-bytes": "1",
+      "--stall-timeout-ms": "1",
       "--max-connections": "1",
     };
     for (const flag of serveFlags) {
