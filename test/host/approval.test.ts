@@ -10,6 +10,7 @@ import { parseScriptedModel } from "../../src/host/modelLoader.js";
 import { checkTranscript } from "../../src/testing/index.js";
 import { approvalModel } from "./approvalModel.js";
 import { useHostProcesses, type HostProcess, type WireMessage } from "./hostProcess.js";
+import { itemAfter } from "../helpers/foldedWire.js";
 
 const { start, tempDir } = useHostProcesses("muse-approval-");
 
@@ -33,11 +34,12 @@ async function untilAsked(data = tempDir(), after: Array<Record<string, unknown>
   return { host, marker, sessionId, turnId, ask };
 }
 
+/** The tool call after each of its updates (a patch or an append), whole: as a client folds it. */
 const toolUpdates = (host: HostProcess, turnId: string) =>
-  host
-    .notifications("item/updated", turnId)
-    .map((p) => p["item"] as Record<string, unknown>)
-    .filter((i) => i["kind"] === "toolCall");
+  host.wire
+    .filter((m) => m.method === "item/updated" || m.method === "item/delta")
+    .map((m) => itemAfter(host.wire, m) as unknown as Record<string, unknown>)
+    .filter((i) => i["turnId"] === turnId && i["kind"] === "toolCall");
 
 const toolCompleted = (host: HostProcess, turnId: string) =>
   host
@@ -87,7 +89,7 @@ describe("tool/approve on the reference host", () => {
     const pendingAt = host.indexOf((m) => m.method === "item/updated" && (m.params?.["item"] as { approval?: string }).approval === "pending");
     expect(pendingAt).toBeGreaterThanOrEqual(0);
     expect(pendingAt).toBeLessThan(host.wire.indexOf(ask));
-    const item = host.wire[pendingAt]!.params!["item"] as Record<string, unknown>;
+    const item = itemAfter(host.wire, host.wire[pendingAt]!) as unknown as Record<string, unknown>;
     expect(ask.id).toEqual(expect.any(String));
     expect(ask.params).toEqual({ sessionId, turnId, itemId: item["itemId"], callId: item["callId"], tool: "shell", args: item["args"] });
     expect(item["status"]).toBe("inProgress");

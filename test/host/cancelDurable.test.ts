@@ -12,6 +12,7 @@ import type { MessageTransport } from "../../src/host/messageTransport.js";
 import { loadScriptedModel } from "../../src/host/modelLoader.js";
 import { sessionLogPath } from "../../src/host/sessionLogRecord.js";
 import { fixture, type WireMessage } from "./hostProcess.js";
+import { grownTo } from "../helpers/foldedWire.js";
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -72,13 +73,7 @@ describe("durable answers with group commit", () => {
     const created = await until(() => h.wire.find((m) => m.id === 1), "session/create");
     const sessionId = (created.result as { sessionId: string }).sessionId;
     h.send(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "turn/start", params: { sessionId, commandId: "turn-1", input: [{ type: "text", text: "go" }] } }));
-    await until(
-      () =>
-        h.wire.find(
-          (m) => m.method === "item/updated" && String((m.params as { item: { visibleOutput?: string } }).item.visibleOutput ?? "").includes("grandchild"),
-        ),
-      "the tool's output",
-    );
+    await until(() => h.wire.find(grownTo(h.wire, /grandchild/)), "the tool's output");
     let answeredBeforeLogged = false;
     const answered = new Promise<void>((resolve) => {
       const check = setInterval(() => {

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { checkTranscript } from "../../src/testing/index.js";
 import { fixture, HostProcess, useHostProcesses, type WireMessage } from "./hostProcess.js";
 import { processGone, waitGone } from "../helpers/processGone.js";
+import { grownAfter, grownTo } from "../helpers/foldedWire.js";
 
 const { start, tempDir } = useHostProcesses("muse-host-test-");
 
@@ -26,7 +27,7 @@ describe("muse-host serve --stdio", () => {
     const parseError = await host.waitFor((m) => m.error?.code === -32700);
     expect(parseError.id).toBeNull();
     const info = await host.request("host/info", { commandId: "info-1" });
-    expect(info.result).toMatchObject({ commandId: "info-1", status: "accepted", name: "muse-host", protocolVersion: "1.0", models: [{ id: "default" }] });
+    expect(info.result).toMatchObject({ commandId: "info-1", status: "accepted", name: "muse-host", protocolVersion: "2.0", models: [{ id: "default" }] });
     expect(info.result?.["fingerprint"]).toMatch(/^sha256:[0-9a-f]{64}$/);
     expect((await host.request("nope/nope", {})).error?.code).toBe(-32601);
     expect((await host.request("turn/start", { sessionId: 42, input: [] })).error?.code).toBe(-32602);
@@ -59,12 +60,8 @@ describe("muse-host serve --stdio", () => {
     const host = start(["--script", fixture("shell-sleep.json"), "--data", tempDir(), "--kill-grace-ms", "2000"]);
     const sessionId = await createSession(host);
     const turnId = (await host.request("turn/start", { sessionId, input: [{ type: "text", text: "go" }] })).result?.["turnId"] as string;
-    const updated = await host.waitFor(
-      (m) => m.method === "item/updated" && /grandchild \d+/.test(String((m.params?.["item"] as { visibleOutput?: string }).visibleOutput)),
-      5000,
-      "shell output",
-    );
-    const output = (updated.params?.["item"] as { visibleOutput: string }).visibleOutput;
+    const updated = await host.waitFor(grownTo(host.wire, /grandchild \d+/), 5000, "shell output");
+    const output = grownAfter(host.wire, updated);
     const shellPid = Number(/started (\d+)/.exec(output)?.[1]);
     const grandchildPid = Number(/grandchild (\d+)/.exec(output)?.[1]);
     expect(processGone(shellPid)).toBe(false);
@@ -150,7 +147,7 @@ describe("muse-host serve --stdio", () => {
     const host = start(["--script", fixture("shell-sleep.json"), "--data", tempDir()]);
     const sessionId = await createSession(host);
     const turnId = (await host.request("turn/start", { sessionId, input: [] })).result!["turnId"] as string;
-    await host.waitFor((m) => m.method === "item/updated" && /grandchild/.test(String((m.params?.["item"] as { visibleOutput?: string }).visibleOutput)));
+    await host.waitFor(grownTo(host.wire, /grandchild/));
     host.child.kill("SIGTERM");
     expect(await host.exited).toEqual({ code: 0, signal: null });
     expect(host.wire.find(isCompletedOf(turnId))?.params).toMatchObject({ terminal: "cancelled", cause: { kind: "disposed" } });
@@ -161,10 +158,8 @@ describe("muse-host serve --stdio", () => {
     const host = start(["--script", fixture("shell-sleep.json"), "--data", data]);
     const sessionId = await createSession(host);
     const turnId = (await host.request("turn/start", { sessionId, input: [] })).result!["turnId"] as string;
-    const updated = await host.waitFor(
-      (m) => m.method === "item/updated" && /grandchild \d+/.test(String((m.params?.["item"] as { visibleOutput?: string }).visibleOutput)),
-    );
-    const output = (updated.params?.["item"] as { visibleOutput: string }).visibleOutput;
+    const updated = await host.waitFor(grownTo(host.wire, /grandchild \d+/));
+    const output = grownAfter(host.wire, updated);
     const orphanPids = [Number(/started (\d+)/.exec(output)?.[1]), Number(/grandchild (\d+)/.exec(output)?.[1])];
     const lastCursor = String(host.wire.filter((m) => m.method !== undefined).at(-1)?.params?.["viewCursor"]);
     await host.kill();

@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { checkTranscript } from "../../src/testing/index.js";
 import { fixture, HostProcess, useHostProcesses, type WireMessage } from "./hostProcess.js";
 import { processGone, waitGone } from "../helpers/processGone.js";
+import { grownAfter, grownTo } from "../helpers/foldedWire.js";
 
 const { start, tempDir } = useHostProcesses("muse-host-robust-");
 const strays: number[] = []; // pids a test expects to outlive the host (escaped processes)
@@ -24,8 +25,9 @@ afterEach(() => {
 });
 
 const isCompletedOf = (turnId: string) => (m: WireMessage) => m.method === "turn/completed" && m.params?.["turnId"] === turnId;
-const outputOf = (m: WireMessage) => String((m.params?.["item"] as { visibleOutput?: string } | undefined)?.visibleOutput ?? "");
-const toolOutput = (pattern: RegExp) => (m: WireMessage) => m.method === "item/updated" && pattern.test(outputOf(m));
+/** A tool call's output so far once `m` is read, folded as a client folds it. */
+const outputOf = (host: HostProcess, m: WireMessage) => grownAfter(host.wire, m);
+const toolOutput = (host: HostProcess, pattern: RegExp) => grownTo(host.wire, pattern);
 
 async function createSession(host: HostProcess): Promise<string> {
   return (await host.request("session/create", {})).result?.["sessionId"] as string;
@@ -57,7 +59,7 @@ describe("muse-host robustness (real processes)", () => {
     const host = start(["--script", fixture("shell-stubborn.json"), "--data", tempDir(), "--kill-grace-ms", "300"]);
     const sessionId = await createSession(host);
     await host.request("turn/start", { sessionId, input: [] });
-    const pid = Number(/stubborn (\d+)/.exec(outputOf(await host.waitFor(toolOutput(/stubborn \d+/))))?.[1]);
+    const pid = Number(/stubborn (\d+)/.exec(outputOf(host, await host.waitFor(toolOutput(host, /stubborn \d+/))))?.[1]);
     expect(processGone(pid)).toBe(false);
     host.child.stdout.destroy(); // the client goes away without closing stdin
     host.send("host/info", {}); // the answer hits EPIPE
@@ -70,7 +72,7 @@ describe("muse-host robustness (real processes)", () => {
     const host = start(["--script", fixture("shell-stubborn.json"), "--data", data, "--kill-grace-ms", "300"]);
     const sessionId = await createSession(host);
     const turnId = (await host.request("turn/start", { sessionId, input: [] })).result?.["turnId"] as string;
-    const pid = Number(/stubborn (\d+)/.exec(outputOf(await host.waitFor(toolOutput(/stubborn \d+/))))?.[1]);
+    const pid = Number(/stubborn (\d+)/.exec(outputOf(host, await host.waitFor(toolOutput(host, /stubborn \d+/))))?.[1]);
     host.child.stderr.destroy();
     host.child.stdout.destroy();
     host.child.stdin.destroy();
@@ -90,7 +92,7 @@ describe("muse-host robustness (real processes)", () => {
     const host = start(["--script", fixture("shell-setsid.json"), "--data", tempDir(), "--kill-grace-ms", "300"]);
     const sessionId = await createSession(host);
     const turnId = (await host.request("turn/start", { sessionId, input: [] })).result?.["turnId"] as string;
-    const escaped = Number(/escaped (\d+)/.exec(outputOf(await host.waitFor(toolOutput(/escaped \d+/))))?.[1]);
+    const escaped = Number(/escaped (\d+)/.exec(outputOf(host, await host.waitFor(toolOutput(host, /escaped \d+/))))?.[1]);
     strays.push(escaped);
     const t0 = Date.now();
     await host.request("turn/cancel", { sessionId, turnId });
@@ -107,7 +109,7 @@ describe("muse-host robustness (real processes)", () => {
     const host = start(["--script", fixture("shell-stubborn.json"), "--data", tempDir(), "--kill-grace-ms", "20000"]);
     const sessionId = await createSession(host);
     await host.request("turn/start", { sessionId, input: [] });
-    const pid = Number(/stubborn (\d+)/.exec(outputOf(await host.waitFor(toolOutput(/stubborn \d+/))))?.[1]);
+    const pid = Number(/stubborn (\d+)/.exec(outputOf(host, await host.waitFor(toolOutput(host, /stubborn \d+/))))?.[1]);
     host.child.kill("SIGTERM");
     for (const deadline = Date.now() + 3000; !/SIGTERM: cancelling/.test(host.stderr) && Date.now() < deadline;) {
       await new Promise((r) => setTimeout(r, 20));
@@ -124,7 +126,7 @@ describe("muse-host robustness (real processes)", () => {
     const host = start(["--script", fixture("shell-sleep.json"), "--data", tempDir()]);
     const sessionId = await createSession(host);
     const turnId = (await host.request("turn/start", { sessionId, input: [] })).result?.["turnId"] as string;
-    const output = outputOf(await host.waitFor(toolOutput(/grandchild \d+/)));
+    const output = outputOf(host, await host.waitFor(toolOutput(host, /grandchild \d+/)));
     host.child.kill("SIGHUP");
     expect(await host.exited).toEqual({ code: 0, signal: null });
     expect(host.wire.find(isCompletedOf(turnId))?.params).toMatchObject({ terminal: "cancelled", cause: { kind: "disposed" } });
@@ -136,7 +138,7 @@ describe("muse-host robustness (real processes)", () => {
     const host = start(["--script", fixture("shell-chatty.json"), "--data", data, "--kill-grace-ms", "300"], { fileSizeLimitBlocks: 16 });
     const sessionId = await createSession(host);
     const turnId = (await host.request("turn/start", { sessionId, input: [] })).result?.["turnId"] as string;
-    const pid = Number(/chatty (\d+)/.exec(outputOf(await host.waitFor(toolOutput(/chatty \d+/))))?.[1]);
+    const pid = Number(/chatty (\d+)/.exec(outputOf(host, await host.waitFor(toolOutput(host, /chatty \d+/))))?.[1]);
     const exited = await Promise.race([host.exited, new Promise((r) => setTimeout(() => r("still running"), 8000))]);
     expect(exited).toEqual({ code: 1, signal: null });
     expect(host.stderr).toMatch(/session log of .* failed/);

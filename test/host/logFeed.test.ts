@@ -40,7 +40,13 @@ async function streamedLog(chunks: number): Promise<string> {
   }
   note("item/completed", "completed");
   n += 1;
-  log.write({ type: "notification", at: n, n, method: "turn/completed", params: { sessionId: "s1", viewCursor: `v:s1:${n}`, turnId: "t1", terminal: "completed" } });
+  log.write({
+    type: "notification",
+    at: n,
+    n,
+    method: "turn/completed",
+    params: { sessionId: "s1", viewCursor: `v:s1:${n}`, turnId: "t1", terminal: "completed" },
+  });
   await log.durable();
   log.close();
   return path;

@@ -7,6 +7,7 @@ import { createHost, sessionAgentOf, type MuseHost } from "../../src/host/museHo
 import type { MessageTransport } from "../../src/host/messageTransport.js";
 import { loadScriptedModel } from "../../src/host/modelLoader.js";
 import { checkTranscript, formatTranscriptEntry } from "../../src/testing/index.js";
+import { grownTo } from "../helpers/foldedWire.js";
 import { fixture, type WireMessage } from "./hostProcess.js";
 
 interface Harness {
@@ -95,7 +96,7 @@ describe("MuseHost agent loop", () => {
     const h = harness({ slow: "slow-text.json" });
     const sessionId = h.request("session/create", {}).result?.["sessionId"] as string;
     const turnId = h.request("turn/start", { sessionId, input: [] }).result?.["turnId"] as string;
-    await h.waitFor((m) => m.method === "item/updated" && String((m.params?.["item"] as { text?: string }).text).length >= 8);
+    await h.waitFor(grownTo(h.wire, /^.{8}/s));
     await h.ask("turn/cancel", { sessionId, turnId });
     const done = await h.waitFor(completedOf(turnId));
     expect(done.params).toMatchObject({ terminal: "cancelled", reason: "cancelled during model stream", cause: { kind: "user" } });
@@ -116,7 +117,7 @@ describe("MuseHost agent loop", () => {
     const h = harness({ stubborn: "shell-stubborn.json" }, { killGraceMs: 300 });
     const sessionId = h.request("session/create", {}).result?.["sessionId"] as string;
     const turnId = h.request("turn/start", { sessionId, input: [] }).result?.["turnId"] as string;
-    await h.waitFor((m) => m.method === "item/updated" && /stubborn/.test(String((m.params?.["item"] as { visibleOutput?: string }).visibleOutput)));
+    await h.waitFor(grownTo(h.wire, /stubborn/));
     const t0 = Date.now();
     await h.ask("turn/cancel", { sessionId, turnId });
     const done = await h.waitFor(completedOf(turnId));
@@ -285,7 +286,7 @@ describe("MuseHost retries, caching and parameter checks", () => {
     const h = harness({ slow: "slow-text.json" });
     const sessionId = h.request("session/create", {}).result?.["sessionId"] as string;
     const turnId = h.request("turn/start", { sessionId, input: [] }).result?.["turnId"] as string;
-    await h.waitFor((m) => m.method === "item/updated");
+    await h.waitFor((m) => m.method === "item/delta");
     const first = h.ask("turn/cancel", { sessionId, turnId });
     const second = h.ask("turn/cancel", { sessionId, turnId }); // sent before the first is answered
     expect((await first).result).toMatchObject({ turnId });
@@ -318,9 +319,10 @@ describe("MuseHost retries, caching and parameter checks", () => {
     await h.waitFor(completedOf(turnId), 6000);
     const [started] = itemsOf(h.wire, "item/started", turnId);
     expect(started).toMatchObject({ kind: "message", revision: 1, text: "" });
-    const updates = itemsOf(h.wire, "item/updated", turnId);
-    expect(String(updates[0]?.["text"]).trim()).not.toBe("");
-    expect(updates.map((u) => u["revision"])).toEqual(updates.map((_, i) => i + 2));
+    const deltas = h.wire.filter((m) => m.method === "item/delta" && m.params?.["turnId"] === turnId).map((m) => m.params ?? {});
+    expect(deltas.length).toBeGreaterThan(0);
+    expect(String(deltas[0]?.["append"]).trim()).not.toBe(""); // the held-back whitespace goes with the first content
+    expect(deltas.map((d) => d["revision"])).toEqual(deltas.map((_, i) => i + 2));
     expect(itemsOf(h.wire, "item/completed", turnId)).toEqual([
       expect.objectContaining({ status: "completed", text: "            Hello after a long pause." }),
     ]);

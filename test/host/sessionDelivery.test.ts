@@ -128,7 +128,7 @@ describe("per-connection delivery over stdio", () => {
     const started = await a.request("turn/start", { sessionId: s, input });
     const turnId = started.result?.["turnId"];
     // Cancel from the other tab: both see the cancelled terminal.
-    await b.waitFor((m) => m.method === "item/updated", "a streamed chunk in the second tab");
+    await b.waitFor((m) => m.method === "item/delta", "a streamed chunk in the second tab");
     const cancel = await b.request("turn/cancel", { sessionId: s, turnId });
     expect(cancel.result).toMatchObject({ turnId });
     const [ta, tb] = await Promise.all([a.waitFor(completed(turnId), "a's terminal"), b.waitFor(completed(turnId), "b's terminal")]);

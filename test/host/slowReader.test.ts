@@ -118,7 +118,14 @@ afterEach(async () => {
 
 async function start(stallTimeoutMs = 30_000): Promise<{ server: WebSocketHostServer; host: MuseHost; logs: string[] }> {
   const logs: string[] = [];
-  host = createHost({ models: new Map([["flood", flood], ["trickle", trickle]]), defaultModel: "flood", logger: (line) => logs.push(line) });
+  host = createHost({
+    models: new Map([
+      ["flood", flood],
+      ["trickle", trickle],
+    ]),
+    defaultModel: "flood",
+    logger: (line) => logs.push(line),
+  });
   server = await serveWebSocket(host, { token: TOKEN, maxSendQueueBytes: BOUND, stallTimeoutMs, logger: (line) => logs.push(line) });
   return { server, host, logs };
 }
@@ -185,7 +192,8 @@ describe("slow readers over WebSocket", () => {
     const deadline = Date.now() + 60_000;
     while (!logs.some((line) => line.includes("not reading")) && Date.now() < deadline) await sleep(50);
     const line = logs.find((l) => l.includes("not reading")) ?? "";
-    const match = /closed a WebSocket connection that is not reading: no progress for (\d+) ms with (\d+) bytes held for it \(stall timeout 500 ms, close 4008/.exec(line);
+    const match =
+      /closed a WebSocket connection that is not reading: no progress for (\d+) ms with (\d+) bytes held for it \(stall timeout 500 ms, close 4008/.exec(line);
     expect(match, line).not.toBeNull();
     expect(Number(match?.[1])).toBeGreaterThanOrEqual(500);
     expect(Number(match?.[2])).toBeGreaterThan(0);

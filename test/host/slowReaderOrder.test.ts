@@ -86,7 +86,11 @@ class HeldTransport implements MessageTransport {
 
 function start(models: Record<string, string>): { host: MuseHost; transport: HeldTransport; dataDir: string } {
   const dataDir = mkdtempSync(join(tmpdir(), "muse-slow-order-"));
-  const host = createHost({ models: new Map(Object.entries(models).map(([name, path]) => [name, loadScriptedModel(path, name)])), defaultModel: Object.keys(models)[0]!, dataDir });
+  const host = createHost({
+    models: new Map(Object.entries(models).map(([name, path]) => [name, loadScriptedModel(path, name)])),
+    defaultModel: Object.keys(models)[0]!,
+    dataDir,
+  });
   const transport = new HeldTransport();
   host.connect(transport);
   cleanups.push(async () => {
@@ -132,7 +136,9 @@ describe("a peer that is behind", () => {
     expect(transport.wire.some((m) => m.method === "tool/approve")).toBe(false);
     const ask = await transport.drainUntil((m) => m.method === "tool/approve", "tool/approve");
     const askAt = transport.wire.indexOf(ask);
-    const pendingAt = transport.wire.findIndex((m) => m.method === "item/updated" && (m.params?.["item"] as { approval?: string } | undefined)?.approval === "pending");
+    const pendingAt = transport.wire.findIndex(
+      (m) => m.method === "item/updated" && (m.params?.["item"] as { approval?: string } | undefined)?.approval === "pending",
+    );
     expect(pendingAt).toBeGreaterThanOrEqual(0);
     expect(pendingAt).toBeLessThan(askAt);
     transport.write({ jsonrpc: "2.0", id: ask.id, result: { decision: "approve" } });

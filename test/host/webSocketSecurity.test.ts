@@ -22,10 +22,10 @@ let witness: MspClient;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "muse-ws-security-"));
-  // A message that streams 160 KB in 400 chunks: every item/updated carries the text so far (~32 MB
-  // in all), well past what loopback TCP buffers hold for a client that reads nothing (a few MB).
+  // A message that streams 12 MB in 3 000 appends (and its item/completed, 12 MB more): well past
+  // what loopback TCP buffers hold for a client that reads nothing (a few MB).
   const flood = join(dir, "flood.json");
-  writeFileSync(flood, JSON.stringify({ turns: [{ steps: [{ text: "flood of words ".repeat(12_000).slice(0, 160_000), chunkSize: 400 }] }] }));
+  writeFileSync(flood, JSON.stringify({ turns: [{ steps: [{ text: "flood of words ".repeat(800_000), chunkSize: 4_000 }] }] }));
   host = await startWebSocketHost([
     "--script",
     fixture("hello.json"),
@@ -194,7 +194,9 @@ describe("muse-host serve --ws: resources", () => {
     while (!/closed a WebSocket connection that is not reading/.test(host.stderr()) && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    expect(host.stderr()).toMatch(/closed a WebSocket connection that is not reading: no progress for \d+ ms with \d+ bytes held for it \(stall timeout 1000 ms, close 4008/);
+    expect(host.stderr()).toMatch(
+      /closed a WebSocket connection that is not reading: no progress for \d+ ms with \d+ bytes held for it \(stall timeout 1000 ms, close 4008/,
+    );
     (slow as unknown as { _socket: { resume(): void } })._socket.resume();
     // The close frame follows what was already in flight; a client that took over a second to come back finds the socket dropped.
     expect([HostCloseCodes.sendQueueFull, 1006]).toContain(await closed);
