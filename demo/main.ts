@@ -51,7 +51,7 @@ for (const turn of memory.value.turns) {
   entry.phase = turn.phase;
   entry.stopRequested = turn.stopRequested;
   entry.terminal = turn.terminal;
-  for (const item of turn.items) entry.items.set(item.itemId, item);
+  for (const item of turn.items) book.restoreItem(entry, item, turn.cut.includes(item.itemId));
 }
 new TurnList(element("turns"), book);
 new QueueList({ list: element("queue"), empty: element("queue-empty"), count: element("queue-count") }, book);
@@ -136,6 +136,16 @@ function showApproval(): void {
 }
 book.subscribe(() => showApproval());
 
+/** Every item the page shows that the client holds (at the same revision or later) is taken from the client, whole. */
+function takeWholeItems(client: MspClient): void {
+  for (const entry of book.entries()) {
+    for (const { itemId } of [...entry.items.values()]) {
+      const whole = client.items.get(entry.turnId, itemId);
+      if (whole !== undefined) book.putItem(whole);
+    }
+  }
+}
+
 function firstLine(args: string): string {
   const line = commandOf(args).split("\n", 1)[0] ?? "";
   return line.length > 80 ? `${line.slice(0, 79)}…` : line;
@@ -193,7 +203,11 @@ async function open(): Promise<void> {
     // A turn this page has no controller for on this connection (another tab started it) gets one too.
     if (current.sessionId !== undefined && !current.attached.has(entry)) attach(current, entry, reattachTurn(client, current.sessionId, turnId, entry.prompt));
   });
+  // MSP 2.0: text arrives as item/delta appends, which the list adds to what it shows; the
+  // other item events (started, a patch of status, approval or truncation, completed) give the
+  // whole item, which it renders whole (a completion may bring a truncated tool output).
   client.events.on("item/started", ({ item }) => book.putItem(item));
+  client.events.on("item/delta", (delta) => book.appendToItem(delta));
   client.events.on("item/updated", ({ item }) => book.putItem(item));
   client.events.on("item/completed", ({ item }) => book.putItem(item));
   client.events.on("turn/completed", (terminal) => book.end(terminal));
@@ -201,6 +215,10 @@ async function open(): Promise<void> {
     const session = await openSession(client, memory.value);
     if (!session.how.resumed && session.how.forgot !== undefined) book.clear();
     current.sessionId = session.sessionId;
+    // The items in progress at the cursor came whole in the resume's answer, and the SDK holds
+    // them in client.items: they replace what the page remembered of them (a long text is
+    // remembered cut, and the replay's deltas append to the whole text).
+    if (session.how.resumed) takeWholeItems(client);
     indicator.show("connected");
     if (session.how.resumed) announcer.say(`Resumed the session (${session.how.replayed} missed notifications replayed)`);
     else announcer.say(session.how.forgot === undefined ? "Connected" : "Connected; the host no longer knew the last session, so this is a new one");

@@ -1,19 +1,35 @@
 /**
  * What this tab remembers across a reload, in `sessionStorage` (per tab, gone when the tab
  * closes): the token, the session, the last `viewCursor` the page saw in it, and the turns it
- * showed up to that cursor. A reload resumes the session from that cursor: the host replays only
- * what came after, and the remembered turns fill in what came before. The cursor and the turns
- * are written together, so they always describe the same moment. Bounded: a few turns, and each
- * item's text cut to a size, so the storage quota is never the problem.
+ * showed up to that cursor. The cursor and the turns are written together, so they always
+ * describe the same moment. Bounded: a few turns, and each item's text cut to a size, so the
+ * storage quota is never the problem.
+ *
+ * A reload resumes the session after that cursor (MSP 2.0, docs/protocol.md "Streaming
+ * deltas"). The host replays what came after it as it was sent: `item/delta` appends and
+ * `item/updated` patches, which apply to the items as they were at the cursor. Nothing sends an
+ * item whole again later, so a remembered copy that is cut would stay wrong, and an append to it
+ * would lose the middle of the text. Hence:
+ * - An item still in progress at the cursor comes back whole in the resume's answer (`items`),
+ *   which the SDK puts in `client.items` before the replay: the page takes that copy in place of
+ *   what it remembered (main.ts), and never appends to a cut copy (turnBook.ts renders the
+ *   delta's whole item instead).
+ * - An item finished by the cursor is not sent again on that resume. The page shows what it
+ *   remembered: the whole text up to {@link MAX_FIELD_CHARS}, and beyond that the start of it,
+ *   listed in the turn's `cut` and shown marked as cut, never as if it were whole. (A resume
+ *   without `afterCursor` would bring every item back whole, but it replays the whole session,
+ *   every delta of every turn, on every reload; a text over the size is rare, and the page says
+ *   where it shows less.)
  */
 import { isItem, isTurnCompleted, type Item, type TurnCompletedParams } from "@muse-code/sdk";
-import type { TurnBook, TurnPhase } from "./turnBook.js";
+import type { TurnBook, TurnEntry, TurnPhase } from "./turnBook.js";
 
-const KEY = "muse-demo:v1";
+/** v2: MSP 2.0 items, and the ids of the ones kept cut (v1 cut them silently, counting on a later whole item/updated). */
+const KEY = "muse-demo:v2";
 /** Turns kept across a reload: every unfinished one, and the latest ended ones up to this many in all. */
 export const REMEMBERED_TURNS = 20;
-/** Longest text kept per item field (a later item/updated brings the whole text back). @unit UTF-16 code units */
-const MAX_FIELD_CHARS = 32 * 1024;
+/** Longest text kept per item field; a longer one is kept cut, and its item id listed in `cut`. @unit UTF-16 code units */
+export const MAX_FIELD_CHARS = 32 * 1024;
 
 /** A remembered turn: what the page showed of it. */
 export interface RememberedTurn {
@@ -21,6 +37,8 @@ export interface RememberedTurn {
   prompt?: string;
   phase: TurnPhase;
   items: Item[];
+  /** The ids of `items` whose text (`text`, or a tool call's `visibleOutput`) is only its first {@link MAX_FIELD_CHARS} code units. */
+  cut: string[];
   terminal?: TurnCompletedParams;
   stopRequested: boolean;
 }
@@ -87,17 +105,30 @@ export class SessionMemory {
   }
 }
 
-function rememberTurn(entry: ReturnType<TurnBook["entries"]>[number]): RememberedTurn {
-  const turn: RememberedTurn = { turnId: entry.turnId, phase: entry.phase, items: [...entry.items.values()].map(cut), stopRequested: entry.stopRequested };
+function rememberTurn(entry: TurnEntry): RememberedTurn {
+  const items: Item[] = [];
+  const cut: string[] = [];
+  for (const item of entry.items.values()) {
+    const kept = cutToSize(item);
+    items.push(kept);
+    if (kept !== item || entry.cut.has(item.itemId)) cut.push(item.itemId);
+  }
+  const turn: RememberedTurn = { turnId: entry.turnId, phase: entry.phase, items, cut, stopRequested: entry.stopRequested };
   if (entry.prompt !== undefined) turn.prompt = entry.prompt.slice(0, MAX_FIELD_CHARS);
   if (entry.terminal !== undefined) turn.terminal = entry.terminal;
   return turn;
 }
 
-function cut(item: Item): Item {
-  if (item.kind === "toolCall")
-    return item.visibleOutput.length > MAX_FIELD_CHARS ? { ...item, visibleOutput: item.visibleOutput.slice(0, MAX_FIELD_CHARS), truncated: true } : item;
-  return item.text.length > MAX_FIELD_CHARS ? { ...item, text: item.text.slice(0, MAX_FIELD_CHARS) } : item;
+/** The item with its text cut to MAX_FIELD_CHARS (the same object when it fits). */
+function cutToSize(item: Item): Item {
+  if (item.kind === "toolCall") return item.visibleOutput.length > MAX_FIELD_CHARS ? { ...item, visibleOutput: startOf(item.visibleOutput) } : item;
+  return item.text.length > MAX_FIELD_CHARS ? { ...item, text: startOf(item.text) } : item;
+}
+
+/** The first MAX_FIELD_CHARS code units of `text`, less a high surrogate left without its pair at the end. */
+function startOf(text: string): string {
+  const start = text.slice(0, MAX_FIELD_CHARS);
+  return /[\ud800-\udbff]$/.test(start) ? start.slice(0, -1) : start;
 }
 
 const PHASES: readonly string[] = ["starting", "queued", "running", "ended"];
@@ -116,12 +147,9 @@ function parse(text: string): Remembered {
       if (typeof turn !== "object" || turn === null) continue;
       const t = turn as Record<string, unknown>;
       if (typeof t["turnId"] !== "string" || typeof t["phase"] !== "string" || !PHASES.includes(t["phase"]) || !Array.isArray(t["items"])) continue;
-      const remembered: RememberedTurn = {
-        turnId: t["turnId"],
-        phase: t["phase"] as TurnPhase,
-        items: (t["items"] as unknown[]).filter(isItem),
-        stopRequested: t["stopRequested"] === true,
-      };
+      const items = (t["items"] as unknown[]).filter(isItem);
+      const cut = Array.isArray(t["cut"]) ? t["cut"].filter((id): id is string => typeof id === "string" && items.some((item) => item.itemId === id)) : [];
+      const remembered: RememberedTurn = { turnId: t["turnId"], phase: t["phase"] as TurnPhase, items, cut, stopRequested: t["stopRequested"] === true };
       if (typeof t["prompt"] === "string") remembered.prompt = t["prompt"];
       if (isTurnCompleted(t["terminal"])) remembered.terminal = t["terminal"];
       value.turns.push(remembered);

@@ -2,9 +2,11 @@
  * The page's book of turns: each turn this tab started or resumed, in order, with its items at
  * their latest revision, its phase (starting, queued, running, ended), its terminal, and the
  * StopController that drives its Stop button. Notifications and acks move it forward only; the
- * views re-render from it on every change.
+ * views bring themselves up to date from it on every change. A change that is an append to one
+ * item's text (MSP 2.0's `item/delta`) is handed to the views as that append, so they can add
+ * it to what they show instead of rendering the whole text again.
  */
-import type { Item, TurnCompletedParams } from "@muse-code/sdk";
+import type { Item, ItemDeltaField, TurnCompletedParams } from "@muse-code/sdk";
 import type { StopController } from "@muse-code/sdk/ui";
 
 /** Where a turn is: sent, waiting in the host's inbox, running, or over (its terminal arrived). */
@@ -20,6 +22,13 @@ export interface TurnEntry {
   phase: TurnPhase;
   /** Its items in the order they started, each at its latest revision. */
   readonly items: Map<string, Item>;
+  /**
+   * The ids of items whose text the page holds only in part: restored from what it remembered
+   * across a reload, where a long text is cut (see sessionMemory.ts). A whole item from the
+   * connection (an item/started, item/updated, item/completed or item/delta event, or the
+   * resume's items in `client.items`) takes its place and the id leaves this set.
+   */
+  readonly cut: Set<string>;
   terminal: TurnCompletedParams | undefined;
   /** Stop was pressed for it (kept across a reload, so the page goes on showing "Stopping…"). */
   stopRequested: boolean;
@@ -27,7 +36,15 @@ export interface TurnEntry {
   stop: StopController | undefined;
 }
 
-type Listener = (entry: TurnEntry) => void;
+/** An append to one item's text: `item` is the whole item with `append` already at the end of `item[field]`. */
+export interface ItemAppend {
+  readonly item: Item;
+  readonly field: ItemDeltaField;
+  readonly append: string;
+}
+
+/** Called with the turn that changed, and the append when the change was one (else the views bring the whole turn up to date). */
+type Listener = (entry: TurnEntry, append?: ItemAppend) => void;
 
 /** The turns of the page, in the order they were started or first seen, with change notifications for the views. */
 export class TurnBook {
@@ -47,7 +64,7 @@ export class TurnBook {
   ensure(turnId: string, prompt?: string): TurnEntry {
     let entry = this.#turns.get(turnId);
     if (entry === undefined) {
-      entry = { turnId, prompt, phase: "starting", items: new Map(), terminal: undefined, stopRequested: false, stop: undefined };
+      entry = { turnId, prompt, phase: "starting", items: new Map(), cut: new Set(), terminal: undefined, stopRequested: false, stop: undefined };
       this.#turns.set(turnId, entry);
     }
     return entry;
@@ -72,14 +89,43 @@ export class TurnBook {
     this.changed(entry);
   }
 
-  /** An item at a new revision (an older revision than the one kept is ignored). */
+  /**
+   * A whole item at a new revision (an older revision than the one kept is ignored; the same
+   * revision replaces a copy held in part).
+   */
   putItem(item: Item): void {
     const entry = this.ensure(item.turnId);
     const kept = entry.items.get(item.itemId);
-    if (kept !== undefined && kept.revision > item.revision) return;
-    entry.items.set(item.itemId, item);
-    if (entry.phase !== "ended") entry.phase = "running";
+    if (kept !== undefined && (kept.revision > item.revision || (kept.revision === item.revision && !entry.cut.has(item.itemId)))) return;
+    this.#keep(entry, item);
     this.changed(entry);
+  }
+
+  /**
+   * An item/delta: `append` was added to `item[field]`, and `item` is the whole item after it.
+   * The views get the append when what they show is the item's previous revision in whole, and
+   * render `item` whole otherwise (a copy held in part, a gap, an item they never showed).
+   */
+  appendToItem({ item, field, append }: ItemAppend): void {
+    const entry = this.ensure(item.turnId);
+    const kept = entry.items.get(item.itemId);
+    if (kept !== undefined && kept.revision >= item.revision) return; // already reflected
+    const follows = kept !== undefined && kept.revision === item.revision - 1 && !entry.cut.has(item.itemId);
+    this.#keep(entry, item);
+    if (!follows) return this.changed(entry);
+    for (const listener of this.#listeners) listener(entry, { item, field, append });
+  }
+
+  /** Restore an item remembered across a reload; `cut`: its text is held only in part. */
+  restoreItem(entry: TurnEntry, item: Item, cut: boolean): void {
+    entry.items.set(item.itemId, item);
+    if (cut) entry.cut.add(item.itemId);
+  }
+
+  #keep(entry: TurnEntry, item: Item): void {
+    entry.items.set(item.itemId, item);
+    entry.cut.delete(item.itemId);
+    if (entry.phase !== "ended") entry.phase = "running";
   }
 
   /** The turn's own terminal: it is over. */

@@ -142,7 +142,7 @@ describe("the Stop-button app in Chromium, against the real host", () => {
     const { host, page, sent, problems } = await openDemo();
     await page.click("#start");
     await waitForOutput(page, "[3/60]");
-    const cursor = await page.evaluate(() => (JSON.parse(sessionStorage.getItem("muse-demo:v1") ?? "{}") as { cursor?: string }).cursor);
+    const cursor = await page.evaluate(() => (JSON.parse(sessionStorage.getItem("muse-demo:v2") ?? "{}") as { cursor?: string }).cursor);
     expect(cursor).toMatch(/^v:.+:\d+$/);
 
     await page.reload();

@@ -4,7 +4,7 @@
  * message text as it streams, and drives a Stop button with StopController. Load it as a module
  * from a page that has #prompt, #start, #stop, #output and #status elements.
  */
-import { MspError, type MspClient } from "@muse-code/sdk";
+import { MspError, type Item, type ItemDeltaEvent, type MspClient } from "@muse-code/sdk";
 import { StopController, type StopSnapshot } from "@muse-code/sdk/ui";
 import { connectWebSocket } from "@muse-code/sdk/websocket";
 
@@ -49,13 +49,22 @@ startButton.disabled = false;
 startButton.addEventListener("click", () => {
   const turn = client.startTurn({ sessionId, input: [{ type: "text", text: prompt.value }] });
   const stop = new StopController(turn);
-  output.textContent = "";
-  // The message text as it streams: every item/updated carries the item at its latest revision.
-  const showText = ({ item }: { item: { turnId: string; kind: string; text?: string } }) => {
-    if (item.turnId === turn.commandId && item.kind === "message") output.textContent = item.text ?? "";
+  // The turn's latest message as it streams, in one Text node: item/started and item/completed
+  // give the whole message; each item/delta (MSP 2.0) gives only what was appended, added to the
+  // end of the node. (A browser lays a paragraph out whole on every change: a page that shows
+  // very long texts splits them into blocks, as the Stop-button app's demo/segmentedText.ts does.)
+  const text = document.createTextNode("");
+  output.replaceChildren(text);
+  let shown: string | undefined; // the itemId of the message the node shows
+  const showWhole = ({ item }: { item: Item }) => {
+    if (item.turnId !== turn.commandId || item.kind !== "message") return;
+    shown = item.itemId;
+    if (text.data !== item.text) text.data = item.text;
   };
-  client.events.on("item/updated", showText);
-  client.events.on("item/completed", showText);
+  const appendText = ({ item, field, append }: ItemDeltaEvent) => {
+    if (item.itemId === shown && field === "text") text.appendData(append);
+  };
+  client.events.on("item/started", showWhole).on("item/delta", appendText).on("item/completed", showWhole);
 
   const render = ({ state, canStop, turnCompleted, error }: StopSnapshot): void => {
     stopButton.disabled = !canStop;
@@ -66,8 +75,7 @@ startButton.addEventListener("click", () => {
     else if (state === "failed") status.textContent = describe(error);
     else status.textContent = state;
     if (state === "ended" || (state === "failed" && !canStop)) {
-      client.events.off("item/updated", showText);
-      client.events.off("item/completed", showText);
+      client.events.off("item/started", showWhole).off("item/delta", appendText).off("item/completed", showWhole);
     }
   };
   render(stop.getSnapshot());
