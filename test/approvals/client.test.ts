@@ -20,9 +20,10 @@ function ask(id: number | string, overrides: Record<string, unknown> = {}) {
   };
 }
 
+/** The tool call at revision `cursor`: whole, as `item/started` at 1 (MSP 2.0 never patches an item not started), then as a patch. */
 function pendingItem(cursor: number, approval = "pending", status = "inProgress") {
   return notification(
-    "item/updated",
+    cursor === 1 ? "item/started" : "item/updated",
     {
       item: {
         itemId: ITEM,

@@ -31,7 +31,7 @@ describe("finding 1: one owner per data dir", () => {
     const a = start(["--script", model, "--data", data]);
     const sessionId = await createSession(a);
     const turnId = (await a.request("turn/start", { sessionId, input: [] })).result?.["turnId"] as string;
-    await a.waitFor((m) => m.method === "item/updated");
+    await a.waitFor((m) => m.method === "item/delta");
 
     const b = start(["--script", fixture("hello.json"), "--data", data]);
     const exit = await exitOf(b);
@@ -62,7 +62,7 @@ describe("finding 1: one owner per data dir", () => {
     const a = start(["--script", model, "--data", data]);
     const sessionId = await createSession(a);
     const turnId = (await a.request("turn/start", { sessionId, input: [] })).result?.["turnId"] as string;
-    await a.waitFor((m) => m.method === "item/updated");
+    await a.waitFor((m) => m.method === "item/delta");
     const deadPid = a.child.pid;
     await a.kill();
     expect(JSON.parse(readFileSync(join(data, "host.lock", "owner.json"), "utf8"))).toMatchObject({ pid: deadPid }); // left behind

@@ -30,7 +30,7 @@ describe("finding 3: bounded descriptors", () => {
     const host = start(["--script", model, "--data", data], { openFilesLimit: 256 });
     const running = await createSession(host);
     const turnId = (await host.request("turn/start", { sessionId: running, input: [] })).result?.["turnId"] as string;
-    await host.waitFor((m) => m.method === "item/updated");
+    await host.waitFor((m) => m.method === "item/delta");
 
     const ids = new Set<unknown>();
     for (let i = 0; i < 1_000; i++) ids.add(host.send("session/create", {}));
@@ -61,7 +61,7 @@ describe("finding 3: bounded descriptors", () => {
     const running = await createSession(host);
     const idle = await createSession(host);
     const turnId = (await host.request("turn/start", { sessionId: running, input: [] })).result?.["turnId"] as string;
-    await host.waitFor((m) => m.method === "item/updated");
+    await host.waitFor((m) => m.method === "item/delta");
     const limit = (soft: number | string) => execFileSync("prlimit", [`--pid=${pid}`, `--nofile=${soft}:`]);
     const exhausted = { code: -32603, data: { errno: "EMFILE", retryable: true } };
 

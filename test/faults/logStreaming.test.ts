@@ -131,7 +131,7 @@ describe("finding 2: streaming recovery and coalesced item/updated", () => {
   it("finding 2: a tool printing N KB makes a log of O(N), and a resume re-sends exactly what the wire carried", async () => {
     const data = tempDir();
     const N = 240 * 1000;
-    // 240 lines of 1000 bytes, over a second or two: dozens of item/updated, each (on the wire) carrying everything so far.
+    // 240 lines of 1000 bytes, over a second or two: dozens of item/delta, each carrying only what was printed since the last.
     const model = shellModel(
       data,
       "printer",
@@ -142,13 +142,23 @@ describe("finding 2: streaming recovery and coalesced item/updated", () => {
     const turnId = (await host.request("turn/start", { sessionId, input: [] })).result?.["turnId"] as string;
     await host.waitFor(completedOf(turnId), 15_000);
     const live = host.wire.filter((m) => m.method !== undefined && m.id === undefined);
-    const updates = live.filter((m) => m.method === "item/updated");
+    const updates = live.filter((m) => m.method === "item/delta");
     const onTheWire = updates.reduce((sum, m) => sum + JSON.stringify(m).length, 0);
     expect(updates.length).toBeGreaterThanOrEqual(10);
-    expect(onTheWire).toBeGreaterThan(4 * N); // quadratic on the wire, by design of snapshots
+    // Linear on the wire (MSP 2.0): the output once, plus each delta's envelope (under 1 KB).
+    expect(onTheWire).toBeLessThan(N + 1000 * updates.length);
+    // The appends are the output in order; item/completed may add what was printed after the last one.
+    const completedOutput = String(
+      (
+        live.find((m) => m.method === "item/completed" && (m.params?.["item"] as { kind?: string }).kind === "toolCall")?.params?.["item"] as {
+          visibleOutput: string;
+        }
+      ).visibleOutput,
+    );
+    const appended = updates.filter((m) => m.params?.["field"] === "visibleOutput").map((m) => String(m.params?.["append"]));
+    expect(completedOutput.startsWith(appended.join(""))).toBe(true);
     const size = statSync(join(data, "sessions", `${sessionId}.jsonl`)).size;
-    // The output once as deltas, once in item/completed, plus the fixed fields of each record
-    // (before deltas, every record carried the output so far: the log was as big as the wire).
+    // The output once as deltas, once in item/completed, plus the fixed fields of each record.
     expect(size).toBeLessThan(2 * N + 1000 * live.length);
     expect(await host.stop()).toEqual({ code: 0, signal: null });
 

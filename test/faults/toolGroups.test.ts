@@ -13,6 +13,7 @@ import { currentBootId } from "../../src/host/procStat.js";
 import { recordName, TOOL_GROUPS_DIR } from "../../src/host/toolGroups.js";
 import { processGone, waitGone } from "../helpers/processGone.js";
 import { fixture, useHostProcesses, type HostProcess } from "../host/hostProcess.js";
+import { grownAfter, grownTo } from "../helpers/foldedWire.js";
 
 const { start, tempDir } = useHostProcesses("muse-faults-tool-groups-");
 
@@ -61,14 +62,8 @@ describe.runIf(process.platform === "linux")("finding 5: tools outlive a killed 
     const host = start(["--script", fixture("shell-sleep-60.json"), "--data", data]);
     const sessionId = (await host.request("session/create", {})).result!["sessionId"] as string;
     const turnId = (await host.request("turn/start", { sessionId, input: [] })).result!["turnId"] as string;
-    const updated = await host.waitFor(
-      (m) => m.method === "item/updated" && /leader \d+ member \d+/.test(String((m.params?.["item"] as { visibleOutput?: string }).visibleOutput)),
-    );
-    const [, leader, member] = /leader (\d+) member (\d+)/.exec((updated.params!["item"] as { visibleOutput: string }).visibleOutput)!.map(Number) as [
-      number,
-      number,
-      number,
-    ];
+    const updated = await host.waitFor(grownTo(host.wire, /leader \d+ member \d+/));
+    const [, leader, member] = /leader (\d+) member (\d+)/.exec(grownAfter(host.wire, updated))!.map(Number) as [number, number, number];
     groups.push(leader);
     // The group is on record while it runs.
     expect(readdirSync(join(data, TOOL_GROUPS_DIR))).toEqual([recordName({ pid: leader, startTime: startTicks(leader), bootId: currentBootId()! })]);
@@ -98,7 +93,7 @@ describe.runIf(process.platform === "linux")("finding 5: tools outlive a killed 
     const host = start(["--script", fixture("shell-sleep-60.json"), "--data", data, "--kill-grace-ms", "200"]);
     const sessionId = (await host.request("session/create", {})).result!["sessionId"] as string;
     const turnId = (await host.request("turn/start", { sessionId, input: [] })).result!["turnId"] as string;
-    await host.waitFor((m) => m.method === "item/updated" && /leader \d+/.test(String((m.params?.["item"] as { visibleOutput?: string }).visibleOutput)));
+    await host.waitFor(grownTo(host.wire, /leader \d+/));
     expect(readdirSync(join(data, TOOL_GROUPS_DIR))).toHaveLength(1);
     await host.request("turn/cancel", { sessionId, turnId });
     await host.waitFor((m) => m.method === "turn/completed" && m.params?.["turnId"] === turnId);
