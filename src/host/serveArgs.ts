@@ -262,7 +262,16 @@ export function parseServeArgs(args: readonly string[]): ServeOptions {
   }
   if (!options.stdio && options.ws === undefined) throw new Error("serve needs a transport: --stdio, --ws [ADDR:]PORT, or both");
   if (options.ws === undefined) {
-    const wsOnly = ["--token-file", "--allow-origin", "--allow-remote", "--ui", "--ui-dir", "--max-send-queue-bytes", "--stall-timeout-ms", "--max-connections"];
+    const wsOnly = [
+      "--token-file",
+      "--allow-origin",
+      "--allow-remote",
+      "--ui",
+      "--ui-dir",
+      "--max-send-queue-bytes",
+      "--stall-timeout-ms",
+      "--max-connections",
+    ];
     const given = wsOnly.filter((flag) => seen.has(flag));
     if (given.length > 0) throw new Error(`${given.join(", ")} need${given.length === 1 ? "s" : ""} --ws [ADDR:]PORT`);
   }

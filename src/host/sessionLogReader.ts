@@ -208,7 +208,10 @@ export function* readSessionLog(path: string, options: ReadSessionLogOptions = {
       const base = items.get(itemId);
       const suffix = item[record.delta.field];
       if (base === undefined || base.length !== record.delta.from || typeof suffix !== "string") {
-        return { ...skip(`item/updated ${record.n} of item ${itemId} extends a state that could not be read: skipped`, end, record.n), item: { itemId, text: undefined } };
+        return {
+          ...skip(`item/updated ${record.n} of item ${itemId} extends a state that could not be read: skipped`, end, record.n),
+          item: { itemId, text: undefined },
+        };
       }
       item[record.delta.field] = base + suffix; // same key, same place: the params serialize as sent
       delete record.delta;
