@@ -12,6 +12,11 @@ import type { SessionHistory } from "./transcriptHistory.js";
  * transcript began after the item did (`unknown`: its deltas and patches cannot be checked, and
  * are not), or nothing more because a problem was reported (`broken`: one problem per broken
  * chain, not one per later link).
+ *
+ * @example
+ * ```ts
+ * const chain: ItemChain = { state: "held", item: started, at: "line 4" };
+ * ```
  */
 export interface ItemChain {
   state: "held" | "unknown" | "broken";
@@ -70,6 +75,11 @@ function joinedAfter(sessionId: unknown, turnId: string, history: SessionHistory
  * deltas and patches fold onto. Each is held (unless the transcript holds it at a later
  * revision, or saw it complete) and counts as open until its `item/completed`; the session's
  * items are then all known.
+ *
+ * @example
+ * ```ts
+ * seedItems(sessionId, result["items"], "line 2", 1, history, (p) => problems.push(`line 2: ${p}`));
+ * ```
  */
 export function seedItems(sessionId: string, items: unknown, here: string, part: number, history: SessionHistory, say: (p: string) => void): void {
   if (!Array.isArray(items)) return;
@@ -93,6 +103,12 @@ export function seedItems(sessionId: string, items: unknown, here: string, part:
  * `item/completed`, and has `revision` one more than the item's previous notification), invariant
  * B for an `item/completed`. Returns the item as it stands after the notification, whole when the
  * chain holds it, else what the notification says of it (for the approval gate).
+ *
+ * @example
+ * ```ts
+ * const item = foldIntoChain("item/delta", params, "line 7", history, say); // say("item/delta of item i1 has revision 4 after 2: a gap; …")
+ * if (item["kind"] === "toolCall") checkGate("item/delta", item, "line 7", history, say);
+ * ```
  */
 export function foldIntoChain(
   method: string,

@@ -22,7 +22,7 @@ beforeEach(() => {
 });
 afterEach(() => data.remove());
 
-/** About 2 600 characters, some of them outside ASCII, on one line. */
+/** About 2 500 characters, some of them outside ASCII, on one line. */
 const LONG = Array.from({ length: 40 }, (_, i) => `Part ${i + 1}: the café's ledger — streamed as appends, never whole. `)
   .join("")
   .trimEnd();

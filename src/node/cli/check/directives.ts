@@ -11,7 +11,7 @@ export const LONG_TOOL: DirectiveStep[] = [{ text: "Running the tool.", tool: { 
 /** A step whose tool call asks first, then a step that runs after it (whatever the answer). */
 export const ASKING: DirectiveStep[] = [{ text: "Asking first.", tool: { runMs: 300, outputEveryMs: 50, approval: true } }, { text: "The turn went on." }];
 
-/** The long message of {@link STREAMED}: 60 lines, about 4 600 characters, some outside ASCII. */
+/** The long message of {@link STREAMED}: 60 lines, about 4 900 characters, some outside ASCII. */
 export const STREAMED_TEXT = Array.from(
   { length: 60 },
   (_, i) => `${String(i + 1).padStart(2, "0")} — streamed as appends: café, naïve, Ωmega; no character is sent twice or lost.\n`,
