@@ -74,7 +74,8 @@ function joinedAfter(sessionId: unknown, turnId: string, history: SessionHistory
  * The items in progress listed by a `session/resume` answer: whole items, the base the replay's
  * deltas and patches fold onto. Each is held (unless the transcript holds it at a later
  * revision, or saw it complete) and counts as open until its `item/completed`; the session's
- * items are then all known.
+ * items are then all known. One the transcript holds at the same revision must equal its fold
+ * (invariant C: a client that resumes holding its items ends with what a live one has).
  *
  * @example
  * ```ts
@@ -90,7 +91,12 @@ export function seedItems(sessionId: string, items: unknown, here: string, part:
     }
     if (history.completedItems.has(item.itemId)) continue;
     const chain = history.chains.get(item.itemId);
-    const folded = foldItem(chain?.state === "held" ? chain.item : undefined, "item/started", { item });
+    const held = chain?.state === "held" ? chain.item : undefined;
+    // Invariant C, where it can be seen: at the revision the transcript holds, the host's item is the client's.
+    if (held !== undefined && held.revision === item.revision && canonical(held) !== canonical(item)) {
+      say(`session/resume lists item ${item.itemId} at revision ${item.revision} unlike the fold of its notifications up to ${chain?.at ?? "?"} (invariant C)`);
+    }
+    const folded = foldItem(held, "item/started", { item });
     if (typeof folded === "object") history.chains.set(item.itemId, { state: "held", item: folded, at: `${here} (session/resume)` });
     if (!history.openItems.has(item.itemId)) history.openItems.set(item.itemId, { turnId: item.turnId, at: here, part });
   }

@@ -197,6 +197,11 @@ describe("checkTranscript folds MSP 2.0 item chains", () => {
       done(6),
     ];
     expect(checkTranscriptParts([live, resumed]).map((v) => v.problems)).toEqual([[], []]);
+    // At the revision the client holds, the resume's item must be the client's fold (invariant C).
+    const unlike = server({ jsonrpc: "2.0", id: 1, result: { commandId: C, status: "accepted", sessionId: S, replayed: 3, items: [message(2, "Hex")] } });
+    expect(checkTranscriptParts([live, [resumed[0] as string, unlike]], { excerpt: true })[1]?.problems).toEqual([
+      "line 2 (part 2): session/resume lists item m1 at revision 2 unlike the fold of its notifications up to line 5 (part 1) (invariant C)",
+    ]);
     // A part 2 whose resume lists no items (a 1.0 answer) and whose replay skips a delta: the gap is the fold's, across parts.
     const answer = server({ jsonrpc: "2.0", id: 1, result: { commandId: C, status: "accepted", sessionId: S, replayed: 2 } });
     expect(checkTranscriptParts([live, [resumed[0] as string, answer, delta(4, 4, "o"), ...resumed.slice(3)]])[1]?.problems).toEqual([
