@@ -3,9 +3,11 @@
  * invariants 1–6 (ARCHITECTURE.md): one terminal per accepted turn, items closed before their
  * turn's terminal, nothing after a terminal, `already_terminal` only after the terminal,
  * `viewCursor` strictly increasing per session, and a tool call whose item was
- * `approval: "pending"` runs only after an `approve`, with every `tool/approve` answered at most once.
+ * `approval: "pending"` runs only after an `approve`, with every `tool/approve` answered at most once;
+ * and MSP 2.0's invariants A and B on items folded from their deltas and patches.
  * The checks live beside it: checkTranscriptPart (JSON-RPC and responses), turnLifecycle
- * (turns, items, cursors) and approvalInvariant; transcriptHistory is what carries across parts.
+ * (turns, items, cursors), itemChain (A and B) and approvalInvariant; transcriptHistory is what
+ * carries across parts.
  */
 import { checkPart, type ParsedLine } from "./checkTranscriptPart.js";
 import { readTranscriptRows, type TranscriptLine } from "./transcript.js";
@@ -70,7 +72,8 @@ function parseLines(input: TranscriptInput, problems: string[]): ParsedLine[] {
  * Check one transcript: JSON-RPC 2.0 well-formedness (`jsonrpc: "2.0"`; a request has a
  * method and an id; a response has an id and exactly one of result and error, answers an
  * earlier client request, and only once; every result carries the request's `commandId` and
- * `status: "accepted"`) and MSP's invariants 1–6. Each problem names its 1-based line.
+ * `status: "accepted"`), MSP's invariants 1–6, and MSP 2.0's A and B. Each problem names its
+ * 1-based line.
  *
  * Approvals (invariant 6): the host may send one request, `tool/approve`, for a tool call whose
  * item an earlier `item/updated` set `approval: "pending"`, and the client answers each at most
@@ -81,8 +84,29 @@ function parseLines(input: TranscriptInput, problems: string[]): ParsedLine[] {
  * `turn/completed` must be `cancelled`: the transcript is the client's view, and a client that
  * has seen the terminal has nothing left to decide.
  *
- * An `item/completed` with no `item/started` before it, or a `turn/completed` for a turn the
- * transcript never started, is fine: a transcript may begin mid-session. An accepted turn
+ * Items (MSP 2.0) are folded with `foldItem` from their `item/started`, `item/delta`s and
+ * `item/updated` patches, and checked:
+ * - A: every `item/delta` and `item/updated` of an item follows its `item/started`, precedes its
+ *   `item/completed`, and has `revision` exactly one more than the item's previous notification
+ *   (a gap, a repeat, a step back, a delta to a field the item's kind lacks, a patch of another
+ *   kind or turn, an empty `append` are problems). Once an item's chain breaks, its later links
+ *   and its completion are not reported again.
+ * - B: the whole item of `item/completed` equals the fold except where the completion itself
+ *   changes it: its `revision` is above the fold's; it sets `recordedAt`, `status`,
+ *   `interrupted`, `failureReason`, `error` and `truncated`; its growing field (`text`, or a tool
+ *   call's `visibleOutput`) must extend the folded value, never rewrite it (a host may complete
+ *   with output its throttle held back, or text logged but not sent before a crash; a trailing
+ *   U+FFFD of the folded output, a character the host had only part of, may be completed);
+ *   `approval` may go from `"pending"` to `"cancelled"`; every other field is equal.
+ *
+ * A transcript may begin mid-session: an `item/completed` with no `item/started` before it, or
+ * a `turn/completed` for a turn the transcript never started, is fine. So is a delta or patch of
+ * an item the transcript holds no state of, when the transcript joined its session after the item
+ * started: the session's first notification here has a cursor past 1, no `session/create` or
+ * `session/resume` answer with `items` showed the session whole, and the item's turn did not begin
+ * here. That item is not checked until its `item/completed`. Otherwise (a session seen from cursor
+ * 1, a turn begun here, or after a `session/resume` whose answer lists the items in progress,
+ * which seed the fold and stay open until completed), such a delta is a problem. An accepted turn
  * with no `turn/completed` is a problem unless `options.excerpt` is set; a duplicate terminal
  * always is.
  *

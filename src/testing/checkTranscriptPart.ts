@@ -5,6 +5,7 @@
  */
 import { COMMAND_REJECTED_CODE, HostRequests, RejectionReasons, isObject } from "../protocol/index.js";
 import { checkApprovalAnswer, checkToolApprove, type HostRequest } from "./approvalInvariant.js";
+import { seedItems } from "./itemChain.js";
 import type { SessionHistory } from "./transcriptHistory.js";
 import { checkNotification } from "./turnLifecycle.js";
 
@@ -126,6 +127,11 @@ function checkResult(
     if (typeof turnId !== "string") return say("turn/start: an accepted turn/start must carry a turnId");
     if (!history.accepted.has(turnId)) history.accepted.set(turnId, { at: here, part });
   }
+  const sessionId = result["sessionId"];
+  if (typeof sessionId !== "string") return;
+  // A session created here is seen from its start; a resume after a cursor lists the items in progress there.
+  if (request.method === "session/create") history.sessions.set(sessionId, true);
+  if (request.method === "session/resume" && request.params["afterCursor"] !== undefined) seedItems(sessionId, result["items"], here, part, history, say);
 }
 
 function checkError(request: Request, error: unknown, commandId: unknown, history: SessionHistory, say: (p: string) => void): void {

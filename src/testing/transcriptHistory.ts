@@ -1,7 +1,8 @@
 /**
  * SessionHistory: what checkTranscript remembers across a transcript's parts (turns accepted and
- * ended, items open and completed, cursors, approval gates, cancels sent).
+ * ended, items open and completed and folded, sessions and cursors, approval gates, cancels sent).
  */
+import type { ItemChain } from "./itemChain.js";
 
 /**
  * Session-level state, which survives a reconnection (`<name>.2.jsonl` continues `<name>.jsonl`);
@@ -15,6 +16,17 @@ export class SessionHistory {
   /** itemId -> the open item/started. */
   readonly openItems = new Map<string, { turnId: string; at: string; part: number }>();
   readonly completedItems = new Map<string, string>();
+  /** itemId -> the item folded from its notifications so far (MSP 2.0: invariants A and B). */
+  readonly chains = new Map<string, ItemChain>();
+  /**
+   * sessionId -> whether the transcript holds every item of the session that a delta or patch may
+   * name: true when it saw the session from its start (created here, or its first notification has
+   * cursor 1) or from a `session/resume` answer that lists its items in progress; false when the
+   * transcript joined it mid-session.
+   */
+  readonly sessions = new Map<string, boolean>();
+  /** Turns the transcript saw begin (`turn/started`): their items all start in it. */
+  readonly turnsBegun = new Set<string>();
   /** sessionId -> last viewCursor and where. */
   readonly cursors = new Map<string, { cursor: string; at: string }>();
   /**

@@ -1,9 +1,11 @@
 /**
  * checkTranscript's turn and item lifecycle: the invariants a host's notifications keep (1, 2, 3
  * and 5): one terminal per turn, items closed before it, nothing after it, `viewCursor` rising.
+ * Each item notification is folded into its chain (itemChain: invariants A and B of MSP 2.0).
  */
 import { Notifications, parseViewCursor, problemWithNotification } from "../protocol/index.js";
 import { checkGate } from "./approvalInvariant.js";
+import { foldIntoChain } from "./itemChain.js";
 import type { SessionHistory } from "./transcriptHistory.js";
 
 /** A host notification: well-formed, its cursor rising, its turn and item in the right state. */
@@ -23,7 +25,10 @@ export function checkNotification(
   const cursor = params["viewCursor"];
   if (typeof sessionId === "string" && typeof cursor === "string") {
     const last = history.cursors.get(sessionId);
-    if (parseViewCursor(cursor, sessionId) === undefined) {
+    const n = parseViewCursor(cursor, sessionId);
+    // The session's first notification here: the transcript holds it from its start only at cursor 1.
+    if (!history.sessions.has(sessionId)) history.sessions.set(sessionId, n === 1);
+    if (n === undefined) {
       say(`${method}: viewCursor ${JSON.stringify(cursor)} is not a cursor of session ${sessionId} (v:<sessionId>:<n>, invariant 5)`);
     } else {
       if (last !== undefined && !cursorAfter(cursor, last.cursor, sessionId)) {
@@ -37,16 +42,20 @@ export function checkNotification(
       const turnId = params["turnId"] as string;
       const ended = history.terminals.get(turnId);
       if (ended !== undefined) say(`turn/started for turn ${turnId} after its turn/completed at ${ended.at} (invariant 3)`);
+      history.turnsBegun.add(turnId);
       return;
     }
     case Notifications.itemStarted:
+    case Notifications.itemDelta:
     case Notifications.itemUpdated:
     case Notifications.itemCompleted: {
-      const item = params["item"] as Record<string, unknown>;
-      const turnId = item["turnId"] as string;
-      const itemId = item["itemId"] as string;
+      const named = (method === Notifications.itemDelta ? params : params["item"]) as Record<string, unknown>;
+      const turnId = named["turnId"] as string;
+      const itemId = named["itemId"] as string;
       const ended = history.terminals.get(turnId);
       if (ended !== undefined) return say(`${method} (item ${itemId}) for turn ${turnId} after its turn/completed at ${ended.at} (invariant 3)`);
+      // The item as it stands after this notification: whole when its chain holds it (a patch or a delta is folded in).
+      const item = foldIntoChain(method, params, here, history, say);
       if (item["kind"] === "toolCall") checkGate(method, item, here, history, say);
       if (method === Notifications.itemStarted) {
         const open = history.openItems.get(itemId);

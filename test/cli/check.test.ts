@@ -1,8 +1,8 @@
 /**
  * `muse check` (runCheck) against real child processes: it passes on the reference host serving
  * the msp-check model, and fails, naming the right scenario and showing the offending wire
- * lines, on broken hosts (test/fixtures/broken-hosts: the reference host behind a relay that
- * tells one lie).
+ * lines, on broken hosts (test/fixtures/broken-hosts and test/cli/fixtures: the reference host
+ * behind a relay that tells one lie).
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -48,6 +48,7 @@ describe("runCheck", () => {
     expect(outcome.results.map((r) => r.scenario)).toEqual([
       "host info",
       "start and complete",
+      "streamed deltas",
       "cancel mid-model",
       "cancel mid-tool",
       "cancel racing completion",
@@ -63,7 +64,7 @@ describe("runCheck", () => {
     ]);
     for (const result of outcome.results) expect(result.wire.length).toBeGreaterThan(0);
     expect(outcome.output).toMatch(/^cancel mid-tool +PASS/m);
-    expect(outcome.output).toMatch(/muse check: all 14 scenarios passed/);
+    expect(outcome.output).toMatch(/muse check: all 15 scenarios passed/);
     // docs/checkable-hosts.md shows this output, times aside.
     const page = readFileSync(join(repoRoot, "docs/checkable-hosts.md"), "utf8");
     const sample = /<!-- muse check sample: pass -->\n```text\n([^`]*)```/.exec(page)?.[1];
@@ -72,7 +73,9 @@ describe("runCheck", () => {
   }, 180_000);
 
   it("fails 'start and complete' on a host that sends an item after the terminal, showing the line", async () => {
-    const outcome = await check(brokenHost("item-after-terminal"), { only: ["host info", "start and complete"] });
+    // The relay of fixtures/itemAfterTerminal.mjs reads MSP 2.0's item/delta too.
+    const relay = [join(repoRoot, "test/cli/fixtures/itemAfterTerminal.mjs"), "--", process.execPath, ...referenceHost()];
+    const outcome = await check(relay, { only: ["host info", "start and complete"] });
     expect(outcome.passed).toBe(false);
     expect(resultOf(outcome, "host info").passed).toBe(true);
     const failed = resultOf(outcome, "start and complete");
@@ -176,7 +179,7 @@ describe("runCheck", () => {
       expect(result.problems).toEqual([expect.stringMatching(/^not run: "host info" failed: host\/info lists no model "msp-check"/)]);
       expect(result.wire).toEqual([]);
     }
-    expect(outcome.output).toMatch(/14 of 14 scenarios failed/);
+    expect(outcome.output).toMatch(/15 of 15 scenarios failed/);
   }, 60_000);
 
   it("fails, without hanging, when the host cannot be started", async () => {

@@ -1,6 +1,6 @@
 /** The check's wire tap: it records both directions in order, in either stdio framing, and its raw sends are recorded too. */
 import { describe, expect, it } from "vitest";
-import { connect, MspClient } from "../../src/index.js";
+import { connect, MspClient, PROTOCOL_VERSION } from "../../src/index.js";
 import { createFraming } from "../../src/framing/index.js";
 import { createLinkedPair } from "../../src/testing/index.js";
 import { WireTap } from "../../src/node/cli/check/checkWire.js";
@@ -26,7 +26,13 @@ describe("WireTap", () => {
     const info = client.command("host/info", {}, { timeoutMs: 5_000 });
     await new Promise((resolve) => setTimeout(resolve, 10));
     const request = JSON.parse(received.join("").split("\r\n\r\n")[1] as string) as { id: number; params: { commandId: string } };
-    const answer = frame(JSON.stringify({ jsonrpc: "2.0", id: request.id, result: { commandId: request.params.commandId, status: "accepted", name: "hé" } }));
+    const answer = frame(
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: request.id,
+        result: { commandId: request.params.commandId, status: "accepted", protocolVersion: PROTOCOL_VERSION, name: "hé" },
+      }),
+    );
     const bytes = encoder.encode(answer + frame('{"jsonrpc":"2.0","method":"x/y","params":{}}'));
     // Cut inside the first header, inside the first body, and inside the second body.
     const cuts = [0, 7, 30, bytes.length - 3, bytes.length];

@@ -48,7 +48,14 @@ describe("muse resume", () => {
     const result = await runMuse(bundles(), ["resume", "--session", run.sessionId, "--after", after, "--json", "--spawn", host("cli-demo")]);
     expect(result.code).toBe(0);
     const events = jsonLines(result.stdout);
-    expect(events[0]).toEqual({ type: "session", sessionId: run.sessionId, replayed: 2, after });
+    // The message in progress at that cursor (its last delta): the base of what the replay folds onto.
+    expect(events[0]).toEqual({
+      type: "session",
+      sessionId: run.sessionId,
+      replayed: 2,
+      after,
+      items: [expect.objectContaining({ kind: "message", text: "The build is fine.", status: "inProgress" })],
+    });
     expect(events.at(-1)).toEqual({ type: "exit", code: 0 });
     const replayed = events.slice(1, -1) as Array<{ method: string; params: Record<string, unknown> }>;
     const original = jsonLines<{ method?: string; params?: Record<string, unknown> }>(run.stdout).slice(-3, -1);

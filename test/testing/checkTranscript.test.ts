@@ -41,6 +41,13 @@ describe("checkTranscript on the broken transcripts", () => {
     ["invariant-5-cursor-goes-back", /^line 4: turn\/completed: viewCursor v:\S+:9 does not increase on v:\S+:10 at line 3 \(invariant 5\)$/],
     ["jsonrpc-result-and-error", /^line 2: a response must have exactly one of result and error, it has both$/],
     ["jsonrpc-unmatched-response", /^line 2: response to id 7 matches no earlier client request$/],
+    ["invariant-A-delta-gap", /^line 6: item\/delta of item 0198f0ad-\S+ has revision 4 after 2: a gap; revision 2 was at line 5 \(invariant A\)$/],
+    ["invariant-A-delta-never-started", /^line 4: item\/delta for item 0198f0ad-\S+ before any item\/started of it \(invariant A\)$/],
+    ["invariant-A-delta-after-completed", /^line 7: item\/delta for item 0198f0ad-\S+ after its item\/completed at line 6 \(invariant A\)$/],
+    [
+      "invariant-B-completed-text-differs",
+      /^line 7: item\/completed of item 0198f0ad-\S+ does not extend its streamed text: from character 8 it has "World!", where the fold of its notifications up to line 6 has "world" \(invariant B\)$/,
+    ],
   ];
   for (const [name, problem] of cases) {
     it(`rejects broken/${name}.jsonl with one clear problem`, () => {

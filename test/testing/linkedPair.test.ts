@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { connect } from "../../src/index.js";
+import { connect, PROTOCOL_VERSION } from "../../src/index.js";
 import { createLinkedPair, formatTranscriptEntry, parseTranscript, recordingChannel, type TranscriptEntry } from "../../src/testing/index.js";
 
 describe("createLinkedPair", () => {
@@ -32,7 +32,11 @@ describe("recordingChannel + transcripts", () => {
     const enc = new TextEncoder();
     hostSide.onData((chunk) => {
       const msg = JSON.parse(new TextDecoder().decode(chunk)) as { id: number; params: { commandId: string } };
-      hostSide.write(enc.encode(`${JSON.stringify({ jsonrpc: "2.0", id: msg.id, result: { commandId: msg.params.commandId, status: "accepted" } })}\n`));
+      hostSide.write(
+        enc.encode(
+          `${JSON.stringify({ jsonrpc: "2.0", id: msg.id, result: { commandId: msg.params.commandId, status: "accepted", protocolVersion: PROTOCOL_VERSION } })}\n`,
+        ),
+      );
     });
     await client.command("host/info", {});
     await client.close();

@@ -1,6 +1,6 @@
 /** recordingChannel: both directions in wire order, in either stdio framing, cut where the client's reader cuts. */
 import { describe, expect, it } from "vitest";
-import { MspClient } from "../../src/index.js";
+import { MspClient, PROTOCOL_VERSION } from "../../src/index.js";
 import { createFraming } from "../../src/framing/index.js";
 import { createLinkedPair, recordingChannel, type TranscriptEntry } from "../../src/testing/index.js";
 
@@ -33,7 +33,11 @@ describe("recordingChannel", () => {
     const info = client.command("host/info", {}, { timeoutMs: 5_000 });
     await settle();
     const request = JSON.parse(sent.join("").split("\r\n\r\n")[1] as string) as { id: number; params: { commandId: string } };
-    const answer = JSON.stringify({ jsonrpc: "2.0", id: request.id, result: { commandId: request.params.commandId, status: "accepted", name: "hé ✓" } });
+    const answer = JSON.stringify({
+      jsonrpc: "2.0",
+      id: request.id,
+      result: { commandId: request.params.commandId, status: "accepted", protocolVersion: PROTOCOL_VERSION, name: "hé ✓" },
+    });
     const note = '{"jsonrpc":"2.0","method":"x/y","params":{}}';
     const wire = frame(answer) + frame(note);
     const bodyAt = wire.indexOf("{");

@@ -3,9 +3,10 @@
  * replayed notifications, then follow the session while a turn in it is still running. Ctrl-C
  * stops the running turns as in `muse run`.
  */
-import { MspError, type MspNotification, type TurnCompletedParams } from "@muse-code/sdk";
+import { MspError, type Item, type MspNotification, type TurnCompletedParams } from "@muse-code/sdk";
 import type { CommandContext } from "./commandContext.js";
 import { ExitCodes, exitCodeOf, type ExitCode } from "./exitCodes.js";
+import { notificationItem } from "./notificationItem.js";
 import { notificationTurn } from "./notificationTurn.js";
 import { checkedHostInfo } from "./checkedHostInfo.js";
 import { describeError } from "./describeError.js";
@@ -53,15 +54,16 @@ export async function resumeCommand(ctx: CommandContext, options: ResumeOptions)
   let replaying = true;
   let expected = Infinity;
   let seen = 0;
-  let buffered: MspNotification[] | undefined = [];
+  /** Notifications that came before the resume's answer was read, each with its item as folded when it came. */
+  let buffered: Array<[MspNotification, Item | undefined]> | undefined = [];
   // The question the host asks again on resume shows after the replay it follows.
   const releaseQuestions = ctx.holdQuestions();
   const settleIfIdle = () => {
     if (!replaying) releaseQuestions();
     if (!replaying && open.size === 0) resolveDone(last === undefined ? ExitCodes.completed : exitCodeOf(last.terminal));
   };
-  const show = (notification: MspNotification) => {
-    view.notification(notification);
+  const show = (notification: MspNotification, item: Item | undefined) => {
+    view.notification(notification, item);
     const turnId = notificationTurn(notification);
     if (turnId !== undefined) {
       if (notification.method === "turn/completed") {
@@ -75,8 +77,10 @@ export async function resumeCommand(ctx: CommandContext, options: ResumeOptions)
   };
   const onNotification = (notification: MspNotification) => {
     if (notification.params?.["sessionId"] !== sessionId) return;
-    if (buffered !== undefined) buffered.push(notification);
-    else show(notification);
+    // The item now: the client folds the next notification before a buffered one is shown.
+    const item = notificationItem(client.items, notification);
+    if (buffered !== undefined) buffered.push([notification, item]);
+    else show(notification, item);
   };
   client.events.on("notification", onNotification);
   void host.lost.then((info) => {
@@ -118,11 +122,15 @@ export async function resumeCommand(ctx: CommandContext, options: ResumeOptions)
     ]);
     if (answer === undefined) return await done;
     expected = answer.replayed;
-    view.session(options.after === undefined ? { sessionId, replayed: answer.replayed } : { sessionId, replayed: answer.replayed, after: options.after });
+    // After a cursor, the answer's items (in progress there) are the base the replayed deltas fold onto.
+    const items = options.after === undefined || answer.items === undefined ? {} : { items: answer.items };
+    view.session(
+      options.after === undefined ? { sessionId, replayed: answer.replayed } : { sessionId, replayed: answer.replayed, after: options.after, ...items },
+    );
     if (expected === 0) replaying = false;
     const early = buffered ?? [];
     buffered = undefined;
-    for (const notification of early) show(notification);
+    for (const [notification, item] of early) show(notification, item);
     settleIfIdle();
     const timer = setTimeout(() => {
       if (!replaying) return;

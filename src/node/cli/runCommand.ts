@@ -9,6 +9,7 @@ import type { CommandContext } from "./commandContext.js";
 import { describeError } from "./describeError.js";
 import { ExitCodes, exitCodeOf, type ExitCode } from "./exitCodes.js";
 import { STOP_NOTICE_MS } from "./interrupts.js";
+import { notificationItem } from "./notificationItem.js";
 import { notificationTurn } from "./notificationTurn.js";
 
 /**
@@ -112,7 +113,7 @@ export async function runTurnCommand(ctx: CommandContext, options: RunTurnOption
   const onNotification = (notification: MspNotification) => {
     const turnId = notificationTurn(notification);
     if (turnId === undefined || !ours.has(turnId)) return;
-    view.notification(notification);
+    view.notification(notification, notificationItem(client.items, notification));
     if (notification.method === "turn/completed") done.resolve(exitCodeOf((notification.params as unknown as TurnCompletedParams).terminal));
   };
   client.events.on("notification", onNotification);

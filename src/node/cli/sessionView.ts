@@ -1,6 +1,8 @@
 /**
  * What `muse run` and `muse resume` show of a session, as text (TextView: a terminal or plain
- * lines) or as NDJSON events (JsonView). Both receive the same calls in wire order.
+ * lines) or as NDJSON events (JsonView). Both receive the same calls in wire order: each
+ * notification as the wire carried it (MSP 2.0: an append is an `item/delta`, another change an
+ * `item/updated` patch) with, for an item notification, the whole item the client folded from it.
  */
 import {
   ApprovalStates,
@@ -16,6 +18,23 @@ import type { Screen } from "./screen.js";
 import type { Styles } from "./style.js";
 
 /**
+ * What a view is told of the session: its id, its model when known, and for `muse resume` how
+ * many notifications the replay holds, after which cursor, and the items in progress there.
+ *
+ * @example
+ * ```ts
+ * const details: SessionDetails = { sessionId, replayed: 2, after: "v:…:21", items: [] };
+ * ```
+ */
+export interface SessionDetails {
+  sessionId: string;
+  model?: string;
+  replayed?: number;
+  after?: string;
+  items?: Item[];
+}
+
+/**
  * The calls a view receives while `muse` follows a session.
  *
  * @example
@@ -25,10 +44,18 @@ import type { Styles } from "./style.js";
  * ```
  */
 export interface SessionView {
-  /** The session is known (created or resumed). */
-  session(details: { sessionId: string; model?: string; replayed?: number; after?: string }): void;
-  /** A notification about a shown turn, in wire order. */
-  notification(notification: MspNotification): void;
+  /**
+   * The session is known (created or resumed). After a cursor, `items` are the resume answer's
+   * items in progress there, whole: the base the replayed `item/delta`s and patches fold onto.
+   */
+  session(details: SessionDetails): void;
+  /**
+   * A notification about a shown turn, in wire order, as the wire carried it. For an item
+   * notification, `item` is the whole item it leaves as the client folded it (`client.items`, see
+   * `notificationItem`); `undefined` when the client could not apply it (a broken delta chain,
+   * which the SDK reports as a protocol error), or for other notifications.
+   */
+  notification(notification: MspNotification, item?: Item): void;
   /** The turn was queued behind another: it starts when that one ends. */
   queued(turnId: string): void;
   /** The first Ctrl-C: `turn/cancel` is being sent. */
@@ -90,7 +117,7 @@ const STOPPING = "stopping (Ctrl-C again closes the connection)";
 
 /** What a text view remembers of one item: how much of its text or output it has printed. */
 interface Shown {
-  /** The text shown so far (message, reasoning). */
+  /** The text shown so far (message, reasoning): each append is added to it, never re-rendered. */
   text: string;
   /** How much of the output has been taken (tool call). @unit UTF-16 code units */
   printed: number;
@@ -100,14 +127,16 @@ interface Shown {
 }
 
 /**
- * The text view: message text inline as it streams, reasoning dimmed after `(thinking)`, each
- * tool call's command, its output lines as they come and its final status, then the turn's
- * terminal line. With a progress line (a terminal), a spinner says what is awaited.
+ * The text view: message text inline as it streams (each `item/delta` writes its `append`, the
+ * text is never rendered again), reasoning dimmed after `(thinking)`, each tool call's command, its
+ * output lines as they come and its final status, then the turn's terminal line. With a progress
+ * line (a terminal), a spinner says what is awaited. An item first seen mid-stream (a resume
+ * after a cursor) is shown whole, then appended to.
  *
  * @example
  * ```ts
  * const view = new TextView(new Screen(process.stdout, { progress: true }), styles(true), { showTurnIds: false });
- * client.events.on("notification", (n) => view.notification(n));
+ * client.events.on("notification", (n) => view.notification(n, notificationItem(client.items, n)));
  * ```
  */
 export class TextView implements SessionView {
@@ -126,7 +155,7 @@ export class TextView implements SessionView {
     this.#showTurnIds = options.showTurnIds;
   }
 
-  session(details: { sessionId: string; model?: string; replayed?: number; after?: string }): void {
+  session(details: SessionDetails): void {
     const model = details.model === undefined ? "" : ` (model ${details.model})`;
     this.#screen.line(this.#s.dim(`session ${details.sessionId}${model}`));
     if (details.replayed !== undefined) {
@@ -136,13 +165,19 @@ export class TextView implements SessionView {
     this.#screen.status("waiting for the host");
   }
 
-  notification({ method, params }: MspNotification): void {
+  notification({ method, params }: MspNotification, item?: Item): void {
     if (params === undefined) return;
     if (method === "turn/started") {
       if (this.#showTurnIds) this.#screen.line(this.#s.dim(`turn ${String(params["turnId"])} started`));
       this.#screen.status(this.#stopping ? STOPPING : "waiting for the model");
-    } else if (method === "item/started" || method === "item/updated" || method === "item/completed") {
-      this.#item(params["item"] as Item, method === "item/completed");
+    } else if (method === "item/started" || method === "item/completed") {
+      this.#item(item ?? (params["item"] as Item), method === "item/completed");
+    } else if (method === "item/updated" || method === "item/delta") {
+      // A patch or an append: shown from the whole item it leaves; nothing when the client could not apply it.
+      if (item === undefined) return;
+      const shown = this.#items.get(item.itemId);
+      if (method === "item/delta" && item.kind !== "toolCall" && shown !== undefined) this.#append(item, String(params["append"]), shown);
+      else this.#item(item, false);
     } else if (method === "turn/completed") {
       const t = params as unknown as TurnCompletedParams;
       this.#screen.status(undefined);
@@ -202,16 +237,30 @@ export class TextView implements SessionView {
     if (completed) this.#items.delete(item.itemId);
   }
 
-  #text(id: string, reasoning: boolean, text: string, shown: Shown, completed: boolean, interrupted: boolean): void {
-    const paint = reasoning ? this.#s.dim : (t: string) => t;
-    if (!shown.headed && text !== "") {
+  /** An `item/delta` of a message or reasoning already shown: its `append` is written as it is. */
+  #append(item: Item, append: string, shown: Shown): void {
+    const reasoning = item.kind === "reasoning";
+    this.#write(item.itemId, reasoning, append, shown);
+    shown.text += append;
+    this.#screen.status(this.#stopping ? STOPPING : reasoning ? "thinking" : "writing");
+  }
+
+  /** Writes `piece` of an item's text, after the item's heading the first time. */
+  #write(id: string, reasoning: boolean, piece: string, shown: Shown): void {
+    if (piece === "") return;
+    if (!shown.headed) {
       shown.headed = true;
       if (!this.#screen.atLineStart) this.#screen.write("\n");
       if (reasoning) this.#screen.write(this.#s.dim("(thinking) "), id);
     }
-    // An append shows its new part; a rewrite (not an append of what was shown) shows it whole.
-    const delta = text.startsWith(shown.text) ? text.slice(shown.text.length) : `\n${text}`;
-    if (delta !== "") this.#screen.write(paint(delta), id);
+    this.#screen.write(reasoning ? this.#s.dim(piece) : piece, id);
+  }
+
+  #text(id: string, reasoning: boolean, text: string, shown: Shown, completed: boolean, interrupted: boolean): void {
+    // The whole text (an item started, completed, or first seen mid-stream): what extends the
+    // text shown is written; a rewrite (not an extension of what was shown) is shown whole.
+    const extended = text.startsWith(shown.text);
+    this.#write(id, reasoning, extended ? text.slice(shown.text.length) : `\n${text}`, shown);
     shown.text = text;
     if (!completed) {
       this.#screen.status(this.#stopping ? STOPPING : reasoning ? "thinking" : "writing");
@@ -264,8 +313,9 @@ export class TextView implements SessionView {
 }
 
 /**
- * The NDJSON view (`--json`): one JSON object a line, `type` first: `session`, `notification`
- * (`method`, `params`, `emittedAtMs?`), `queued`, `stopping`, `stopAnswered` (`ack`), `note`
+ * The NDJSON view (`--json`): one JSON object a line, `type` first: `session` (`sessionId`,
+ * `model?`, `replayed?`, `after?`, `items?`), `notification` (`method`, `params`, `emittedAtMs?`:
+ * the wire's, so an `item/delta` is its `append`; fold with `foldItem`), `queued`, `stopping`, `stopAnswered` (`ack`), `note`
  * (`text`), `approvalAsked` (the `tool/approve` params), `approvalAnswered` (`sessionId`,
  * `turnId`, `itemId`, `callId`, `decision`, `reason?`), and last `exit` (`code`, `why?`).
  *
@@ -282,7 +332,7 @@ export class JsonView implements SessionView {
     this.#emit = emit;
   }
 
-  session(details: { sessionId: string; model?: string; replayed?: number; after?: string }): void {
+  session(details: SessionDetails): void {
     this.#out({ type: "session", ...details });
   }
 

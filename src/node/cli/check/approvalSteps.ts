@@ -58,11 +58,13 @@ export function answerTo(lines: readonly WireLine[], ask: WireLine): WireLine | 
   return lines.find((l) => l.line > ask.line && l.dir === "client" && l.message !== undefined && !("method" in l.message) && l.message["id"] === id);
 }
 
-/** The server lines about item `itemId` that show it ran: output, or `approval: "approved"`. */
+/** The server lines about item `itemId` that show it ran: output (an `item/delta` of it, or an item with some), or `approval: "approved"`. */
 export function ranLines(lines: readonly WireLine[], itemId: unknown): WireLine[] {
   return lines.filter((l) => {
     if (l.dir !== "server") return false;
-    const item = paramsOf(l.message ?? {})["item"] as Record<string, unknown> | undefined;
+    const params = paramsOf(l.message ?? {});
+    if (l.message?.["method"] === "item/delta") return params["itemId"] === itemId && params["field"] === "visibleOutput";
+    const item = params["item"] as Record<string, unknown> | undefined;
     if (item === undefined || item["itemId"] !== itemId) return false;
     return (typeof item["visibleOutput"] === "string" && item["visibleOutput"] !== "") || item["approval"] === ApprovalStates.approved;
   });

@@ -41,9 +41,12 @@ export const startAndComplete: Scenario = {
     ctx.expect(reasoning?.item["text"] === "The user wants a greeting.", "the turn's reasoning item must complete with the directed reasoning", [
       reasoning?.line,
     ]);
-    const firstItem = ctx.wire.lines.find(
-      (l) => l.dir === "server" && (paramsOf(l.message ?? {})["item"] as Record<string, unknown> | undefined)?.["turnId"] === turn.turnId,
-    );
+    const firstItem = ctx.wire.lines.find((l) => {
+      if (l.dir !== "server" || typeof l.message?.["method"] !== "string" || !l.message["method"].startsWith("item/")) return false;
+      const params = paramsOf(l.message);
+      const named = (l.message["method"] === "item/delta" ? params : params["item"]) as Record<string, unknown> | undefined;
+      return named?.["turnId"] === turn.turnId;
+    });
     ctx.expect(firstItem === undefined || started.line < firstItem.line, "turn/started must come before the turn's first item", [
       started.line,
       firstItem?.line,

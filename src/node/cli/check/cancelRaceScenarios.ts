@@ -2,7 +2,7 @@
 import { RejectionReasons, uuidv7 } from "@muse-code/sdk";
 import { QUICK } from "./directives.js";
 import type { Scenario } from "./scenario.js";
-import { lastClientRequest, paramsOf, type DirectiveStep, type ScenarioContext } from "./scenarioContext.js";
+import { isChange, lastClientRequest, paramsOf, type DirectiveStep, type ScenarioContext } from "./scenarioContext.js";
 
 function reasonOf(error: { data: unknown } | undefined): unknown {
   const data = error?.data;
@@ -54,7 +54,7 @@ export const cancelRace: Scenario = {
       { what: "with the turn/start, before its ack", wait: async () => undefined },
       { what: "right after the ack", wait: async () => undefined },
       { what: "at turn/started", wait: (turnId) => ctx.wire.waitFor((m) => m["method"] === "turn/started" && paramsOf(m)["turnId"] === turnId) },
-      { what: "at the first item/updated", wait: (turnId) => ctx.item(turnId, (method) => method === "item/updated", "the first item/updated") },
+      { what: "at the first item/delta", wait: (turnId) => ctx.item(turnId, isChange, "the first item/delta") },
       { what: "at the message's item/completed", wait: (turnId) => ctx.item(turnId, (method) => method === "item/completed", "the first item/completed") },
     ];
     for (const [i, moment] of moments.entries()) {

@@ -1,14 +1,14 @@
 /** The cancel scenarios that stop work: a turn cancelled while its model streams or its tool runs, and keepInbox. */
 import { LONG_STREAM, LONG_TOOL, QUICK } from "./directives.js";
 import type { Scenario } from "./scenario.js";
-import { lastClientRequest, paramsOf } from "./scenarioContext.js";
+import { isChange, lastClientRequest } from "./scenarioContext.js";
 
 export const cancelMidModel: Scenario = {
   name: "cancel mid-model",
   async run(ctx) {
     const sessionId = await ctx.session();
     const turn = await ctx.start(sessionId, LONG_STREAM);
-    const streaming = await ctx.item(turn.turnId, (method, item) => method === "item/updated" && item["kind"] === "message", "the first message item/updated");
+    const streaming = await ctx.item(turn.turnId, (method, item) => isChange(method) && item["kind"] === "message", "the message's first item/delta");
     ctx.step("waiting for the answer to turn/cancel");
     const ack = await ctx.client.command("turn/cancel", { sessionId, turnId: turn.turnId }, { timeoutMs: Infinity }).then(
       () => undefined,
@@ -39,12 +39,19 @@ export const cancelMidTool: Scenario = {
   async run(ctx) {
     const sessionId = await ctx.session();
     const turn = await ctx.start(sessionId, LONG_TOOL);
+    let toolItemId: unknown;
     const running = await ctx.item(
       turn.turnId,
-      (method, item) => item["kind"] === "toolCall" && method === "item/updated" && typeof item["visibleOutput"] === "string" && item["visibleOutput"] !== "",
-      "the tool call's first output (item/updated with visibleOutput)",
+      (method, item) => {
+        const output =
+          method === "item/delta"
+            ? item["field"] === "visibleOutput"
+            : method === "item/updated" && typeof item["visibleOutput"] === "string" && item["visibleOutput"] !== "";
+        if (output) toolItemId = item["itemId"];
+        return output;
+      },
+      "the tool call's first output (an item/delta of its visibleOutput)",
     );
-    const toolItemId = (paramsOf(running.message ?? {})["item"] as Record<string, unknown>)["itemId"];
     ctx.step("waiting for the turn/completed of the turn cancelled while its tool ran");
     const { terminal: outcome } = await ctx.client.cancelTurn({ sessionId, turnId: turn.turnId }, { timeoutMs: Infinity });
     const terminal = await ctx.terminal(turn.turnId);
@@ -71,7 +78,7 @@ export const keepInbox: Scenario = {
     const running = await ctx.start(sessionId, LONG_STREAM);
     const queued = await ctx.start(sessionId, QUICK);
     ctx.expect(queued.disposition === "queued", `a turn/start while a turn runs must be queued, got ${JSON.stringify(queued.disposition)}`, [queued.ackLine]);
-    await ctx.item(running.turnId, (method) => method === "item/updated", "the first item/updated");
+    await ctx.item(running.turnId, isChange, "the first item/delta");
     await ctx.command("turn/cancel", { sessionId, turnId: running.turnId, keepInbox: true });
     const stopped = await ctx.terminal(running.turnId);
     ctx.expect(stopped.params["terminal"] === "cancelled", `the running turn must end "cancelled", it ended ${JSON.stringify(stopped.params["terminal"])}`, [
@@ -86,7 +93,7 @@ export const keepInbox: Scenario = {
     // Without keepInbox, each discarded turn gets its own cancelled terminal (invariant 1).
     const second = await ctx.start(sessionId, LONG_STREAM);
     const discarded = [await ctx.start(sessionId, QUICK), await ctx.start(sessionId, QUICK)];
-    await ctx.item(second.turnId, (method) => method === "item/updated", "the first item/updated");
+    await ctx.item(second.turnId, isChange, "the first item/delta");
     await ctx.command("turn/cancel", { sessionId, turnId: second.turnId });
     const secondEnd = await ctx.terminal(second.turnId);
     ctx.expect(

@@ -99,6 +99,8 @@ const DEFAULT_WIRE_LIMITS: WireLimits = { maxLines: 100_000, maxChars: 64 * 1024
  */
 export class WireTap implements CheckWire {
   readonly lines: WireLine[] = [];
+  /** itemId -> its kind, from the host's item notifications that name it (an `item/delta` does not). */
+  readonly #kinds = new Map<string, string>();
   /** Set once the wire passed the tap's bounds: what was recorded stops there. */
   overflow: string | undefined;
   /** Why the tap stopped recording one direction early (a message the framing could not follow), one sentence each. */
@@ -160,11 +162,22 @@ export class WireTap implements CheckWire {
     const line: WireLine = { line: this.lines.length + 1, dir, raw, message: parseObject(raw) };
     this.lines.push(line);
     if (dir !== "server") return;
+    const params = line.message?.["params"];
+    const item = typeof params === "object" && params !== null ? (params as { item?: unknown }).item : undefined;
+    if (typeof item === "object" && item !== null) {
+      const { itemId, kind } = item as { itemId?: unknown; kind?: unknown };
+      if (typeof itemId === "string" && typeof kind === "string") this.#kinds.set(itemId, kind);
+    }
     this.#waiters = this.#waiters.filter((waiter) => {
       if (line.line <= waiter.from || !waiter.test(line)) return true;
       waiter.resolve(line);
       return false;
     });
+  }
+
+  /** The kind of item `itemId`, as the host's item notifications recorded so far name it. */
+  kindOf(itemId: unknown): string | undefined {
+    return typeof itemId === "string" ? this.#kinds.get(itemId) : undefined;
   }
 
   /** One direction can no longer be followed: say so, and fail the waits (the host's messages stop being recorded). */

@@ -10,3 +10,14 @@ export const LONG_TOOL: DirectiveStep[] = [{ text: "Running the tool.", tool: { 
 
 /** A step whose tool call asks first, then a step that runs after it (whatever the answer). */
 export const ASKING: DirectiveStep[] = [{ text: "Asking first.", tool: { runMs: 300, outputEveryMs: 50, approval: true } }, { text: "The turn went on." }];
+
+/** The long message of {@link STREAMED}: 60 lines, about 4 900 characters, some outside ASCII. */
+export const STREAMED_TEXT = Array.from(
+  { length: 60 },
+  (_, i) => `${String(i + 1).padStart(2, "0")} — streamed as appends: café, naïve, Ωmega; no character is sent twice or lost.\n`,
+).join("");
+/** A long message in 16-character chunks, then a tool that prints a line every 10 ms for 400 ms, then a last message. */
+export const STREAMED: DirectiveStep[] = [
+  { reasoning: "A long answer, then a tool.", text: STREAMED_TEXT, chunkSize: 16, tool: { runMs: 400, outputEveryMs: 10 } },
+  { text: "Streamed." },
+];

@@ -181,14 +181,22 @@ export class ScenarioContext {
     return { ...line, params: paramsOf(line.message as Record<string, unknown>) };
   }
 
-  /** Wait on the wire for an item notification of `turnId` that passes `test`. */
+  /**
+   * Wait on the wire for an item notification of `turnId` that passes `test`, which sees what the
+   * notification says of its item: the whole item (`item/started`, `item/completed`), the patch
+   * (`item/updated`), or for an `item/delta` its params (`itemId`, `field`, `append`, …) with the
+   * item's `kind` as the wire named it before.
+   */
   async item(turnId: string, test: (method: string, item: Record<string, unknown>) => boolean, what: string): Promise<WireLine> {
     this.step(`waiting for ${what} of turn ${turnId}`);
     return this.wire.waitFor((m) => {
-      const item = paramsOf(m)["item"];
-      if (typeof m["method"] !== "string" || !m["method"].startsWith("item/") || typeof item !== "object" || item === null) return false;
+      const method = m["method"];
+      if (typeof method !== "string" || !method.startsWith("item/")) return false;
+      const params = paramsOf(m);
+      const item = method === "item/delta" ? { ...params, kind: this.wire.kindOf(params["itemId"]) } : params["item"];
+      if (typeof item !== "object" || item === null) return false;
       const fields = item as Record<string, unknown>;
-      return fields["turnId"] === turnId && test(m["method"], fields);
+      return fields["turnId"] === turnId && test(method, fields);
     });
   }
 
@@ -241,4 +249,18 @@ export function lastClientRequest(lines: readonly WireLine[], method: string): W
     if (line.dir === "client" && line.message?.["method"] === method) return line;
   }
   return undefined;
+}
+
+/**
+ * Whether an item notification changes an item in progress (MSP 2.0): an `item/delta` (an
+ * append) or an `item/updated` (a patch), as opposed to the whole items of `item/started` and
+ * `item/completed`.
+ *
+ * @example
+ * ```ts
+ * await ctx.item(turnId, isChange, "the first item/delta");
+ * ```
+ */
+export function isChange(method: string): boolean {
+  return method === "item/delta" || method === "item/updated";
 }

@@ -11,6 +11,7 @@ import { cancelMidModel, cancelMidTool, keepInbox } from "./cancelScenarios.js";
 import { malformedInput } from "./malformedInputScenario.js";
 import { duplicateCommandId, resumeAfterCursor } from "./replayScenarios.js";
 import type { Scenario } from "./scenario.js";
+import { streamedDeltas } from "./streamScenario.js";
 
 /**
  * Every scenario, in the order `muse check` runs them. The first, "host info", also tells whether
@@ -24,6 +25,7 @@ import type { Scenario } from "./scenario.js";
 export const SCENARIOS: readonly Scenario[] = [
   hostInfo,
   startAndComplete,
+  streamedDeltas,
   cancelMidModel,
   cancelMidTool,
   cancelRace,
