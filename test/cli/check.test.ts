@@ -73,8 +73,8 @@ describe("runCheck", () => {
   }, 180_000);
 
   it("fails 'start and complete' on a host that sends an item after the terminal, showing the line", async () => {
-    // The relay of fixtures/itemAfterTerminal.mjs reads MSP 2.0's item/delta too.
-    const relay = [join(repoRoot, "test/cli/fixtures/itemAfterTerminal.mjs"), "--", process.execPath, ...referenceHost()];
+    // The relay of broken-hosts/item-after-terminal.mjs reads MSP 2.0's item/delta too.
+    const relay = [join(repoRoot, "test/fixtures/broken-hosts/item-after-terminal.mjs"), "--", process.execPath, ...referenceHost()];
     const outcome = await check(relay, { only: ["host info", "start and complete"] });
     expect(outcome.passed).toBe(false);
     expect(resultOf(outcome, "host info").passed).toBe(true);

@@ -23,7 +23,7 @@ describe("muse check (the bin)", () => {
   }, 160_000);
 
   it("exits 1 on a host that sends an item after the terminal, naming the scenario on stdout", async () => {
-    const broken = `${q(process.execPath)} ${q(join(repoRoot, "test/cli/fixtures/itemAfterTerminal.mjs"))} -- ${hostCommand(bundles(), checkable())}`;
+    const broken = `${q(process.execPath)} ${q(join(repoRoot, "test/fixtures/broken-hosts/item-after-terminal.mjs"))} -- ${hostCommand(bundles(), checkable())}`;
     const result = await runMuse(bundles(), ["check", "--spawn", broken], { timeoutMs: 300_000 });
     expect(result.stdout).toMatch(/^start and complete +FAIL/m);
     expect(result.stdout).toMatch(/^FAIL start and complete$/m);
