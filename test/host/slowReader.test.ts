@@ -21,14 +21,14 @@ const BOUND = 256 * 1024;
 const TOKEN = "slow-reader-test-token-0123456789";
 const input = [{ type: "text", text: "go" }];
 
-/** A message of 120 000 characters in 400 chunks: every item/updated carries the text so far (MSP 1.0), about 24 MB in all. */
-const flood = parseScriptedModel({ turns: [{ steps: [{ text: "many slow words ".repeat(7_500), chunkSize: 300 }] }] }, "flood");
+/** A message of 6 MB in 2 000 appends (MSP 2.0: each carries its 3 000 characters), and its 6 MB item/completed: about 12.7 MB in all. */
+const flood = parseScriptedModel({ turns: [{ steps: [{ text: "many slow words ".repeat(375_000), chunkSize: 3_000 }] }] }, "flood");
 /**
- * A message of 200 000 characters in 400 chunks, one every 10 ms (four seconds or more, about 40
- * MB): a reader that stops for a second at a time outruns the kernel's socket buffers, falls behind,
- * catches up, and falls behind again.
+ * A message of 6 MB in 400 appends, one every 10 ms (four seconds or more, about 12 MB with its
+ * item/completed): a reader that stops for a second at a time outruns the kernel's socket buffers,
+ * falls behind, catches up, and falls behind again.
  */
-const trickle = parseScriptedModel({ turns: [{ steps: [{ text: "many slow words ".repeat(12_500), chunkSize: 500, chunkDelayMs: 10 }] }] }, "trickle");
+const trickle = parseScriptedModel({ turns: [{ steps: [{ text: "many slow words ".repeat(375_000), chunkSize: 15_000, chunkDelayMs: 10 }] }] }, "trickle");
 
 type Message = Record<string, unknown> & { id?: number; method?: string; params?: Record<string, unknown>; result?: Record<string, unknown> };
 
@@ -161,7 +161,7 @@ describe("slow readers over WebSocket", () => {
     const client = await RawClient.open(server);
     const sessionId = String((await client.request("session/create", { model: "trickle" })).result?.["sessionId"]);
     client.send("turn/start", { sessionId, input });
-    await client.waitFor((m) => m.method === "item/updated", "the first item/updated");
+    await client.waitFor((m) => m.method === "item/delta", "the first item/delta");
     // Read in fits and starts while the host streams: stop for a while, read for a moment, again.
     for (let i = 0; i < 5; i++) {
       client.pause();

@@ -32,19 +32,21 @@ function expectEveryCursor(host: HostProcess, sessionId: string): number {
 describe("slow readers over stdio", () => {
   it("a client whose stdout reader pauses for a while still gets every notification once, in order: no ENOBUFS, no lost line", async () => {
     const dir = tempDir();
-    // 120 000 characters in 400 chunks: about 24 MB of item/updated (MSP 1.0), far past the pipe and the 4 MiB bound.
-    const host = start(["--script", model(dir, 7_500, 300, 0), "--data", dir]);
+    // 8 MB in 500 appends of 16 000 characters, and its 8 MB item/completed: far past the pipe and the 4 MiB bound.
+    const host = start(["--script", model(dir, 500_000, 16_000, 0), "--data", dir]);
     const sessionId = String((await host.request("session/create", {}, 15_000)).result?.["sessionId"]);
     host.send("turn/start", { sessionId, input });
-    await host.waitFor((m) => m.method === "item/updated", 15_000, "the first item/updated");
+    await host.waitFor((m) => m.method === "item/delta", 15_000, "the first item/delta");
     host.child.stdout.pause();
     await sleep(2_000);
     host.child.stdout.resume();
     const terminal = await host.waitFor((m) => m.method === "turn/completed", 60_000, "turn/completed");
     expect(terminal.params?.["terminal"]).toBe("completed");
     expect(expectEveryCursor(host, sessionId)).toBeGreaterThan(400);
-    const texts = host.notifications("item/updated").map((p) => String((p["item"] as { text: string }).text.length));
-    expect(texts.at(-1)).toBe("120000");
+    const appended = host.notifications("item/delta").map((p) => String(p["append"]));
+    const completed = host.notifications("item/completed").map((p) => (p["item"] as { text: string }).text);
+    expect(completed).toEqual(["many slow words ".repeat(500_000)]);
+    expect(appended.join("")).toBe(completed[0]);
     expect(await host.stop(30_000)).toEqual({ code: 0, signal: null });
     expect(host.stderr).not.toMatch(/ENOBUFS|stdout failed/);
     expect(host.stderr).toMatch(/stdin closed: cancelling running turns/);
@@ -56,7 +58,7 @@ describe("slow readers over stdio", () => {
     const host = start(["--script", model(dir, 7_500, 30, 2), "--data", dir]);
     const sessionId = String((await host.request("session/create", {}, 15_000)).result?.["sessionId"]);
     host.send("turn/start", { sessionId, input });
-    await host.waitFor((m) => m.method === "item/updated", 15_000, "the first item/updated");
+    await host.waitFor((m) => m.method === "item/delta", 15_000, "the first item/delta");
     host.child.stdout.pause();
     await sleep(1_500);
     host.child.stdin.end();
