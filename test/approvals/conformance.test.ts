@@ -97,12 +97,21 @@ describe("checkTranscript: invariant 6", () => {
       ...head(),
       ask(100),
       note("item/updated", { item: call(3, { visibleOutput: "a.txt\n" }) }),
-      note("item/completed", { item: call(4, { status: "completed" }) }),
+      note("item/completed", { item: call(4, { status: "completed", approval: "pending", visibleOutput: "a.txt\n" }) }),
       note("turn/completed", { turnId: T, terminal: "completed", reason: "completed", durationMs: 5 }),
     ];
     expect(checkTranscript(lines).problems).toEqual([
       `line 7: item/updated: tool call ${I}, pending approval since line 5, shows output with no approve answered while it was pending (invariant 6)`,
-      `line 8: item/completed: tool call ${I}, pending approval since line 5, completed with no approve answered while it was pending (invariant 6)`,
+      `line 8: item/completed: tool call ${I}, pending approval since line 5, shows output with no approve answered while it was pending (invariant 6)`,
+    ]);
+    const silent = [
+      ...head(),
+      ask(100),
+      note("item/completed", { item: call(3, { status: "completed", approval: "pending" }) }),
+      note("turn/completed", { turnId: T, terminal: "completed", reason: "completed", durationMs: 5 }),
+    ];
+    expect(checkTranscript(silent).problems).toEqual([
+      `line 7: item/completed: tool call ${I}, pending approval since line 5, completed with no approve answered while it was pending (invariant 6)`,
     ]);
     const deniedButApproved = denied();
     deniedButApproved[7] = note("item/updated", { item: call(3, { approval: "approved" }) });
@@ -117,7 +126,7 @@ describe("checkTranscript: invariant 6", () => {
       ask(100),
       note("item/updated", { item: call(3, { approval: "cancelled" }) }),
       answer(100, { decision: "approve" }),
-      note("item/completed", { item: call(4, { status: "completed", visibleOutput: "a.txt\n" }) }),
+      note("item/completed", { item: call(4, { status: "completed", approval: "cancelled", visibleOutput: "a.txt\n" }) }),
       note("turn/completed", { turnId: T, terminal: "cancelled", reason: "cancelled", durationMs: 5 }),
     ];
     expect(checkTranscript(lines).problems).toEqual([
@@ -143,7 +152,7 @@ describe("checkTranscript: invariant 6", () => {
     const ranAnyway = [
       ...crossing,
       note("item/updated", { item: call(3, { visibleOutput: "a.txt\n" }) }),
-      note("item/completed", { item: call(4, { status: "completed", visibleOutput: "a.txt\n" }) }),
+      note("item/completed", { item: call(4, { status: "completed", approval: "pending", visibleOutput: "a.txt\n" }) }),
       note("turn/completed", { turnId: T, terminal: "cancelled", reason: "cancelled", durationMs: 5 }),
     ];
     expect(checkTranscript(ranAnyway).problems).toEqual([
@@ -195,7 +204,8 @@ describe("checkTranscript: invariant 6", () => {
       server({ jsonrpc: "2.0", id: 1, result: { commandId: "r-1", status: "accepted", sessionId: S, replayed: 0 } }),
       ask(1),
       answer(1, { decision: "approve" }),
-      note("item/completed", { item: call(3, { status: "completed", approval: "approved", visibleOutput: "ok" }) }),
+      note("item/updated", { item: call(3, { approval: "approved" }) }),
+      note("item/completed", { item: call(4, { status: "completed", approval: "approved", visibleOutput: "ok" }) }),
       note("turn/completed", { turnId: T, terminal: "completed", reason: "completed", durationMs: 5 }),
     ];
     expect(checkTranscriptParts([first, second]).map((c) => c.problems)).toEqual([[], []]);

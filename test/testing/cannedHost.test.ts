@@ -1,27 +1,43 @@
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { MspError } from "../../src/index.js";
 import { CannedHost } from "../../src/testing/index.js";
 
-const SESSION = "0198f0aa-1111-7000-8000-0000000000aa";
+/** Resolves once `done()` holds (polled every 5 ms, for at most 2 s). */
+async function until(done: () => boolean): Promise<void> {
+  for (const deadline = Date.now() + 2_000; !done();) {
+    if (Date.now() > deadline) throw new Error("timed out");
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
 const input = [{ type: "text" as const, text: "Run the flaky integration suite" }];
 
 describe("CannedHost", () => {
-  it("replays the seed's cancel-mid-turn exchange through the SDK", async () => {
+  it("replays the recorded cancel-mid-turn exchange through the SDK: every notification, in order, folded into items", async () => {
     const host = CannedHost.fromFile("transcripts/cancel-mid-turn.jsonl");
+    const recorded = readFileSync("transcripts/cancel-mid-turn.jsonl", "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(JSON.parse(line).raw as string) as { method?: string; id?: unknown })
+      .filter((m) => m.method !== undefined && m.id === undefined)
+      .map((m) => m.method);
     const msp = host.connect({ defaultTimeoutMs: 2_000 });
     const seen: string[] = [];
     msp.onNotification((n) => seen.push(n.method));
-    const ack = await msp.command("turn/start", { sessionId: SESSION, input });
+    const { sessionId } = await msp.command("session/create", {});
+    const ack = await msp.command("turn/start", { sessionId, input });
     expect(ack.turnId).toBe(ack.commandId);
     expect(ack.disposition).toBe("started");
-    const cancel = await msp.command("turn/cancel", { sessionId: SESSION, turnId: ack.turnId });
+    await until(() => seen.includes("item/delta") && seen.lastIndexOf("item/started") > seen.indexOf("item/completed"));
+    const cancel = await msp.command("turn/cancel", { sessionId, turnId: ack.turnId });
     expect(cancel.status).toBe("accepted");
     const terminal = await msp.turns.terminalOf(ack.turnId, { timeoutMs: 1_000 });
     expect(terminal.terminal).toBe("cancelled");
     expect(terminal.reason).toBe("cancelled during tool execution");
-    expect(seen).toEqual(["item/completed", "turn/completed"]);
-    const tool = msp.items.itemsOf(ack.turnId)[0];
-    expect(tool?.status).toBe("cancelled");
+    expect(seen).toEqual(recorded);
+    expect(seen).toContain("item/delta");
+    const [message, tool] = msp.items.itemsOf(ack.turnId);
+    expect([message?.kind, message?.status, tool?.kind, tool?.status]).toEqual(["message", "completed", "toolCall", "cancelled"]);
     await host.done();
     await msp.close();
   });
@@ -29,7 +45,8 @@ describe("CannedHost", () => {
   it("fails loudly with a diff when the client strays, and the pending command settles", async () => {
     const host = CannedHost.fromFile("transcripts/cancel-mid-turn.jsonl");
     const msp = host.connect({ defaultTimeoutMs: 2_000 });
-    const error = await msp.command("turn/start", { sessionId: SESSION, input: [{ type: "text", text: "something else" }] }).catch((e: unknown) => e);
+    const { sessionId } = await msp.command("session/create", {});
+    const error = await msp.command("turn/start", { sessionId, input: [{ type: "text", text: "something else" }] }).catch((e: unknown) => e);
     expect(MspError.is(error) && error.kind).toBe("rpcError");
     await expect(host.done()).rejects.toThrow(/params\.input\.0\.text: expected "Run the flaky integration suite", got "something else"/);
     await msp.closed;
