@@ -7,25 +7,6 @@
 import { foldItem, isItem, type Item } from "../protocol/index.js";
 import type { SessionHistory } from "./transcriptHistory.js";
 
-/**
- * What checkTranscript holds of one item: the item folded so far (`held`), nothing because the
- * transcript began after the item did (`unknown`: its deltas and patches cannot be checked, and
- * are not), or nothing more because a problem was reported (`broken`: one problem per broken
- * chain, not one per later link).
- *
- * @example
- * ```ts
- * const chain: ItemChain = { state: "held", item: started, at: "line 4" };
- * ```
- */
-export interface ItemChain {
-  state: "held" | "unknown" | "broken";
-  /** The item folded so far (`held` only). */
-  item?: Item;
-  /** Where its latest notification was (`line <n>`). */
-  at: string;
-}
-
 /** The fields an `item/completed` sets for itself: they may differ from the fold (invariant B). */
 const SET_BY_COMPLETION: ReadonlySet<string> = new Set(["revision", "recordedAt", "status", "interrupted", "failureReason", "error", "truncated"]);
 

@@ -2,7 +2,26 @@
  * SessionHistory: what checkTranscript remembers across a transcript's parts (turns accepted and
  * ended, items open and completed and folded, sessions and cursors, approval gates, cancels sent).
  */
-import type { ItemChain } from "./itemChain.js";
+import type { Item } from "../protocol/index.js";
+
+/**
+ * What checkTranscript holds of one item: the item folded so far (`held`), nothing because the
+ * transcript began after the item did (`unknown`: its deltas and patches cannot be checked, and
+ * are not), or nothing more because a problem was reported (`broken`: one problem per broken
+ * chain, not one per later link).
+ *
+ * @example
+ * ```ts
+ * const chain: ItemChain = { state: "held", item: started, at: "line 4" };
+ * ```
+ */
+export interface ItemChain {
+  state: "held" | "unknown" | "broken";
+  /** The item folded so far (`held` only). */
+  item?: Item;
+  /** Where its latest notification was (`line <n>`). */
+  at: string;
+}
 
 /**
  * Session-level state, which survives a reconnection (`<name>.2.jsonl` continues `<name>.jsonl`);
