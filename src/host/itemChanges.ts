@@ -3,17 +3,13 @@
  * any other change an `item/updated` patch (only the fields that changed). `item/started` and
  * `item/completed` carry the whole item and need nothing from here.
  */
-import type { Item, ItemDeltaField } from "../protocol/index.js";
+import type { Item } from "../protocol/index.js";
+import { growingField } from "../protocol/itemFold.js";
 
 /** A notification's method and body (the params without `sessionId`, `viewCursor`, `emittedAtMs`). */
 export interface ItemChange {
   method: "item/delta" | "item/updated";
   body: Record<string, unknown>;
-}
-
-/** The field of an item that grows by appends: a tool call's `visibleOutput`, any other item's `text`. */
-export function growingFieldOf(item: Item): ItemDeltaField {
-  return item.kind === "toolCall" ? "visibleOutput" : "text";
 }
 
 /**
@@ -30,7 +26,7 @@ export function growingFieldOf(item: Item): ItemDeltaField {
 export function itemDelta(next: Item, append: string): ItemChange {
   return {
     method: "item/delta",
-    body: { turnId: next.turnId, itemId: next.itemId, revision: next.revision, field: growingFieldOf(next), append, recordedAt: next.recordedAt },
+    body: { turnId: next.turnId, itemId: next.itemId, revision: next.revision, field: growingField(next), append, recordedAt: next.recordedAt },
   };
 }
 
@@ -68,7 +64,7 @@ export function itemPatch(previous: Item, next: Item): ItemChange {
  * ```
  */
 export function itemChange(previous: Item, next: Item): ItemChange {
-  const field = growingFieldOf(next);
+  const field = growingField(next);
   const before = (previous as unknown as Record<string, unknown>)[field];
   const after = (next as unknown as Record<string, unknown>)[field];
   if (typeof before === "string" && typeof after === "string" && after.length > before.length && after.startsWith(before)) {

@@ -6,6 +6,7 @@
  * update, so a streamed answer no longer costs two full serializations of its text so far for
  * every chunk.
  */
+import { growingField } from "../protocol/itemFold.js";
 import { notificationMessage } from "./jsonRpc.js";
 import type { SessionLogRecord } from "./sessionLogRecord.js";
 
@@ -36,11 +37,6 @@ export interface EncodedNotification {
   line: string;
   /** The JSON text of the wire message. */
   wire: string;
-}
-
-/** The field of an item that grows: a tool call's output, any other item's text. */
-export function growingField(item: Record<string, unknown>): "text" | "visibleOutput" {
-  return item["kind"] === "toolCall" ? "visibleOutput" : "text";
 }
 
 /**

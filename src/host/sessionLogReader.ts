@@ -7,7 +7,8 @@
 import { closeSync } from "node:fs";
 import type { LogFilePool } from "./logFilePool.js";
 import { MAX_LOG_LINE_BYTES, readLogLines } from "./logLines.js";
-import { growingField, itemOf } from "./notificationEncoder.js";
+import { growingField } from "../protocol/itemFold.js";
+import { itemOf } from "./notificationEncoder.js";
 import { openLogFile } from "./safeFiles.js";
 import type { SessionLogRecord, SkippedRecord } from "./sessionLogRecord.js";
 

@@ -4,7 +4,20 @@
  * The SDK's ledger, `checkTranscript` and the reference host's log readers all fold with it, so
  * they agree byte for byte.
  */
-import type { Item } from "./types.js";
+import type { Item, ItemDeltaField } from "./types.js";
+
+/**
+ * The field of an item that `item/delta` appends to: a tool call's `visibleOutput`, any other
+ * item's `text`.
+ *
+ * @example
+ * ```ts
+ * growingField({ kind: "toolCall" }); // "visibleOutput"
+ * ```
+ */
+export function growingField(item: { kind?: unknown }): ItemDeltaField {
+  return item.kind === "toolCall" ? "visibleOutput" : "text";
+}
 
 /**
  * Applies one item notification to `held`, the item as the reader holds it (`undefined` when it
