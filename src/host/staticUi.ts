@@ -1,6 +1,6 @@
-/** The `--ui` file server: the Stop-button app's built files, GET/HEAD only, fixed content types, nothing outside its directory. */
-import { realpathSync, statSync } from "node:fs";
-import { open } from "node:fs/promises";
+/** The `--ui` file server: the Stop-button app's built files, GET/HEAD only, fixed content types, regular files only, nothing outside its directory. */
+import { constants, realpathSync, statSync } from "node:fs";
+import { lstat, open } from "node:fs/promises";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { extname, join, sep } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -32,7 +32,15 @@ const SAFE_HEADERS = {
   "Cache-Control": "no-store",
 } as const;
 
-/** Writes a short plain-text answer (errors, refusals). */
+/**
+ * Writes a short plain-text answer (errors, refusals) with the safe headers; `status` is an HTTP
+ * status code, `text` is sent as UTF-8 with its `Content-Length` in bytes.
+ *
+ * @example
+ * ```ts
+ * plainAnswer(response, 405, "Method Not Allowed\n", { Allow: "GET, HEAD" });
+ * ```
+ */
 export function plainAnswer(response: ServerResponse, status: number, text: string, headers: Record<string, string> = {}): void {
   response.writeHead(status, { ...SAFE_HEADERS, ...headers, "Content-Type": "text/plain; charset=utf-8", "Content-Length": Buffer.byteLength(text) });
   response.end(text);
@@ -41,8 +49,16 @@ export function plainAnswer(response: ServerResponse, status: number, text: stri
 /**
  * A request handler serving the files under `dir` (resolved once; it must exist and hold
  * `index.html`, else this throws). `/` is `index.html`. A path with `..`, a backslash or a NUL, a
- * file that resolves (links followed) outside `dir`, an extension not in the fixed table, or a
- * directory is a 404; a method other than GET or HEAD a 405.
+ * file that resolves (links followed) outside `dir`, an extension not in the fixed table, or
+ * anything that is not a regular file (a directory, a FIFO, a device, even through a link) is a
+ * 404; a method other than GET or HEAD a 405. Files are checked before and after a non-blocking
+ * open, so a FIFO never holds a thread-pool thread. Files over 16 MiB (bytes) are a 404 too.
+ *
+ * @example
+ * ```ts
+ * const pages = staticUi("dist/demo");
+ * createServer((request, response) => pages(request, response)).listen(8080, "127.0.0.1");
+ * ```
  */
 export function staticUi(dir: string | URL): (request: IncomingMessage, response: ServerResponse) => void {
   const given = typeof dir === "string" ? dir : fileURLToPath(dir);
@@ -77,19 +93,42 @@ async function serveFile(root: string, relative: string, type: string, headOnly:
     return plainAnswer(response, 404, "Not Found\n");
   }
   if (!real.startsWith(root + sep)) return plainAnswer(response, 404, "Not Found\n");
-  let body: Buffer;
+  let body: Buffer | undefined;
   try {
-    const file = await open(real, "r");
-    try {
-      const stat = await file.stat();
-      if (!stat.isFile() || stat.size > MAX_FILE_BYTES) return plainAnswer(response, 404, "Not Found\n");
-      body = await file.readFile();
-    } finally {
-      await file.close();
-    }
+    body = await readRegularFile(real, MAX_FILE_BYTES);
   } catch {
-    return plainAnswer(response, 404, "Not Found\n");
+    body = undefined;
   }
+  if (body === undefined) return plainAnswer(response, 404, "Not Found\n");
   response.writeHead(200, { ...SAFE_HEADERS, "Content-Type": type, "Content-Length": body.length });
   response.end(headOnly ? undefined : body);
+}
+
+/**
+ * The bytes of `path` (a resolved path, its last component no link) when it is a regular file
+ * of at most `maxBytes` bytes, else `undefined`. A FIFO or device must never be opened by a
+ * plain `open`: that blocks a thread-pool thread until a writer comes (issue 20). So `lstat`
+ * first; then open with `O_NONBLOCK` (a FIFO that slips in anyway opens at once) and
+ * `O_NOFOLLOW` (a link swapped in fails with `ELOOP`); then `fstat` the descriptor, which must
+ * still be a regular file, the same one `lstat` saw, before one byte is read.
+ */
+async function readRegularFile(path: string, maxBytes: number): Promise<Buffer | undefined> {
+  const checked = await lstat(path);
+  if (!checked.isFile() || checked.size > maxBytes) return undefined;
+  const file = await open(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
+  try {
+    const opened = await file.stat();
+    if (!opened.isFile() || opened.dev !== checked.dev || opened.ino !== checked.ino || opened.size > maxBytes) return undefined;
+    // Read what fstat counted, no more: a file growing meanwhile cannot pass the bound.
+    const body = Buffer.alloc(opened.size);
+    let filled = 0;
+    while (filled < body.length) {
+      const { bytesRead } = await file.read(body, filled, body.length - filled, filled);
+      if (bytesRead === 0) break;
+      filled += bytesRead;
+    }
+    return filled === body.length ? body : body.subarray(0, filled);
+  } finally {
+    await file.close();
+  }
 }
