@@ -2,6 +2,7 @@
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { basename } from "node:path";
+import { tokenFromFile } from "../protocol/tokenFile.js";
 import { loadScriptedModel } from "./modelLoader.js";
 import type { ScriptedModel } from "./scriptedModel.js";
 import { DataDirInUseError } from "./dataDirLock.js";
@@ -35,7 +36,7 @@ export function loadServeModels(options: ServeOptions): Pick<MuseHostOptions, "m
 const TOKEN_ENV = "MUSE_HOST_TOKEN";
 
 /**
- * The WebSocket token: `--token-file` (its first line, surrounding whitespace trimmed), else
+ * The WebSocket token: `--token-file` (read by {@link tokenFromFile}, as `muse` reads it), else
  * `MUSE_HOST_TOKEN` (then removed from this process's environment, so tools the host runs never
  * inherit it), else 32 random bytes, base64url. Throws a one-line `Error` that names the file, never the token.
  */
@@ -48,8 +49,7 @@ function webSocketToken(options: ServeOptions): string {
     } catch (error) {
       throw new Error(`--token-file ${options.tokenFile}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, { cause: error });
     }
-    token = (text.split(/\r?\n/)[0] ?? "").trim();
-    if (token === "") throw new Error(`--token-file ${options.tokenFile}: the file's first line is empty`);
+    token = tokenFromFile(text, options.tokenFile);
   } else if (process.env[TOKEN_ENV] !== undefined) {
     token = process.env[TOKEN_ENV].trim();
     if (token === "") throw new Error(`${TOKEN_ENV} is set but empty`);

@@ -31,6 +31,13 @@ import { DEFAULT_MAX_SEND_QUEUE_BYTES, DEFAULT_STALL_TIMEOUT_MS, webSocketTransp
 
 /** How long a request may take to send its headers (a page request, its whole request). @unit milliseconds */
 const HEADERS_TIMEOUT_MS = 10_000;
+/**
+ * How often Node's server looks for connections past `headersTimeout` or `requestTimeout` (and
+ * answers them 408, then closes them). Node's default, 30 s, let a connection that never finished
+ * its headers live about 30 s instead of HEADERS_TIMEOUT_MS.
+ * @unit milliseconds
+ */
+const TIMEOUT_CHECK_INTERVAL_MS = 1_000;
 
 /** Default bound on simultaneous connections (WebSocket and page requests alike). */
 export const DEFAULT_MAX_CONNECTIONS = 1024;
@@ -169,9 +176,10 @@ export async function serveWebSocket(host: MuseHost, options: WebSocketServeOpti
   const tokenMatches = tokenChecker(token);
   // Loaded here, not when this module is: `ws` is an optional peer, and a host without --ws never loads it.
   const { WebSocketServer } = await importOptionalPeer<typeof Ws>("ws", "muse-host serve --ws");
-  const server = createServer();
+  const server = createServer({ connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS });
   server.maxConnections = maxConnections;
-  // A client that trickles its request headers holds a connection slot: bound how long.
+  // A client that sends nothing or trickles its request headers holds a connection slot: bound how
+  // long. Node enforces these on its check interval, which is set at creation (above).
   server.headersTimeout = HEADERS_TIMEOUT_MS;
   server.requestTimeout = HEADERS_TIMEOUT_MS;
   const sockets = new WebSocketServer({

@@ -86,7 +86,7 @@ describe("the token's sources", () => {
     writeFileSync(empty, "\n");
     for (const [file, why] of [
       [join(dir, "missing"), "ENOENT"],
-      [empty, "the file's first line is empty"],
+      [empty, "no token in it (every line is empty or a # comment)"],
     ] as const) {
       const run = spawnSync(
         process.execPath,

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from "node:fs";
 import type { CloseInfo, MspClient } from "@muse-code/sdk";
-import { signalGroup, spawnHost, type SpawnedHost } from "@muse-code/sdk/node";
+import { signalGroup, spawnHost, tokenFromFile, type SpawnedHost } from "@muse-code/sdk/node";
 import { recordingChannel, recordingWebSocket } from "@muse-code/sdk/testing";
 import { connectWebSocket } from "@muse-code/sdk/websocket";
 import type { HostTarget } from "./args.js";
@@ -49,7 +49,7 @@ export interface OpenedHost {
 }
 
 /**
- * Where `muse` finds the WebSocket token: `--token-file` (its content, without the final newline),
+ * Where `muse` finds the WebSocket token: `--token-file` (read by `tokenFromFile`, as `muse-host` reads it),
  * else `$MUSE_HOST_TOKEN`, else none.
  *
  * @example
@@ -65,9 +65,7 @@ export function readToken(target: Extract<HostTarget, { kind: "ws" }>, env: Node
     } catch (error) {
       throw new Error(`cannot read --token-file ${target.tokenFile}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, { cause: error });
     }
-    const token = text.replace(/\r?\n$/, "");
-    if (token === "") throw new Error(`--token-file ${target.tokenFile} is empty`);
-    return token;
+    return tokenFromFile(text, target.tokenFile);
   }
   const fromEnv = env["MUSE_HOST_TOKEN"];
   return fromEnv === undefined || fromEnv === "" ? undefined : fromEnv;
