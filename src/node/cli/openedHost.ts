@@ -67,7 +67,8 @@ export function readToken(target: Extract<HostTarget, { kind: "ws" }>, env: Node
     }
     return tokenFromFile(text, target.tokenFile);
   }
-  const fromEnv = env["MUSE_HOST_TOKEN"];
+  // Trimmed, as muse-host reads the same variable: both sides hold the same token.
+  const fromEnv = env["MUSE_HOST_TOKEN"]?.trim();
   return fromEnv === undefined || fromEnv === "" ? undefined : fromEnv;
 }
 
