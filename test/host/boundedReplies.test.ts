@@ -49,13 +49,14 @@ class RawClient {
   /** @unit bytes of the largest frame read */
   largest = 0;
   readonly closed: Promise<number>;
-  #listeners = new Set<() => void>();
+  #listeners = new Set<(m: Message) => void>();
   private constructor(readonly socket: WebSocket) {
     socket.on("message", (data) => {
       const text = String(data);
       this.largest = Math.max(this.largest, Buffer.byteLength(text));
-      this.messages.push(JSON.parse(text) as Message);
-      for (const listener of [...this.#listeners]) listener();
+      const message = JSON.parse(text) as Message;
+      this.messages.push(message);
+      for (const listener of [...this.#listeners]) listener(message);
     });
     socket.on("error", () => {});
     this.closed = new Promise((resolve) => socket.once("close", (code) => resolve(code)));
@@ -93,20 +94,20 @@ class RawClient {
   }
 
   waitFor(predicate: (m: Message) => boolean, what: string, timeoutMs = 60_000): Promise<Message> {
+    const found = this.messages.find(predicate);
+    if (found !== undefined) return Promise.resolve(found);
     return new Promise((resolve, reject) => {
-      const check = () => {
-        const found = this.messages.find(predicate);
-        if (found === undefined) return;
+      const check = (message: Message) => {
+        if (!predicate(message)) return;
         clearTimeout(timer);
         this.#listeners.delete(check);
-        resolve(found);
+        resolve(message);
       };
       const timer = setTimeout(() => {
         this.#listeners.delete(check);
         reject(new Error(`timed out waiting for ${what} (${this.messages.length} messages read)`));
       }, timeoutMs);
       this.#listeners.add(check);
-      check();
     });
   }
 
