@@ -10,7 +10,9 @@ import { messageJson } from "./jsonRpc.js";
  * is): a transport that says how many bytes it holds unsent (`heldBytes`), how many it should hold
  * at most (`maxHeldBytes`) and when it made progress (`onDrain`) is sent a session's live
  * notifications only while they fit; past that the host feeds it from the session log as it
- * drains. Answers and host requests are never held back.
+ * drains. Answers and error replies are never held back or dropped: instead a transport whose
+ * `heldBytes` pass `maxHeldBytes` stops reading its input (an {@link InputGate}) until it drains
+ * below half of it, so a peer that sends and never reads cannot make the host reply without bound.
  *
  * @example
  * ```ts
@@ -48,7 +50,9 @@ export interface MessageTransport {
   readonly maxHeldBytes?: number;
   /**
    * The most {@link MessageTransport.heldBytes} has been right after a send, since the transport
-   * was made: at most `maxHeldBytes` plus one message, plus answers and host requests.
+   * was made: at most `maxHeldBytes` plus one message (a reply included: past the bound the
+   * transport reads nothing more), plus the answers of commands still waiting on their log sync
+   * when it passed the bound, and host requests.
    * @unit bytes
    */
   readonly heldBytesHighWater?: number;
@@ -79,4 +83,116 @@ export function transportTakes(transport: MessageTransport | undefined, message:
   // UTF-8 takes one to three bytes per UTF-16 unit: count them only when it matters.
   if (held + text.length > bound) return false;
   return held + 3 * text.length <= bound || held + Buffer.byteLength(text, "utf8") <= bound;
+}
+
+/**
+ * What an {@link InputGate} works with: how much its transport holds, its bound, and how to stop
+ * and restart reading the input.
+ *
+ * @example
+ * ```ts
+ * const io: InputGateIo<string> = { heldBytes: () => socket.bufferedAmount, maxHeldBytes: 4 << 20, pause: () => socket.pause(), resume: () => socket.resume(), handle: (text) => onMessage(text) };
+ * ```
+ */
+export interface InputGateIo<T> {
+  /** What the transport holds unsent now. @unit bytes */
+  heldBytes(): number;
+  /** The transport's bound: past it, the gate stops reading. @unit bytes */
+  readonly maxHeldBytes: number;
+  /** Stops reading the input (pause the socket or stream). */
+  pause(): void;
+  /** Reads the input again. */
+  resume(): void;
+  /** Handles one incoming message (the host answers it, maybe at once). */
+  handle(message: T): void;
+}
+
+/**
+ * A transport's input flow control. Every incoming message goes through {@link InputGate.take}
+ * and every send is followed by {@link InputGate.sent}: once what the transport holds passes
+ * `maxHeldBytes`, the gate pauses the input, and what was already read (the rest of a chunk a
+ * parser is splitting) waits, in order. On each progress ({@link InputGate.drained}), once the
+ * transport holds at most half its bound, the waiting messages are handled one at a time while it
+ * holds at most the bound, then the input is read again. So a peer that sends and never reads
+ * makes the host hold at most the bound plus one reply: its own sends back up in TCP or the pipe,
+ * and nothing it sent before is dropped.
+ *
+ * @example
+ * ```ts
+ * const gate = new InputGate({ heldBytes: () => socket.bufferedAmount, maxHeldBytes: 4 << 20, pause: () => socket.pause(), resume: () => socket.resume(), handle: (text: string) => onMessage(text) });
+ * socket.on("message", (data) => gate.take(String(data)));
+ * const send = (message: unknown) => { socket.send(messageJson(message), () => setImmediate(() => gate.drained())); gate.sent(); };
+ * ```
+ */
+export class InputGate<T> {
+  readonly #io: InputGateIo<T>;
+  #reading = true;
+  #closed = false;
+  #draining = false;
+  /** Messages read while paused; those before `#head` were handled. */
+  #unread: Array<T | undefined> = [];
+  #head = 0;
+
+  constructor(io: InputGateIo<T>) {
+    this.#io = io;
+  }
+
+  /** Whether the input is being read (not paused for the bound, not closed). */
+  get reading(): boolean {
+    return this.#reading && !this.#closed;
+  }
+
+  /** How many messages read from the input wait for the transport to drain. */
+  get waiting(): number {
+    return this.#unread.length - this.#head;
+  }
+
+  /** An incoming message: handled now while reading, else after those already waiting. Dropped once closed. */
+  take(message: T): void {
+    if (this.#closed) return;
+    if (this.#reading) return this.#io.handle(message);
+    this.#unread.push(message);
+  }
+
+  /** Call after every send (and anything else that adds to what the transport holds): past the bound, stop reading. */
+  sent(): void {
+    if (!this.#reading || this.#closed || this.#io.heldBytes() <= this.#io.maxHeldBytes) return;
+    this.#reading = false;
+    this.#io.pause();
+  }
+
+  /**
+   * Call when the transport made progress: at or below half the bound, handles what waits (while
+   * the transport holds at most the bound), then reads again. Returns whether it reads again.
+   */
+  drained(): boolean {
+    if (this.#closed || this.#draining) return false;
+    if (this.#reading) return true;
+    if (this.#io.heldBytes() > this.#io.maxHeldBytes / 2) return false;
+    this.#draining = true;
+    try {
+      while (this.#head < this.#unread.length) {
+        if (this.#closed || this.#io.heldBytes() > this.#io.maxHeldBytes) return false;
+        const message = this.#unread[this.#head] as T;
+        this.#unread[this.#head++] = undefined;
+        this.#io.handle(message);
+      }
+    } finally {
+      this.#draining = false;
+    }
+    // The last reply took it past the bound: read again at the next progress.
+    if (this.#closed || this.#io.heldBytes() > this.#io.maxHeldBytes) return false;
+    this.#unread = [];
+    this.#head = 0;
+    this.#reading = true;
+    this.#io.resume();
+    return true;
+  }
+
+  /** Drops what waits and never reads again (the transport closed). */
+  close(): void {
+    this.#closed = true;
+    this.#unread = [];
+    this.#head = 0;
+  }
 }

@@ -2,7 +2,7 @@
 import type { Readable, Writable } from "node:stream";
 import { LineSplitter } from "../protocol/lineSplitter.js";
 import { messageJson } from "./jsonRpc.js";
-import type { MessageTransport } from "./messageTransport.js";
+import { InputGate, type MessageTransport } from "./messageTransport.js";
 import { traceMark, tracing } from "./traceMarks.js";
 
 /**
@@ -25,8 +25,12 @@ export const DEFAULT_STDIO_MAX_HELD_BYTES = 4 * 1024 * 1024;
  * an answer waits for no timer). It honours the output's backpressure: once a write returns false,
  * nothing more is written until `'drain'`; lines sent meanwhile wait (they are `heldBytes`, with the
  * output's `writableLength`), and host delivery keeps that bounded by feeding live notifications
- * from the session log. A failed output (EPIPE, ENOBUFS) closes the transport and tells the
- * `onClose` handlers why (`"stdout failed: EPIPE: …"`).
+ * from the session log. Replies are bounded too: once it holds more than `maxHeldBytes`, the input
+ * is paused ({@link InputGate}) until the output drains to half of it; lines already read wait and
+ * are answered in order, and the end of input is told after them. So a client that writes requests
+ * and never reads stdout makes the host hold at most the bound plus one line. A failed output
+ * (EPIPE, ENOBUFS) closes the transport and tells the `onClose` handlers why
+ * (`"stdout failed: EPIPE: …"`).
  *
  * @example
  * ```ts
@@ -58,7 +62,9 @@ export function createStdioTransport(input: Readable, output: Writable, options:
   let noticeQueued = false;
   const notice = () => {
     noticeQueued = false;
-    if (!failed) onDrain();
+    if (failed) return;
+    gate.drained(); // the lines read while it was over the bound first, then delivery
+    onDrain();
   };
   /**
    * A write completed: progress (a small bound may wait on it rather than on 'drain'). Told on the
@@ -85,11 +91,25 @@ export function createStdioTransport(input: Readable, output: Writable, options:
   output.on("drain", () => {
     blocked = false;
     writeOut();
+    gate.drained();
     onDrain();
   });
-  const splitter = new LineSplitter((line) => onMessage(line), {
+  const maxHeldBytes = options.maxHeldBytes ?? DEFAULT_STDIO_MAX_HELD_BYTES;
+  /** The input ended while lines read before its end waited for the output to drain: told after them. */
+  let endWaits = false;
+  const gate = new InputGate<string>({
+    heldBytes: () => heldBytes(),
+    maxHeldBytes,
+    pause: () => input.pause(),
+    resume: () => {
+      if (endWaits) return onEnd();
+      if (!closed) input.resume();
+    },
+    handle: (line) => onMessage(line),
+  });
+  const splitter = new LineSplitter((line) => gate.take(line), {
     ...(options.maxLineBytes === undefined ? {} : { maxLineBytes: options.maxLineBytes }),
-    onOverflow: () => onMessage("\u0000line too long"),
+    onOverflow: () => gate.take("\u0000line too long"),
   });
   const onData = (chunk: Buffer | string) => {
     if (tracing) traceMark("stdio.read");
@@ -97,6 +117,8 @@ export function createStdioTransport(input: Readable, output: Writable, options:
   };
   const onEnd = (why?: string) => {
     if (ended) return;
+    endWaits = why === undefined && gate.waiting > 0;
+    if (endWaits) return;
     ended = true;
     splitter.end();
     for (const h of closeHandlers) h(why);
@@ -107,6 +129,7 @@ export function createStdioTransport(input: Readable, output: Writable, options:
     failed = true;
     pending = "";
     pendingBytes = 0;
+    gate.close();
     onDrain();
     onEnd(`stdout failed: ${error.code === undefined ? error.message : `${error.code}: ${error.message}`}`);
   });
@@ -134,17 +157,19 @@ export function createStdioTransport(input: Readable, output: Writable, options:
       }
       const held = heldBytes();
       if (held > highWater) highWater = held;
+      gate.sent();
     },
     close() {
       if (closed) return;
       closed = true;
+      gate.close();
       input.off("data", onData);
       input.pause();
       // What was sent still goes out, after what the output holds (a caller waits on the output).
       writeOut();
     },
     heldBytes,
-    maxHeldBytes: options.maxHeldBytes ?? DEFAULT_STDIO_MAX_HELD_BYTES,
+    maxHeldBytes,
     get heldBytesHighWater() {
       return highWater;
     },

@@ -2,11 +2,11 @@
 import type { WebSocket } from "ws";
 import { HostCloseCodes } from "../protocol/webSocketCloseCodes.js";
 import { errorResponse, JsonRpcErrorCodes, messageJson } from "./jsonRpc.js";
-import type { MessageTransport } from "./messageTransport.js";
+import { InputGate, type MessageTransport } from "./messageTransport.js";
 
 /**
  * Default bound on what the host holds for one connection: past it, live notifications wait in
- * the session log until the connection drains.
+ * the session log, and the connection is not read, until it drains.
  * @unit bytes
  *
  * @example
@@ -28,6 +28,9 @@ export const DEFAULT_MAX_SEND_QUEUE_BYTES = 4 * 1024 * 1024;
  * ```
  */
 export const DEFAULT_STALL_TIMEOUT_MS = 30_000;
+
+/** The reply to a binary frame (JSON-RPC -32600, `id: null`). */
+const BINARY_FRAME_MESSAGE = "Invalid Request: binary frames are not MSP; send one JSON-RPC message per text frame";
 
 /** After closing a connection that stopped reading, how long its close handshake may take before the socket is dropped. @unit milliseconds */
 const CLOSE_GRACE_MS = 1_000;
@@ -70,7 +73,11 @@ export interface WebSocketTransportOptions {
  * transport's `heldBytes`, and every frame written out to the kernel is progress (`onDrain`).
  * A connection that holds bytes and drains none for `stallTimeoutMs` is closed with 4008 and
  * `onStall` runs: a client that reads slowly is never closed, one that stopped reading is. A
- * binary frame is answered with a JSON-RPC `-32600` error; the connection stays open.
+ * binary frame is answered with a JSON-RPC `-32600` error; the connection stays open. Every frame
+ * goes through the same `send`, replies included, and once the socket holds more than
+ * `maxSendQueueBytes` the connection is not read ({@link InputGate}: the TCP socket is paused) until
+ * it drains to half of it; the frames already read wait and are answered in order. So a client
+ * that sends and never reads makes the host hold at most the bound plus one message.
  *
  * @example
  * ```ts
@@ -88,11 +95,27 @@ export function webSocketTransport(socket: WebSocket, options: WebSocketTranspor
   /** When the socket last wrote a whole frame out, or began holding bytes after holding none. @unit ms since the epoch */
   let progressAt = Date.now();
   let stallTimer: NodeJS.Timeout | undefined;
+  /** An incoming text frame, or `null` for a binary one: what the gate holds while the connection is not read. */
+  const handle = (text: string | null) => {
+    if (text === null) write(errorResponse(null, JsonRpcErrorCodes.invalidRequest, BINARY_FRAME_MESSAGE));
+    else onMessage(text);
+  };
+  const gate = new InputGate<string | null>({
+    heldBytes: () => socket.bufferedAmount,
+    maxHeldBytes: options.maxSendQueueBytes,
+    pause: () => socket.pause(),
+    resume: () => socket.resume(),
+    handle,
+  });
   const close = (code: number, reason: string, graceMs?: number) => {
     if (closed) return;
     closed = true;
     clearTimeout(stallTimer);
+    gate.close();
     socket.close(code, reason);
+    // A shutdown reads again, so the client's close frame can complete the handshake; a stalled
+    // client is not read (it reads nothing either), and is dropped after the grace.
+    if (graceMs === undefined) socket.resume();
     // A client that does not read never answers the close: drop the socket after a grace.
     if (graceMs !== undefined) setTimeout(() => socket.terminate(), graceMs).unref();
     onDrain();
@@ -114,6 +137,9 @@ export function webSocketTransport(socket: WebSocket, options: WebSocketTranspor
   let noticeQueued = false;
   const notice = () => {
     noticeQueued = false;
+    if (closed) return;
+    // The frames read while it was over the bound are answered first, then delivery fills the rest.
+    gate.drained();
     if (!closed) onDrain();
   };
   /**
@@ -132,21 +158,24 @@ export function webSocketTransport(socket: WebSocket, options: WebSocketTranspor
     if (closed || socket.readyState !== socket.OPEN) return;
     if (socket.bufferedAmount === 0) progressAt = Date.now(); // not stalled while it held nothing
     socket.send(messageJson(message), written);
-    const held = socket.bufferedAmount;
-    if (held > highWater) highWater = held;
-    if (held > 0 && stallTimer === undefined) stallTimer = setTimeout(checkStall, stallTimeoutMs).unref();
+    held();
+  };
+  /** After a frame was queued (a message, or the pong ws sends itself): the high-water mark, the stall timer, the bound. */
+  const held = () => {
+    const bytes = socket.bufferedAmount;
+    if (bytes > highWater) highWater = bytes;
+    if (bytes > 0 && stallTimer === undefined && !closed) stallTimer = setTimeout(checkStall, stallTimeoutMs).unref();
+    gate.sent();
   };
   socket.on("message", (data, isBinary) => {
     if (closed) return;
-    if (isBinary) {
-      write(errorResponse(null, JsonRpcErrorCodes.invalidRequest, "Invalid Request: binary frames are not MSP; send one JSON-RPC message per text frame"));
-      return;
-    }
     // The server keeps ws's default binaryType ("nodebuffer"), and ws has checked the UTF-8.
-    onMessage((data as Buffer).toString("utf8"));
+    gate.take(isBinary ? null : (data as Buffer).toString("utf8"));
   });
+  socket.on("ping", held);
   socket.once("close", () => {
     closed = true;
+    gate.close();
     clearTimeout(stallTimer);
     onDrain();
     for (const handler of closeHandlers) handler();
