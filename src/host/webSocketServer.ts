@@ -109,8 +109,9 @@ export interface WebSocketHostServer {
   readonly connectionCount: number;
   /**
    * The most bytes the host has held for one connection (right after a send), over every
-   * connection since the server started: at most `maxSendQueueBytes` plus one message, plus the
-   * answers and host requests that are never held back.
+   * connection since the server started: at most `maxSendQueueBytes` plus one message (past the
+   * bound the host stops reading that connection, so its own requests cannot add unbounded
+   * replies; answers already waiting on their log write are the one exception).
    * @unit bytes
    */
   readonly heldBytesHighWater: number;
