@@ -137,6 +137,21 @@ describe("runCheck", () => {
     expect(outcome.output).toMatch(/4 of 5 scenarios failed: approve, deny, stop while asking, late approve after a cancel/);
   }, 90_000);
 
+  it("fails 'duplicate commandId' on a host that answers a retried turn/start with the original acceptance but runs the prompt again", async () => {
+    const outcome = await check(brokenHost("reruns-retried-turn"), { only: ["duplicate commandId"] });
+    const failed = resultOf(outcome, "duplicate commandId");
+    expect(failed.passed).toBe(false);
+    // The answers are the original acceptance every time: only the count of turn/started shows the lie.
+    expect(failed.problems.filter((p) => /must get the same answer/.test(p))).toEqual([]);
+    expect(failed.problems).toContainEqual(
+      expect.stringMatching(
+        /^three turn\/start with one commandId must start exactly one turn \(a duplicate commandId starts no other\), session \S+ shows 3 turn\/started besides the new commandId's: turnIds /,
+      ),
+    );
+    expect(failed.lines.filter((l) => l.raw.includes('"method":"turn/started"')).length).toBe(3);
+    expect(outcome.output).toMatch(/1 of 1 scenarios failed: duplicate commandId/);
+  }, 60_000);
+
   it("reports the approval scenarios not supported, and passes, on a host whose host/info says capabilities.approvals: false", async () => {
     const outcome = await check(brokenHost("no-approvals"), {
       only: ["host info", "start and complete", "approve", "deny", "stop while asking", "late approve after a cancel"],
