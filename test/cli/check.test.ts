@@ -18,8 +18,8 @@ function referenceHost(): string[] {
   return [bundles().host, "serve", "--stdio", "--script", join(repoRoot, "models/hello.json"), "--model", `msp-check=${join(repoRoot, "models/check.json")}`];
 }
 
-function brokenHost(name: string): string[] {
-  return [join(repoRoot, "test/fixtures/broken-hosts", `${name}.mjs`), "--", process.execPath, ...referenceHost()];
+function brokenHost(name: string, ...modeArgs: string[]): string[] {
+  return [join(repoRoot, "test/fixtures/broken-hosts", `${name}.mjs`), ...modeArgs, "--", process.execPath, ...referenceHost()];
 }
 
 async function check(args: string[], options: Partial<CheckOptions> = {}): Promise<CheckOutcome & { output: string }> {
@@ -150,6 +150,34 @@ describe("runCheck", () => {
     );
     expect(failed.lines.filter((l) => l.raw.includes('"method":"turn/started"')).length).toBe(3);
     expect(outcome.output).toMatch(/1 of 1 scenarios failed: duplicate commandId/);
+  }, 60_000);
+
+  it("fails 'cancel mid-model' on a host that completes the cut message \"completed\" without interrupted: true", async () => {
+    const outcome = await check(brokenHost("completes-cut-message", "as-completed"), { only: ["cancel mid-model"] });
+    const failed = resultOf(outcome, "cancel mid-model");
+    expect(failed.passed).toBe(false);
+    expect(failed.problems).toEqual([
+      expect.stringMatching(
+        /^the message cut by the cancel must complete status "cancelled" with interrupted: true, it completed status "completed", interrupted undefined \(cut-off text\)$/,
+      ),
+    ]);
+    expect(failed.lines.some((l) => l.raw.includes('"method":"item/completed"'))).toBe(true);
+  }, 60_000);
+
+  it("fails 'cancel mid-model', in the scenario and in checkTranscript, on a host that completes the cut message \"cancelled\" without interrupted: true", async () => {
+    const outcome = await check(brokenHost("completes-cut-message", "no-interrupted"), { only: ["cancel mid-model"] });
+    const failed = resultOf(outcome, "cancel mid-model");
+    expect(failed.passed).toBe(false);
+    expect(failed.problems).toContainEqual(
+      expect.stringMatching(
+        /^the message cut by the cancel must complete status "cancelled" with interrupted: true, it completed status "cancelled", interrupted undefined/,
+      ),
+    );
+    expect(failed.problems).toContainEqual(
+      expect.stringMatching(
+        /^line \d+: item\/completed of message \S+ is "cancelled" without interrupted: true: a text cut by a Stop must say so \(cut-off text\)$/,
+      ),
+    );
   }, 60_000);
 
   it("reports the approval scenarios not supported, and passes, on a host whose host/info says capabilities.approvals: false", async () => {
