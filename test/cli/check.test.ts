@@ -180,6 +180,26 @@ describe("runCheck", () => {
     );
   }, 60_000);
 
+  it('fails every cancelling scenario, naming the cancel cause, on a host that says cause.kind "disposed" for a user\'s Stop', async () => {
+    const cancelling = ["cancel mid-model", "cancel mid-tool", "keepInbox"];
+    const outcome = await check(brokenHost("disposed-on-stop"), { only: ["start and complete", ...cancelling] });
+    expect(resultOf(outcome, "start and complete").passed).toBe(true);
+    for (const scenario of cancelling) {
+      const failed = resultOf(outcome, scenario);
+      expect(failed.passed, scenario).toBe(false);
+      expect(failed.problems, scenario).toContainEqual(
+        expect.stringMatching(
+          /^line \d+: turn\/completed of turn \S+ is "cancelled" after the client's turn\/cancel at line \d+, with cause \{"kind":"disposed"\}: a turn a user's turn\/cancel stopped says cause\.kind "user" \("disposed" is a host shutting down\) \(cancel cause\)$/,
+        ),
+      );
+      expect(
+        failed.lines.some((l) => l.raw.includes('"kind":"disposed"')),
+        scenario,
+      ).toBe(true);
+    }
+    expect(outcome.output).toMatch(/3 of 4 scenarios failed: cancel mid-model, cancel mid-tool, keepInbox/);
+  }, 90_000);
+
   it("reports the approval scenarios not supported, and passes, on a host whose host/info says capabilities.approvals: false", async () => {
     const outcome = await check(brokenHost("no-approvals"), {
       only: ["host info", "start and complete", "approve", "deny", "stop while asking", "late approve after a cancel"],
