@@ -200,6 +200,22 @@ describe("runCheck", () => {
     expect(outcome.output).toMatch(/3 of 4 scenarios failed: cancel mid-model, cancel mid-tool, keepInbox/);
   }, 90_000);
 
+  it("fails the approval scenarios, naming invariant 6, on a host that asks one approval twice while the first question is open", async () => {
+    const asking = ["approve", "deny", "stop while asking"];
+    const outcome = await check(brokenHost("asks-twice"), { only: asking });
+    for (const scenario of asking) {
+      const failed = resultOf(outcome, scenario);
+      expect(failed.passed, scenario).toBe(false);
+      expect(failed.problems, scenario).toContainEqual(
+        expect.stringMatching(
+          /^line \d+: tool\/approve for item \S+ while the tool\/approve at line \d+ about it is still open: at most one open question per item \(invariant 6\)$/,
+        ),
+      );
+      expect(failed.lines.filter((l) => l.raw.includes('"method":"tool/approve"')).length, scenario).toBe(2);
+    }
+    expect(outcome.output).toMatch(/3 of 3 scenarios failed: approve, deny, stop while asking/);
+  }, 90_000);
+
   it("reports the approval scenarios not supported, and passes, on a host whose host/info says capabilities.approvals: false", async () => {
     const outcome = await check(brokenHost("no-approvals"), {
       only: ["host info", "start and complete", "approve", "deny", "stop while asking", "late approve after a cancel"],
