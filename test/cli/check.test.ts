@@ -216,6 +216,16 @@ describe("runCheck", () => {
     expect(outcome.output).toMatch(/3 of 3 scenarios failed: approve, deny, stop while asking/);
   }, 90_000);
 
+  it("fails 'start and complete', naming the foreign session, on a host that sends the notifications of a session the connection never created or resumed", async () => {
+    const outcome = await check(brokenHost("foreign-session"), { only: ["start and complete"] });
+    const failed = resultOf(outcome, "start and complete");
+    expect(failed.passed).toBe(false);
+    expect(failed.problems).toContainEqual(
+      expect.stringMatching(/^line \d+: \S+ for session \S+, which this connection neither created nor resumed \(foreign session\)$/),
+    );
+    expect(outcome.output).toMatch(/1 of 1 scenarios failed: start and complete/);
+  }, 60_000);
+
   it("reports the approval scenarios not supported, and passes, on a host whose host/info says capabilities.approvals: false", async () => {
     const outcome = await check(brokenHost("no-approvals"), {
       only: ["host info", "start and complete", "approve", "deny", "stop while asking", "late approve after a cancel"],
