@@ -112,6 +112,10 @@ export function foldIntoChain(
       checkCompletion(chain.item, chain.at, item, say);
     }
     if (method === "item/completed") checkInterrupted(item, say);
+    // An item of a session or turn the transcript saw from its start starts in it (invariant A).
+    if (method === "item/completed" && chain === undefined && completedAt === undefined && !joinedAfter(params["sessionId"], item.turnId, history)) {
+      say(`item/completed for item ${item.itemId} before any item/started of it (invariant A)`);
+    }
     if (completedAt === undefined) history.chains.set(item.itemId, { state: "held", item, at: here });
     return item as unknown as Record<string, unknown>;
   }

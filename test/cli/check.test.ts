@@ -226,6 +226,14 @@ describe("runCheck", () => {
     expect(outcome.output).toMatch(/1 of 1 scenarios failed: start and complete/);
   }, 60_000);
 
+  it("fails 'start and complete', naming invariant A, on a host whose message items come as their item/completed alone (no item/started)", async () => {
+    const outcome = await check(brokenHost("unstarted-items"), { only: ["start and complete"] });
+    const failed = resultOf(outcome, "start and complete");
+    expect(failed.passed).toBe(false);
+    expect(failed.problems).toContainEqual(expect.stringMatching(/^line \d+: item\/completed for item \S+ before any item\/started of it \(invariant A\)$/));
+    expect(outcome.output).toMatch(/1 of 1 scenarios failed: start and complete/);
+  }, 60_000);
+
   it("reports the approval scenarios not supported, and passes, on a host whose host/info says capabilities.approvals: false", async () => {
     const outcome = await check(brokenHost("no-approvals"), {
       only: ["host info", "start and complete", "approve", "deny", "stop while asking", "late approve after a cancel"],
