@@ -54,6 +54,7 @@ describe("runCheck", () => {
       "cancel racing completion",
       "stale turnId",
       "keepInbox",
+      "cancel queued turn",
       "resume after cursor",
       "duplicate commandId",
       "malformed input",
@@ -64,7 +65,7 @@ describe("runCheck", () => {
     ]);
     for (const result of outcome.results) expect(result.wire.length).toBeGreaterThan(0);
     expect(outcome.output).toMatch(/^cancel mid-tool +PASS/m);
-    expect(outcome.output).toMatch(/muse check: all 15 scenarios passed/);
+    expect(outcome.output).toMatch(/muse check: all 16 scenarios passed/);
     // docs/checkable-hosts.md shows this output, times aside.
     const page = readFileSync(join(repoRoot, "docs/checkable-hosts.md"), "utf8");
     const sample = /<!-- muse check sample: pass -->\n```text\n([^`]*)```/.exec(page)?.[1];
@@ -234,6 +235,18 @@ describe("runCheck", () => {
     expect(outcome.output).toMatch(/1 of 1 scenarios failed: start and complete/);
   }, 60_000);
 
+  it("fails 'cancel queued turn' on a host whose cancel of a queued turn stops the running one", async () => {
+    const outcome = await check(brokenHost("cancels-running"), { only: ["cancel queued turn"] });
+    const failed = resultOf(outcome, "cancel queued turn");
+    expect(failed.passed).toBe(false);
+    expect(failed.problems).toContainEqual(
+      expect.stringMatching(
+        /^a cancel of the queued turn \S+ must leave the running turn alone: it must go on to "completed", it ended "cancelled" \(cancel queued turn\)$/,
+      ),
+    );
+    expect(outcome.output).toMatch(/1 of 1 scenarios failed: cancel queued turn/);
+  }, 60_000);
+
   it("reports the approval scenarios not supported, and passes, on a host whose host/info says capabilities.approvals: false", async () => {
     const outcome = await check(brokenHost("no-approvals"), {
       only: ["host info", "start and complete", "approve", "deny", "stop while asking", "late approve after a cancel"],
@@ -276,7 +289,7 @@ describe("runCheck", () => {
       expect(result.problems).toEqual([expect.stringMatching(/^not run: "host info" failed: host\/info lists no model "msp-check"/)]);
       expect(result.wire).toEqual([]);
     }
-    expect(outcome.output).toMatch(/15 of 15 scenarios failed/);
+    expect(outcome.output).toMatch(/16 of 16 scenarios failed/);
   }, 60_000);
 
   it("fails, without hanging, when the host cannot be started", async () => {
