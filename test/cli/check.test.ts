@@ -202,7 +202,8 @@ describe("runCheck", () => {
   }, 90_000);
 
   it("fails the approval scenarios, naming invariant 6, on a host that asks one approval twice while the first question is open", async () => {
-    const asking = ["approve", "deny", "stop while asking"];
+    // Not "stop while asking": its client answers at once, and may answer the first question before the second is read.
+    const asking = ["approve", "deny"];
     const outcome = await check(brokenHost("asks-twice"), { only: asking });
     for (const scenario of asking) {
       const failed = resultOf(outcome, scenario);
@@ -214,7 +215,7 @@ describe("runCheck", () => {
       );
       expect(failed.lines.filter((l) => l.raw.includes('"method":"tool/approve"')).length, scenario).toBe(2);
     }
-    expect(outcome.output).toMatch(/3 of 3 scenarios failed: approve, deny, stop while asking/);
+    expect(outcome.output).toMatch(/2 of 2 scenarios failed: approve, deny/);
   }, 90_000);
 
   it("fails 'start and complete', naming the foreign session, on a host that sends the notifications of a session the connection never created or resumed", async () => {
