@@ -32,6 +32,11 @@ export function checkToolApprove(
   if (problem !== undefined || params === undefined) return say(`tool/approve: ${problem ?? "params must be an object"}`);
   const turnId = params["turnId"] as string;
   const itemId = params["itemId"] as string;
+  for (const open of hostRequests.values()) {
+    if (open.itemId !== itemId || open.answeredAt !== undefined) continue;
+    say(`tool/approve for item ${itemId} while the tool/approve at ${at(open.line)} about it is still open: at most one open question per item (invariant 6)`);
+    break;
+  }
   hostRequests.set(key, { line, turnId, itemId });
   const ended = history.terminals.get(turnId);
   if (ended !== undefined) return say(`tool/approve for turn ${turnId} after its turn/completed at ${ended.at} (invariant 3)`);

@@ -111,6 +111,11 @@ export function foldIntoChain(
     if (method === "item/completed" && completedAt === undefined && chain?.state === "held" && chain.item !== undefined) {
       checkCompletion(chain.item, chain.at, item, say);
     }
+    if (method === "item/completed") checkInterrupted(item, say);
+    // An item of a session or turn the transcript saw from its start starts in it (invariant A).
+    if (method === "item/completed" && chain === undefined && completedAt === undefined && !joinedAfter(params["sessionId"], item.turnId, history)) {
+      say(`item/completed for item ${item.itemId} before any item/started of it (invariant A)`);
+    }
     if (completedAt === undefined) history.chains.set(item.itemId, { state: "held", item, at: here });
     return item as unknown as Record<string, unknown>;
   }
@@ -160,6 +165,24 @@ export function foldIntoChain(
   }
   history.chains.set(itemId, { state: "held", item: next, at: here });
   return next as unknown as Record<string, unknown>;
+}
+
+/**
+ * A cut-off text (docs/protocol.md, Items): a `message` or `reasoning` that completes
+ * `"cancelled"` was cut short by a Stop and must say `interrupted: true`; one that says
+ * `interrupted: true` was cut short and must not complete `"completed"`.
+ */
+function checkInterrupted(completed: Item, say: (p: string) => void): void {
+  if (completed.kind !== "message" && completed.kind !== "reasoning") return;
+  const interrupted = (completed as unknown as Record<string, unknown>)["interrupted"];
+  if (completed.status === "cancelled" && interrupted !== true) {
+    say(`item/completed of ${completed.kind} ${completed.itemId} is "cancelled" without interrupted: true: a text cut by a Stop must say so (cut-off text)`);
+  }
+  if (completed.status === "completed" && interrupted === true) {
+    say(
+      `item/completed of ${completed.kind} ${completed.itemId} says interrupted: true with status "completed": a cut-off text completes "cancelled" (cut-off text)`,
+    );
+  }
 }
 
 /**

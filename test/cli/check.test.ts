@@ -18,8 +18,8 @@ function referenceHost(): string[] {
   return [bundles().host, "serve", "--stdio", "--script", join(repoRoot, "models/hello.json"), "--model", `msp-check=${join(repoRoot, "models/check.json")}`];
 }
 
-function brokenHost(name: string): string[] {
-  return [join(repoRoot, "test/fixtures/broken-hosts", `${name}.mjs`), "--", process.execPath, ...referenceHost()];
+function brokenHost(name: string, ...modeArgs: string[]): string[] {
+  return [join(repoRoot, "test/fixtures/broken-hosts", `${name}.mjs`), ...modeArgs, "--", process.execPath, ...referenceHost()];
 }
 
 async function check(args: string[], options: Partial<CheckOptions> = {}): Promise<CheckOutcome & { output: string }> {
@@ -54,6 +54,7 @@ describe("runCheck", () => {
       "cancel racing completion",
       "stale turnId",
       "keepInbox",
+      "cancel queued turn",
       "resume after cursor",
       "duplicate commandId",
       "malformed input",
@@ -64,7 +65,7 @@ describe("runCheck", () => {
     ]);
     for (const result of outcome.results) expect(result.wire.length).toBeGreaterThan(0);
     expect(outcome.output).toMatch(/^cancel mid-tool +PASS/m);
-    expect(outcome.output).toMatch(/muse check: all 15 scenarios passed/);
+    expect(outcome.output).toMatch(/muse check: all 16 scenarios passed/);
     // docs/checkable-hosts.md shows this output, times aside.
     const page = readFileSync(join(repoRoot, "docs/checkable-hosts.md"), "utf8");
     const sample = /<!-- muse check sample: pass -->\n```text\n([^`]*)```/.exec(page)?.[1];
@@ -137,6 +138,116 @@ describe("runCheck", () => {
     expect(outcome.output).toMatch(/4 of 5 scenarios failed: approve, deny, stop while asking, late approve after a cancel/);
   }, 90_000);
 
+  it("fails 'duplicate commandId' on a host that answers a retried turn/start with the original acceptance but runs the prompt again", async () => {
+    const outcome = await check(brokenHost("reruns-retried-turn"), { only: ["duplicate commandId"] });
+    const failed = resultOf(outcome, "duplicate commandId");
+    expect(failed.passed).toBe(false);
+    // The answers are the original acceptance every time: only the count of turn/started shows the lie.
+    expect(failed.problems.filter((p) => /must get the same answer/.test(p))).toEqual([]);
+    expect(failed.problems).toContainEqual(
+      expect.stringMatching(
+        /^three turn\/start with one commandId must start exactly one turn \(a duplicate commandId starts no other\), session \S+ shows 3 turn\/started besides the new commandId's: turnIds /,
+      ),
+    );
+    expect(failed.lines.filter((l) => l.raw.includes('"method":"turn/started"')).length).toBe(3);
+    expect(outcome.output).toMatch(/1 of 1 scenarios failed: duplicate commandId/);
+  }, 60_000);
+
+  it("fails 'cancel mid-model' on a host that completes the cut message \"completed\" without interrupted: true", async () => {
+    const outcome = await check(brokenHost("completes-cut-message", "as-completed"), { only: ["cancel mid-model"] });
+    const failed = resultOf(outcome, "cancel mid-model");
+    expect(failed.passed).toBe(false);
+    expect(failed.problems).toEqual([
+      expect.stringMatching(
+        /^the message cut by the cancel must complete status "cancelled" with interrupted: true, it completed status "completed", interrupted undefined \(cut-off text\)$/,
+      ),
+    ]);
+    expect(failed.lines.some((l) => l.raw.includes('"method":"item/completed"'))).toBe(true);
+  }, 60_000);
+
+  it("fails 'cancel mid-model', in the scenario and in checkTranscript, on a host that completes the cut message \"cancelled\" without interrupted: true", async () => {
+    const outcome = await check(brokenHost("completes-cut-message", "no-interrupted"), { only: ["cancel mid-model"] });
+    const failed = resultOf(outcome, "cancel mid-model");
+    expect(failed.passed).toBe(false);
+    expect(failed.problems).toContainEqual(
+      expect.stringMatching(
+        /^the message cut by the cancel must complete status "cancelled" with interrupted: true, it completed status "cancelled", interrupted undefined/,
+      ),
+    );
+    expect(failed.problems).toContainEqual(
+      expect.stringMatching(
+        /^line \d+: item\/completed of message \S+ is "cancelled" without interrupted: true: a text cut by a Stop must say so \(cut-off text\)$/,
+      ),
+    );
+  }, 60_000);
+
+  it('fails every cancelling scenario, naming the cancel cause, on a host that says cause.kind "disposed" for a user\'s Stop', async () => {
+    const cancelling = ["cancel mid-model", "cancel mid-tool", "keepInbox"];
+    const outcome = await check(brokenHost("disposed-on-stop"), { only: ["start and complete", ...cancelling] });
+    expect(resultOf(outcome, "start and complete").passed).toBe(true);
+    for (const scenario of cancelling) {
+      const failed = resultOf(outcome, scenario);
+      expect(failed.passed, scenario).toBe(false);
+      expect(failed.problems, scenario).toContainEqual(
+        expect.stringMatching(
+          /^line \d+: turn\/completed of turn \S+ is "cancelled" after the client's turn\/cancel at line \d+, with cause \{"kind":"disposed"\}: a turn a user's turn\/cancel stopped says cause\.kind "user" \("disposed" is a host shutting down\) \(cancel cause\)$/,
+        ),
+      );
+      expect(
+        failed.lines.some((l) => l.raw.includes('"kind":"disposed"')),
+        scenario,
+      ).toBe(true);
+    }
+    expect(outcome.output).toMatch(/3 of 4 scenarios failed: cancel mid-model, cancel mid-tool, keepInbox/);
+  }, 90_000);
+
+  it("fails the approval scenarios, naming invariant 6, on a host that asks one approval twice while the first question is open", async () => {
+    // Not "stop while asking": its client answers at once, and may answer the first question before the second is read.
+    const asking = ["approve", "deny"];
+    const outcome = await check(brokenHost("asks-twice"), { only: asking });
+    for (const scenario of asking) {
+      const failed = resultOf(outcome, scenario);
+      expect(failed.passed, scenario).toBe(false);
+      expect(failed.problems, scenario).toContainEqual(
+        expect.stringMatching(
+          /^line \d+: tool\/approve for item \S+ while the tool\/approve at line \d+ about it is still open: at most one open question per item \(invariant 6\)$/,
+        ),
+      );
+      expect(failed.lines.filter((l) => l.raw.includes('"method":"tool/approve"')).length, scenario).toBe(2);
+    }
+    expect(outcome.output).toMatch(/2 of 2 scenarios failed: approve, deny/);
+  }, 90_000);
+
+  it("fails 'start and complete', naming the foreign session, on a host that sends the notifications of a session the connection never created or resumed", async () => {
+    const outcome = await check(brokenHost("foreign-session"), { only: ["start and complete"] });
+    const failed = resultOf(outcome, "start and complete");
+    expect(failed.passed).toBe(false);
+    expect(failed.problems).toContainEqual(
+      expect.stringMatching(/^line \d+: \S+ for session \S+, which this connection neither created nor resumed \(foreign session\)$/),
+    );
+    expect(outcome.output).toMatch(/1 of 1 scenarios failed: start and complete/);
+  }, 60_000);
+
+  it("fails 'start and complete', naming invariant A, on a host whose message items come as their item/completed alone (no item/started)", async () => {
+    const outcome = await check(brokenHost("unstarted-items"), { only: ["start and complete"] });
+    const failed = resultOf(outcome, "start and complete");
+    expect(failed.passed).toBe(false);
+    expect(failed.problems).toContainEqual(expect.stringMatching(/^line \d+: item\/completed for item \S+ before any item\/started of it \(invariant A\)$/));
+    expect(outcome.output).toMatch(/1 of 1 scenarios failed: start and complete/);
+  }, 60_000);
+
+  it("fails 'cancel queued turn' on a host whose cancel of a queued turn stops the running one", async () => {
+    const outcome = await check(brokenHost("cancels-running"), { only: ["cancel queued turn"] });
+    const failed = resultOf(outcome, "cancel queued turn");
+    expect(failed.passed).toBe(false);
+    expect(failed.problems).toContainEqual(
+      expect.stringMatching(
+        /^a cancel of the queued turn \S+ must leave the running turn alone: it must go on to "completed", it ended "cancelled" \(cancel queued turn\)$/,
+      ),
+    );
+    expect(outcome.output).toMatch(/1 of 1 scenarios failed: cancel queued turn/);
+  }, 60_000);
+
   it("reports the approval scenarios not supported, and passes, on a host whose host/info says capabilities.approvals: false", async () => {
     const outcome = await check(brokenHost("no-approvals"), {
       only: ["host info", "start and complete", "approve", "deny", "stop while asking", "late approve after a cancel"],
@@ -179,7 +290,7 @@ describe("runCheck", () => {
       expect(result.problems).toEqual([expect.stringMatching(/^not run: "host info" failed: host\/info lists no model "msp-check"/)]);
       expect(result.wire).toEqual([]);
     }
-    expect(outcome.output).toMatch(/15 of 15 scenarios failed/);
+    expect(outcome.output).toMatch(/16 of 16 scenarios failed/);
   }, 60_000);
 
   it("fails, without hanging, when the host cannot be started", async () => {

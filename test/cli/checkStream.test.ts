@@ -30,7 +30,13 @@ async function check(args: string[]): Promise<CheckOutcome & { output: string }>
   return { ...outcome, output: lines.join("\n") };
 }
 
-const relayed = (mode: "drop" | "duplicate") => [join(repoRoot, "test/cli/fixtures/deltaRelay.mjs"), mode, "--", process.execPath, ...referenceHost()];
+const relayed = (mode: "drop" | "duplicate" | "stale") => [
+  join(repoRoot, "test/cli/fixtures/deltaRelay.mjs"),
+  mode,
+  "--",
+  process.execPath,
+  ...referenceHost(),
+];
 
 function streamed(outcome: CheckOutcome) {
   const result = outcome.results.find((r) => r.scenario === "streamed deltas");
@@ -81,5 +87,16 @@ describe('muse check: "streamed deltas"', () => {
     const repeated = result.wire[Number(line) - 1];
     const original = result.wire[Number(line) - 2];
     expect(JSON.parse(repeated?.raw ?? "{}").params.append).toBe(JSON.parse(original?.raw ?? "{}").params.append);
+  }, 60_000);
+
+  it("fails on a relay that re-sends an older revision after a newer one: a stale revision, which invariant A names a step back", async () => {
+    const outcome = await check(relayed("stale"));
+    const result = streamed(outcome);
+    expect(result.passed).toBe(false);
+    const stale = result.problems
+      .map((p) => /^line (\d+): item\/delta of item \S+ has revision (\d+), not above revision (\d+) at line \d+: a step back \(invariant A\)$/.exec(p))
+      .find(Boolean);
+    expect(Number(stale?.[2])).toBe(Number(stale?.[3]) - 1);
+    expect(outcome.output).toMatch(/1 of 2 scenarios failed: streamed deltas/);
   }, 60_000);
 });

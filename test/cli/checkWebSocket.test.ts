@@ -44,6 +44,6 @@ describe("runCheck over a WebSocket", () => {
     const malformed = outcome.results.find((r) => r.scenario === "malformed input");
     expect(malformed?.wire.filter((l) => l.dir === "client").map((l) => l.raw)).toEqual(expect.arrayContaining(["this is not JSON", "[]"]));
     expect(malformed?.wire.some((l) => l.dir === "server" && l.raw.includes("-32700"))).toBe(true);
-    expect(lines.join("\n")).toMatch(/muse check: all 15 scenarios passed/);
+    expect(lines.join("\n")).toMatch(/muse check: all 16 scenarios passed/);
   }, 90_000);
 });

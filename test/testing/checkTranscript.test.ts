@@ -77,11 +77,15 @@ describe("checkTranscript", () => {
     expect(checkTranscript(dup, { excerpt: true }).problems).toEqual([`line 4: a second turn/completed for turn ${T}; the first was at line 3 (invariant 1)`]);
   });
 
-  it("accepts an item/completed with no item/started (a transcript may begin mid-turn)", () => {
+  it("accepts an item/completed with no item/started only where the transcript begins mid-session (its first cursor past 1, the turn not begun in it)", () => {
     const item = { itemId: "i1", kind: "message", turnId: T, revision: 3, status: "completed", recordedAt: "2025-08-07T18:42:45.000Z", text: "done" };
-    expect(checkTranscript([...start, note("item/completed", 1, { item }), completed(2)]).problems).toEqual([]);
-    expect(checkTranscript([...start, note("item/completed", 1, { item }), note("item/completed", 2, { item }), completed(3)]).problems).toEqual([
-      "line 4: a second item/completed for item i1; the first was at line 3 (invariant 2)",
+    expect(checkTranscript([note("item/completed", 7, { item }), completed(8)], { excerpt: true }).problems).toEqual([]);
+    expect(checkTranscript([note("item/completed", 7, { item }), note("item/completed", 8, { item }), completed(9)], { excerpt: true }).problems).toEqual([
+      "line 2: a second item/completed for item i1; the first was at line 1 (invariant 2)",
+    ]);
+    // The turn accepted here: its items start here.
+    expect(checkTranscript([...start, note("item/completed", 1, { item }), completed(2)]).problems).toEqual([
+      "line 3: item/completed for item i1 before any item/started of it (invariant A)",
     ]);
   });
 

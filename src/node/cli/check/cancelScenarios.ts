@@ -1,7 +1,7 @@
-/** The cancel scenarios that stop work: a turn cancelled while its model streams or its tool runs, and keepInbox. */
-import { LONG_STREAM, LONG_TOOL, QUICK } from "./directives.js";
+/** The cancel scenarios that stop work: a turn cancelled while its model streams or its tool runs, keepInbox, and a queued turn cancelled by its turnId. */
+import { LONG_STREAM, LONG_TOOL, MEDIUM_STREAM, QUICK } from "./directives.js";
 import type { Scenario } from "./scenario.js";
-import { isChange, lastClientRequest } from "./scenarioContext.js";
+import { isChange, lastClientRequest, paramsOf } from "./scenarioContext.js";
 
 export const cancelMidModel: Scenario = {
   name: "cancel mid-model",
@@ -22,12 +22,18 @@ export const cancelMidModel: Scenario = {
       `the cancelled turn must end "cancelled", it ended ${JSON.stringify(terminal.params["terminal"])}`,
       [terminal.line],
     );
-    for (const { line, item } of ctx.completedItems(turn.turnId)) {
-      if (item["kind"] !== "message" || item["status"] === "cancelled") continue;
+    // The message the Stop cut: it completes "cancelled" with interrupted: true (docs/protocol.md, Items).
+    const streamed = paramsOf(streaming.message ?? {});
+    const cutId = (streaming.message?.["method"] === "item/delta" ? streamed : (streamed["item"] as Record<string, unknown> | undefined))?.["itemId"];
+    const cut = ctx.completedItems(turn.turnId).find((i) => i.item["itemId"] === cutId);
+    if (cut === undefined) ctx.fail(`the message cut by the cancel (item ${String(cutId)}) never got an item/completed`, [streaming.line, terminal.line]);
+    else if (cut.item["text"] === LONG_STREAM[0]?.text) {
+      ctx.fail(`the interrupted message completed with its whole text (status ${JSON.stringify(cut.item["status"])}): the stream was not stopped`, [cut.line]);
+    } else {
       ctx.expect(
-        item["text"] !== LONG_STREAM[0]?.text,
-        `the interrupted message completed with its whole text (status ${JSON.stringify(item["status"])}): the stream was not stopped`,
-        [line],
+        cut.item["status"] === "cancelled" && cut.item["interrupted"] === true,
+        `the message cut by the cancel must complete status "cancelled" with interrupted: true, it completed status ${JSON.stringify(cut.item["status"])}, interrupted ${JSON.stringify(cut.item["interrupted"])} (cut-off text)`,
+        [streaming.line, cut.line],
       );
     }
     await ctx.settle();
@@ -110,5 +116,40 @@ export const keepInbox: Scenario = {
       );
     }
     await ctx.settle();
+  },
+};
+
+export const cancelQueued: Scenario = {
+  name: "cancel queued turn",
+  async run(ctx) {
+    const sessionId = await ctx.session();
+    const running = await ctx.start(sessionId, MEDIUM_STREAM);
+    const queued = await ctx.start(sessionId, QUICK);
+    ctx.expect(queued.disposition === "queued", `a turn/start while a turn runs must be queued, got ${JSON.stringify(queued.disposition)}`, [queued.ackLine]);
+    await ctx.item(running.turnId, isChange, "the first item/delta");
+    const ack = await ctx.command("turn/cancel", { sessionId, turnId: queued.turnId });
+    const cancelLine = lastClientRequest(ctx.wire.lines, "turn/cancel")?.line;
+    ctx.expect(
+      ack["turnId"] === undefined || ack["turnId"] === queued.turnId,
+      `the turn/cancel of queued turn ${queued.turnId} was answered for turn ${JSON.stringify(ack["turnId"])}`,
+      [cancelLine],
+    );
+    const queuedEnd = await ctx.terminal(queued.turnId);
+    ctx.expect(
+      queuedEnd.params["terminal"] === "cancelled",
+      `the queued turn cancelled by its turnId must end "cancelled", it ended ${JSON.stringify(queuedEnd.params["terminal"])}`,
+      [cancelLine, queuedEnd.line],
+    );
+    const runningEnd = await ctx.terminal(running.turnId);
+    ctx.expect(
+      runningEnd.params["terminal"] === "completed",
+      `a cancel of the queued turn ${queued.turnId} must leave the running turn alone: it must go on to "completed", it ended ${JSON.stringify(runningEnd.params["terminal"])} (cancel queued turn)`,
+      [cancelLine, runningEnd.line],
+    );
+    await ctx.settle();
+    const started = ctx.wire.lines.find(
+      (l) => l.dir === "server" && l.message?.["method"] === "turn/started" && paramsOf(l.message)["turnId"] === queued.turnId,
+    );
+    ctx.expect(started === undefined, `the queued turn ${queued.turnId} was cancelled before it started, yet it started`, [started?.line]);
   },
 };

@@ -5,6 +5,8 @@ import type { DirectiveStep } from "./scenarioContext.js";
 export const QUICK: DirectiveStep[] = [{ text: "Done.", chunkSize: 8 }];
 /** A model stream of about 4 s: 100 chunks, 40 ms apart. */
 export const LONG_STREAM: DirectiveStep[] = [{ reasoning: "Thinking it over.", text: "long answer ".repeat(17), chunkSize: 2, chunkDelayMs: 40 }];
+/** A model stream of about 1 s: 35 chunks, 30 ms apart. */
+export const MEDIUM_STREAM: DirectiveStep[] = [{ text: "still running ".repeat(5), chunkSize: 2, chunkDelayMs: 30 }];
 /** A tool that streams a line every 100 ms for 60 s, then a final message (never reached when cancelled). */
 export const LONG_TOOL: DirectiveStep[] = [{ text: "Running the tool.", tool: { runMs: 60_000, outputEveryMs: 100 } }, { text: "The tool finished." }];
 

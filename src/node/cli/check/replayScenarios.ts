@@ -89,16 +89,24 @@ export const duplicateCommandId: Scenario = {
         responses.map((r) => r.line),
       );
     }
-    const starts = ctx.wire.lines.filter((l) => l.dir === "server" && l.message?.["method"] === "turn/started" && paramsOf(l.message)["turnId"] === commandId);
-    ctx.expect(
-      starts.length === 1,
-      `three turn/start with one commandId must start one turn, the wire shows ${starts.length} turn/started`,
-      starts.map((l) => l.line),
-    );
     const other = await ctx.command("turn/start", { ...params, commandId: uuidv7() });
     ctx.expect(other["turnId"] !== commandId, "a turn/start with a new commandId must start a new turn", [ctx.wire.lines.at(-1)?.line]);
     await ctx.terminal(String(other["turnId"]));
     await ctx.settle();
+    // Every turn the session started, whatever its turnId: a host that answers a retry with the
+    // original acceptance but runs the prompt again under another turnId started two.
+    const starts = ctx.wire.lines.filter(
+      (l) =>
+        l.dir === "server" &&
+        l.message?.["method"] === "turn/started" &&
+        paramsOf(l.message)["sessionId"] === sessionId &&
+        paramsOf(l.message)["turnId"] !== other["turnId"],
+    );
+    ctx.expect(
+      starts.length === 1,
+      `three turn/start with one commandId must start exactly one turn (a duplicate commandId starts no other), session ${sessionId} shows ${starts.length} turn/started besides the new commandId's: turnIds ${starts.map((l) => String(paramsOf(l.message ?? {})["turnId"])).join(", ")}`,
+      starts.map((l) => l.line),
+    );
   },
 };
 

@@ -12,6 +12,8 @@ import { ScenarioContext } from "./scenarioContext.js";
 import type { Scenario } from "./scenario.js";
 import { SCENARIOS } from "./scenarios.js";
 import { checkTranscript } from "@muse-code/sdk/testing";
+import { cancelCauseProblems } from "./cancelCause.js";
+import { foreignSessionProblems } from "./foreignSession.js";
 
 export type { CheckWire } from "./checkWire.js";
 
@@ -135,6 +137,7 @@ async function runScenario(scenario: Scenario, options: CheckOptions, timeoutMs:
     }
   }
   const invariantProblems = scenario.checkWire === undefined ? checkTranscript(wire.transcript()).problems : scenario.checkWire(wire);
+  invariantProblems.push(...cancelCauseProblems(wire.lines), ...foreignSessionProblems(wire.lines));
   for (const text of invariantProblems) problems.push({ text: text.replace("; pass {excerpt: true} for an excerpt", ""), lines: linesIn(text) });
   const wanted = new Set(problems.flatMap((p) => [...p.lines, ...linesIn(p.text)]));
   const strip = ({ line, dir, raw }: WireLine) => ({ line, dir, raw });

@@ -7,7 +7,7 @@
 import { approveScenario, denyScenario, lateApprove, stopWhileAsking } from "./approvalScenarios.js";
 import { hostInfo, startAndComplete } from "./basicScenarios.js";
 import { cancelRace, staleTurn } from "./cancelRaceScenarios.js";
-import { cancelMidModel, cancelMidTool, keepInbox } from "./cancelScenarios.js";
+import { cancelMidModel, cancelMidTool, cancelQueued, keepInbox } from "./cancelScenarios.js";
 import { malformedInput } from "./malformedInputScenario.js";
 import { duplicateCommandId, resumeAfterCursor } from "./replayScenarios.js";
 import type { Scenario } from "./scenario.js";
@@ -31,6 +31,7 @@ export const SCENARIOS: readonly Scenario[] = [
   cancelRace,
   staleTurn,
   keepInbox,
+  cancelQueued,
   resumeAfterCursor,
   duplicateCommandId,
   malformedInput,

@@ -1,0 +1,42 @@
+/**
+ * The cause of a cancelled terminal, checked on every scenario's wire: a turn the client's
+ * `turn/cancel` stopped (the turn it named, or a queued turn of its session it discarded) ends
+ * `cancelled` with `cause.kind: "user"`; `"disposed"` is a host shutting down, which no scenario
+ * does (docs/protocol.md, Notifications).
+ */
+import type { WireLine } from "./checkWire.js";
+import { paramsOf } from "./scenarioContext.js";
+
+/**
+ * The problems with the causes of the cancelled `turn/completed` on `lines`, each starting `line <n>:`.
+ *
+ * @example
+ * ```ts
+ * problems.push(...cancelCauseProblems(wire.lines)); // "line 12: turn/completed of turn t1 is \"cancelled\" after …"
+ * ```
+ */
+export function cancelCauseProblems(lines: readonly WireLine[]): string[] {
+  const problems: string[] = [];
+  /** sessionId -> the line of the client's first turn/cancel of that session so far. */
+  const cancels = new Map<string, number>();
+  for (const l of lines) {
+    const message = l.message;
+    if (message === undefined) continue;
+    const params = paramsOf(message);
+    const sessionId = String(params["sessionId"]);
+    if (l.dir === "client" && message["method"] === "turn/cancel") {
+      if (!cancels.has(sessionId)) cancels.set(sessionId, l.line);
+      continue;
+    }
+    if (l.dir !== "server" || message["method"] !== "turn/completed" || params["terminal"] !== "cancelled") continue;
+    const cancelLine = cancels.get(sessionId);
+    if (cancelLine === undefined) continue;
+    const cause = params["cause"];
+    const kind = typeof cause === "object" && cause !== null ? (cause as Record<string, unknown>)["kind"] : undefined;
+    if (kind === "user") continue;
+    problems.push(
+      `line ${l.line}: turn/completed of turn ${String(params["turnId"])} is "cancelled" after the client's turn/cancel at line ${cancelLine}, with cause ${JSON.stringify(cause) ?? "missing"}: a turn a user's turn/cancel stopped says cause.kind "user" ("disposed" is a host shutting down) (cancel cause)`,
+    );
+  }
+  return problems;
+}
