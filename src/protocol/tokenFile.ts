@@ -40,11 +40,10 @@ export class TokenFileError extends Error {
  *
  * @example
  * ```ts
- * import { readFileSync } from "node:fs";
  * import { tokenFromFile } from "@muse-code/sdk/node";
  *
- * // "# muse-host token\r\n  s3cret-token  \r\n" gives "s3cret-token"
- * const token = tokenFromFile(readFileSync("token.txt", "utf8"), "token.txt");
+ * // The text of a token file (read by the caller: this function does no I/O)
+ * const token = tokenFromFile("# muse-host token\r\n  s3cret-token  \r\n", "token.txt"); // "s3cret-token"
  * ```
  */
 export function tokenFromFile(text: string, file: string): string {
