@@ -11,7 +11,7 @@ import { messageJson } from "./jsonRpc.js";
  * at most (`maxHeldBytes`) and when it made progress (`onDrain`) is sent a session's live
  * notifications only while they fit; past that the host feeds it from the session log as it
  * drains. Answers and error replies are never held back or dropped: instead a transport whose
- * `heldBytes` pass `maxHeldBytes` stops reading its input (an {@link InputGate}) until it drains
+ * `heldBytes` pass `maxHeldBytes` stops reading its input (an `InputGate`) until it drains
  * below half of it, so a peer that sends and never reads cannot make the host reply without bound.
  *
  * @example
@@ -86,7 +86,7 @@ export function transportTakes(transport: MessageTransport | undefined, message:
 }
 
 /**
- * What an {@link InputGate} works with: how much its transport holds, its bound, and how to stop
+ * What an `InputGate` works with: how much its transport holds, its bound, and how to stop
  * and restart reading the input.
  *
  * @example

@@ -26,7 +26,7 @@ export const DEFAULT_STDIO_MAX_HELD_BYTES = 4 * 1024 * 1024;
  * nothing more is written until `'drain'`; lines sent meanwhile wait (they are `heldBytes`, with the
  * output's `writableLength`), and host delivery keeps that bounded by feeding live notifications
  * from the session log. Replies are bounded too: once it holds more than `maxHeldBytes`, the input
- * is paused ({@link InputGate}) until the output drains to half of it; lines already read wait and
+ * is paused (`InputGate`) until the output drains to half of it; lines already read wait and
  * are answered in order, and the end of input is told after them. So a client that writes requests
  * and never reads stdout makes the host hold at most the bound plus one line. A failed output
  * (EPIPE, ENOBUFS) closes the transport and tells the `onClose` handlers why

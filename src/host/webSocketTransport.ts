@@ -75,7 +75,7 @@ export interface WebSocketTransportOptions {
  * `onStall` runs: a client that reads slowly is never closed, one that stopped reading is. A
  * binary frame is answered with a JSON-RPC `-32600` error; the connection stays open. Every frame
  * goes through the same `send`, replies included, and once the socket holds more than
- * `maxSendQueueBytes` the connection is not read ({@link InputGate}: the TCP socket is paused) until
+ * `maxSendQueueBytes` the connection is not read (`InputGate`: the TCP socket is paused) until
  * it drains to half of it; the frames already read wait and are answered in order. So a client
  * that sends and never reads makes the host hold at most the bound plus one message.
  *
