@@ -61,12 +61,14 @@ describe("public surface", () => {
     expect(Object.keys(ui).sort()).toEqual(["StopController", "StopStates"]);
     expect(Object.keys(node).sort()).toEqual([
       "SpawnedHost",
+      "TokenFileError",
       "exampleModelPath",
       "groupAlive",
       "signalGroup",
       "spawnHost",
       "spawnReferenceHost",
       "streamChannel",
+      "tokenFromFile",
     ]);
     expect(Object.keys(testing).sort()).toEqual(
       [
