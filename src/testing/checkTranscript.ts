@@ -31,6 +31,17 @@ export interface CheckTranscriptOptions {
    * @defaultValue false
    */
   excerpt?: boolean;
+  /**
+   * The transcript (its first part, for {@link checkTranscriptParts}) begins on a connection
+   * already in use: it may hear a session it never created or resumed here, and an item of a
+   * session it joined mid-way may have no `item/started` in it. Without this mark, a notification
+   * or `tool/approve` for a session the connection did not create (a `session/create` answer) or
+   * resume (a `session/resume` it sent and the host did not refuse) is a problem (a foreign
+   * session), and so is a delta, patch or completion of an item that never started. Later parts are
+   * new connections: the mark never applies to them.
+   * @defaultValue false
+   */
+  beginsMidSession?: boolean;
 }
 
 /**
@@ -59,6 +70,12 @@ export interface TranscriptCheck {
  * ```
  */
 export type TranscriptInput = string | readonly string[] | readonly TranscriptLine[];
+
+/** A new connection: it owns no session yet, unless it is marked as beginning mid-session (then the foreign-session rule is off). */
+function beginPart(history: SessionHistory, midSession: boolean): void {
+  history.midSession = midSession;
+  history.connectionSessions = midSession ? undefined : new Set();
+}
 
 /** The transcript's lines, parsed; a line that does not parse is a problem (`line <n>: …`). */
 function parseLines(input: TranscriptInput, problems: string[]): ParsedLine[] {
@@ -99,14 +116,15 @@ function parseLines(input: TranscriptInput, problems: string[]): ParsedLine[] {
  *   U+FFFD of the folded output, a character the host had only part of, may be completed);
  *   `approval` may go from `"pending"` to `"cancelled"`; every other field is equal.
  *
- * A transcript may begin mid-session: an `item/completed` with no `item/started` before it, or
- * a `turn/completed` for a turn the transcript never started, is fine. So is a delta or patch of
- * an item the transcript holds no state of, when the transcript joined its session after the item
- * started: the session's first notification here has a cursor past 1, no `session/create` or
- * `session/resume` answer with `items` showed the session whole, and the item's turn did not begin
- * here. That item is not checked until its `item/completed`. Otherwise (a session seen from cursor
- * 1, a turn begun here, or after a `session/resume` whose answer lists the items in progress,
- * which seed the fold and stay open until completed), such a delta is a problem. An accepted turn
+ * Sessions: a connection hears only the sessions it created or resumed. A notification or
+ * `tool/approve` for any other session is a problem (a foreign session), and every item starts
+ * (`item/started`, or the `items` of a `session/resume` answer) before its other notifications.
+ * A transcript marked `beginsMidSession` may begin on a connection already in use: a session it
+ * never created or resumed is then fine, and so is an item of a session the transcript joined
+ * after the item started (the session's first notification here has a cursor past 1, no
+ * `session/create` or `session/resume` answer with `items` showed the session whole, and the
+ * item's turn did not begin here): it is not checked until its `item/completed`. A
+ * `turn/completed` for a turn the transcript never started is fine either way. An accepted turn
  * with no `turn/completed` is a problem unless `options.excerpt` is set; a duplicate terminal
  * always is.
  *
@@ -120,6 +138,7 @@ function parseLines(input: TranscriptInput, problems: string[]): ParsedLine[] {
 export function checkTranscript(lines: TranscriptInput, options: CheckTranscriptOptions = {}): TranscriptCheck {
   const problems: string[] = [];
   const history = new SessionHistory();
+  beginPart(history, options.beginsMidSession === true);
   checkPart(parseLines(lines, problems), 1, (line) => `line ${line}`, history, problems);
   if (options.excerpt !== true) reportUnended(history, () => problems);
   return { ok: problems.length === 0, problems };
@@ -144,6 +163,7 @@ export function checkTranscriptParts(parts: readonly TranscriptInput[], options:
   const label = (part: number) => (line: number) => (parts.length > 1 ? `line ${line} (part ${part})` : `line ${line}`);
   parts.forEach((part, index) => {
     const partProblems = problems[index] as string[];
+    beginPart(history, index === 0 && options.beginsMidSession === true);
     checkPart(parseLines(part, partProblems), index + 1, label(index + 1), history, partProblems);
   });
   if (options.excerpt !== true) reportUnended(history, (part) => problems[part - 1] as string[]);

@@ -7,7 +7,7 @@ import { COMMAND_REJECTED_CODE, HostRequests, RejectionReasons, isObject } from 
 import { checkApprovalAnswer, checkToolApprove, type HostRequest } from "./approvalInvariant.js";
 import { seedItems } from "./itemChain.js";
 import type { SessionHistory } from "./transcriptHistory.js";
-import { checkNotification } from "./turnLifecycle.js";
+import { checkCancelCause, checkNotification } from "./turnLifecycle.js";
 
 /** One parsed line of a transcript. */
 export interface ParsedLine {
@@ -54,7 +54,14 @@ export function checkPart(lines: readonly ParsedLine[], part: number, label: (li
         }
         if (dir === "server") {
           if (method !== HostRequests.toolApprove) say(`${method}: the host sent a request; the only request MSP hosts send is tool/approve`);
-          else checkToolApprove(message, isObject(params) ? params : undefined, line, at, history, hostRequests, say);
+          else {
+            const sessionId = isObject(params) ? params["sessionId"] : undefined;
+            const own = history.connectionSessions;
+            if (own !== undefined && typeof sessionId === "string" && !own.has(sessionId)) {
+              say(`${method} for session ${sessionId}, which this connection did not create or resume (a foreign session)`);
+            }
+            checkToolApprove(message, isObject(params) ? params : undefined, line, at, history, hostRequests, say);
+          }
           continue;
         }
         const key = JSON.stringify(message["id"]);
@@ -62,6 +69,8 @@ export function checkPart(lines: readonly ParsedLine[], part: number, label: (li
         if (earlier !== undefined && earlier.answeredAt === undefined)
           say(`${method}: request id ${key} is still in use by the request at ${at(earlier.line)}`);
         requests.set(key, { line, method, params: isObject(params) ? params : {} });
+        // A resumed session's replay may come before the answer: the session is this connection's from the request on.
+        if (method === "session/resume" && isObject(params) && typeof params["sessionId"] === "string") history.connectionSessions?.add(params["sessionId"]);
         if (method === "turn/cancel" && isObject(params) && typeof params["turnId"] === "string") history.cancelSent.add(params["turnId"]);
         continue;
       }
@@ -127,14 +136,26 @@ function checkResult(
     if (typeof turnId !== "string") return say("turn/start: an accepted turn/start must carry a turnId");
     if (!history.accepted.has(turnId)) history.accepted.set(turnId, { at: here, part });
   }
+  if (request.method === "turn/cancel" && typeof request.params["turnId"] === "string") {
+    const turnId = request.params["turnId"];
+    history.cancelAccepted.set(turnId, here);
+    const ended = history.terminals.get(turnId);
+    // The terminal came first: check its cause now (a terminal after this line is checked as it comes).
+    if (ended?.params !== undefined) checkCancelCause(turnId, ended.params, here, (p) => say(`${p} (its turn/completed is at ${ended.at})`));
+  }
   const sessionId = result["sessionId"];
   if (typeof sessionId !== "string") return;
   // A session created here is seen from its start; a resume after a cursor lists the items in progress there.
-  if (request.method === "session/create") history.sessions.set(sessionId, true);
+  if (request.method === "session/create") {
+    history.sessions.set(sessionId, true);
+    history.connectionSessions?.add(sessionId);
+  }
   if (request.method === "session/resume" && request.params["afterCursor"] !== undefined) seedItems(sessionId, result["items"], here, part, history, say);
 }
 
 function checkError(request: Request, error: unknown, commandId: unknown, history: SessionHistory, say: (p: string) => void): void {
+  // A refused resume leaves the session foreign to this connection.
+  if (request.method === "session/resume" && typeof request.params["sessionId"] === "string") history.connectionSessions?.delete(request.params["sessionId"]);
   if (!isObject(error) || typeof error["code"] !== "number" || typeof error["message"] !== "string") {
     return say(`${request.method}: error must be {code: number, message: string, data?}`);
   }

@@ -42,12 +42,13 @@ function firstDifference(a: string, b: string): number {
 }
 
 /**
- * Whether the transcript may lack the item a delta or patch names: it joined the session after
- * the item started. That is when it does not hold the session from its start (see
- * `SessionHistory.sessions`) and did not see the item's turn begin (a turn begun in the transcript
- * has all its items start in it).
+ * Whether the transcript may lack the item a delta or patch names: it is marked as beginning
+ * mid-session and joined the session after the item started. That is when it does not hold the
+ * session from its start (see `SessionHistory.sessions`) and did not see the item's turn begin (a
+ * turn begun in the transcript has all its items start in it). Unmarked, every item starts first.
  */
 function joinedAfter(sessionId: unknown, turnId: string, history: SessionHistory): boolean {
+  if (!history.midSession) return false;
   return history.sessions.get(String(sessionId)) !== true && !history.turnsBegun.has(turnId) && !history.accepted.has(turnId);
 }
 

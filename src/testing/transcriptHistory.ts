@@ -30,8 +30,8 @@ export interface ItemChain {
 export class SessionHistory {
   /** turnId -> where it was accepted ("part line n" text). */
   readonly accepted = new Map<string, { at: string; part: number }>();
-  /** turnId -> where its turn/completed was, and its terminal. */
-  readonly terminals = new Map<string, { at: string; terminal: unknown }>();
+  /** turnId -> where its turn/completed was, its terminal, and its params. */
+  readonly terminals = new Map<string, { at: string; terminal: unknown; params?: Record<string, unknown> }>();
   /** itemId -> the open item/started. */
   readonly openItems = new Map<string, { turnId: string; at: string; part: number }>();
   readonly completedItems = new Map<string, string>();
@@ -56,4 +56,18 @@ export class SessionHistory {
   readonly gates = new Map<string, { approval: string; at: string; approved: boolean }>();
   /** Turns the client has sent `turn/cancel` for: their open questions are withdrawn, so a later `approve` runs nothing. */
   readonly cancelSent = new Set<string>();
+  /** turnId -> where the host accepted the client's `turn/cancel` of it: a `cancelled` terminal of that turn is the user's (`cause.kind: "user"`). */
+  readonly cancelAccepted = new Map<string, string>();
+  /**
+   * The sessions the connection being checked created (a `session/create` answer) or resumed (a
+   * `session/resume` it sent, until the host rejects it); each part is a new connection, so each
+   * part starts with none. `undefined` while the foreign-session rule is off: the part begins on a
+   * connection already in use (`beginsMidSession`).
+   */
+  connectionSessions: Set<string> | undefined = new Set();
+  /**
+   * The part being checked begins mid-session (`CheckTranscriptOptions.beginsMidSession`, first
+   * part only): an item of a session joined mid-way may lack its `item/started`.
+   */
+  midSession = false;
 }

@@ -20,8 +20,13 @@ export function checkNotification(
   const shape = problemWithNotification(method, params);
   if (shape !== undefined) return say(`${method}: ${shape}`);
   if (params === undefined) return;
-  // Invariant 5.
   const sessionId = params["sessionId"];
+  // No leak across sessions: a connection hears only the sessions it created or resumed.
+  const own = history.connectionSessions;
+  if (own !== undefined && typeof sessionId === "string" && !own.has(sessionId)) {
+    say(`${method} for session ${sessionId}, which this connection did not create or resume (a foreign session)`);
+  }
+  // Invariant 5.
   const cursor = params["viewCursor"];
   if (typeof sessionId === "string" && typeof cursor === "string") {
     const last = history.cursors.get(sessionId);
@@ -76,7 +81,9 @@ export function checkNotification(
       const turnId = params["turnId"] as string;
       const ended = history.terminals.get(turnId);
       if (ended !== undefined) return say(`a second turn/completed for turn ${turnId}; the first was at ${ended.at} (invariant 1)`);
-      history.terminals.set(turnId, { at: here, terminal: params["terminal"] });
+      history.terminals.set(turnId, { at: here, terminal: params["terminal"], params });
+      const accepted = history.cancelAccepted.get(turnId);
+      if (accepted !== undefined) checkCancelCause(turnId, params, accepted, say);
       for (const [itemId, open] of history.openItems) {
         if (open.turnId !== turnId) continue;
         say(`turn/completed for turn ${turnId} while item ${itemId}, started at ${open.at}, has no item/completed (invariant 2)`);
@@ -87,6 +94,27 @@ export function checkNotification(
     default:
       return;
   }
+}
+
+/**
+ * The cause of a turn the client stopped: once the host accepted the client's `turn/cancel` (at
+ * `acceptedAt`), a `cancelled` terminal of that turn is the user's Stop and says `cause.kind:
+ * "user"` (`disposed` would tell the app the host shut down). Checked when both the acceptance and
+ * the terminal are in the transcript, whichever comes last.
+ *
+ * @example
+ * ```ts
+ * checkCancelCause(turnId, params, "line 9", say); // say('turn/completed of turn … is cancelled with cause.kind "disposed" …')
+ * ```
+ */
+export function checkCancelCause(turnId: string, terminal: Record<string, unknown>, acceptedAt: string, say: (p: string) => void): void {
+  if (terminal["terminal"] !== "cancelled") return;
+  const cause = terminal["cause"];
+  const kind = typeof cause === "object" && cause !== null ? (cause as Record<string, unknown>)["kind"] : undefined;
+  if (kind === "user") return;
+  say(
+    `turn/completed of turn ${turnId} is cancelled with cause.kind ${JSON.stringify(kind) ?? "missing"}, but the host accepted the client's turn/cancel at ${acceptedAt}: a Stop's cause is "user"`,
+  );
 }
 
 /** True when cursor `next` comes strictly after `last` (both well-formed cursors of `sessionId`), by their sequence numbers. */

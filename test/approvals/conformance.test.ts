@@ -5,7 +5,14 @@
  */
 import { describe, expect, it } from "vitest";
 import { StopController } from "../../src/ui/index.js";
-import { CannedHost, checkTranscript, checkTranscriptParts } from "../../src/testing/index.js";
+import { CannedHost, checkTranscript, checkTranscriptParts, type CheckTranscriptOptions } from "../../src/testing/index.js";
+
+// These transcripts are excerpts of a connection already in use (no session/create or
+// session/resume of their own): each is checked with the mid-session mark.
+const checkExcerpt = (lines: Parameters<typeof checkTranscript>[0], options: CheckTranscriptOptions = {}) =>
+  checkTranscript(lines, { beginsMidSession: true, ...options });
+const checkExcerptParts = (parts: Parameters<typeof checkTranscriptParts>[0], options: CheckTranscriptOptions = {}) =>
+  checkTranscriptParts(parts, { beginsMidSession: true, ...options });
 
 const S = "0198f0aa-1111-7000-8000-0000000000aa";
 const T = "018f6a1e-9b3c-7c21-a54a-2f30bd3c9f10";
@@ -89,7 +96,7 @@ function stopWhileAsking(): string[] {
 
 describe("checkTranscript: invariant 6", () => {
   it("accepts approve, deny and stop-while-asking", () => {
-    for (const lines of [approved(), denied(), stopWhileAsking()]) expect(checkTranscript(lines).problems).toEqual([]);
+    for (const lines of [approved(), denied(), stopWhileAsking()]) expect(checkExcerpt(lines).problems).toEqual([]);
   });
 
   it("a tool call that runs with no approve: output, completed, approved state", () => {
@@ -100,7 +107,7 @@ describe("checkTranscript: invariant 6", () => {
       note("item/completed", { item: call(4, { status: "completed", approval: "pending", visibleOutput: "a.txt\n" }) }),
       note("turn/completed", { turnId: T, terminal: "completed", reason: "completed", durationMs: 5 }),
     ];
-    expect(checkTranscript(lines).problems).toEqual([
+    expect(checkExcerpt(lines).problems).toEqual([
       `line 7: item/updated: tool call ${I}, pending approval since line 5, shows output with no approve answered while it was pending (invariant 6)`,
       `line 8: item/completed: tool call ${I}, pending approval since line 5, shows output with no approve answered while it was pending (invariant 6)`,
     ]);
@@ -110,12 +117,12 @@ describe("checkTranscript: invariant 6", () => {
       note("item/completed", { item: call(3, { status: "completed", approval: "pending" }) }),
       note("turn/completed", { turnId: T, terminal: "completed", reason: "completed", durationMs: 5 }),
     ];
-    expect(checkTranscript(silent).problems).toEqual([
+    expect(checkExcerpt(silent).problems).toEqual([
       `line 7: item/completed: tool call ${I}, pending approval since line 5, completed with no approve answered while it was pending (invariant 6)`,
     ]);
     const deniedButApproved = denied();
     deniedButApproved[7] = note("item/updated", { item: call(3, { approval: "approved" }) });
-    expect(checkTranscript(deniedButApproved).problems[0]).toMatch(
+    expect(checkExcerpt(deniedButApproved).problems[0]).toMatch(
       /^line 8: item\/updated: tool call \S+, pending approval since line 5, set approval: "approved" with no approve/,
     );
   });
@@ -127,9 +134,9 @@ describe("checkTranscript: invariant 6", () => {
       note("item/updated", { item: call(3, { approval: "cancelled" }) }),
       answer(100, { decision: "approve" }),
       note("item/completed", { item: call(4, { status: "completed", approval: "cancelled", visibleOutput: "a.txt\n" }) }),
-      note("turn/completed", { turnId: T, terminal: "cancelled", reason: "cancelled", durationMs: 5 }),
+      note("turn/completed", { turnId: T, terminal: "cancelled", reason: "cancelled", durationMs: 5, cause: { kind: "user" } }),
     ];
-    expect(checkTranscript(lines).problems).toEqual([
+    expect(checkExcerpt(lines).problems).toEqual([
       `line 9: item/completed: tool call ${I}, pending approval since line 5, shows output with no approve answered while it was pending (invariant 6)`,
     ]);
   });
@@ -146,16 +153,16 @@ describe("checkTranscript: invariant 6", () => {
       ...crossing,
       note("item/updated", { item: call(3, { approval: "cancelled" }) }),
       note("item/completed", { item: call(4, { approval: "cancelled", status: "cancelled" }) }),
-      note("turn/completed", { turnId: T, terminal: "cancelled", reason: "cancelled", durationMs: 5 }),
+      note("turn/completed", { turnId: T, terminal: "cancelled", reason: "cancelled", durationMs: 5, cause: { kind: "user" } }),
     ];
-    expect(checkTranscript(honest).problems).toEqual([]);
+    expect(checkExcerpt(honest).problems).toEqual([]);
     const ranAnyway = [
       ...crossing,
       note("item/updated", { item: call(3, { visibleOutput: "a.txt\n" }) }),
       note("item/completed", { item: call(4, { status: "completed", approval: "pending", visibleOutput: "a.txt\n" }) }),
-      note("turn/completed", { turnId: T, terminal: "cancelled", reason: "cancelled", durationMs: 5 }),
+      note("turn/completed", { turnId: T, terminal: "cancelled", reason: "cancelled", durationMs: 5, cause: { kind: "user" } }),
     ];
-    expect(checkTranscript(ranAnyway).problems).toEqual([
+    expect(checkExcerpt(ranAnyway).problems).toEqual([
       `line 10: item/updated: tool call ${I}, pending approval since line 5, shows output with no approve answered while it was pending (invariant 6)`,
       `line 11: item/completed: tool call ${I}, pending approval since line 5, shows output with no approve answered while it was pending (invariant 6)`,
     ]);
@@ -164,35 +171,35 @@ describe("checkTranscript: invariant 6", () => {
   it("every tool/approve answered at most once; answers match a question", () => {
     const twice = approved();
     twice.splice(7, 0, answer(100, { decision: "approve" }));
-    expect(checkTranscript(twice).problems).toEqual(["line 8: a second answer to tool/approve id 100; the first was at line 7 (invariant 6)"]);
+    expect(checkExcerpt(twice).problems).toEqual(["line 8: a second answer to tool/approve id 100; the first was at line 7 (invariant 6)"]);
     const stray = [...head(), answer(5, { decision: "approve" })];
-    expect(checkTranscript(stray, { excerpt: true }).problems).toEqual(["line 6: the client answered id 5, which matches no earlier tool/approve"]);
+    expect(checkExcerpt(stray, { excerpt: true }).problems).toEqual(["line 6: the client answered id 5, which matches no earlier tool/approve"]);
   });
 
   it("after the turn's terminal, the only answer is cancelled", () => {
     const late = [...head(), ask(100), note("item/completed", { item: call(3, { status: "cancelled", approval: "cancelled" }) })];
     late.push(note("turn/completed", { turnId: T, terminal: "failed", reason: "host restarted", durationMs: 5 }));
-    expect(checkTranscript([...late, answer(100, { decision: "cancelled", reason: "turn ended" })]).problems).toEqual([]);
-    expect(checkTranscript([...late, answer(100, { decision: "approve" })]).problems).toEqual([
+    expect(checkExcerpt([...late, answer(100, { decision: "cancelled", reason: "turn ended" })]).problems).toEqual([]);
+    expect(checkExcerpt([...late, answer(100, { decision: "approve" })]).problems).toEqual([
       `line 9: answered "approve" to tool/approve id 100 after turn ${T} ended at line 8; after the terminal the answer is "cancelled"`,
     ]);
   });
 
   it("the host's request: only tool/approve, well-formed, for a pending item of a running turn", () => {
     const noPending = [...head().slice(0, 4), ask(100), answer(100, { decision: "deny" })];
-    expect(checkTranscript(noPending, { excerpt: true }).problems).toEqual([
+    expect(checkExcerpt(noPending, { excerpt: true }).problems).toEqual([
       `line 5: tool/approve for item ${I}, which no item/updated before it set approval: "pending" (invariant 6)`,
     ]);
     const other = [...head(), server({ jsonrpc: "2.0", id: 7, method: "fs/read", params: {} })];
-    expect(checkTranscript(other, { excerpt: true }).problems).toEqual([
+    expect(checkExcerpt(other, { excerpt: true }).problems).toEqual([
       "line 6: fs/read: the host sent a request; the only request MSP hosts send is tool/approve",
     ]);
     const malformed = [...head(), server({ jsonrpc: "2.0", id: 7, method: "tool/approve", params: { sessionId: S, turnId: T } })];
-    expect(checkTranscript(malformed, { excerpt: true }).problems).toEqual(["line 6: tool/approve: itemId must be a string"]);
+    expect(checkExcerpt(malformed, { excerpt: true }).problems).toEqual(["line 6: tool/approve: itemId must be a string"]);
     const badAnswer = [...head(), ask(100), answer(100, { decision: "yes" })];
-    expect(checkTranscript(badAnswer, { excerpt: true }).problems).toEqual([`line 7: tool/approve: decision "yes" is not one of approve, deny, cancelled`]);
+    expect(checkExcerpt(badAnswer, { excerpt: true }).problems).toEqual([`line 7: tool/approve: decision "yes" is not one of approve, deny, cancelled`]);
     const badState = [...head(), note("item/updated", { item: call(3, { approval: "maybe" }) })];
-    expect(checkTranscript(badState, { excerpt: true }).problems).toEqual([
+    expect(checkExcerpt(badState, { excerpt: true }).problems).toEqual([
       `line 6: item/updated: item.approval "maybe" is not one of pending, approved, denied, cancelled`,
     ]);
   });
@@ -208,7 +215,7 @@ describe("checkTranscript: invariant 6", () => {
       note("item/completed", { item: call(4, { status: "completed", approval: "approved", visibleOutput: "ok" }) }),
       note("turn/completed", { turnId: T, terminal: "completed", reason: "completed", durationMs: 5 }),
     ];
-    expect(checkTranscriptParts([first, second]).map((c) => c.problems)).toEqual([[], []]);
+    expect(checkExcerptParts([first, second]).map((c) => c.problems)).toEqual([[], []]);
   });
 });
 

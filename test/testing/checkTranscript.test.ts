@@ -1,7 +1,12 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { checkTranscript, checkTranscriptParts, parseTranscript } from "../../src/testing/index.js";
+import { checkTranscript, checkTranscriptParts, parseTranscript, type CheckTranscriptOptions } from "../../src/testing/index.js";
 import { checkFiles, committedTranscripts, groupParts } from "../../scripts/transcripts-check.js";
+
+// These transcripts are excerpts of a connection already in use (no session/create or
+// session/resume of their own): each is checked with the mid-session mark.
+const checkExcerpt = (lines: Parameters<typeof checkTranscript>[0], options: CheckTranscriptOptions = {}) =>
+  checkTranscript(lines, { beginsMidSession: true, ...options });
 
 const read = (path: string) => readFileSync(path, "utf8");
 const S = "0198f0aa-1111-7000-8000-0000000000aa";
@@ -49,9 +54,43 @@ describe("checkTranscript on the broken transcripts", () => {
       /^line 7: item\/completed of item 0198f0ad-\S+ does not extend its streamed text: from character 8 it has "World!", where the fold of its notifications up to line 6 has "world" \(invariant B\)$/,
     ],
   ];
+  // Whole connections (from their session/create): checked without the mid-session mark.
+  const whole: Array<[string, RegExp]> = [
+    ["foreign-session", /^line 8: turn\/started for session 0198f0aa-2222-\S+, which this connection did not create or resume \(a foreign session\)$/],
+    ["invariant-A-completed-never-started", /^line 8: item\/completed for item \S+ before any item\/started of it \(invariant A\)$/],
+    ["invariant-A-stale-revision", /^line 12: item\/delta of item \S+ has revision 3, not above revision 4 at line 11: a step back \(invariant A\)$/],
+    [
+      "cut-message-not-interrupted",
+      /^line 12: item\/completed of message \S+ is "cancelled" without interrupted: true: a text cut by a Stop must say so \(cut-off text\)$/,
+    ],
+    [
+      "invariant-6-asked-twice",
+      /^line 14: tool\/approve for item \S+ while the tool\/approve at line 13 about it is still open: at most one open question per item \(invariant 6\)$/,
+    ],
+    [
+      "cancel-cause-not-user",
+      /^line 17: turn\/completed of turn \S+ is cancelled with cause.kind "disposed", but the host accepted the client's turn\/cancel at line 15: a Stop's cause is "user"$/,
+    ],
+  ];
+  for (const [name, problem] of whole) {
+    it(`rejects broken/${name}.jsonl, a whole connection, with one clear problem`, () => {
+      const verdict = checkTranscript(read(`transcripts/broken/${name}.jsonl`));
+      expect(verdict.ok).toBe(false);
+      expect(verdict.problems).toHaveLength(1);
+      expect(verdict.problems[0]).toMatch(problem);
+    });
+  }
+  it("the mid-session mark allows a foreign session, but an item of a session created in the transcript still starts first", () => {
+    expect(checkExcerpt(read("transcripts/broken/foreign-session.jsonl")).problems).toEqual([]);
+    expect(checkExcerpt(read("transcripts/broken/invariant-A-completed-never-started.jsonl")).problems).toHaveLength(1);
+    // The same completion, its session and turn joined mid-way (no session/create or turn/started, the first cursor past 1): fine when marked, foreign when not.
+    const joined = read("transcripts/broken/invariant-A-completed-never-started.jsonl").trim().split("\n").slice(7);
+    expect(checkExcerpt(joined, { excerpt: true }).problems).toEqual([]);
+    expect(checkTranscript(joined, { excerpt: true }).problems[0]).toMatch(/a foreign session/);
+  });
   for (const [name, problem] of cases) {
     it(`rejects broken/${name}.jsonl with one clear problem`, () => {
-      const verdict = checkTranscript(read(`transcripts/broken/${name}.jsonl`));
+      const verdict = checkExcerpt(read(`transcripts/broken/${name}.jsonl`));
       expect(verdict.ok).toBe(false);
       expect(verdict.problems).toHaveLength(1);
       expect(verdict.problems[0]).toMatch(problem);
@@ -62,54 +101,54 @@ describe("checkTranscript on the broken transcripts", () => {
 describe("checkTranscript", () => {
   it("takes text, lines, or parsed lines alike", () => {
     const text = read("transcripts/cancel-race.jsonl");
-    expect(checkTranscript(text)).toEqual({ ok: true, problems: [] });
-    expect(checkTranscript(text.trimEnd().split("\n")).ok).toBe(true);
-    expect(checkTranscript(parseTranscript(text)).ok).toBe(true);
+    expect(checkExcerpt(text)).toEqual({ ok: true, problems: [] });
+    expect(checkExcerpt(text.trimEnd().split("\n")).ok).toBe(true);
+    expect(checkExcerpt(parseTranscript(text)).ok).toBe(true);
     const broken = read("transcripts/broken/invariant-4-early-already-terminal.jsonl");
-    expect(checkTranscript(parseTranscript(broken)).problems).toEqual(checkTranscript(broken).problems);
+    expect(checkExcerpt(parseTranscript(broken)).problems).toEqual(checkExcerpt(broken).problems);
   });
 
   it("lets an excerpt end before its turn does, but never forgives a duplicate terminal", () => {
     const open = [...start, note("turn/started", 1, { turnId: T })];
-    expect(checkTranscript(open).ok).toBe(false);
-    expect(checkTranscript(open, { excerpt: true })).toEqual({ ok: true, problems: [] });
+    expect(checkExcerpt(open).ok).toBe(false);
+    expect(checkExcerpt(open, { excerpt: true })).toEqual({ ok: true, problems: [] });
     const dup = [...start, completed(1), completed(2)];
-    expect(checkTranscript(dup, { excerpt: true }).problems).toEqual([`line 4: a second turn/completed for turn ${T}; the first was at line 3 (invariant 1)`]);
+    expect(checkExcerpt(dup, { excerpt: true }).problems).toEqual([`line 4: a second turn/completed for turn ${T}; the first was at line 3 (invariant 1)`]);
   });
 
   it("accepts an item/completed with no item/started only where the transcript begins mid-session (its first cursor past 1, the turn not begun in it)", () => {
     const item = { itemId: "i1", kind: "message", turnId: T, revision: 3, status: "completed", recordedAt: "2025-08-07T18:42:45.000Z", text: "done" };
-    expect(checkTranscript([note("item/completed", 7, { item }), completed(8)], { excerpt: true }).problems).toEqual([]);
-    expect(checkTranscript([note("item/completed", 7, { item }), note("item/completed", 8, { item }), completed(9)], { excerpt: true }).problems).toEqual([
+    expect(checkExcerpt([note("item/completed", 7, { item }), completed(8)], { excerpt: true }).problems).toEqual([]);
+    expect(checkExcerpt([note("item/completed", 7, { item }), note("item/completed", 8, { item }), completed(9)], { excerpt: true }).problems).toEqual([
       "line 2: a second item/completed for item i1; the first was at line 1 (invariant 2)",
     ]);
     // The turn accepted here: its items start here.
-    expect(checkTranscript([...start, note("item/completed", 1, { item }), completed(2)]).problems).toEqual([
+    expect(checkExcerpt([...start, note("item/completed", 1, { item }), completed(2)]).problems).toEqual([
       "line 3: item/completed for item i1 before any item/started of it (invariant A)",
     ]);
   });
 
   it("flags nothing-after-terminal for turn/started too", () => {
-    expect(checkTranscript([...start, completed(1), note("turn/started", 2, { turnId: T })]).problems).toEqual([
+    expect(checkExcerpt([...start, completed(1), note("turn/started", 2, { turnId: T })]).problems).toEqual([
       `line 4: turn/started for turn ${T} after its turn/completed at line 3 (invariant 3)`,
     ]);
   });
 
   it("compares viewCursors numerically by their trailing sequence, per session", () => {
     // "…:10" after "…:9" is an increase, though a string compare says otherwise.
-    expect(checkTranscript([...start, note("turn/started", 9, { turnId: T }), completed(10)]).ok).toBe(true);
+    expect(checkExcerpt([...start, note("turn/started", 9, { turnId: T }), completed(10)]).ok).toBe(true);
     const other = server({ jsonrpc: "2.0", method: "turn/started", params: { sessionId: "other", viewCursor: "v:other:1", turnId: "t2" } });
-    expect(checkTranscript([...start, note("turn/started", 5, { turnId: T }), other, completed(6)]).ok).toBe(true);
+    expect(checkExcerpt([...start, note("turn/started", 5, { turnId: T }), other, completed(6)]).ok).toBe(true);
     // Strict cursors: one that is not v:<sessionId>:<n> is a problem of its own, and compares with nothing.
     const opaque = (c: string) => server({ jsonrpc: "2.0", method: "turn/started", params: { sessionId: "x", viewCursor: c, turnId: `t-${c}` } });
-    expect(checkTranscript([opaque("v:x:2"), opaque("zzz"), opaque("v:x:1")]).problems).toEqual([
+    expect(checkExcerpt([opaque("v:x:2"), opaque("zzz"), opaque("v:x:1")]).problems).toEqual([
       'line 2: turn/started: viewCursor "zzz" is not a cursor of session x (v:<sessionId>:<n>, invariant 5)',
       "line 3: turn/started: viewCursor v:x:1 does not increase on v:x:2 at line 1 (invariant 5)",
     ]);
   });
 
   it("checks JSON-RPC well-formedness, one problem per line", () => {
-    const problems = checkTranscript([
+    const problems = checkExcerpt([
       "not json",
       client({ jsonrpc: "1.0", id: 1, method: "host/info", params: { commandId: C } }),
       server({ jsonrpc: "2.0", id: 1 }),
@@ -135,13 +174,64 @@ describe("checkTranscript", () => {
     expect(checkTranscript(crash).ok).toBe(false);
     expect(checkTranscriptParts([crash, resume]).map((v) => v.ok)).toEqual([true, true]);
     // Replaying from the start instead of after the cursor duplicates what was seen.
-    // (part 1's notifications, without its session/create and turn/start exchanges, then part 2)
-    const [, replayAll] = checkTranscriptParts([crash, `${crash.split("\n").slice(4).join("\n")}\n${resume}`], { excerpt: true });
+    // (part 2's session/resume, then part 1's notifications, without its session/create and turn/start exchanges, then the rest of part 2)
+    const [resumeRequest, ...resumeRest] = resume.trim().split("\n");
+    const replayed = [resumeRequest, ...crash.split("\n").slice(4), ...resumeRest].join("\n");
+    const [, replayAll] = checkTranscriptParts([crash, replayed], { excerpt: true });
     const last = crash.trim().split("\n").length - 1; // the last line is the unanswered host/info: the last cursor is the line before
     expect(replayAll?.problems[0]).toMatch(
-      new RegExp(`^line 1 \\(part 2\\): turn/started: viewCursor \\S+:1 does not increase on \\S+:\\d+ at line ${last} \\(part 1\\) \\(invariant 5\\)$`),
+      new RegExp(`^line 2 \\(part 2\\): turn/started: viewCursor \\S+:1 does not increase on \\S+:\\d+ at line ${last} \\(part 1\\) \\(invariant 5\\)$`),
     );
     expect(groupParts(["t/a.2.jsonl", "t/b.jsonl", "t/a.jsonl"])).toEqual([["t/a.jsonl", "t/a.2.jsonl"], ["t/b.jsonl"]]);
+  });
+});
+
+describe("checkTranscript: a connection hears only its own sessions", () => {
+  const resume = (id: number) => client({ jsonrpc: "2.0", id, method: "session/resume", params: { sessionId: S, commandId: C } });
+  const resumed = (id: number) => server({ jsonrpc: "2.0", id, result: { commandId: C, status: "accepted", sessionId: S, replayed: 0 } });
+  const refused = (id: number) =>
+    server({ jsonrpc: "2.0", id, error: { code: -32001, message: "unknown session", data: { commandId: C, reason: "unknown_session" } } });
+  const ask = server({
+    jsonrpc: "2.0",
+    id: "approve-1",
+    method: "tool/approve",
+    params: { sessionId: S, turnId: T, itemId: "i1", callId: "c1", tool: "shell", args: "{}" },
+  });
+
+  it("a session resumed here may replay before the resume's answer; one never resumed, or refused, is foreign", () => {
+    expect(checkTranscript([resume(1), note("turn/started", 1, { turnId: T }), resumed(1), completed(2)]).problems).toEqual([]);
+    expect(checkTranscript([note("turn/started", 1, { turnId: T })]).problems).toEqual([
+      `line 1: turn/started for session ${S}, which this connection did not create or resume (a foreign session)`,
+    ]);
+    expect(checkTranscript([resume(1), refused(1), note("turn/started", 1, { turnId: T })]).problems).toEqual([
+      `line 3: turn/started for session ${S}, which this connection did not create or resume (a foreign session)`,
+    ]);
+  });
+
+  it("a tool/approve about a foreign session is one too; each part of a reconnection owns only what it created or resumed", () => {
+    expect(checkTranscript([ask], { excerpt: true }).problems[0]).toBe(
+      `line 1: tool/approve for session ${S}, which this connection did not create or resume (a foreign session)`,
+    );
+    const first = [resume(1), resumed(1), ...start, note("turn/started", 1, { turnId: T })];
+    // Part 2 never resumed S: the mark applies to the first part only.
+    const [, second] = checkTranscriptParts([first, [completed(2)]], { beginsMidSession: true });
+    expect(second?.problems).toEqual([`line 1 (part 2): turn/completed for session ${S}, which this connection did not create or resume (a foreign session)`]);
+  });
+
+  it("a turn the client stopped ends with the user's cause, whether the cancel's answer comes before or after the terminal", () => {
+    const cancel = client({ jsonrpc: "2.0", id: 2, method: "turn/cancel", params: { sessionId: S, turnId: T, commandId: C } });
+    const ack = server({ jsonrpc: "2.0", id: 2, result: { commandId: C, status: "accepted" } });
+    const ended = (kind: string) => note("turn/completed", 2, { turnId: T, terminal: "cancelled", reason: "cancelled", durationMs: 5, cause: { kind } });
+    const begun = [resume(9), resumed(9), ...start, note("turn/started", 1, { turnId: T })];
+    expect(checkTranscript([...begun, cancel, ack, ended("user")]).problems).toEqual([]);
+    expect(checkTranscript([...begun, cancel, ack, ended("disposed")]).problems).toEqual([
+      `line 8: turn/completed of turn ${T} is cancelled with cause.kind "disposed", but the host accepted the client's turn/cancel at line 7: a Stop's cause is "user"`,
+    ]);
+    expect(checkTranscript([...begun, cancel, ended("disposed"), ack]).problems).toEqual([
+      `line 8: turn/completed of turn ${T} is cancelled with cause.kind "disposed", but the host accepted the client's turn/cancel at line 8: a Stop's cause is "user" (its turn/completed is at line 7)`,
+    ]);
+    // No accepted cancel: a host shutdown's cause is the host's to give.
+    expect(checkTranscript([...begun, ended("disposed")]).problems).toEqual([]);
   });
 });
 

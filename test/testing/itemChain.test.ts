@@ -5,7 +5,14 @@
  * transcripts that begin mid-session, and session/resume answers whose items seed the fold.
  */
 import { describe, expect, it } from "vitest";
-import { checkTranscript, checkTranscriptParts } from "../../src/testing/index.js";
+import { checkTranscript, checkTranscriptParts, type CheckTranscriptOptions } from "../../src/testing/index.js";
+
+// These transcripts are excerpts of a connection already in use (no session/create or
+// session/resume of their own): each is checked with the mid-session mark.
+const checkExcerpt = (lines: Parameters<typeof checkTranscript>[0], options: CheckTranscriptOptions = {}) =>
+  checkTranscript(lines, { beginsMidSession: true, ...options });
+const checkExcerptParts = (parts: Parameters<typeof checkTranscriptParts>[0], options: CheckTranscriptOptions = {}) =>
+  checkTranscriptParts(parts, { beginsMidSession: true, ...options });
 
 const S = "0198f0aa-3333-7000-8000-0000000000cc";
 const T = "018f6a1e-9b3c-7c21-a54a-2f30bd3c9f30";
@@ -66,20 +73,20 @@ describe("checkTranscript folds MSP 2.0 item chains", () => {
       note("item/completed", 9, { item: tool(4, "building\nlin", { status: "failed", truncated: true, failureReason: "exit code 2" }) }),
       done(10),
     ];
-    expect(checkTranscript(lines)).toEqual({ ok: true, problems: [] });
+    expect(checkExcerpt(lines)).toEqual({ ok: true, problems: [] });
   });
 
   it("reports a repeat, a step back, a patch gap, a delta to a field the kind lacks, and a patch of another kind, once per chain", () => {
     const first = [...start, started, note("item/started", 2, { item: message(1, "") }), delta(3, 2, "Hel")];
-    expect(
-      checkTranscript([...first, delta(4, 2, "Hel"), delta(5, 3, "lo"), note("item/completed", 6, { item: message(4, "Hello") }), done(7)]).problems,
-    ).toEqual(["line 6: item/delta of item m1 has revision 2, not above revision 2 at line 5: a repeat (invariant A)"]);
-    expect(
-      checkTranscript([...first, delta(4, 1, "Hel"), delta(5, 3, "lo"), note("item/completed", 6, { item: message(4, "Hello") }), done(7)]).problems,
-    ).toEqual(["line 6: item/delta of item m1 has revision 1, not above revision 2 at line 5: a step back (invariant A)"]);
+    expect(checkExcerpt([...first, delta(4, 2, "Hel"), delta(5, 3, "lo"), note("item/completed", 6, { item: message(4, "Hello") }), done(7)]).problems).toEqual(
+      ["line 6: item/delta of item m1 has revision 2, not above revision 2 at line 5: a repeat (invariant A)"],
+    );
+    expect(checkExcerpt([...first, delta(4, 1, "Hel"), delta(5, 3, "lo"), note("item/completed", 6, { item: message(4, "Hello") }), done(7)]).problems).toEqual(
+      ["line 6: item/delta of item m1 has revision 1, not above revision 2 at line 5: a step back (invariant A)"],
+    );
     // After a gap the chain is broken: its later links and its completion are not reported again.
     expect(
-      checkTranscript([
+      checkExcerpt([
         ...first,
         patch(4, { itemId: "m1", kind: "message", revision: 4, status: "inProgress" }),
         delta(5, 5, "lo"),
@@ -88,30 +95,30 @@ describe("checkTranscript folds MSP 2.0 item chains", () => {
       ]).problems,
     ).toEqual(["line 6: item/updated of item m1 has revision 4 after 2: a gap; revision 2 was at line 5 (invariant A)"]);
     expect(
-      checkTranscript([...first, delta(4, 3, "out", "m1", "visibleOutput"), note("item/completed", 5, { item: message(4, "Hel") }), done(6)]).problems,
+      checkExcerpt([...first, delta(4, 3, "out", "m1", "visibleOutput"), note("item/completed", 5, { item: message(4, "Hel") }), done(6)]).problems,
     ).toEqual(["line 6: item/delta of item m1 appends to visibleOutput, which a message does not have (invariant A)"]);
-    expect(checkTranscript([...first, patch(4, { itemId: "m1", kind: "reasoning", revision: 3 }), done(5)]).problems).toEqual([
+    expect(checkExcerpt([...first, patch(4, { itemId: "m1", kind: "reasoning", revision: 3 }), done(5)]).problems).toEqual([
       "line 6: item/updated of item m1 is a reasoning, not a message (invariant A)",
       "line 7: turn/completed for turn 018f6a1e-9b3c-7c21-a54a-2f30bd3c9f30 while item m1, started at line 4, has no item/completed (invariant 2)",
     ]);
-    expect(checkTranscript([...first, delta(4, 3, ""), note("item/completed", 5, { item: message(4, "Hel") }), done(6)]).problems).toEqual([
+    expect(checkExcerpt([...first, delta(4, 3, ""), note("item/completed", 5, { item: message(4, "Hel") }), done(6)]).problems).toEqual([
       "line 6: item/delta of item m1 appends nothing: append must be a non-empty string (invariant A)",
     ]);
   });
 
   it("reports a delta or a patch after the item's completion, and after its turn's terminal (invariant 3)", () => {
     const closed = [...start, started, note("item/started", 2, { item: message(1, "") }), note("item/completed", 3, { item: message(2, "Hi") })];
-    expect(checkTranscript([...closed, patch(4, { itemId: "m1", kind: "message", revision: 3, interrupted: true }), done(5)]).problems).toEqual([
+    expect(checkExcerpt([...closed, patch(4, { itemId: "m1", kind: "message", revision: 3, interrupted: true }), done(5)]).problems).toEqual([
       "line 6: item/updated for item m1 after its item/completed at line 5 (invariant A)",
     ]);
-    expect(checkTranscript([...closed, done(4), delta(5, 3, "!")]).problems).toEqual([
+    expect(checkExcerpt([...closed, done(4), delta(5, 3, "!")]).problems).toEqual([
       `line 7: item/delta (item m1) for turn ${T} after its turn/completed at line 6 (invariant 3)`,
     ]);
   });
 
   it("compares the completion with the fold (invariant B): it may extend the growing field and set its own fields, never rewrite", () => {
     const streaming = [...start, started, note("item/started", 2, { item: tool(1, "") }), delta(3, 2, "caf\uFFFD", "t1", "visibleOutput")];
-    const complete = (item: Record<string, unknown>) => checkTranscript([...streaming, note("item/completed", 4, { item }), done(5)]).problems;
+    const complete = (item: Record<string, unknown>) => checkExcerpt([...streaming, note("item/completed", 4, { item }), done(5)]).problems;
     // A character the host had only half of when it sent the delta, completed in the final output.
     expect(complete(tool(3, "café\n", { status: "completed" }))).toEqual([]);
     expect(complete(tool(3, "cab\n", { status: "completed" }))).toEqual([
@@ -125,10 +132,10 @@ describe("checkTranscript folds MSP 2.0 item chains", () => {
     ]);
     // A message's text is streamed whole: a completion that rewrites it is a problem.
     const text = [...start, started, note("item/started", 2, { item: message(1, "") }), delta(3, 2, "Hello")];
-    expect(checkTranscript([...text, note("item/completed", 4, { item: message(3, "Hello", { status: "cancelled", interrupted: true }) }), done(5)]).ok).toBe(
+    expect(checkExcerpt([...text, note("item/completed", 4, { item: message(3, "Hello", { status: "cancelled", interrupted: true }) }), done(5)]).ok).toBe(
       true,
     );
-    expect(checkTranscript([...text, note("item/completed", 4, { item: message(3, "Help", { status: "completed" }) }), done(5)]).problems).toEqual([
+    expect(checkExcerpt([...text, note("item/completed", 4, { item: message(3, "Help", { status: "completed" }) }), done(5)]).problems).toEqual([
       'line 6: item/completed of item m1 does not extend its streamed text: from character 4 it has "p", where the fold of its notifications up to line 5 has "lo" (invariant B)',
     ]);
   });
@@ -141,9 +148,9 @@ describe("checkTranscript folds MSP 2.0 item chains", () => {
       patch(3, { itemId: "t1", kind: "toolCall", revision: 2, approval: "pending" }),
     ];
     const restarted = tool(3, "", { status: "failed", approval: "cancelled", failureReason: "host restarted" });
-    expect(checkTranscript([...asking, note("item/completed", 4, { item: restarted }), done(5)]).ok).toBe(true);
+    expect(checkExcerpt([...asking, note("item/completed", 4, { item: restarted }), done(5)]).ok).toBe(true);
     expect(
-      checkTranscript([
+      checkExcerpt([
         ...asking,
         delta(4, 3, "ran\n", "t1", "visibleOutput"),
         note("item/completed", 5, { item: tool(4, "ran\n", { status: "completed", approval: "pending" }) }),
@@ -158,15 +165,14 @@ describe("checkTranscript folds MSP 2.0 item chains", () => {
       note("item/delta", 8, { turnId: T, itemId: "m1", revision: 5, field: "text", append: "lo" }),
       note("item/completed", 9, { item: message(6, "Hello") }),
     ];
-    expect(checkTranscript([...midway, done(10)]).ok).toBe(true);
+    expect(checkExcerpt([...midway, done(10)]).ok).toBe(true);
     // Seen from cursor 1: nothing started before the transcript.
-    expect(checkTranscript([started, delta(2, 5, "lo"), note("item/completed", 3, { item: message(6, "Hello") }), done(4)]).problems).toEqual([
+    expect(checkExcerpt([started, delta(2, 5, "lo"), note("item/completed", 3, { item: message(6, "Hello") }), done(4)]).problems).toEqual([
       "line 2: item/delta for item m1 before any item/started of it (invariant A)",
     ]);
     // Joined mid-session, but the item's turn began here: so did its items.
     expect(
-      checkTranscript([note("turn/started", 8, { turnId: T }), delta(9, 5, "lo"), note("item/completed", 10, { item: message(6, "Hello") }), done(11)])
-        .problems,
+      checkExcerpt([note("turn/started", 8, { turnId: T }), delta(9, 5, "lo"), note("item/completed", 10, { item: message(6, "Hello") }), done(11)]).problems,
     ).toEqual(["line 2: item/delta for item m1 before any item/started of it (invariant A)"]);
   });
 
@@ -176,13 +182,13 @@ describe("checkTranscript folds MSP 2.0 item chains", () => {
       server({ jsonrpc: "2.0", id: 1, result: { commandId: C, status: "accepted", sessionId: S, replayed: 3, items } }),
     ];
     const replay = [delta(8, 3, "lo"), note("item/completed", 9, { item: message(4, "Hello", { status: "completed" }) }), done(10)];
-    expect(checkTranscript([...resume([message(2, "Hel")]), ...replay])).toEqual({ ok: true, problems: [] });
-    expect(checkTranscript([...resume([message(1, "")]), ...replay]).problems).toEqual([
+    expect(checkExcerpt([...resume([message(2, "Hel")]), ...replay])).toEqual({ ok: true, problems: [] });
+    expect(checkExcerpt([...resume([message(1, "")]), ...replay]).problems).toEqual([
       "line 3: item/delta of item m1 has revision 3 after 1: a gap; revision 1 was at line 2 (session/resume) (invariant A)",
     ]);
-    expect(checkTranscript([...resume([]), ...replay]).problems).toEqual(["line 3: item/delta for item m1 before any item/started of it (invariant A)"]);
+    expect(checkExcerpt([...resume([]), ...replay]).problems).toEqual(["line 3: item/delta for item m1 before any item/started of it (invariant A)"]);
     // An item listed in progress is open until its item/completed (invariant 2).
-    expect(checkTranscript([...resume([message(2, "Hel")]), done(8)]).problems).toEqual([
+    expect(checkExcerpt([...resume([message(2, "Hel")]), done(8)]).problems).toEqual([
       `line 3: turn/completed for turn ${T} while item m1, started at line 2, has no item/completed (invariant 2)`,
     ]);
   });
@@ -196,15 +202,15 @@ describe("checkTranscript folds MSP 2.0 item chains", () => {
       note("item/completed", 5, { item: message(4, "Hello", { status: "completed" }) }),
       done(6),
     ];
-    expect(checkTranscriptParts([live, resumed]).map((v) => v.problems)).toEqual([[], []]);
+    expect(checkExcerptParts([live, resumed]).map((v) => v.problems)).toEqual([[], []]);
     // At the revision the client holds, the resume's item must be the client's fold (invariant C).
     const unlike = server({ jsonrpc: "2.0", id: 1, result: { commandId: C, status: "accepted", sessionId: S, replayed: 3, items: [message(2, "Hex")] } });
-    expect(checkTranscriptParts([live, [resumed[0] as string, unlike]], { excerpt: true })[1]?.problems).toEqual([
+    expect(checkExcerptParts([live, [resumed[0] as string, unlike]], { excerpt: true })[1]?.problems).toEqual([
       "line 2 (part 2): session/resume lists item m1 at revision 2 unlike the fold of its notifications up to line 5 (part 1) (invariant C)",
     ]);
     // A part 2 whose resume lists no items (a 1.0 answer) and whose replay skips a delta: the gap is the fold's, across parts.
     const answer = server({ jsonrpc: "2.0", id: 1, result: { commandId: C, status: "accepted", sessionId: S, replayed: 2 } });
-    expect(checkTranscriptParts([live, [resumed[0] as string, answer, delta(4, 4, "o"), ...resumed.slice(3)]])[1]?.problems).toEqual([
+    expect(checkExcerptParts([live, [resumed[0] as string, answer, delta(4, 4, "o"), ...resumed.slice(3)]])[1]?.problems).toEqual([
       "line 3 (part 2): item/delta of item m1 has revision 4 after 2: a gap; revision 2 was at line 5 (part 1) (invariant A)",
     ]);
   });
