@@ -10,7 +10,7 @@
 const CORE = { path: "^src/", pathNot: "^src/(node|host|testing)/" };
 
 /** The public entry points' source files: all that src/node/cli/ may import outside itself. */
-const PUBLIC_ENTRIES = "^src/(index|framing/index|websocket/index|ui/index|node/index|testing/index)\\.ts$";
+const PUBLIC_ENTRIES = "^src/(index|framing/index|websocket/index|ui/index|session/index|react/index|node/index|testing/index)\\.ts$";
 
 /** @type {import("dependency-cruiser").IConfiguration} */
 export default {

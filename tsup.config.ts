@@ -17,6 +17,8 @@ export default defineConfig([
       "framing/index": "src/framing/index.ts",
       "websocket/index": "src/websocket/index.ts",
       "ui/index": "src/ui/index.ts",
+      "session/index": "src/session/index.ts",
+      "react/index": "src/react/index.ts",
       "testing/index": "src/testing/index.ts",
       "node/index": "src/node/index.ts",
       "host/index": "src/host/index.ts",

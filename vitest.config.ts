@@ -12,6 +12,8 @@ export default defineConfig({
       { find: /^@muse-code\/sdk\/framing$/, replacement: src("framing/index.ts") },
       { find: /^@muse-code\/sdk\/websocket$/, replacement: src("websocket/index.ts") },
       { find: /^@muse-code\/sdk\/ui$/, replacement: src("ui/index.ts") },
+      { find: /^@muse-code\/sdk\/session$/, replacement: src("session/index.ts") },
+      { find: /^@muse-code\/sdk\/react$/, replacement: src("react/index.ts") },
       { find: /^@muse-code\/sdk\/testing$/, replacement: src("testing/index.ts") },
       { find: /^@muse-code\/sdk\/node$/, replacement: src("node/index.ts") },
       { find: /^@muse-code\/sdk\/host$/, replacement: src("host/index.ts") },

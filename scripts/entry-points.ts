@@ -17,6 +17,8 @@ export const ENTRY_POINTS: readonly EntryPoint[] = [
   { subpath: "./framing", src: "src/framing/index.ts", dts: "dist/framing/index.d.ts", report: "sdk-framing" },
   { subpath: "./websocket", src: "src/websocket/index.ts", dts: "dist/websocket/index.d.ts", report: "sdk-websocket" },
   { subpath: "./ui", src: "src/ui/index.ts", dts: "dist/ui/index.d.ts", report: "sdk-ui" },
+  { subpath: "./session", src: "src/session/index.ts", dts: "dist/session/index.d.ts", report: "sdk-session" },
+  { subpath: "./react", src: "src/react/index.ts", dts: "dist/react/index.d.ts", report: "sdk-react" },
   { subpath: "./node", src: "src/node/index.ts", dts: "dist/node/index.d.ts", report: "sdk-node" },
   { subpath: "./testing", src: "src/testing/index.ts", dts: "dist/testing/index.d.ts", report: "sdk-testing" },
   { subpath: "./host", src: "src/host/index.ts", dts: "dist/host/index.d.ts", report: "sdk-host" },

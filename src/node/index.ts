@@ -12,6 +12,7 @@ export { streamChannel } from "./streamChannel.js";
 export type { StreamChannel, StreamChannelOptions } from "./streamChannel.js";
 export { signalGroup, groupAlive } from "./processGroup.js";
 export { tokenFromFile, TokenFileError } from "../protocol/tokenFile.js";
+export { fileStorage } from "./fileStorage.js";
 export { spawnReferenceHost, exampleModelPath } from "./spawnReferenceHost.js";
 export type {
   SpawnReferenceHostOptions,

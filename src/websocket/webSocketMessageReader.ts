@@ -78,7 +78,14 @@ export class WebSocketMessageReader extends AbstractMessageReader {
   };
 
   readonly #onClose = ({ code, reason }: WebSocketCloseEventLike): void => {
-    const why = this.#error ?? (code === 1006 ? "the connection was lost" : "the host closed the connection");
+    // 1005: no close code. MSP hosts always send one, so this side (the page's own close()) closed it: never call it the host's.
+    const why =
+      this.#error ??
+      (code === 1006
+        ? "the connection was lost"
+        : code === 1005
+          ? "the connection was closed on this side, with no close code"
+          : "the host closed the connection");
     this.#endDetails = { reason: `${why} (WebSocket close code ${code}${reason === "" ? "" : `: ${reason}`})`, closeCode: code, closeReason: reason };
     this.#stop();
   };

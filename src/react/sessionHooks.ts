@@ -1,0 +1,77 @@
+/**
+ * The hooks: each reads the session's store with `useSyncExternalStore`, so a component
+ * re-renders only when what it reads changed (snapshots are immutable and share what did not
+ * change), and nothing is opened, subscribed twice or sent by rendering.
+ */
+import { useCallback, useSyncExternalStore } from "react";
+import type { MspSession } from "../session/mspSession.js";
+import type { SessionConnection, SessionSnapshot, SessionTurn } from "../session/sessionSnapshot.js";
+
+/**
+ * The session's snapshot, kept current: the connection, the turns with their items, phases,
+ * terminals and open questions.
+ *
+ * @example
+ * ```tsx
+ * function Transcript({ session }: { session: MspSession }) {
+ *   const { turns } = useSession(session);
+ *   return <ol>{turns.map((turn) => <li key={turn.turnId}>{turn.phase}</li>)}</ol>;
+ * }
+ * ```
+ */
+export function useSession(session: MspSession): SessionSnapshot {
+  return useSyncExternalStore(session.subscribe, session.getSnapshot, session.getSnapshot);
+}
+
+/**
+ * The session's connection only: a status line re-renders when it changes, not on every delta.
+ *
+ * @example
+ * ```tsx
+ * function Status({ session }: { session: MspSession }) {
+ *   const { state, reason } = useSessionConnection(session);
+ *   return <p role="status">{state}{reason === undefined ? "" : `: ${reason.message}`}</p>;
+ * }
+ * ```
+ */
+export function useSessionConnection(session: MspSession): SessionConnection {
+  const read = useCallback(() => session.getSnapshot().connection, [session]);
+  return useSyncExternalStore(session.subscribe, read, read);
+}
+
+/**
+ * What {@link useSessionTurn} returns: the turn (undefined while the session does not show it),
+ * its Stop and a way to answer its questions.
+ *
+ * @example
+ * ```tsx
+ * const { turn, stop }: SessionTurnView = useSessionTurn(session, turnId);
+ * ```
+ */
+export interface SessionTurnView {
+  readonly turn: SessionTurn | undefined;
+  /** Press Stop: one `turn/cancel` however often it is called (StrictMode and double clicks included). */
+  readonly stop: () => void;
+  /** Answer the turn's open question about `itemId`. */
+  readonly answer: (itemId: string, decision: "approve" | "deny", reason?: string) => void;
+}
+
+/**
+ * One turn of the session, re-rendered only when that turn changed, with its Stop.
+ *
+ * @example
+ * ```tsx
+ * function StopButton({ session, turnId }: { session: MspSession; turnId: string }) {
+ *   const { turn, stop } = useSessionTurn(session, turnId);
+ *   const busy = turn !== undefined && turn.phase !== "ended" && turn.phase !== "unknown";
+ *   return <button disabled={!busy || turn.stopRequested} onClick={stop}>{turn?.phase === "stopping" ? "Stopping…" : "Stop"}</button>;
+ * }
+ * ```
+ */
+export function useSessionTurn(session: MspSession, turnId: string): SessionTurnView {
+  const read = useCallback(() => session.getSnapshot().turns.find((turn) => turn.turnId === turnId), [session, turnId]);
+  const turn = useSyncExternalStore(session.subscribe, read, read);
+  const stop = useCallback(() => session.stop(turnId), [session, turnId]);
+  const answer = useCallback((itemId: string, decision: "approve" | "deny", reason?: string) => session.answerApproval(itemId, decision, reason), [session]);
+  return { turn, stop, answer };
+}

@@ -1,0 +1,85 @@
+/**
+ * MspSession: one MSP session that outlives its connections (the public face of what
+ * `openSession` makes), and the handle of a turn started on it.
+ */
+import type { WaitOptions } from "../internal/boundedWait.js";
+import type { ApprovalDecision, TurnInput } from "../protocol/index.js";
+import type { SessionSnapshot, SessionTurn } from "./sessionSnapshot.js";
+
+/**
+ * What `MspSession.startTurn` returns: the turn's id, its Stop, and a bounded wait for its end.
+ *
+ * @example
+ * ```ts
+ * const turn = session.startTurn("Run the tests");
+ * stopButton.onclick = () => turn.stop();
+ * const { phase, terminal } = await turn.settled({ timeoutMs: 120_000 });
+ * ```
+ */
+export interface SessionTurnHandle {
+  /** The turn's id (the commandId of its `turn/start`). */
+  readonly turnId: string;
+  /** Press Stop: one `turn/cancel`, however often it is called, sent now or after the reconnect. */
+  stop(): void;
+  /**
+   * The turn once it is over: `ended` (its terminal arrived) or `unknown` (the session gave up, or
+   * the host refused its `turn/start`). Bounded by
+   * `timeoutMs` (default: no limit) and `signal`; rejects with `MspError` `aborted` when the
+   * session closes first.
+   */
+  settled(options?: WaitOptions): Promise<SessionTurn>;
+}
+
+/**
+ * One MSP session over as many connections as it takes: made by `openSession`. Read it with
+ * `getSnapshot()`/`subscribe()` (ready for React's `useSyncExternalStore`; both are bound, so
+ * they can be passed around as they are), act with `startTurn()`, `stop()` and
+ * `answerApproval()`, end it with `close()`. It keeps the turns across drops, reloads and host
+ * restarts, reconnects with backoff, resumes from the last cursor, re-attaches unfinished turns by
+ * retrying their `turn/start` commandId, and sends a Stop pressed while disconnected once it is
+ * back. Only the host ends a turn.
+ *
+ * @example
+ * ```ts
+ * const session: MspSession = await openSession({ connect: () => connectWebSocket(url, { token }), storage: sessionStorage });
+ * session.subscribe(() => render(session.getSnapshot()));
+ * const turn = session.startTurn("Summarize the failing tests");
+ * stopButton.onclick = () => turn.stop();
+ * ```
+ */
+export interface MspSession {
+  /** The current snapshot: immutable, the same object until something changes. */
+  readonly getSnapshot: () => SessionSnapshot;
+  /** Call `listener` after every change; returns the unsubscribe function. */
+  readonly subscribe: (listener: () => void) => () => void;
+  /** True once `close()` was called. */
+  readonly isClosed: boolean;
+  /**
+   * Start a turn: a text prompt or MSP input. It shows as `starting` at once; `turn/start` is sent
+   * now, or after the reconnect when the connection is down (with the same commandId, so the host
+   * runs it once). Throws a TypeError for an empty input, MspError `aborted` after `close()`.
+   */
+  startTurn(input: string | readonly TurnInput[]): SessionTurnHandle;
+  /** The handle of a turn the session shows (after a reload, a turn it restored), or undefined. */
+  turn(turnId: string): SessionTurnHandle | undefined;
+  /**
+   * Press Stop for `turnId`. One `turn/cancel` is sent however often it is pressed, now or once the
+   * session is back; the turn shows `stopping` until its own terminal. Nothing happens for a turn
+   * that is over or not shown.
+   */
+  stop(turnId: string): void;
+  /**
+   * Answer the open question about `itemId`. Sent at once when it is open on the live
+   * connection; otherwise kept, and sent when the host asks again after the reconnect.
+   */
+  answerApproval(itemId: string, decision: ApprovalDecision, reason?: string): void;
+  /** Retry now, when waiting to reconnect or after giving up (the attempt count starts again); resolves when that attempt is over. */
+  retryNow(): Promise<void>;
+  /**
+   * Close the session: the connection closes, retries stop, what is shown is written to storage
+   * (so a reload resumes it), and waits for turns reject. The host goes on running its turns.
+   */
+  close(): Promise<void>;
+  /** `await using session = await openSession(…)` closes it at the end of the scope. */
+  [Symbol.asyncDispose](): Promise<void>;
+}

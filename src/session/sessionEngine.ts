@@ -1,0 +1,498 @@
+/**
+ * SessionEngine, the MspSession: one MSP session that outlives its connections. It keeps the turns (items at their
+ * latest revision, phases, terminals, open questions) across drops, reloads and host restarts;
+ * reconnects with backoff; resumes from the last cursor; re-attaches unfinished turns by retrying
+ * their `turn/start` commandId; and sends a Stop pressed while disconnected once it is back.
+ * Only the host ends a turn: a terminal comes only from the turn's own `turn/completed`.
+ */
+import type { MspClient } from "../client/mspClient.js";
+import { MspError } from "../errors.js";
+import { boundedWait, type BoundedWait, type WaitOptions } from "../internal/boundedWait.js";
+import {
+  RejectionReasons,
+  uuidv7,
+  type ApprovalDecision,
+  type Item,
+  type ToolApproveParams,
+  type ToolApproveResult,
+  type TurnInput,
+} from "../protocol/index.js";
+import type { CloseInfo } from "../rpc/jsonRpcEndpoint.js";
+import type { ApprovalQuestion } from "../turns/approvals.js";
+import { backoffDelay, type ReconnectPolicy } from "./reconnectPolicy.js";
+import type { SessionCloseReason, SessionConnection, SessionSnapshot, SessionTurn } from "./sessionSnapshot.js";
+import type { MspSession, SessionTurnHandle } from "./mspSession.js";
+import type { SessionKeeper } from "./sessionStorage.js";
+import { touch, type SessionTurns, type TurnState } from "./sessionTurns.js";
+
+/** What the session needs, filled in by `openSession`. */
+export interface SessionParts {
+  connect: () => Promise<MspClient>;
+  sessionId: string | undefined;
+  keeper: SessionKeeper;
+  turns: SessionTurns;
+  reconnect: ReconnectPolicy | undefined;
+  commandTimeoutMs: number;
+  onWarning: (message: string) => void;
+}
+
+/** How long changes gather before the session is written to its storage. @unit milliseconds */
+const WRITE_DELAY_MS = 100;
+
+/** The {@link MspSession} `openSession` makes: the connection loop, the resume and re-attach, the Stops, the store. */
+export class SessionEngine implements MspSession {
+  readonly #parts: SessionParts;
+  readonly #listeners = new Set<() => void>();
+  readonly #waiters = new Map<string, Set<BoundedWait<SessionTurn>>>();
+  #sessionId: string | undefined;
+  #cursor: string | undefined;
+  #connection: SessionConnection = Object.freeze({ state: "connecting", attempt: 0 });
+  #snapshot: SessionSnapshot | undefined;
+  #client: MspClient | undefined;
+  #detach: (() => void) | undefined;
+  #closed = false;
+  #retryTimer: ReturnType<typeof setTimeout> | undefined;
+  #writeTimer: ReturnType<typeof setTimeout> | undefined;
+  #firstAttempt: Promise<void> | undefined;
+  #warnedListener = false;
+
+  /** @internal Made by `openSession`. */
+  constructor(parts: SessionParts, kept: { sessionId?: string; cursor?: string }) {
+    this.#parts = parts;
+    this.#sessionId = parts.sessionId ?? kept.sessionId;
+    // A cursor belongs to the session it was seen in.
+    if (parts.sessionId === undefined || parts.sessionId === kept.sessionId) this.#cursor = kept.cursor;
+  }
+
+  /** @internal The first attempt; `openSession` waits for it. */
+  start(): Promise<void> {
+    this.#firstAttempt ??= this.#attempt();
+    return this.#firstAttempt;
+  }
+
+  /** The current snapshot: immutable, the same object until something changes. */
+  getSnapshot = (): SessionSnapshot => {
+    if (this.#snapshot !== undefined) return this.#snapshot;
+    const online = this.#connection.state === "open";
+    this.#snapshot = Object.freeze({
+      sessionId: this.#sessionId,
+      connection: this.#connection,
+      turns: Object.freeze(this.#parts.turns.all().map((turn) => this.#parts.turns.view(turn, online))),
+      storage: this.#parts.keeper.persistent ? "persistent" : "memory",
+    });
+    return this.#snapshot;
+  };
+
+  /** Call `listener` after every change; returns the unsubscribe function. */
+  subscribe = (listener: () => void): (() => void) => {
+    this.#listeners.add(listener);
+    return () => void this.#listeners.delete(listener);
+  };
+
+  /** True once `close()` was called. */
+  get isClosed(): boolean {
+    return this.#closed;
+  }
+
+  /**
+   * Start a turn: a text prompt or MSP input. It shows as `starting` at once; `turn/start` is sent
+   * now, or after the reconnect when the connection is down (with the same commandId, so the host
+   * runs it once). Throws a TypeError for an empty input, MspError `aborted` after `close()`.
+   */
+  startTurn(input: string | readonly TurnInput[]): SessionTurnHandle {
+    if (this.#closed) throw new MspError("aborted", "startTurn: the session is closed", { method: "turn/start" });
+    const parts = typeof input === "string" ? [{ type: "text" as const, text: input }] : [...input];
+    if (parts.length === 0) throw new TypeError("startTurn: input must be a prompt or at least one input part");
+    const turnId = uuidv7();
+    this.#parts.turns.ensure(turnId, parts);
+    this.#changed();
+    if (this.#client !== undefined && this.#connection.state === "open") void this.#sendStart(this.#client, this.#parts.turns.ensure(turnId));
+    return this.#handle(turnId);
+  }
+
+  /** The handle of a turn the session shows (after a reload, a turn it restored), or undefined. */
+  turn(turnId: string): SessionTurnHandle | undefined {
+    return this.#parts.turns.get(turnId) === undefined ? undefined : this.#handle(turnId);
+  }
+
+  /**
+   * Press Stop for `turnId`. One `turn/cancel` is sent however often it is pressed, now or once the
+   * session is back; the turn shows `stopping` until its own terminal. Nothing happens for a turn
+   * that is over or not shown.
+   */
+  stop(turnId: string): void {
+    const turn = this.#parts.turns.get(turnId);
+    if (turn === undefined || turn.phase === "ended" || turn.phase === "unknown" || turn.stopRequested) return;
+    turn.stopRequested = true;
+    turn.cancelCommandId = uuidv7();
+    touch(turn);
+    this.#changed(true);
+    if (this.#client !== undefined && this.#connection.state === "open" && turn.phase !== "starting") void this.#sendCancel(this.#client, turn);
+  }
+
+  /**
+   * Answer the open question about `itemId`. Sent at once when it is open on the live
+   * connection; otherwise kept, and sent when the host asks again after the reconnect.
+   */
+  answerApproval(itemId: string, decision: ApprovalDecision, reason?: string): void {
+    for (const turn of this.#parts.turns.unended()) {
+      const question = turn.approvals.get(itemId);
+      if (question === undefined) continue;
+      if (question.live && question.reply !== undefined && this.#connection.state === "open") question.reply(decision, reason);
+      else question.answered = decision;
+      touch(turn);
+      this.#changed();
+      return;
+    }
+  }
+
+  /**
+   * Retry now: when the session is waiting to reconnect, or gave up, attempt at once (the
+   * attempt count starts again). Resolves when that attempt is over.
+   */
+  retryNow(): Promise<void> {
+    if (this.#closed || this.#connection.state === "open" || this.#connection.state === "connecting") return Promise.resolve();
+    if (this.#retryTimer !== undefined) clearTimeout(this.#retryTimer);
+    this.#retryTimer = undefined;
+    this.#setConnection({ state: "reconnecting", attempt: 0 });
+    return this.#attempt();
+  }
+
+  /**
+   * Close the session: the connection closes, retries stop, what is shown is written to storage
+   * (so a reload resumes it), and waits for turns reject. The host goes on running its turns.
+   */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.#retryTimer !== undefined) clearTimeout(this.#retryTimer);
+    this.#write();
+    const client = this.#client;
+    this.#detachClient();
+    this.#setConnection({ state: "closed", attempt: 0, reason: { kind: "closed", message: "the session was closed" } });
+    for (const [turnId, waiters] of this.#waiters) {
+      for (const wait of waiters)
+        wait.reject(new MspError("aborted", `waiting for turn ${turnId}: the session was closed`, { method: "turn/completed", turnId }));
+    }
+    this.#waiters.clear();
+    await client?.close("the session was closed");
+  }
+
+  /** `await using session = await openSession(…)` closes it at the end of the scope. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  // ---- connections
+
+  async #attempt(): Promise<void> {
+    if (this.#closed) return;
+    let client: MspClient;
+    try {
+      client = await this.#parts.connect();
+    } catch (error) {
+      return this.#failed(describeFailure(error));
+    }
+    if (this.#closed) return void client.close("the session was closed");
+    this.#attach(client);
+    try {
+      await this.#open(client);
+    } catch (error) {
+      this.#detachClient();
+      void client.close("the session could not open");
+      return this.#failed(describeFailure(error));
+    }
+  }
+
+  /** Resume (or create) the session on `client`, then re-attach unfinished turns and send pending Stops. */
+  async #open(client: MspClient): Promise<void> {
+    const timeoutMs = this.#parts.commandTimeoutMs;
+    let sessionId = this.#sessionId;
+    if (sessionId !== undefined) {
+      try {
+        const params: { sessionId: string; afterCursor?: string } = { sessionId };
+        if (this.#cursor !== undefined) params.afterCursor = this.#cursor;
+        const result = await client.command<"session/resume">("session/resume", params, { timeoutMs });
+        for (const item of result.items ?? []) this.#parts.turns.putItem(item);
+      } catch (error) {
+        if (!(MspError.is(error) && error.kind === "commandRejected" && error.data["reason"] === RejectionReasons.unknownSession)) throw error;
+        // The host no longer knows the session (restarted without its data): what its turns did is not known.
+        this.#parts.turns.markUnknown(`the host no longer knows session ${sessionId}`);
+        sessionId = undefined;
+        this.#cursor = undefined;
+      }
+    }
+    if (sessionId === undefined) {
+      const created = await client.command("session/create", {}, { timeoutMs });
+      sessionId = created.sessionId;
+      this.#cursor = undefined;
+    }
+    this.#sessionId = sessionId;
+    this.#setConnection({ state: "open", attempt: 0 });
+    this.#changed(true);
+    for (const turn of this.#parts.turns.unended()) {
+      if (turn.input !== undefined) void this.#sendStart(client, turn);
+      else if (turn.stopRequested && !turn.cancelAccepted) void this.#sendCancel(client, turn);
+    }
+  }
+
+  /** `turn/start` for `turn` (first time, or a retry with the same commandId: the host runs it once). */
+  async #sendStart(client: MspClient, turn: TurnState): Promise<void> {
+    const sessionId = this.#sessionId as string;
+    try {
+      const ack = await client.command(
+        "turn/start",
+        { sessionId, commandId: turn.turnId, input: turn.input ?? [] },
+        { timeoutMs: this.#parts.commandTimeoutMs },
+      );
+      if (ack.disposition === "queued") this.#parts.turns.advance(turn.turnId, "queued");
+      else this.#parts.turns.advance(turn.turnId, "running");
+      this.#changed();
+      if (turn.stopRequested && !turn.cancelAccepted && this.#client === client) void this.#sendCancel(client, turn);
+    } catch (error) {
+      if (this.#client !== client || !MspError.is(error) || (error.kind !== "commandRejected" && error.kind !== "rpcError")) return; // a drop: retried after the reconnect
+      if (turn.phase !== "starting") return; // accepted earlier: the host has it
+      turn.phase = "unknown";
+      turn.unknownReason = `the host refused turn/start: ${error.message}`;
+      touch(turn);
+      this.#changed(true);
+    }
+  }
+
+  /** The turn's one `turn/cancel` (its commandId kept, so a retry after a drop is the same command). */
+  async #sendCancel(client: MspClient, turn: TurnState): Promise<void> {
+    const sessionId = this.#sessionId as string;
+    turn.cancelCommandId ??= uuidv7();
+    try {
+      await client.command("turn/cancel", { sessionId, turnId: turn.turnId, commandId: turn.cancelCommandId }, { timeoutMs: this.#parts.commandTimeoutMs });
+      turn.cancelAccepted = true;
+    } catch (error) {
+      if (MspError.is(error) && error.isAlreadyTerminal())
+        turn.cancelAccepted = true; // lost the race: the terminal is on its way
+      else if (this.#client === client && MspError.is(error) && error.kind === "commandRejected") {
+        this.#parts.onWarning(`turn/cancel of turn ${turn.turnId} was refused: ${error.message}`);
+      }
+    }
+  }
+
+  /** Listen to `client` before anything is sent on it. */
+  #attach(client: MspClient): void {
+    this.#client = client;
+    const events = client.events;
+    const mine = (sessionId: unknown) => sessionId === this.#sessionId;
+    const put = ({ sessionId, item }: { sessionId: string; item: Item }) => {
+      if (mine(sessionId) && this.#parts.turns.putItem(item)) this.#changed();
+    };
+    const onNotification = ({ params }: { params?: unknown }) => {
+      const p = params as { sessionId?: unknown; viewCursor?: unknown } | undefined;
+      if (p !== undefined && mine(p.sessionId) && typeof p.viewCursor === "string") {
+        this.#cursor = p.viewCursor;
+        this.#scheduleWrite();
+      }
+    };
+    const onStarted = ({ sessionId, turnId }: { sessionId: string; turnId: string }) => {
+      if (mine(sessionId) && this.#parts.turns.advance(turnId, "running")) this.#changed();
+    };
+    const onDelta = (event: { sessionId: string; item: Item }) => put(event);
+    const onCompleted = (terminal: Parameters<SessionTurns["end"]>[0] & { sessionId: string }) => {
+      if (!mine(terminal.sessionId) || !this.#parts.turns.end(terminal)) return;
+      this.#changed(true);
+      this.#settle(terminal.turnId);
+    };
+    const onAnswered = (question: ApprovalQuestion, answer: { decision: string; reason?: string }) => {
+      // The connection went (the SDK withdraws its questions as it closes): the question stays shown until it is asked again.
+      if (this.#client !== client || client.isClosed || (answer.decision === "cancelled" && answer.reason === "connection closed")) return;
+      const turn = this.#parts.turns.get(question.request.turnId);
+      const open = turn?.approvals.get(question.request.itemId);
+      if (turn === undefined || open?.request !== question.request) return;
+      turn.approvals.delete(question.request.itemId);
+      touch(turn);
+      this.#changed();
+    };
+    const onClose = (info: CloseInfo) => {
+      if (this.#client !== client) return;
+      this.#detachClient();
+      this.#lost(describeClose(info));
+    };
+    events.on("notification", onNotification);
+    events.on("turn/started", onStarted);
+    events.on("item/started", put);
+    events.on("item/updated", put);
+    events.on("item/completed", put);
+    events.on("item/delta", onDelta);
+    events.on("turn/completed", onCompleted);
+    // Questions wait for the app's answer (session.answerApproval); without a handler the client would deny them.
+    client.onApproval((request, { signal }) => this.#asked(request, signal));
+    events.on("approvalAnswered", onAnswered);
+    events.on("close", onClose);
+    this.#detach = () => {
+      events.off("notification", onNotification);
+      events.off("turn/started", onStarted);
+      events.off("item/started", put);
+      events.off("item/updated", put);
+      events.off("item/completed", put);
+      events.off("item/delta", onDelta);
+      events.off("turn/completed", onCompleted);
+      events.off("approvalAnswered", onAnswered);
+      events.off("close", onClose);
+    };
+  }
+
+  /** A question asked (or asked again after a reconnect): shown once, keyed by its item; an answer given offline goes at once. */
+  #asked(request: ToolApproveParams, signal: AbortSignal): Promise<ToolApproveResult> {
+    return new Promise((resolve) => {
+      const reply = (decision: ApprovalDecision, reason?: string) => resolve(reason === undefined ? { decision } : { decision, reason });
+      // Closed without this answer (withdrawn, the turn ended, the connection went): what resolves here is not sent.
+      signal.addEventListener("abort", () => resolve({ decision: "cancelled" }), { once: true });
+      if (request.sessionId !== this.#sessionId) return reply("deny", "not a question of this session");
+      const turn = this.#parts.turns.ensure(request.turnId);
+      const earlier = turn.approvals.get(request.itemId);
+      if (earlier?.answered !== undefined) return reply(earlier.answered);
+      turn.approvals.set(request.itemId, { request, live: true, reply });
+      touch(turn);
+      this.#changed();
+    });
+  }
+
+  #detachClient(): void {
+    this.#detach?.();
+    this.#detach = undefined;
+    this.#client = undefined;
+    for (const turn of this.#parts.turns.unended()) {
+      if (turn.approvals.size === 0) continue;
+      for (const question of turn.approvals.values()) question.live = false;
+      touch(turn);
+    }
+  }
+
+  /** The open connection ended: reconnect, or give up. */
+  #lost(reason: SessionCloseReason): void {
+    if (this.#closed) return;
+    this.#retryLater(1, reason);
+  }
+
+  /** An attempt failed (connect, or the resume on it). */
+  #failed(reason: SessionCloseReason): void {
+    if (this.#closed) return;
+    if (reason.kind === "tokenRefused") return this.#giveUp(reason);
+    this.#retryLater(this.#connection.attempt + 1, reason);
+  }
+
+  #retryLater(attempt: number, reason: SessionCloseReason): void {
+    const policy = this.#parts.reconnect;
+    if (policy === undefined) return this.#giveUp(reason);
+    if (attempt > policy.maxAttempts) {
+      return this.#giveUp({
+        kind: "unreachable",
+        message: `the host refused or is unreachable: ${policy.maxAttempts} failed attempts in a row (the last: ${reason.message})`,
+        ...(reason.closeCode === undefined ? {} : { closeCode: reason.closeCode }),
+      });
+    }
+    const retryInMs = backoffDelay(policy, attempt);
+    this.#setConnection({ state: "reconnecting", attempt, retryInMs, reason });
+    this.#changed();
+    this.#retryTimer = setTimeout(() => {
+      this.#retryTimer = undefined;
+      void this.#attempt();
+    }, retryInMs);
+  }
+
+  /** Stop trying: unended turns become `unknown` (never `failed`: the host may still be running them). */
+  #giveUp(reason: SessionCloseReason): void {
+    this.#write();
+    this.#setConnection({ state: "closed", attempt: this.#connection.attempt, reason });
+    this.#parts.turns.markUnknown(`the session stopped reconnecting: ${reason.message}`);
+    this.#changed();
+    for (const turnId of [...this.#waiters.keys()]) this.#settle(turnId);
+  }
+
+  #setConnection(connection: SessionConnection): void {
+    this.#connection = Object.freeze(connection);
+    this.#snapshot = undefined;
+  }
+
+  // ---- changes, storage, waits
+
+  /** Something shown changed: a new snapshot for the listeners; `now` writes to storage at once (a Stop, a terminal). */
+  #changed(now = false): void {
+    this.#snapshot = undefined;
+    if (now) this.#write();
+    else this.#scheduleWrite();
+    for (const listener of [...this.#listeners]) {
+      try {
+        listener();
+      } catch (error) {
+        if (!this.#warnedListener) this.#parts.onWarning(`a session listener threw: ${error instanceof Error ? error.message : String(error)}`);
+        this.#warnedListener = true;
+      }
+    }
+  }
+
+  #scheduleWrite(): void {
+    if (this.#writeTimer !== undefined || this.#closed) return;
+    this.#writeTimer = setTimeout(() => this.#write(), WRITE_DELAY_MS);
+  }
+
+  /** Write the session id, the cursor and the turns together: one moment. */
+  #write(): void {
+    if (this.#writeTimer !== undefined) clearTimeout(this.#writeTimer);
+    this.#writeTimer = undefined;
+    const kept: Parameters<SessionKeeper["write"]>[0] = { turns: this.#parts.turns.kept() };
+    if (this.#sessionId !== undefined) kept.sessionId = this.#sessionId;
+    if (this.#cursor !== undefined) kept.cursor = this.#cursor;
+    const wasPersistent = this.#parts.keeper.persistent;
+    this.#parts.keeper.write(kept);
+    if (wasPersistent && !this.#parts.keeper.persistent) this.#snapshot = undefined;
+  }
+
+  #handle(turnId: string): SessionTurnHandle {
+    return {
+      turnId,
+      stop: () => this.stop(turnId),
+      settled: (options = {}) => this.#settled(turnId, options),
+    };
+  }
+
+  #settled(turnId: string, options: WaitOptions): Promise<SessionTurn> {
+    const turn = this.#parts.turns.get(turnId);
+    const online = this.#connection.state === "open";
+    if (turn !== undefined && (turn.phase === "ended" || turn.phase === "unknown")) return Promise.resolve(this.#parts.turns.view(turn, online));
+    if (this.#closed)
+      return Promise.reject(new MspError("aborted", `waiting for turn ${turnId}: the session was closed`, { method: "turn/completed", turnId }));
+    let waiters = this.#waiters.get(turnId);
+    if (waiters === undefined) this.#waiters.set(turnId, (waiters = new Set()));
+    const wait: BoundedWait<SessionTurn> = boundedWait(`waiting for turn ${turnId} to end`, { method: "turn/completed", turnId }, options, Infinity, () => {
+      waiters.delete(wait);
+      if (waiters.size === 0) this.#waiters.delete(turnId);
+    });
+    waiters.add(wait);
+    return wait.promise;
+  }
+
+  #settle(turnId: string): void {
+    const turn = this.#parts.turns.get(turnId);
+    const waiters = this.#waiters.get(turnId);
+    if (turn === undefined || waiters === undefined) return;
+    const view = this.#parts.turns.view(turn, this.#connection.state === "open");
+    for (const wait of [...waiters]) wait.resolve(view);
+  }
+}
+
+/** Why a connection attempt failed, in the session's words. */
+function describeFailure(error: unknown): SessionCloseReason {
+  const message = error instanceof Error ? error.message : String(error);
+  const data = MspError.is(error) ? (error.data as Record<string, unknown>) : {};
+  const closeCode = typeof data["closeCode"] === "number" ? data["closeCode"] : undefined;
+  const said = `${message} ${typeof data["reason"] === "string" ? data["reason"] : ""}`;
+  if (/\b401\b/.test(said)) return { kind: "tokenRefused", message: `the host refused the token (HTTP 401): ${message}` };
+  return { kind: "lost", message, ...(closeCode === undefined ? {} : { closeCode }) };
+}
+
+/** Why an open connection ended: lost (1006, a host process gone), closed by the host (its close code), or closed on this side (1005). */
+function describeClose(info: CloseInfo): SessionCloseReason {
+  const code = info.closeCode;
+  if (code === undefined) return { kind: info.exitCode !== undefined || info.signal !== undefined ? "lost" : "closedHere", message: info.reason };
+  if (code === 1005) return { kind: "closedHere", message: "the connection was closed on this side, with no close code (WebSocket 1005)", closeCode: code };
+  if (code === 1006) return { kind: "lost", message: info.reason, closeCode: code };
+  return { kind: "hostClosed", message: info.reason, closeCode: code };
+}

@@ -1,0 +1,159 @@
+/**
+ * The shapes an {@link MspSession} shows: its snapshot, the connection state, each turn with its
+ * items, phase, terminal and open approvals. Every snapshot is immutable (frozen), and a part
+ * that did not change is the same object in the next snapshot, so a UI re-renders only what moved.
+ */
+import type { ApprovalDecision, Item, TurnCompletedParams, TurnInput } from "../protocol/index.js";
+
+/**
+ * Where the session's connection is: `connecting` (the first one), `open`, `reconnecting` (lost,
+ * retrying with backoff) or `closed` (the app closed the session, or it gave up: see
+ * {@link SessionConnection.reason}).
+ *
+ * @example
+ * ```ts
+ * const label: Record<SessionConnectionState, string> = { connecting: "Connecting…", open: "Online", reconnecting: "Reconnecting…", closed: "Offline" };
+ * ```
+ */
+export type SessionConnectionState = "connecting" | "open" | "reconnecting" | "closed";
+
+/**
+ * Why a connection ended or the session stopped trying:
+ * - `lost`: the connection dropped (WebSocket 1006, a host that went away); retried.
+ * - `hostClosed`: the host closed it with a close code; retried.
+ * - `closedHere`: this side closed it (a page's own `close()`, WebSocket 1005 without a host
+ *   close code); never described as the host's.
+ * - `tokenRefused`: the host refused the token (seen where the transport shows it, e.g. HTTP 401
+ *   in Node); retries stop.
+ * - `unreachable`: the attempts were spent (`reconnect.maxAttempts` failures in a row): the host
+ *   refused or is unreachable; retries stop.
+ * - `unknownSession`: the host no longer knows the session (a host restarted without its data).
+ * - `closed`: the app closed the session.
+ *
+ * @example
+ * ```ts
+ * if (snapshot.connection.reason?.kind === "tokenRefused") showLogin();
+ * ```
+ */
+export type SessionCloseKind = "lost" | "hostClosed" | "closedHere" | "tokenRefused" | "unreachable" | "unknownSession" | "closed";
+
+/**
+ * Why, in words and kind, with the WebSocket close code when there was one.
+ *
+ * @example
+ * ```ts
+ * const why: SessionCloseReason = { kind: "lost", message: "the connection was lost (WebSocket close code 1006)", closeCode: 1006 };
+ * ```
+ */
+export interface SessionCloseReason {
+  readonly kind: SessionCloseKind;
+  /** Plain words, for a status line. */
+  readonly message: string;
+  /** The WebSocket close code, when the connection had one. */
+  readonly closeCode?: number;
+}
+
+/**
+ * The connection as the session sees it.
+ *
+ * @example
+ * ```ts
+ * const { state, attempt, retryInMs, reason } = session.getSnapshot().connection;
+ * if (state === "reconnecting") status.textContent = `Reconnecting (attempt ${attempt}, in ${retryInMs} ms): ${reason?.message}`;
+ * ```
+ */
+export interface SessionConnection {
+  readonly state: SessionConnectionState;
+  /** Failed attempts in a row since the last open connection (0 while open). */
+  readonly attempt: number;
+  /** When `reconnecting`: the delay before the next attempt, as drawn. @unit milliseconds */
+  readonly retryInMs?: number;
+  /** Why the last connection ended, or why the session stopped trying. */
+  readonly reason?: SessionCloseReason;
+}
+
+/**
+ * Where a turn is, as a UI should show it. Only `ended` is a terminal, and only the host's own
+ * `turn/completed` (live or replayed) makes it:
+ * - `starting`: `turn/start` sent, no answer yet; `queued`: waiting in the host's inbox;
+ *   `running`: under way.
+ * - `stopping`: Stop was pressed; the turn goes on until its own terminal arrives.
+ * - `reconnecting`: the connection is down and the turn had not ended: it may still be running.
+ * - `ended`: its `turn/completed` arrived (`terminal` holds it).
+ * - `unknown`: the session gave up, or the host no longer knows the session, before the turn's
+ *   terminal came: what happened is not known (`unknownReason` says why). Never `failed`.
+ *
+ * @example
+ * ```ts
+ * const busy = (turn: SessionTurn) => turn.phase !== "ended" && turn.phase !== "unknown";
+ * ```
+ */
+export type SessionTurnPhase = "starting" | "queued" | "running" | "stopping" | "reconnecting" | "ended" | "unknown";
+
+/**
+ * One open `tool/approve` question of a turn, shown once however many times the host asks it
+ * (it asks again after a reconnect).
+ *
+ * @example
+ * ```ts
+ * for (const question of turn.approvals) session.answerApproval(question.itemId, confirm(`Run ${question.tool} ${question.args}?`) ? "approve" : "deny");
+ * ```
+ */
+export interface SessionApproval {
+  readonly turnId: string;
+  readonly itemId: string;
+  readonly callId: string;
+  readonly tool: string;
+  /** The tool's arguments, as the host sent them (JSON text). */
+  readonly args: string;
+  /** True while the question is open on the live connection; false while the session waits for the host to ask again. */
+  readonly live: boolean;
+  /** An answer given while the question was not live: sent when the host asks again. */
+  readonly answered?: ApprovalDecision;
+}
+
+/**
+ * One turn of the session.
+ *
+ * @example
+ * ```ts
+ * const text = turn.items.filter((item) => item.kind === "message").map((item) => item.text).join("");
+ * ```
+ */
+export interface SessionTurn {
+  readonly turnId: string;
+  /** What the turn was started with, when this session (or one it restored) started it. */
+  readonly input?: readonly TurnInput[];
+  readonly phase: SessionTurnPhase;
+  /** Its items in the order they started, each at its latest revision. */
+  readonly items: readonly Item[];
+  /** Earlier items no longer kept (over `limits.itemsPerTurn`). */
+  readonly droppedItems: number;
+  /** The turn's own `turn/completed` params, once it arrived. */
+  readonly terminal?: TurnCompletedParams;
+  /** Its open questions. */
+  readonly approvals: readonly SessionApproval[];
+  /** Stop was pressed (kept across drops and reloads until the terminal). */
+  readonly stopRequested: boolean;
+  /** Why the phase is `unknown`. */
+  readonly unknownReason?: string;
+}
+
+/**
+ * Everything the session shows, immutable: what `getSnapshot()` returns.
+ *
+ * @example
+ * ```ts
+ * const { sessionId, connection, turns } = session.getSnapshot();
+ * console.log(sessionId, connection.state, turns.length);
+ * ```
+ */
+export interface SessionSnapshot {
+  /** The host's session, once created or resumed (a remembered one before that). */
+  readonly sessionId: string | undefined;
+  readonly connection: SessionConnection;
+  /** The turns, oldest first (at most `limits.turns`; ended ones are dropped first). */
+  readonly turns: readonly SessionTurn[];
+  /** `memory` when the storage given failed (a full quota): nothing more outlives a reload. */
+  readonly storage: "persistent" | "memory";
+}

@@ -1,0 +1,190 @@
+/**
+ * Where a session is kept across reloads: any Web-Storage-like object (`sessionStorage`,
+ * `localStorage`, `fileStorage(path)` from `@muse-code/sdk/node`, or memory by default). What is
+ * kept: the session id, the last cursor, the turns shown at that cursor and the pending Stops,
+ * written together so that they describe one moment. Bounded in bytes; a storage that throws
+ * (a full quota, a disabled storage) is dropped for memory, with one warning.
+ */
+import { isItem, isTurnCompleted, type Item, type TurnCompletedParams, type TurnInput } from "../protocol/index.js";
+
+/**
+ * The part of the Web Storage API a session uses. `sessionStorage` and `localStorage` are one;
+ * `fileStorage(path)` from `@muse-code/sdk/node` is one backed by a file.
+ *
+ * @example
+ * ```ts
+ * const storage: KeyValueStorage = window.sessionStorage;
+ * const session = await openSession({ connect, storage });
+ * ```
+ */
+export interface KeyValueStorage {
+  getItem(key: string): string | null;
+  setItem(key: string, value: string): void;
+  removeItem(key: string): void;
+}
+
+/**
+ * A {@link KeyValueStorage} in memory: the default, gone with the process or page.
+ *
+ * @example
+ * ```ts
+ * const storage = memoryStorage();
+ * storage.setItem("k", "v");
+ * console.log(storage.getItem("k")); // "v"
+ * ```
+ */
+export function memoryStorage(): KeyValueStorage {
+  const values = new Map<string, string>();
+  return {
+    getItem: (key) => values.get(key) ?? null,
+    setItem: (key, value) => void values.set(key, String(value)),
+    removeItem: (key) => void values.delete(key),
+  };
+}
+
+/** A turn as kept across a reload. */
+export interface KeptTurn {
+  turnId: string;
+  input?: TurnInput[];
+  /** Phase before the reload: `starting`, `queued`, `running`, `ended` or `unknown`. */
+  phase: KeptPhase;
+  items: Item[];
+  droppedItems: number;
+  terminal?: TurnCompletedParams;
+  stopRequested: boolean;
+  /** The commandId of the turn's `turn/cancel`, once one was made: a retry after a drop reuses it, so the host sees one cancel. */
+  cancelCommandId?: string;
+  unknownReason?: string;
+}
+
+/** The phases a kept turn can have (the shown ones `stopping` and `reconnecting` are derived). */
+export type KeptPhase = "starting" | "queued" | "running" | "ended" | "unknown";
+
+/** Everything kept: one moment of the session. */
+export interface KeptSession {
+  sessionId?: string;
+  /** The last `viewCursor` seen when `turns` were written; absent: resume replays the whole session. */
+  cursor?: string;
+  turns: KeptTurn[];
+}
+
+const PHASES: readonly string[] = ["starting", "queued", "running", "ended", "unknown"];
+
+/**
+ * The session kept in a {@link KeyValueStorage} under one key: read once, written whole, at most
+ * `maxBytes` UTF-16 code units of JSON (ended turns are dropped first; if the unended ones alone
+ * do not fit, the cursor is left out, so a reload replays the session whole rather than resuming
+ * on top of a cut copy). A storage that throws is dropped for memory, and `onWarning` hears it once.
+ */
+export class SessionKeeper {
+  readonly #key: string;
+  readonly #maxBytes: number;
+  readonly #onWarning: (message: string) => void;
+  #storage: KeyValueStorage;
+  #persistent = true;
+
+  constructor(storage: KeyValueStorage, key: string, maxBytes: number, onWarning: (message: string) => void) {
+    this.#storage = storage;
+    this.#key = key;
+    this.#maxBytes = maxBytes;
+    this.#onWarning = onWarning;
+  }
+
+  /** False once the storage failed and the session went on in memory. */
+  get persistent(): boolean {
+    return this.#persistent;
+  }
+
+  /** What was kept, checked shape by shape: anything unexpected is dropped, not trusted. */
+  read(): KeptSession {
+    try {
+      const text = this.#storage.getItem(this.#key);
+      return text === null ? { turns: [] } : parseKept(JSON.parse(text) as unknown);
+    } catch (error) {
+      this.#degrade(error);
+      return { turns: [] };
+    }
+  }
+
+  /** Keep `value` (bounded, see the class). */
+  write(value: KeptSession): void {
+    let text = JSON.stringify(value);
+    if (text.length > this.#maxBytes) text = JSON.stringify(shrink(value, this.#maxBytes));
+    try {
+      this.#storage.setItem(this.#key, text);
+    } catch (error) {
+      this.#degrade(error);
+      this.#storage.setItem(this.#key, text);
+    }
+  }
+
+  /** Forget the session. */
+  clear(): void {
+    try {
+      this.#storage.removeItem(this.#key);
+    } catch (error) {
+      this.#degrade(error);
+    }
+  }
+
+  #degrade(error: unknown): void {
+    if (!this.#persistent) return;
+    this.#persistent = false;
+    this.#storage = memoryStorage();
+    const why = error instanceof Error ? error.message : String(error);
+    this.#onWarning(`the session's storage failed (${why}): it goes on in memory, and a reload will not restore it`);
+  }
+}
+
+/** Drop ended turns (oldest first) until `value` fits; if the unended ones alone do not, keep them without the cursor. */
+function shrink(value: KeptSession, maxBytes: number): KeptSession {
+  const turns = [...value.turns];
+  const fits = (v: KeptSession) => JSON.stringify(v).length <= maxBytes;
+  for (;;) {
+    const candidate: KeptSession = { ...value, turns };
+    if (fits(candidate)) return candidate;
+    const oldestEnded = turns.findIndex((turn) => turn.phase === "ended" || turn.phase === "unknown");
+    if (oldestEnded === -1) break;
+    turns.splice(oldestEnded, 1);
+  }
+  // What is unended does not fit: keep its ids and Stops only, and no cursor, so a reload replays the whole session.
+  const bare: KeptSession = { turns: turns.map((turn) => ({ ...turn, items: [], droppedItems: 0 })) };
+  if (value.sessionId !== undefined) bare.sessionId = value.sessionId;
+  return fits(bare) ? bare : value.sessionId === undefined ? { turns: [] } : { sessionId: value.sessionId, turns: [] };
+}
+
+function parseKept(raw: unknown): KeptSession {
+  if (typeof raw !== "object" || raw === null) return { turns: [] };
+  const { sessionId, cursor, turns } = raw as Record<string, unknown>;
+  const kept: KeptSession = { turns: [] };
+  if (typeof sessionId === "string" && sessionId !== "") kept.sessionId = sessionId;
+  if (typeof cursor === "string" && cursor !== "") kept.cursor = cursor;
+  if (!Array.isArray(turns)) return kept;
+  for (const turn of turns) {
+    if (typeof turn !== "object" || turn === null) continue;
+    const t = turn as Record<string, unknown>;
+    if (typeof t["turnId"] !== "string" || typeof t["phase"] !== "string" || !PHASES.includes(t["phase"]) || !Array.isArray(t["items"])) continue;
+    const one: KeptTurn = {
+      turnId: t["turnId"],
+      phase: t["phase"] as KeptPhase,
+      items: (t["items"] as unknown[]).filter(isItem),
+      droppedItems: typeof t["droppedItems"] === "number" && t["droppedItems"] >= 0 ? t["droppedItems"] : 0,
+      stopRequested: t["stopRequested"] === true,
+    };
+    if (Array.isArray(t["input"])) one.input = (t["input"] as unknown[]).filter(isTextInput);
+    if (isTurnCompleted(t["terminal"])) one.terminal = t["terminal"];
+    if (typeof t["cancelCommandId"] === "string") one.cancelCommandId = t["cancelCommandId"];
+    if (typeof t["unknownReason"] === "string") one.unknownReason = t["unknownReason"];
+    kept.turns.push(one);
+  }
+  return kept;
+}
+
+function isTextInput(value: unknown): value is TurnInput {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    (value as Record<string, unknown>)["type"] === "text" &&
+    typeof (value as Record<string, unknown>)["text"] === "string"
+  );
+}

@@ -1,0 +1,223 @@
+/**
+ * The session's turns, in order: each with its items at their latest revision, its phase, its
+ * terminal and its open questions. Notifications and acks only move a turn forward; only a
+ * `turn/completed` ends it. Bounded: at most `maxTurns` turns (ended ones are dropped first) and
+ * `maxItems` items per turn (the oldest finished ones are dropped, and counted). Each turn's
+ * frozen view is rebuilt only when that turn changed.
+ */
+import type { ApprovalDecision, Item, ToolApproveParams, TurnCompletedParams, TurnInput } from "../protocol/index.js";
+import type { SessionApproval, SessionTurn, SessionTurnPhase } from "./sessionSnapshot.js";
+import type { KeptPhase, KeptTurn } from "./sessionStorage.js";
+
+/** One turn as the session holds it (mutable; its view is {@link SessionTurn}). */
+export interface TurnState {
+  readonly turnId: string;
+  input: TurnInput[] | undefined;
+  phase: KeptPhase;
+  readonly items: Map<string, Item>;
+  droppedItems: number;
+  terminal: TurnCompletedParams | undefined;
+  /** Open questions by itemId. */
+  readonly approvals: Map<
+    string,
+    { request: ToolApproveParams; live: boolean; answered?: ApprovalDecision; reply?: (decision: ApprovalDecision, reason?: string) => void }
+  >;
+  stopRequested: boolean;
+  cancelCommandId: string | undefined;
+  /** The host accepted this turn's `turn/cancel` (no retry needed). */
+  cancelAccepted: boolean;
+  unknownReason: string | undefined;
+  /** The view last built, and whether it is stale. */
+  view: SessionTurn | undefined;
+  viewOnline: boolean | undefined;
+}
+
+const ORDER: Record<KeptPhase, number> = { starting: 0, queued: 1, running: 2, ended: 3, unknown: 3 };
+
+/** The turns of one session, oldest first. */
+export class SessionTurns {
+  readonly #turns = new Map<string, TurnState>();
+  readonly #maxTurns: number;
+  readonly #maxItems: number;
+
+  constructor(maxTurns: number, maxItems: number) {
+    this.#maxTurns = maxTurns;
+    this.#maxItems = maxItems;
+  }
+
+  get(turnId: string): TurnState | undefined {
+    return this.#turns.get(turnId);
+  }
+
+  all(): TurnState[] {
+    return [...this.#turns.values()];
+  }
+
+  /** The turn, added if new (then the oldest ended turns beyond the bound are dropped). */
+  ensure(turnId: string, input?: TurnInput[]): TurnState {
+    let turn = this.#turns.get(turnId);
+    if (turn === undefined) {
+      turn = {
+        turnId,
+        input,
+        phase: "starting",
+        items: new Map(),
+        droppedItems: 0,
+        terminal: undefined,
+        approvals: new Map(),
+        stopRequested: false,
+        cancelCommandId: undefined,
+        cancelAccepted: false,
+        unknownReason: undefined,
+        view: undefined,
+        viewOnline: undefined,
+      };
+      this.#turns.set(turnId, turn);
+      this.#trim();
+    } else if (input !== undefined && turn.input === undefined) {
+      turn.input = input;
+    }
+    return turn;
+  }
+
+  /** Restore a kept turn (before any connection). */
+  restore(kept: KeptTurn): void {
+    const turn = this.ensure(kept.turnId, kept.input);
+    turn.phase = kept.phase;
+    for (const item of kept.items) turn.items.set(item.itemId, item);
+    turn.droppedItems = kept.droppedItems;
+    turn.terminal = kept.terminal;
+    turn.stopRequested = kept.stopRequested;
+    turn.cancelCommandId = kept.cancelCommandId;
+    turn.unknownReason = kept.unknownReason;
+  }
+
+  /** Move forward to `phase` (never back; never out of `ended` or `unknown`, except `ended` by a terminal). Returns true on a change. */
+  advance(turnId: string, phase: "queued" | "running"): boolean {
+    const turn = this.ensure(turnId);
+    if (ORDER[phase] <= ORDER[turn.phase]) return false;
+    turn.phase = phase;
+    return touch(turn);
+  }
+
+  /** A whole item at its revision: kept when newer than the one held. Returns true on a change. */
+  putItem(item: Item): boolean {
+    const turn = this.ensure(item.turnId);
+    if (turn.phase === "ended" && turn.terminal !== undefined && !turn.items.has(item.itemId)) return false; // nothing follows a terminal
+    const held = turn.items.get(item.itemId);
+    if (held !== undefined && held.revision >= item.revision) return false;
+    turn.items.set(item.itemId, item);
+    if (turn.phase === "starting" || turn.phase === "queued") turn.phase = "running";
+    if (turn.items.size > this.#maxItems) this.#dropItems(turn);
+    return touch(turn);
+  }
+
+  /** The turn's own terminal: it is over, whatever it showed before (`unknown` included: the host has the last word). */
+  end(terminal: TurnCompletedParams): boolean {
+    const turn = this.ensure(terminal.turnId);
+    if (turn.terminal !== undefined) return false;
+    turn.terminal = terminal;
+    turn.phase = "ended";
+    turn.unknownReason = undefined;
+    turn.approvals.clear();
+    this.#trim();
+    return touch(turn);
+  }
+
+  /** The session gave up on every unended turn: their outcome is not known. */
+  markUnknown(reason: string): boolean {
+    let changed = false;
+    for (const turn of this.#turns.values()) {
+      if (turn.phase === "ended" || turn.phase === "unknown") continue;
+      turn.phase = "unknown";
+      turn.unknownReason = reason;
+      turn.approvals.clear();
+      changed = touch(turn);
+    }
+    return changed;
+  }
+
+  /** The turns not ended (and not given up), oldest first. */
+  unended(): TurnState[] {
+    return this.all().filter((turn) => turn.phase !== "ended" && turn.phase !== "unknown");
+  }
+
+  /** The turn's frozen view, rebuilt only when it changed or the connection went up or down. */
+  view(turn: TurnState, online: boolean): SessionTurn {
+    if (turn.view !== undefined && turn.viewOnline === online) return turn.view;
+    const approvals: SessionApproval[] = [...turn.approvals.values()].map(({ request, live, answered }) =>
+      Object.freeze({
+        turnId: request.turnId,
+        itemId: request.itemId,
+        callId: request.callId,
+        tool: request.tool,
+        args: request.args,
+        live: live && online,
+        ...(answered === undefined ? {} : { answered }),
+      }),
+    );
+    const view: SessionTurn = Object.freeze({
+      turnId: turn.turnId,
+      ...(turn.input === undefined ? {} : { input: Object.freeze([...turn.input]) }),
+      phase: shownPhase(turn, online),
+      items: Object.freeze([...turn.items.values()]),
+      droppedItems: turn.droppedItems,
+      ...(turn.terminal === undefined ? {} : { terminal: turn.terminal }),
+      approvals: Object.freeze(approvals),
+      stopRequested: turn.stopRequested,
+      ...(turn.unknownReason === undefined ? {} : { unknownReason: turn.unknownReason }),
+    });
+    turn.view = view;
+    turn.viewOnline = online;
+    return view;
+  }
+
+  /** The kept form of every turn. */
+  kept(): KeptTurn[] {
+    return this.all().map((turn) => {
+      const kept: KeptTurn = {
+        turnId: turn.turnId,
+        phase: turn.phase,
+        items: [...turn.items.values()],
+        droppedItems: turn.droppedItems,
+        stopRequested: turn.stopRequested,
+      };
+      if (turn.input !== undefined) kept.input = turn.input;
+      if (turn.terminal !== undefined) kept.terminal = turn.terminal;
+      if (turn.cancelCommandId !== undefined && turn.phase !== "ended") kept.cancelCommandId = turn.cancelCommandId;
+      if (turn.unknownReason !== undefined) kept.unknownReason = turn.unknownReason;
+      return kept;
+    });
+  }
+
+  /** Drop the oldest finished items beyond the bound (an unfinished one is never dropped: its updates would have nowhere to go). */
+  #dropItems(turn: TurnState): void {
+    for (const [itemId, item] of turn.items) {
+      if (turn.items.size <= this.#maxItems) return;
+      if (item.status === "inProgress") continue;
+      turn.items.delete(itemId);
+      turn.droppedItems++;
+    }
+  }
+
+  /** Drop the oldest ended turns beyond the bound (an unended turn is never dropped: Stop must reach it). */
+  #trim(): void {
+    for (const [turnId, turn] of this.#turns) {
+      if (this.#turns.size <= this.#maxTurns) return;
+      if (turn.phase === "ended" || turn.phase === "unknown") this.#turns.delete(turnId);
+    }
+  }
+}
+
+/** Mark the turn's view stale; returns true (a change). */
+export function touch(turn: TurnState): true {
+  turn.view = undefined;
+  return true;
+}
+
+function shownPhase(turn: TurnState, online: boolean): SessionTurnPhase {
+  if (turn.phase === "ended" || turn.phase === "unknown") return turn.phase;
+  if (turn.stopRequested) return "stopping";
+  if (!online) return "reconnecting";
+  return turn.phase;
+}
