@@ -5,7 +5,10 @@
  * sources ship. Every file package.json points at (exports, main, module, types, bin) must ship.
  * Every package the shipped code or types import is a dependency or a peer dependency (an app that
  * installs the package gets nothing else), and the browser-safe entry points reach only
- * dependencies: never an optional peer such as ws. Prints the tarball's size. Run after `npm run build`.
+ * dependencies: never an optional peer such as ws. Every relative link or image of a shipped
+ * markdown file (README.md, docs/*.md) names a file that ships: a reader of an installed copy has
+ * nothing else (link to the repository on GitHub instead). Prints the tarball's size. Run after
+ * `npm run build`.
  */
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -110,6 +113,61 @@ export function importProblems(root: string, shipped: ReadonlySet<string>, manif
   return [...new Set(problems)].sort();
 }
 
+/** The repository on GitHub, where a shipped document links to what does not ship. */
+export const REPO_BLOB = "https://github.com/meta-models/muse-code-sdk/blob/main/";
+
+/** Targets of a markdown line's links and images: inline `[x](t)` and `![x](t)`, reference definitions `[x]: t`, and HTML `src=` / `href=`. */
+export function linkTargets(line: string): string[] {
+  const text = line.replace(/(`+)[\s\S]*?\1/g, ""); // inline code is not a link
+  const targets: string[] = [];
+  for (const m of text.matchAll(/\]\(\s*(?:<([^>]*)>|([^\s)]+))/g)) targets.push((m[1] ?? m[2]) as string);
+  const definition = /^\s{0,3}\[[^\]]+\]:\s*(?:<([^>]*)>|(\S+))/.exec(text);
+  if (definition !== null) targets.push((definition[1] ?? definition[2]) as string);
+  for (const m of text.matchAll(/\b(?:src|href)\s*=\s*(?:"([^"]*)"|'([^']*)')/gi)) targets.push((m[1] ?? m[2]) as string);
+  return targets;
+}
+
+/**
+ * Links of the shipped markdown files (`shipped`: package paths, read from `root`) to a file that
+ * does not ship: relative links and images alike, outside fenced code blocks and inline code.
+ * Anchors (`#…`) and URLs (`https:`, `mailto:`, …) are not files, and pass.
+ */
+export function linkProblems(root: string, shipped: ReadonlySet<string>): string[] {
+  const problems: string[] = [];
+  const shipsUnder = (dir: string) => [...shipped].some((path) => path.startsWith(`${dir}/`));
+  for (const doc of [...shipped].filter((path) => path.endsWith(".md")).sort()) {
+    let fence: string | undefined;
+    readFileSync(join(root, doc), "utf8")
+      .split("\n")
+      .forEach((line, i) => {
+        const marker = /^\s{0,3}(`{3,}|~{3,})/.exec(line)?.[1];
+        if (marker !== undefined && (fence === undefined || (marker[0] === fence[0] && marker.length >= fence.length && /^\s*[`~]+\s*$/.test(line)))) {
+          fence = fence === undefined ? marker : undefined;
+          return;
+        }
+        if (fence !== undefined) return;
+        for (const target of linkTargets(line)) {
+          if (target === "" || target.startsWith("#") || /^[a-z][a-z0-9+.-]*:/i.test(target)) continue;
+          let decoded: string;
+          try {
+            decoded = decodeURIComponent(target.replace(/[?#].*$/, ""));
+          } catch {
+            decoded = target;
+          }
+          const path = posix.normalize(posix.join(posix.dirname(doc), decoded)).replace(/\/$/, "");
+          if (!decoded.startsWith("/") && !path.startsWith("../") && path !== ".." && (shipped.has(path) || shipsUnder(path))) continue;
+          const outside = decoded.startsWith("/") || path.startsWith("..");
+          problems.push(
+            outside
+              ? `${doc}:${i + 1}: links to ${target}, which is outside the package: link to ${REPO_BLOB}<path> instead`
+              : `${doc}:${i + 1}: links to ${target}, which is not in the package: ship it, or link to ${REPO_BLOB}${path}`,
+          );
+        }
+      });
+  }
+  return problems;
+}
+
 function main(): void {
   const [pack] = JSON.parse(execFileSync("npm", ["pack", "--dry-run", "--json"], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] })) as PackResult[];
   if (!pack) throw new Error("pack:check: npm pack --dry-run --json printed no package");
@@ -127,6 +185,7 @@ function main(): void {
     if (!shipped.has(target)) problems.push(`${target} is named by package.json (or required) but does not ship${hint}`);
   }
   problems.push(...importProblems(process.cwd(), shipped, manifest));
+  problems.push(...linkProblems(process.cwd(), shipped));
 
   if (problems.length > 0) {
     for (const p of problems) console.error(`pack:check: ${p}`);

@@ -1,28 +1,39 @@
 /**
  * pack:check's import rule (scripts/pack-check.ts importProblems): what the shipped code and types
  * import must install with the package, and the browser-safe entry points reach no peer dependency.
- * Run on small dist/ trees written to a temp dir.
+ * Its link rule (linkProblems): a shipped markdown file links only to files that ship.
+ * Run on small trees written to a temp dir.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { importProblems, packageOf, type Manifest } from "../../scripts/pack-check.js";
+import { importProblems, linkProblems, linkTargets, packageOf, type Manifest } from "../../scripts/pack-check.js";
 
 const dirs: string[] = [];
 afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-/** Writes `files` under a temp dir and runs the rule on them as the shipped set. */
-function check(files: Record<string, string>, manifest: Manifest): string[] {
+/** Writes `files` under a temp dir; returns the dir. */
+function write(files: Record<string, string>): string {
   const root = mkdtempSync(join(tmpdir(), "pack-check-"));
   dirs.push(root);
   for (const [path, text] of Object.entries(files)) {
     mkdirSync(dirname(join(root, path)), { recursive: true });
     writeFileSync(join(root, path), text);
   }
-  return importProblems(root, new Set(Object.keys(files)), manifest);
+  return root;
+}
+
+/** Writes `files` under a temp dir and runs the import rule on them as the shipped set. */
+function check(files: Record<string, string>, manifest: Manifest): string[] {
+  return importProblems(write(files), new Set(Object.keys(files)), manifest);
+}
+
+/** Writes `files` (all of them shipped) and runs the link rule. */
+function checkLinks(files: Record<string, string>): string[] {
+  return linkProblems(write(files), new Set(Object.keys(files)));
 }
 
 const manifest: Manifest = {
@@ -96,6 +107,42 @@ describe("pack:check imports", () => {
     expect(problems).toEqual([
       "dist/chunk-B.js (reached from ., browser-safe) imports ws, a peer dependency a browser app does not install",
       "dist/types-C.d.ts (reached from ., browser-safe) imports ws, a peer dependency a browser app does not install",
+    ]);
+  });
+});
+
+describe("pack:check links of shipped markdown", () => {
+  it("reads inline links, images, reference definitions and HTML src/href, not inline code", () => {
+    expect(linkTargets('See [a](a.md), ![b](img/b.png "B"), [c](<c d.md>) and `[e](e.md)`.')).toEqual(["a.md", "img/b.png", "c d.md"]);
+    expect(linkTargets("[ref]: ../src/index.ts")).toEqual(["../src/index.ts"]);
+    expect(linkTargets('<img src="images/x.png" alt=""> <a href=\'y.md\'>y</a>')).toEqual(["images/x.png", "y.md"]);
+  });
+
+  it("passes links to shipped files and folders, anchors and URLs", () => {
+    const problems = checkLinks({
+      "README.md": "[guide](docs/guide.md#setup) · [docs](docs/) · [home](https://example.com/x.md) · [mail](mailto:a@b.c) · [top](#install)\n",
+      "docs/guide.md":
+        "[back](../README.md) ![chart](./chart.svg) [api](https://github.com/meta-models/muse-code-sdk/blob/main/src/index.ts)\n[other](other%20guide.md)\n",
+      "docs/other guide.md": "[ref]: guide.md\n",
+      "docs/chart.svg": "<svg/>",
+    });
+    expect(problems).toEqual([]);
+  });
+
+  it("fails on a link or an image to a file that does not ship, or outside the package, and ignores code blocks", () => {
+    const problems = checkLinks({
+      "README.md": '[demo](demo/main.ts)\n\n```md\n[in a fence](nowhere.md)\n```\n\n<img src="docs/images/logo.png">\n',
+      "docs/guide.md":
+        "![running](images/running.png)\n\nAPI: [`x`](../src/index.ts), [up](../../elsewhere.md) and [root](/docs/guide.md)\n[ex]: examples/a.ts\n",
+    });
+    expect(problems).toEqual([
+      "README.md:1: links to demo/main.ts, which is not in the package: ship it, or link to https://github.com/meta-models/muse-code-sdk/blob/main/demo/main.ts",
+      "README.md:7: links to docs/images/logo.png, which is not in the package: ship it, or link to https://github.com/meta-models/muse-code-sdk/blob/main/docs/images/logo.png",
+      "docs/guide.md:1: links to images/running.png, which is not in the package: ship it, or link to https://github.com/meta-models/muse-code-sdk/blob/main/docs/images/running.png",
+      "docs/guide.md:3: links to ../src/index.ts, which is not in the package: ship it, or link to https://github.com/meta-models/muse-code-sdk/blob/main/src/index.ts",
+      "docs/guide.md:3: links to ../../elsewhere.md, which is outside the package: link to https://github.com/meta-models/muse-code-sdk/blob/main/<path> instead",
+      "docs/guide.md:3: links to /docs/guide.md, which is outside the package: link to https://github.com/meta-models/muse-code-sdk/blob/main/<path> instead",
+      "docs/guide.md:4: links to examples/a.ts, which is not in the package: ship it, or link to https://github.com/meta-models/muse-code-sdk/blob/main/docs/examples/a.ts",
     ]);
   });
 });
