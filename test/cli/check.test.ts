@@ -62,10 +62,11 @@ describe("runCheck", () => {
       "deny",
       "stop while asking",
       "late approve after a cancel",
+      "shutdown mid-tool",
     ]);
     for (const result of outcome.results) expect(result.wire.length).toBeGreaterThan(0);
     expect(outcome.output).toMatch(/^cancel mid-tool +PASS/m);
-    expect(outcome.output).toMatch(/muse check: all 16 scenarios passed/);
+    expect(outcome.output).toMatch(/muse check: all 17 scenarios passed/);
     // docs/checkable-hosts.md shows this output, times aside.
     const page = readFileSync(join(repoRoot, "docs/checkable-hosts.md"), "utf8");
     const sample = /<!-- muse check sample: pass -->\n```text\n([^`]*)```/.exec(page)?.[1];
@@ -201,6 +202,48 @@ describe("runCheck", () => {
     expect(outcome.output).toMatch(/3 of 4 scenarios failed: cancel mid-model, cancel mid-tool, keepInbox/);
   }, 90_000);
 
+  it("passes 'shutdown mid-tool' on the reference host over stdio: SIGTERM, a cancelled terminal with cause disposed, exit 0", async () => {
+    const outcome = await check(referenceHost(), { only: ["shutdown mid-tool"] });
+    const result = resultOf(outcome, "shutdown mid-tool");
+    expect([result.passed, result.problems]).toEqual([true, []]);
+    expect(result.notRun).toBeUndefined();
+    const terminals = result.wire.filter((l) => l.dir === "server" && l.raw.includes('"method":"turn/completed"'));
+    expect(terminals).toHaveLength(1);
+    expect(JSON.parse(terminals[0]?.raw ?? "{}")).toMatchObject({ params: { terminal: "cancelled", cause: { kind: "disposed" } } });
+    expect(outcome.output).toMatch(/^shutdown mid-tool +PASS/m);
+    expect(outcome.output).toMatch(/muse check: the 1 scenario passed/);
+  }, 60_000);
+
+  it("fails 'shutdown mid-tool', naming the cancel cause, on a host that says cause.kind \"user\" for a turn its shutdown ended", async () => {
+    const outcome = await check(brokenHost("user-on-shutdown"), { only: ["start and complete", "shutdown mid-tool"] });
+    expect(resultOf(outcome, "start and complete").passed).toBe(true);
+    const failed = resultOf(outcome, "shutdown mid-tool");
+    expect(failed.passed).toBe(false);
+    expect(failed.notRun).toBeUndefined();
+    expect(failed.problems).toContainEqual(
+      expect.stringMatching(
+        /^line \d+: turn\/completed of turn \S+ is "cancelled" after the check shut the host down \(SIGTERM after line \d+\), with cause \{"kind":"user"\}, and the client sent no turn\/cancel: a turn a host shutting down stopped says cause\.kind "disposed" \("user" is a user's turn\/cancel\) \(cancel cause\)$/,
+      ),
+    );
+    expect(failed.lines.some((l) => l.raw.includes('"kind":"user"'))).toBe(true);
+    expect(outcome.output).toMatch(/^FAIL shutdown mid-tool$/m);
+    expect(outcome.output).toMatch(/1 of 2 scenarios failed: shutdown mid-tool/);
+  }, 60_000);
+
+  it("fails 'shutdown mid-tool', naming the missing terminal, on a host that closes on SIGTERM without the running turn's turn/completed", async () => {
+    const outcome = await check(brokenHost("user-on-shutdown", "drop-terminal"), { only: ["shutdown mid-tool"] });
+    const failed = resultOf(outcome, "shutdown mid-tool");
+    expect(failed.passed).toBe(false);
+    expect(failed.timedOut).toBe(false);
+    expect(failed.problems).toContainEqual(
+      expect.stringMatching(
+        /^the host closed its stdout without a turn\/completed for turn \S+, whose tool was running when the host got SIGTERM \(after line \d+\): missing its terminal "cancelled" with cause\.kind "disposed"/,
+      ),
+    );
+    expect(failed.problems.join("\n")).toMatch(/never gets a turn\/completed \(invariant 1/);
+    expect(outcome.output).toMatch(/1 of 1 scenarios failed: shutdown mid-tool/);
+  }, 60_000);
+
   it("fails the approval scenarios, naming invariant 6, on a host that asks one approval twice while the first question is open", async () => {
     // Not "stop while asking": its client answers at once, and may answer the first question before the second is read.
     const asking = ["approve", "deny"];
@@ -290,7 +333,7 @@ describe("runCheck", () => {
       expect(result.problems).toEqual([expect.stringMatching(/^not run: "host info" failed: host\/info lists no model "msp-check"/)]);
       expect(result.wire).toEqual([]);
     }
-    expect(outcome.output).toMatch(/16 of 16 scenarios failed/);
+    expect(outcome.output).toMatch(/17 of 17 scenarios failed/);
   }, 60_000);
 
   it("fails, without hanging, when the host cannot be started", async () => {

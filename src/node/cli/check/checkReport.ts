@@ -7,7 +7,11 @@ const MAX_RAW_SHOWN = 240;
 
 const paint = (color: boolean, code: number, text: string) => (color ? `\u001b[${code}m${text}\u001b[0m` : text);
 const verdict = (result: CheckResult, color: boolean) =>
-  result.notSupported !== undefined ? paint(color, 2, "N/A ") : result.passed ? paint(color, 32, "PASS") : paint(color, 31, "FAIL");
+  result.notSupported !== undefined || result.notRun !== undefined
+    ? paint(color, 2, "N/A ")
+    : result.passed
+      ? paint(color, 32, "PASS")
+      : paint(color, 31, "FAIL");
 
 /**
  * The header lines: what runs (`timeoutMs` in milliseconds), and the table's column titles.
@@ -34,7 +38,13 @@ export function formatHeader(count: number, timeoutMs: number, color: boolean): 
  * ```
  */
 export function formatRow(result: CheckResult, color: boolean): string {
-  const note = result.timedOut ? "  (timed out)" : result.notSupported !== undefined ? `  (not supported: ${result.notSupported})` : "";
+  const note = result.timedOut
+    ? "  (timed out)"
+    : result.notSupported !== undefined
+      ? `  (not supported: ${result.notSupported})`
+      : result.notRun !== undefined
+        ? `  (not run: ${result.notRun})`
+        : "";
   return `${result.scenario.padEnd(NAME_WIDTH)}${verdict(result, color)}  ${`${result.durationMs} ms`.padStart(10)}${note}`;
 }
 
@@ -68,20 +78,16 @@ export function formatFailure(result: CheckResult, color: boolean): string[] {
  * ```
  */
 export function formatSummary(results: readonly CheckResult[], color: boolean): string[] {
-  const failed = results.filter((r) => !r.passed);
+  const notRun = results.filter((r) => r.notRun !== undefined);
+  const failed = results.filter((r) => !r.passed && r.notRun === undefined);
   const skipped = results.filter((r) => r.notSupported !== undefined);
-  if (failed.length === 0 && skipped.length > 0) {
-    const ran = results.length - skipped.length;
-    return [
-      "",
-      paint(
-        color,
-        32,
-        `muse check: ${ran === 1 ? "the 1 scenario run" : `all ${ran} scenarios run`} passed; ${skipped.length} not supported by this host: ${skipped.map((r) => r.scenario).join(", ")}`,
-      ),
-    ];
+  const notRunNote = notRun.length === 0 ? "" : `; ${notRun.length} not run: ${notRun.map((r) => r.scenario).join(", ")}`;
+  if (failed.length === 0 && (skipped.length > 0 || notRun.length > 0)) {
+    const ran = results.length - skipped.length - notRun.length;
+    const unsupported = skipped.length === 0 ? "" : `; ${skipped.length} not supported by this host: ${skipped.map((r) => r.scenario).join(", ")}`;
+    return ["", paint(color, 32, `muse check: ${ran === 1 ? "the 1 scenario run" : `all ${ran} scenarios run`} passed${unsupported}${notRunNote}`)];
   }
   if (failed.length === 0)
     return ["", paint(color, 32, results.length === 1 ? "muse check: the 1 scenario passed" : `muse check: all ${results.length} scenarios passed`)];
-  return ["", paint(color, 31, `muse check: ${failed.length} of ${results.length} scenarios failed: ${failed.map((r) => r.scenario).join(", ")}`)];
+  return ["", paint(color, 31, `muse check: ${failed.length} of ${results.length} scenarios failed: ${failed.map((r) => r.scenario).join(", ")}${notRunNote}`)];
 }

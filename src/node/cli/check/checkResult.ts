@@ -31,10 +31,16 @@ export interface CheckResult {
    * `capabilities.approvals: false`). Such a result counts as passed.
    */
   notSupported?: string;
+  /**
+   * Why the check could not run the scenario over this connection: "shutdown mid-tool" signals
+   * the host's process, which the check has only when it spawned the host. Such a result is not
+   * passed (`passed` is false) and not failed: `CheckOutcome.passed` leaves it out.
+   */
+  notRun?: string;
 }
 
 /**
- * What `runCheck` resolves with: `passed` when every scenario passed.
+ * What `runCheck` resolves with: `passed` when every scenario passed, or was not run (`notRun`).
  *
  * @example
  * ```ts

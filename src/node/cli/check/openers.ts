@@ -10,6 +10,7 @@ import type { CheckedHost } from "./runCheck.js";
 /**
  * An `open` for {@link runCheck} that spawns a fresh host per scenario (`spawnHost` with
  * `options`) and records its stdio wire. Closing a connection stops that host's process group.
+ * The result's `spawned` lets "shutdown mid-tool" SIGTERM the host's process.
  *
  * @example
  * ```ts
@@ -19,7 +20,12 @@ import type { CheckedHost } from "./runCheck.js";
 export function spawnForCheck(options: Omit<SpawnHostOptions, "wrapChannel">): (wire: CheckWire) => Promise<CheckedHost> {
   return async (wire) => {
     const host = spawnHost({ ...options, wrapChannel: (channel) => wire.wrapChannel(channel, options.framing ?? "ndjson") });
-    return { client: host, close: async () => void (await host.close()) };
+    return {
+      client: host,
+      close: async () => void (await host.close()),
+      // The host's own process, not its group: a host that relays to a child forwards the signal itself.
+      spawned: { signal: (signal) => void host.process.kill(signal), exited: host.exited },
+    };
   };
 }
 

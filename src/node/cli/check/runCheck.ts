@@ -5,6 +5,7 @@
  * expectations, and prints a pass/fail table with the offending wire lines of each failure.
  */
 import { MspError, type MspClient } from "@muse-code/sdk";
+import type { HostExit } from "@muse-code/sdk/node";
 import { WireTap, type CheckWire, type WireLine } from "./checkWire.js";
 import { formatFailure, formatHeader, formatRow, formatSummary } from "./checkReport.js";
 import type { CheckOutcome, CheckResult } from "./checkResult.js";
@@ -37,6 +38,28 @@ export interface CheckedHost {
   client: MspClient;
   /** Close the client's connection (and stop a spawned host). */
   close(): Promise<void>;
+  /**
+   * The host's process, when the opener spawned it (`spawnForCheck`): the "shutdown mid-tool"
+   * scenario signals it and waits for its exit. Without it (a WebSocket host the check did not
+   * start) that scenario is not run.
+   */
+  spawned?: SpawnedProcess;
+}
+
+/**
+ * The process of a host the check spawned: how to signal it (the process itself, not its group)
+ * and how it ended.
+ *
+ * @example
+ * ```ts
+ * const spawned: SpawnedProcess = { signal: (signal) => process.kill(host.pid, signal), exited: host.exited };
+ * ```
+ */
+export interface SpawnedProcess {
+  /** Send `signal` to the host's process. */
+  signal(signal: NodeJS.Signals): void;
+  /** Resolves once the host's process has exited. */
+  exited: Promise<HostExit>;
 }
 
 /**
@@ -94,6 +117,7 @@ async function runScenario(scenario: Scenario, options: CheckOptions, timeoutMs:
   let timer: ReturnType<typeof setTimeout> | undefined;
   let ctx: ScenarioContext | undefined;
   const deadline = new Promise<"timeout">((resolve) => (timer = setTimeout(resolve, timeoutMs, "timeout")));
+  let notRun: string | undefined;
   const body = (async () => {
     checked = await options.open(wire);
     if (!wire.attached) {
@@ -101,7 +125,11 @@ async function runScenario(scenario: Scenario, options: CheckOptions, timeoutMs:
         "open() did not attach the check's wire hooks: pass wire.wrapChannel to spawnHost's wrapChannel, or wire.webSocket(...) to connectWebSocket",
       );
     }
-    ctx = new ScenarioContext(checked.client, wire);
+    if (scenario.needsSpawnedHost === true && checked.spawned === undefined) {
+      notRun = "the check did not spawn this host (it connected to it), so it cannot shut it down";
+      return;
+    }
+    ctx = new ScenarioContext(checked.client, wire, checked.spawned);
     await scenario.run(ctx);
   })();
   try {
@@ -137,10 +165,13 @@ async function runScenario(scenario: Scenario, options: CheckOptions, timeoutMs:
     }
   }
   const invariantProblems = scenario.checkWire === undefined ? checkTranscript(wire.transcript()).problems : scenario.checkWire(wire);
-  invariantProblems.push(...cancelCauseProblems(wire.lines), ...foreignSessionProblems(wire.lines));
+  invariantProblems.push(...cancelCauseProblems(wire.lines, ctx?.shutdownAfter), ...foreignSessionProblems(wire.lines));
   for (const text of invariantProblems) problems.push({ text: text.replace("; pass {excerpt: true} for an excerpt", ""), lines: linesIn(text) });
   const wanted = new Set(problems.flatMap((p) => [...p.lines, ...linesIn(p.text)]));
   const strip = ({ line, dir, raw }: WireLine) => ({ line, dir, raw });
+  if (notRun !== undefined && problems.length === 0) {
+    return { scenario: scenario.name, passed: false, timedOut: false, durationMs: Date.now() - started, problems: [], lines: [], wire: [], notRun };
+  }
   return {
     scenario: scenario.name,
     passed: problems.length === 0,
@@ -188,7 +219,9 @@ function whyNotCheckable(hostInfo: CheckResult): string | undefined {
  * scenario that hangs fails by timeout, naming what it waited for, and the run goes on. The host
  * must serve the msp-check model (docs/checkable-hosts.md); if `host/info` lists none, or does not
  * answer, the other scenarios are not run and fail saying so. The approval scenarios are reported
- * "not supported" (and count as passed) when host/info says `capabilities.approvals: false`.
+ * "not supported" (and count as passed) when host/info says `capabilities.approvals: false`. A
+ * scenario that must shut the host down ("shutdown mid-tool") is "not run" when `open` did not
+ * spawn the host (no `spawned`): neither passed nor failed, it does not fail the run.
  * Never rejects for a host's fault.
  *
  * @example
@@ -233,7 +266,7 @@ export async function runCheck(options: CheckOptions): Promise<CheckOutcome> {
     results.push(result);
     out(formatRow(result, color));
   }
-  const failed = results.filter((r) => !r.passed);
+  const failed = results.filter((r) => !r.passed && r.notRun === undefined);
   for (const result of failed) for (const line of formatFailure(result, color)) out(line);
   for (const line of formatSummary(results, color)) out(line);
   return { passed: failed.length === 0, results };

@@ -21,4 +21,9 @@ export interface Scenario {
   checkWire?(wire: WireTap): string[];
   /** An optional MSP feature the scenario needs: a host whose host/info opts out of it is reported "not supported". */
   needs?: "approvals";
+  /**
+   * The scenario signals the host's process, so it runs only where the check spawned the host
+   * (`CheckedHost.spawned`); elsewhere it is reported "not run".
+   */
+  needsSpawnedHost?: true;
 }

@@ -6,6 +6,7 @@
  */
 import { MspError, uuidv7, type MspClient } from "@muse-code/sdk";
 import type { WireLine, WireTap } from "./checkWire.js";
+import type { SpawnedProcess } from "./runCheck.js";
 
 /**
  * The model name `muse check` creates its sessions with (docs/checkable-hosts.md).
@@ -97,12 +98,17 @@ export class ScenarioContext {
   readonly client: MspClient;
   readonly wire: WireTap;
   readonly problems: Problem[] = [];
+  /** The host's process, when the check spawned it (see `CheckedHost.spawned`). */
+  readonly spawned: SpawnedProcess | undefined;
+  /** Set when the scenario shut the host down: the number of wire lines recorded before it signalled the host. */
+  shutdownAfter: number | undefined;
   /** What the scenario is doing now: a timeout names it. */
   doing = "starting";
 
-  constructor(client: MspClient, wire: WireTap) {
+  constructor(client: MspClient, wire: WireTap, spawned?: SpawnedProcess) {
     this.client = client;
     this.wire = wire;
+    this.spawned = spawned;
   }
 
   /** Record a problem. */

@@ -1,7 +1,8 @@
 /**
  * The list of scenarios `muse check` drives a host through, in the order it runs them: the ones
  * the cookbook recipes cover, each on its own connection, each told what to do through the
- * msp-check model's directives. Each scenario file states what it expects of the host on top of
+ * msp-check model's directives. The last, "shutdown mid-tool", shuts its host down (it runs only
+ * where the check spawned the host). Each scenario file states what it expects of the host on top of
  * the invariants, which runCheck checks on every scenario's wire.
  */
 import { approveScenario, denyScenario, lateApprove, stopWhileAsking } from "./approvalScenarios.js";
@@ -11,6 +12,7 @@ import { cancelMidModel, cancelMidTool, cancelQueued, keepInbox } from "./cancel
 import { malformedInput } from "./malformedInputScenario.js";
 import { duplicateCommandId, resumeAfterCursor } from "./replayScenarios.js";
 import type { Scenario } from "./scenario.js";
+import { shutdownMidTool } from "./shutdownScenario.js";
 import { streamedDeltas } from "./streamScenario.js";
 
 /**
@@ -39,4 +41,5 @@ export const SCENARIOS: readonly Scenario[] = [
   denyScenario,
   stopWhileAsking,
   lateApprove,
+  shutdownMidTool,
 ];
