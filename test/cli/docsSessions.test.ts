@@ -73,8 +73,10 @@ function argvOf(words: string[], b: MuseBundles): string[] {
   if (spawnAt >= 0 && words[spawnAt + 1]?.startsWith("muse-host ")) {
     words[spawnAt + 1] = `${node} ${JSON.stringify(b.host)} ${(words[spawnAt + 1] as string).slice("muse-host ".length)}`;
   }
-  if (words[0] !== "muse") throw new Error(`a sample command runs muse, not ${words[0]}`);
-  return [process.execPath, b.muse, ...words.slice(1)];
+  // `npx muse …`, as a user with the package installed locally types it.
+  const from = words[0] === "npx" ? 1 : 0;
+  if (words[from] !== "muse") throw new Error(`a sample command runs npx muse (or muse), not ${words.slice(0, from + 1).join(" ")}`);
+  return [process.execPath, b.muse, ...words.slice(from + 1)];
 }
 
 function run(

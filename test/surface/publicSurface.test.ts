@@ -7,6 +7,8 @@ import * as host from "../../src/host/index.js";
 import * as node from "../../src/node/index.js";
 import * as websocket from "../../src/websocket/index.js";
 import * as ui from "../../src/ui/index.js";
+import * as session from "../../src/session/index.js";
+import * as react from "../../src/react/index.js";
 import * as testing from "../../src/testing/index.js";
 import { makePeer, SESSION, terminal } from "../helpers/peer.js";
 
@@ -59,10 +61,13 @@ describe("public surface", () => {
     ]);
     expect(Object.keys(websocket).sort()).toEqual(["connectWebSocket"]);
     expect(Object.keys(ui).sort()).toEqual(["StopController", "StopStates"]);
+    expect(Object.keys(session).sort()).toEqual(["memoryStorage", "openSession"]);
+    expect(Object.keys(react).sort()).toEqual(["useSession", "useSessionConnection", "useSessionTurn"]);
     expect(Object.keys(node).sort()).toEqual([
       "SpawnedHost",
       "TokenFileError",
       "exampleModelPath",
+      "fileStorage",
       "groupAlive",
       "signalGroup",
       "spawnHost",
@@ -134,7 +139,7 @@ describe("public surface", () => {
   });
 
   // Its size is a benchmark target (npm run bench), not a unit test.
-  it.each(["src/index.ts", "src/framing/index.ts", "src/websocket/index.ts", "src/ui/index.ts"])(
+  it.each(["src/index.ts", "src/framing/index.ts", "src/websocket/index.ts", "src/ui/index.ts", "src/session/index.ts"])(
     "the browser bundle of %s imports no node: module and nothing Node-only of ours",
     async (entry) => {
       const out = await build({
