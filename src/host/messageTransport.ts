@@ -13,6 +13,7 @@ import { messageJson } from "./jsonRpc.js";
  * drains. Answers and error replies are never held back or dropped: instead a transport whose
  * `heldBytes` pass `maxHeldBytes` stops reading its input (an `InputGate`) until it drains
  * below half of it, so a peer that sends and never reads cannot make the host reply without bound.
+ * An answer that waits on its log sync is counted from when its command is read (`reserve`).
  *
  * @example
  * ```ts
@@ -37,7 +38,8 @@ export interface MessageTransport {
   close(): void;
   /**
    * What the transport holds that its peer has not taken yet: messages sent and not written to
-   * the kernel (a WebSocket's `bufferedAmount`; stdio's unwritten lines and `writableLength`).
+   * the kernel (a WebSocket's `bufferedAmount`; stdio's unwritten lines and `writableLength`),
+   * plus the answers it owes ({@link MessageTransport.reserve}).
    * @unit bytes
    */
   heldBytes?(): number;
@@ -49,13 +51,20 @@ export interface MessageTransport {
    */
   readonly maxHeldBytes?: number;
   /**
-   * The most {@link MessageTransport.heldBytes} has been right after a send, since the transport
-   * was made: at most `maxHeldBytes` plus one message (a reply included: past the bound the
-   * transport reads nothing more), plus the answers of commands still waiting on their log sync
-   * when it passed the bound, and host requests.
+   * The most bytes the transport has held right after a send, since it was made (what it holds,
+   * not the answers it owes): at most `maxHeldBytes` plus one message (a reply included: past the
+   * bound the transport reads nothing more), plus host requests.
    * @unit bytes
    */
   readonly heldBytesHighWater?: number;
+  /**
+   * Counts an answer the host owes (a command read whose answer waits on its log sync) as held,
+   * `bytes` its estimated size, until the returned function is called (right before the answer is
+   * sent): {@link MessageTransport.heldBytes} includes it, and the transport stops reading once
+   * what it holds and owes passes `maxHeldBytes`, as for what it holds. Calling it again is a no-op.
+   * @param bytes - the owed answer's estimated size. @unit bytes
+   */
+  reserve?(bytes: number): () => void;
   /** False once nothing sent can reach the peer any more (closed, or its output failed). */
   readonly writable?: boolean;
   /**
@@ -113,9 +122,11 @@ export interface InputGateIo<T> {
  * `maxHeldBytes`, the gate pauses the input, and what was already read (the rest of a chunk a
  * parser is splitting) waits, in order. On each progress ({@link InputGate.drained}), once the
  * transport holds at most half its bound, the waiting messages are handled one at a time while it
- * holds at most the bound, then the input is read again. So a peer that sends and never reads
- * makes the host hold at most the bound plus one reply: its own sends back up in TCP or the pipe,
- * and nothing it sent before is dropped.
+ * holds at most the bound, then the input is read again. An answer the host owes (its command
+ * waits on its log sync) counts as held from {@link InputGate.reserve} until it is sent, so
+ * commands answered later cannot pile up past the bound either. So a peer that sends and never
+ * reads makes the host hold at most the bound plus one reply: its own sends back up in TCP or the
+ * pipe, and nothing it sent before is dropped.
  *
  * @example
  * ```ts
@@ -132,9 +143,47 @@ export class InputGate<T> {
   /** Messages read while paused; those before `#head` were handled. */
   #unread: Array<T | undefined> = [];
   #head = 0;
+  /** @unit bytes of the answers owed now (reserved, not sent yet) */
+  #owed = 0;
+  /** A progress check is scheduled (an owed answer was paid while the input was paused). */
+  #checkQueued = false;
 
   constructor(io: InputGateIo<T>) {
     this.#io = io;
+  }
+
+  /** What counts against the bound: what the transport holds plus the answers it owes. @unit bytes */
+  #held(): number {
+    return this.#io.heldBytes() + this.#owed;
+  }
+
+  /** The answers owed now: counted with what the transport holds. @unit bytes */
+  get owedBytes(): number {
+    return this.#owed;
+  }
+
+  /**
+   * An answer is owed (its command was read, its answer waits on a log sync): `bytes` count as held
+   * until the returned function pays it, right before the answer is sent. Past the bound, the gate
+   * stops reading; a payment while it is paused checks for progress on the next turn of the event
+   * loop (the answer sent meanwhile makes its own). Paying twice, or after close, does nothing.
+   */
+  reserve(bytes: number): () => void {
+    if (this.#closed) return () => {};
+    this.#owed += bytes;
+    this.sent();
+    let paid = false;
+    return () => {
+      if (paid || this.#closed) return;
+      paid = true;
+      this.#owed -= bytes;
+      if (this.#reading || this.#checkQueued) return;
+      this.#checkQueued = true;
+      setImmediate(() => {
+        this.#checkQueued = false;
+        this.drained();
+      });
+    };
   }
 
   /** Whether the input is being read (not paused for the bound, not closed). */
@@ -156,7 +205,7 @@ export class InputGate<T> {
 
   /** Call after every send (and anything else that adds to what the transport holds): past the bound, stop reading. */
   sent(): void {
-    if (!this.#reading || this.#closed || this.#io.heldBytes() <= this.#io.maxHeldBytes) return;
+    if (!this.#reading || this.#closed || this.#held() <= this.#io.maxHeldBytes) return;
     this.#reading = false;
     this.#io.pause();
   }
@@ -168,11 +217,11 @@ export class InputGate<T> {
   drained(): boolean {
     if (this.#closed || this.#draining) return false;
     if (this.#reading) return true;
-    if (this.#io.heldBytes() > this.#io.maxHeldBytes / 2) return false;
+    if (this.#held() > this.#io.maxHeldBytes / 2) return false;
     this.#draining = true;
     try {
       while (this.#head < this.#unread.length) {
-        if (this.#closed || this.#io.heldBytes() > this.#io.maxHeldBytes) return false;
+        if (this.#closed || this.#held() > this.#io.maxHeldBytes) return false;
         const message = this.#unread[this.#head] as T;
         this.#unread[this.#head++] = undefined;
         this.#io.handle(message);
@@ -181,7 +230,7 @@ export class InputGate<T> {
       this.#draining = false;
     }
     // The last reply took it past the bound: read again at the next progress.
-    if (this.#closed || this.#io.heldBytes() > this.#io.maxHeldBytes) return false;
+    if (this.#closed || this.#held() > this.#io.maxHeldBytes) return false;
     this.#unread = [];
     this.#head = 0;
     this.#reading = true;
@@ -192,6 +241,7 @@ export class InputGate<T> {
   /** Drops what waits and never reads again (the transport closed). */
   close(): void {
     this.#closed = true;
+    this.#owed = 0;
     this.#unread = [];
     this.#head = 0;
   }

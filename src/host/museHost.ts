@@ -17,6 +17,7 @@ import { defaultMaxOpenLogs, LogFilePool, LogUnavailableError } from "./logFileP
 import type { MessageTransport } from "./messageTransport.js";
 import { ensureRealDirectory } from "./safeFiles.js";
 import type { SessionAgent } from "./sessionAgent.js";
+import { reserveAnswer } from "./owedAnswer.js";
 import { resumePoint } from "./resumePoint.js";
 import { readSessionLog } from "./sessionLogReader.js";
 import { sessionLogPath } from "./sessionLogRecord.js";
@@ -293,8 +294,11 @@ export class MuseHost {
     };
     if (after === undefined) return finish(outcome);
     // Answered once its records are durable (a retry meanwhile runs again: nothing is cached yet).
+    // Meanwhile the answer counts toward the connection's send bound (owed, not yet queued).
     const accepted = outcome;
+    const pay = reserveAnswer(subscriber.flow, id, accepted.kind === "result" ? accepted.result : undefined);
     after((error) => {
+      pay();
       if (error === undefined) return finish(accepted);
       finish({ kind: "error", error: { code: JsonRpcErrorCodes.internalError, message: `Internal error: session log failed: ${error.message}` } });
     });

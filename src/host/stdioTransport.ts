@@ -27,7 +27,8 @@ export const DEFAULT_STDIO_MAX_HELD_BYTES = 4 * 1024 * 1024;
  * output's `writableLength`), and host delivery keeps that bounded by feeding live notifications
  * from the session log. Replies are bounded too: once it holds more than `maxHeldBytes`, the input
  * is paused (`InputGate`) until the output drains to half of it; lines already read wait and
- * are answered in order, and the end of input is told after them. So a client that writes requests
+ * are answered in order, and the end of input is told after them. Answers owed (commands waiting
+ * on their log sync, `reserve`) count toward the bound from when they are read. So a client that writes requests
  * and never reads stdout makes the host hold at most the bound plus one line. A failed output
  * (EPIPE, ENOBUFS) closes the transport and tells the `onClose` handlers why
  * (`"stdout failed: EPIPE: …"`).
@@ -98,7 +99,7 @@ export function createStdioTransport(input: Readable, output: Writable, options:
   /** The input ended while lines read before its end waited for the output to drain: told after them. */
   let endWaits = false;
   const gate = new InputGate<string>({
-    heldBytes: () => heldBytes(),
+    heldBytes: () => unwritten(),
     maxHeldBytes,
     pause: () => input.pause(),
     resume: () => {
@@ -136,7 +137,9 @@ export function createStdioTransport(input: Readable, output: Writable, options:
   input.on("data", onData);
   input.on("end", () => onEnd());
   input.on("close", () => onEnd());
-  const heldBytes = () => (failed || output.destroyed ? 0 : pendingBytes + output.writableLength);
+  /** What it holds unwritten (the gate adds the answers owed to it). */
+  const unwritten = () => (failed || output.destroyed ? 0 : pendingBytes + output.writableLength);
+  const heldBytes = () => unwritten() + gate.owedBytes;
   return {
     onMessage(callback) {
       onMessage = callback;
@@ -155,7 +158,7 @@ export function createStdioTransport(input: Readable, output: Writable, options:
         flushQueued = true;
         queueMicrotask(flush);
       }
-      const held = heldBytes();
+      const held = unwritten();
       if (held > highWater) highWater = held;
       gate.sent();
     },
@@ -170,6 +173,7 @@ export function createStdioTransport(input: Readable, output: Writable, options:
     },
     heldBytes,
     maxHeldBytes,
+    reserve: (bytes) => gate.reserve(bytes),
     get heldBytesHighWater() {
       return highWater;
     },

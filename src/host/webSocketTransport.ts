@@ -76,8 +76,9 @@ export interface WebSocketTransportOptions {
  * binary frame is answered with a JSON-RPC `-32600` error; the connection stays open. Every frame
  * goes through the same `send`, replies included, and once the socket holds more than
  * `maxSendQueueBytes` the connection is not read (`InputGate`: the TCP socket is paused) until
- * it drains to half of it; the frames already read wait and are answered in order. So a client
- * that sends and never reads makes the host hold at most the bound plus one message.
+ * it drains to half of it; the frames already read wait and are answered in order. Answers owed
+ * (commands waiting on their log sync, `reserve`) count toward the bound from when they are read.
+ * So a client that sends and never reads makes the host hold at most the bound plus one message.
  *
  * @example
  * ```ts
@@ -193,8 +194,9 @@ export function webSocketTransport(socket: WebSocket, options: WebSocketTranspor
       // drops what is still open when it closes.
       close(HostCloseCodes.goingAway, "the host is shutting down");
     },
-    heldBytes: () => (closed ? 0 : socket.bufferedAmount),
+    heldBytes: () => (closed ? 0 : socket.bufferedAmount + gate.owedBytes),
     maxHeldBytes: options.maxSendQueueBytes,
+    reserve: (bytes) => gate.reserve(bytes),
     get heldBytesHighWater() {
       return highWater;
     },

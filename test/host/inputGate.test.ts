@@ -1,4 +1,7 @@
-/** InputGate (issue 20): a transport's input stops past its bound, what was read waits in order, and reading resumes below half the bound. */
+/**
+ * InputGate (issue 20): a transport's input stops past its bound, what was read waits in order, and
+ * reading resumes below half the bound; answers owed (waiting on their log sync) count as held.
+ */
 import { describe, expect, it } from "vitest";
 import { InputGate } from "../../src/host/messageTransport.js";
 
@@ -74,5 +77,69 @@ describe("InputGate", () => {
     for (let i = 0; i < 50; i++) gate.take(String(i));
     expect(state).toMatchObject({ pauses: 0, paused: false });
     expect(state.handled).toHaveLength(50);
+  });
+
+  it("an owed answer counts as held from when it is reserved: past the bound it stops reading, and reads again once it is paid and sent", async () => {
+    const state = { held: 0, paused: false, handled: [] as string[] };
+    const pays: Array<() => void> = [];
+    const gate: InputGate<string> = new InputGate<string>({
+      heldBytes: () => state.held,
+      maxHeldBytes: 100,
+      pause: () => (state.paused = true),
+      resume: () => (state.paused = false),
+      // Each command's answer of 40 bytes waits on a log sync: owed, nothing sent yet.
+      handle: (message) => (state.handled.push(message), pays.push(gate.reserve(40))),
+    });
+    for (const m of ["a", "b", "c", "d", "e"]) gate.take(m);
+    // a, b, c: 120 bytes owed, past 100: paused with nothing sent; d and e wait.
+    expect(state.handled).toEqual(["a", "b", "c"]);
+    expect(state.paused).toBe(true);
+    expect(gate.owedBytes).toBe(120);
+    expect(gate.drained()).toBe(false); // nothing held, but owed: still paused
+    // The syncs finish: each answer is paid, then sent (now held by the transport).
+    for (const pay of pays.splice(0)) {
+      pay();
+      state.held += 40;
+    }
+    expect(gate.owedBytes).toBe(0);
+    expect(gate.drained()).toBe(false); // 120 held
+    state.held = 0; // the peer read them
+    expect(gate.drained()).toBe(true); // d, e: 80 owed, within the bound: reading again
+    expect(state.handled).toEqual(["a", "b", "c", "d", "e"]);
+    expect(state.paused).toBe(false);
+    // A payment while paused checks for progress itself on the next turn of the event loop.
+    gate.take("f"); // 120 owed: paused
+    expect(state.paused).toBe(true);
+    for (const pay of pays.splice(0)) {
+      pay();
+      pay(); // paying twice does nothing
+    }
+    expect(gate.owedBytes).toBe(0);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(state.paused).toBe(false);
+  });
+
+  it("a single owed answer larger than the bound: it stops reading, and reads again once it is paid; none is lost", async () => {
+    const state = { held: 0, paused: false, handled: [] as string[] };
+    let pay = () => {};
+    const gate = new InputGate<string>({
+      heldBytes: () => state.held,
+      maxHeldBytes: 100,
+      pause: () => (state.paused = true),
+      resume: () => (state.paused = false),
+      handle: (message) => (state.handled.push(message), (pay = gate.reserve(500))),
+    });
+    gate.take("a");
+    gate.take("b");
+    expect(state).toMatchObject({ paused: true, handled: ["a"] });
+    pay(); // the answer is sent and written out at once: no progress notice from the transport
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(state.handled).toEqual(["a", "b"]);
+    expect(gate.owedBytes).toBe(500); // b's, owed now: paused again until it is paid
+    expect(state.paused).toBe(true);
+    gate.close();
+    expect(gate.owedBytes).toBe(0);
+    pay(); // after close: nothing
+    expect(gate.owedBytes).toBe(0);
   });
 });
