@@ -75,6 +75,7 @@ export type TranscriptInput = string | readonly string[] | readonly TranscriptLi
 function beginPart(history: SessionHistory, midSession: boolean): void {
   history.midSession = midSession;
   history.connectionSessions = midSession ? undefined : new Set();
+  history.connectionCancels = new Set();
 }
 
 /** The transcript's lines, parsed; a line that does not parse is a problem (`line <n>: …`). */
@@ -117,7 +118,9 @@ function parseLines(input: TranscriptInput, problems: string[]): ParsedLine[] {
  *   `approval` may go from `"pending"` to `"cancelled"`; every other field is equal.
  *
  * Sessions: a connection hears only the sessions it created or resumed. A notification or
- * `tool/approve` for any other session is a problem (a foreign session), and every item starts
+ * `tool/approve` for any other session is a problem (a foreign session), except the
+ * `turn/completed` of a turn the connection sent `turn/cancel` for (invariant 4 puts it before an
+ * `already_terminal` answer); and every item starts
  * (`item/started`, or the `items` of a `session/resume` answer) before its other notifications.
  * A transcript marked `beginsMidSession` may begin on a connection already in use: a session it
  * never created or resumed is then fine, and so is an item of a session the transcript joined

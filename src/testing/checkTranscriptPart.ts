@@ -71,7 +71,10 @@ export function checkPart(lines: readonly ParsedLine[], part: number, label: (li
         requests.set(key, { line, method, params: isObject(params) ? params : {} });
         // A resumed session's replay may come before the answer: the session is this connection's from the request on.
         if (method === "session/resume" && isObject(params) && typeof params["sessionId"] === "string") history.connectionSessions?.add(params["sessionId"]);
-        if (method === "turn/cancel" && isObject(params) && typeof params["turnId"] === "string") history.cancelSent.add(params["turnId"]);
+        if (method === "turn/cancel" && isObject(params) && typeof params["turnId"] === "string") {
+          history.cancelSent.add(params["turnId"]);
+          history.connectionCancels.add(params["turnId"]);
+        }
         continue;
       }
       // A notification.

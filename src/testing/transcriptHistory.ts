@@ -66,6 +66,12 @@ export class SessionHistory {
    */
   connectionSessions: Set<string> | undefined = new Set();
   /**
+   * The turns the connection being checked sent `turn/cancel` for: a host may send such a turn's
+   * `turn/completed` to it even when the connection did not resume the session, since an
+   * `already_terminal` answer must follow the terminal on the wire (invariant 4).
+   */
+  connectionCancels = new Set<string>();
+  /**
    * The part being checked begins mid-session (`CheckTranscriptOptions.beginsMidSession`, first
    * part only): an item of a session joined mid-way may lack its `item/started`.
    */

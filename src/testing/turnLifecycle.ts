@@ -23,7 +23,8 @@ export function checkNotification(
   const sessionId = params["sessionId"];
   // No leak across sessions: a connection hears only the sessions it created or resumed.
   const own = history.connectionSessions;
-  if (own !== undefined && typeof sessionId === "string" && !own.has(sessionId)) {
+  const askedAbout = method === Notifications.turnCompleted && history.connectionCancels.has(String(params["turnId"]));
+  if (own !== undefined && typeof sessionId === "string" && !own.has(sessionId) && !askedAbout) {
     say(`${method} for session ${sessionId}, which this connection did not create or resume (a foreign session)`);
   }
   // Invariant 5.

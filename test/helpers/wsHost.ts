@@ -32,7 +32,7 @@ export interface WsHost {
 const READY = /^muse-host: serving on \S*?127\.0\.0\.1:(\d+)/m;
 
 /** Start the reference host with `model` on a free port (or `port`). */
-export async function startWsHost(model: string, options: { port?: number } = {}): Promise<WsHost> {
+export async function startWsHost(model: string, options: { port?: number; args?: string[] } = {}): Promise<WsHost> {
   const dataDir = mkdtempSync(join(tmpdir(), "muse-session-host-"));
   const tokenFile = join(dataDir, "token");
   const token = "session-test-token";
@@ -56,6 +56,7 @@ export async function startWsHost(model: string, options: { port?: number } = {}
         model,
         "--data",
         join(dataDir, "data"),
+        ...(options.args ?? []),
       ],
       { cwd: repoRoot, stdio: ["ignore", "ignore", "pipe"], detached: true },
     );
@@ -120,7 +121,7 @@ export async function startWsHost(model: string, options: { port?: number } = {}
   };
 }
 
-/** A TCP proxy to `127.0.0.1:target` (the upgrade's Host header rewritten to the target's port): `cut()` drops every connection; `refuse(true)` drops new ones at once. */
+/** A TCP proxy to `127.0.0.1:target` (each request's Host header rewritten to the target's port): `cut()` drops every connection; `refuse(true)` drops WebSocket upgrades (pages still load). */
 export interface TcpProxy {
   readonly port: number;
   cut(): void;
@@ -132,18 +133,23 @@ export async function startProxy(target: () => number): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
   let refusing = false;
   const server: Server = createServer((inbound) => {
-    if (refusing) return void inbound.destroy();
     const outbound = tcpConnect(target(), "127.0.0.1");
     for (const s of [inbound, outbound]) {
       sockets.add(s);
       s.on("close", () => sockets.delete(s));
       s.on("error", () => {});
     }
-    // The host checks the Host header against its own port (DNS rebinding): the first chunk, the
-    // upgrade request's head, names the host's port instead of the proxy's, as a reverse proxy would.
-    inbound.once("data", (head: Buffer) => {
-      outbound.write(head.toString("latin1").replace(/\r\nhost: [^\r]*/i, `\r\nHost: 127.0.0.1:${target()}`), "latin1");
-      inbound.pipe(outbound);
+    // The host checks the Host header against its own port (DNS rebinding): each request head
+    // names the host's port instead of the proxy's, as a reverse proxy would. (A browser's frames
+    // are masked, so the text never shows up in them.)
+    inbound.on("data", (chunk: Buffer) => {
+      const text = chunk.toString("latin1");
+      // Refusing: a WebSocket upgrade is dropped unanswered (the host unreachable for sockets); a page request still goes through.
+      if (refusing && /\r\nupgrade: websocket/i.test(text)) {
+        inbound.destroy();
+        return void outbound.destroy();
+      }
+      outbound.write(/\r\nhost: /i.test(text) ? text.replace(/\r\nhost: [^\r]*/gi, `\r\nHost: 127.0.0.1:${target()}`) : chunk, "latin1");
     });
     outbound.pipe(inbound);
     inbound.on("close", () => outbound.destroy());

@@ -218,6 +218,13 @@ describe("checkTranscript: a connection hears only its own sessions", () => {
     expect(second?.problems).toEqual([`line 1 (part 2): turn/completed for session ${S}, which this connection did not create or resume (a foreign session)`]);
   });
 
+  it("a turn/completed answering this connection's turn/cancel may come from a session it did not resume (invariant 4 puts it before already_terminal)", () => {
+    const cancel = client({ jsonrpc: "2.0", id: 1, method: "turn/cancel", params: { sessionId: S, turnId: T, commandId: C } });
+    const late = server({ jsonrpc: "2.0", id: 1, error: { code: -32001, message: "already terminal", data: { commandId: C, reason: "already_terminal", turnId: T } } });
+    expect(checkTranscript([cancel, completed(7), late]).problems).toEqual([]);
+    expect(checkTranscript([completed(7)]).problems[0]).toMatch(/a foreign session/);
+  });
+
   it("a turn the client stopped ends with the user's cause, whether the cancel's answer comes before or after the terminal", () => {
     const cancel = client({ jsonrpc: "2.0", id: 2, method: "turn/cancel", params: { sessionId: S, turnId: T, commandId: C } });
     const ack = server({ jsonrpc: "2.0", id: 2, result: { commandId: C, status: "accepted" } });
