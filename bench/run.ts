@@ -3,13 +3,15 @@
  * (the MCP and ACP TypeScript SDKs, bench/peers/), in one run, against real child processes. Prints one table with ratios and writes bench/results.json
  * (rendered to docs/benchmarks.svg by scripts/bench-chart.ts). Not part of `npm test`.
  *
- * Usage: npm run bench [-- --quick] [--only=a,b,c,d,e,ws,cancel,stream] [--out=FILE]
+ * Usage: npm run bench [-- --quick] [--only=a,b,c,d,e,ws,cancel,stream,reconnect] [--out=FILE]
  *
  * `--only` runs some row groups: (a) throughput (peers included), (b) round trips (peers included), (c) cancel latency, (d) recorder
  * heap, (e) bundle, `ws` the WebSocket rows (f, g, g0, h; f measures the SDK NDJSON row of (a) again, in
  * the same run, for its ratio), `cancel` the traced cancel breakdown and its floors (c1, c2),
  * `stream` the reference host as a streamer (s1, s2; they measure the SDK NDJSON row of (a) again
- * for their ratio). A partial run prints its table and writes nothing, unless `--out` names a file
+ * for their ratio), `reconnect` a socket drop to the first notification after the reconnect, the
+ * session layer (r) beside its floor (r0), a bare socket and a raw resume (bench/reconnect.ts). A
+ * partial run prints its table and writes nothing, unless `--out` names a file
  * for its results (bench/results.json stays the full run's).
  */
 import { spawn, type ChildProcess } from "node:child_process";
@@ -26,6 +28,7 @@ import { DeliveryCount } from "./peers/deliveryCount.js";
 import { mcpEcho, mcpThroughput } from "./peers/mcp.js";
 import { fdatasyncFloor, idlePipeFloor, killFloor, tracedCancel } from "./cancelTrace.js";
 import { hostStream } from "./hostStream.js";
+import { reconnectLatency } from "./reconnect.js";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
 const child = (name: string) => fileURLToPath(new URL(`./children/${name}`, import.meta.url));
@@ -43,12 +46,14 @@ const WS_CLIENTS = 200;
 /** Row (g): the window over which the clients' independent stops are spread. @unit milliseconds */
 const WS_STOP_WINDOW_MS = 2_000;
 const WS_IDLE = 500;
+/** Drops of each side of rows (r) and (r0). */
+const RECONNECTS = quick ? 30 : 100;
 const only = process.argv
   .find((arg) => arg.startsWith("--only="))
   ?.slice("--only=".length)
   .split(",");
 const out = process.argv.find((arg) => arg.startsWith("--out="))?.slice("--out=".length);
-const want = (group: "a" | "b" | "c" | "d" | "e" | "ws" | "cancel" | "stream") => only === undefined || only.includes(group);
+const want = (group: "a" | "b" | "c" | "d" | "e" | "ws" | "cancel" | "stream" | "reconnect") => only === undefined || only.includes(group);
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 const percentile = (xs: number[], p: number) => {
@@ -351,6 +356,8 @@ async function main() {
   if (want("stream")) log("  (s1, s2) the reference host streaming item/delta…");
   const s1 = want("stream") ? await hostStream(1, quick ? 20 : 40) : undefined;
   const s2 = want("stream") ? await hostStream(100, quick ? 1 : 2) : undefined;
+  if (want("reconnect")) log(`  (r, r0) ${RECONNECTS} socket drops each, the session layer and its floor…`);
+  const r = want("reconnect") ? await reconnectLatency(RECONNECTS, log) : undefined;
 
   const fl = a["floor"]?.median ?? NaN;
   const br = a["bare"]?.median ?? NaN;
@@ -498,6 +505,18 @@ async function main() {
       ]);
     }
   }
+  if (r !== undefined) {
+    const ms = (x: { p50: number; p99: number }) => `p50 ${x.p50.toFixed(1)} ms, p99 ${x.p99.toFixed(1)} ms`;
+    rows.push(
+      [
+        `(r) socket drop -> the session's snapshot shows the first notification after the reconnect (initialDelayMs 0)`,
+        "-",
+        `${ms(r.session)} = ${(r.session.p50 / r.floor.p50).toFixed(2)}x / ${(r.session.p99 / r.floor.p99).toFixed(2)}x the floor's (n=${r.n})`,
+        "",
+      ],
+      [`(r0) floor: bare ws socket, raw session/resume -> first notification frame`, "-", `${ms(r.floor)} (n=${r.n})`, ""],
+    );
+  }
   const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => r[i]?.length ?? 0), ["what", "target", "measured", "status"][i]?.length ?? 0));
   const line = (r: string[]) => `| ${r.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join(" | ")} |`;
   console.log(line(["what", "target", "measured", "status"]));
@@ -511,7 +530,15 @@ async function main() {
     date: new Date().toISOString(),
     node: process.version,
     cpus: (await import("node:os")).cpus().length,
-    config: { notifications: N, reps: REPS, roundTrips: RTT_ROUNDS, cancels: CANCEL_RUNS, webSocketClients: WS_CLIENTS, idleWebSockets: WS_IDLE },
+    config: {
+      notifications: N,
+      reps: REPS,
+      roundTrips: RTT_ROUNDS,
+      cancels: CANCEL_RUNS,
+      webSocketClients: WS_CLIENTS,
+      idleWebSockets: WS_IDLE,
+      reconnects: RECONNECTS,
+    },
     throughput: a,
     ratios: {
       sdkOverFloor: sd / fl,
@@ -525,6 +552,8 @@ async function main() {
       roundTripP50OverFloor: b === undefined ? NaN : b.sdk.p50 / b.floor.p50,
       roundTripP50OverMcp: b === undefined ? NaN : b.sdk.p50 / b.mcp.p50,
       roundTripP99OverMcp: b === undefined ? NaN : b.sdk.p99 / b.mcp.p99,
+      reconnectP50OverFloor: r === undefined ? NaN : r.session.p50 / r.floor.p50,
+      reconnectP99OverFloor: r === undefined ? NaN : r.session.p99 / r.floor.p99,
     },
     peers: PEER_VERSIONS,
     roundTrip: b,
@@ -539,6 +568,7 @@ async function main() {
     cancelTrace: c1,
     cancelFloor: c2,
     hostStream: { oneSession: s1, hundredSessions: s2, sdkNdjson: sd },
+    reconnect: r,
     table: rows,
   };
   const file = out ?? fileURLToPath(new URL("./results.json", import.meta.url));

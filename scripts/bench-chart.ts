@@ -24,6 +24,7 @@ interface Results {
   cancel?: Percentiles;
   recorder?: { heapMB: number };
   bundle?: { gzipBytes: number };
+  reconnect?: { session: Percentiles; floor: Percentiles };
 }
 
 const input = process.argv[2] ?? fileURLToPath(new URL("../bench/results.json", import.meta.url));
@@ -110,6 +111,8 @@ const lines = [
   r.cancel && `(c) turn/cancel → turn/completed p50/p99: ${r.cancel.p50.toFixed(1)}/${r.cancel.p99.toFixed(1)} ms (target p99 ≤ 50 ms)`,
   r.recorder && `(d) recorder heap after 1 000 000 terminals: ${r.recorder.heapMB.toFixed(1)} MB (target ≤ 64 MB)`,
   r.bundle && `(e) browser core bundle: ${(r.bundle.gzipBytes / 1024).toFixed(1)} KB min+gz (target ≤ 24 KB)`,
+  r.reconnect &&
+    `(r) socket drop → first notification shown after the reconnect p50/p99: ${r.reconnect.session.p50.toFixed(1)}/${r.reconnect.session.p99.toFixed(1)} ms (floor ${r.reconnect.floor.p50.toFixed(1)}/${r.reconnect.floor.p99.toFixed(1)} ms)`,
 ].filter((line): line is string => typeof line === "string");
 lines.forEach((l, i) => parts.push(`<text x="20" y="${y0 + i * 20}">${esc(l)}</text>`));
 parts[0] = parts[0]?.replace(/height="\d+"/, `height="${y0 + lines.length * 20 + 10}"`) ?? "";
