@@ -77,7 +77,7 @@ interface Block {
 const HARNESS_TALK: readonly RegExp[] = [/\benv\.(connect|session|midWork|crashHost|restartHost|log)\b/, /\bseeds?\b/i];
 
 /** The specifiers an example may import: the package's public entry points and Node built-ins. */
-const PUBLIC_ENTRY = /^@muse-code\/sdk(\/(node|host|testing|framing|websocket|ui))?$/;
+const PUBLIC_ENTRY = /^@muse-code\/sdk(\/(node|host|testing|framing|websocket|ui|session|react))?$/;
 
 /** Repository paths an example must not name: it has to work in an app, outside this repo. */
 const REPO_PATH = /["'`](\.{0,2}\/)?(dist|src|recipes|transcripts|test|bench|scripts)\//;
@@ -368,7 +368,7 @@ export function lintExample(name: string, source: string): string[] {
     for (const specifier of imports) {
       if (!PUBLIC_ENTRY.test(specifier) && !specifier.startsWith("node:")) {
         problems.push(
-          `${name}:${i + 1}: imports "${specifier}": an example may import only @muse-code/sdk, @muse-code/sdk/{node,host,testing,framing,websocket,ui} and node: built-ins`,
+          `${name}:${i + 1}: imports "${specifier}": an example may import only @muse-code/sdk, @muse-code/sdk/{node,host,testing,framing,websocket,ui,session,react} and node: built-ins`,
         );
       }
     }

@@ -73,11 +73,11 @@ export class SessionEngine implements MspSession {
   /** The current snapshot: immutable, the same object until something changes. */
   getSnapshot = (): SessionSnapshot => {
     if (this.#snapshot !== undefined) return this.#snapshot;
-    const online = this.#connection.state === "open";
+    const state = this.#connection.state;
     this.#snapshot = Object.freeze({
       sessionId: this.#sessionId,
       connection: this.#connection,
-      turns: Object.freeze(this.#parts.turns.all().map((turn) => this.#parts.turns.view(turn, online))),
+      turns: Object.freeze(this.#parts.turns.all().map((turn) => this.#parts.turns.view(turn, state))),
       storage: this.#parts.keeper.persistent ? "persistent" : "memory",
     });
     return this.#snapshot;
@@ -139,7 +139,11 @@ export class SessionEngine implements MspSession {
       const question = turn.approvals.get(itemId);
       if (question === undefined) continue;
       if (question.live && question.reply !== undefined && this.#connection.state === "open") question.reply(decision, reason);
-      else question.answered = decision;
+      else {
+        question.answered = decision;
+        if (reason === undefined) delete question.reason;
+        else question.reason = reason;
+      }
       touch(turn);
       this.#changed();
       return;
@@ -347,7 +351,7 @@ export class SessionEngine implements MspSession {
       if (request.sessionId !== this.#sessionId) return reply("deny", "not a question of this session");
       const turn = this.#parts.turns.ensure(request.turnId);
       const earlier = turn.approvals.get(request.itemId);
-      if (earlier?.answered !== undefined) return reply(earlier.answered);
+      if (earlier?.answered !== undefined) return reply(earlier.answered, earlier.reason);
       turn.approvals.set(request.itemId, { request, live: true, reply });
       touch(turn);
       this.#changed();
@@ -455,8 +459,8 @@ export class SessionEngine implements MspSession {
 
   #settled(turnId: string, options: WaitOptions): Promise<SessionTurn> {
     const turn = this.#parts.turns.get(turnId);
-    const online = this.#connection.state === "open";
-    if (turn !== undefined && (turn.phase === "ended" || turn.phase === "unknown")) return Promise.resolve(this.#parts.turns.view(turn, online));
+    if (turn !== undefined && (turn.phase === "ended" || turn.phase === "unknown"))
+      return Promise.resolve(this.#parts.turns.view(turn, this.#connection.state));
     if (this.#closed)
       return Promise.reject(new MspError("aborted", `waiting for turn ${turnId}: the session was closed`, { method: "turn/completed", turnId }));
     let waiters = this.#waiters.get(turnId);
@@ -473,7 +477,7 @@ export class SessionEngine implements MspSession {
     const turn = this.#parts.turns.get(turnId);
     const waiters = this.#waiters.get(turnId);
     if (turn === undefined || waiters === undefined) return;
-    const view = this.#parts.turns.view(turn, this.#connection.state === "open");
+    const view = this.#parts.turns.view(turn, this.#connection.state);
     for (const wait of [...waiters]) wait.resolve(view);
   }
 }

@@ -75,7 +75,8 @@ export interface SessionConnection {
 /**
  * Where a turn is, as a UI should show it. Only `ended` is a terminal, and only the host's own
  * `turn/completed` (live or replayed) makes it:
- * - `starting`: `turn/start` sent, no answer yet; `queued`: waiting in the host's inbox;
+ * - `starting`: `turn/start` sent (or, with no connection yet, to be sent on the next one), no
+ *   answer yet; `queued`: waiting in the host's inbox;
  *   `running`: under way.
  * - `stopping`: Stop was pressed; the turn goes on until its own terminal arrives.
  * - `reconnecting`: the connection is down and the turn had not ended: it may still be running.

@@ -6,7 +6,7 @@
  * frozen view is rebuilt only when that turn changed.
  */
 import type { ApprovalDecision, Item, ToolApproveParams, TurnCompletedParams, TurnInput } from "../protocol/index.js";
-import type { SessionApproval, SessionTurn, SessionTurnPhase } from "./sessionSnapshot.js";
+import type { SessionApproval, SessionConnectionState, SessionTurn, SessionTurnPhase } from "./sessionSnapshot.js";
 import type { KeptPhase, KeptTurn } from "./sessionStorage.js";
 
 /** One turn as the session holds it (mutable; its view is {@link SessionTurn}). */
@@ -20,7 +20,7 @@ export interface TurnState {
   /** Open questions by itemId. */
   readonly approvals: Map<
     string,
-    { request: ToolApproveParams; live: boolean; answered?: ApprovalDecision; reply?: (decision: ApprovalDecision, reason?: string) => void }
+    { request: ToolApproveParams; live: boolean; answered?: ApprovalDecision; reason?: string; reply?: (decision: ApprovalDecision, reason?: string) => void }
   >;
   stopRequested: boolean;
   cancelCommandId: string | undefined;
@@ -29,7 +29,7 @@ export interface TurnState {
   unknownReason: string | undefined;
   /** The view last built, and whether it is stale. */
   view: SessionTurn | undefined;
-  viewOnline: boolean | undefined;
+  viewConnection: SessionConnectionState | undefined;
 }
 
 const ORDER: Record<KeptPhase, number> = { starting: 0, queued: 1, running: 2, ended: 3, unknown: 3 };
@@ -70,7 +70,7 @@ export class SessionTurns {
         cancelAccepted: false,
         unknownReason: undefined,
         view: undefined,
-        viewOnline: undefined,
+        viewConnection: undefined,
       };
       this.#turns.set(turnId, turn);
       this.#trim();
@@ -142,9 +142,10 @@ export class SessionTurns {
     return this.all().filter((turn) => turn.phase !== "ended" && turn.phase !== "unknown");
   }
 
-  /** The turn's frozen view, rebuilt only when it changed or the connection went up or down. */
-  view(turn: TurnState, online: boolean): SessionTurn {
-    if (turn.view !== undefined && turn.viewOnline === online) return turn.view;
+  /** The turn's frozen view, rebuilt only when it changed or the connection's state did. */
+  view(turn: TurnState, connection: SessionConnectionState): SessionTurn {
+    if (turn.view !== undefined && turn.viewConnection === connection) return turn.view;
+    const online = connection === "open";
     const approvals: SessionApproval[] = [...turn.approvals.values()].map(({ request, live, answered }) =>
       Object.freeze({
         turnId: request.turnId,
@@ -159,7 +160,7 @@ export class SessionTurns {
     const view: SessionTurn = Object.freeze({
       turnId: turn.turnId,
       ...(turn.input === undefined ? {} : { input: Object.freeze([...turn.input]) }),
-      phase: shownPhase(turn, online),
+      phase: shownPhase(turn, connection),
       items: Object.freeze([...turn.items.values()]),
       droppedItems: turn.droppedItems,
       ...(turn.terminal === undefined ? {} : { terminal: turn.terminal }),
@@ -168,7 +169,7 @@ export class SessionTurns {
       ...(turn.unknownReason === undefined ? {} : { unknownReason: turn.unknownReason }),
     });
     turn.view = view;
-    turn.viewOnline = online;
+    turn.viewConnection = connection;
     return view;
   }
 
@@ -215,9 +216,11 @@ export function touch(turn: TurnState): true {
   return true;
 }
 
-function shownPhase(turn: TurnState, online: boolean): SessionTurnPhase {
+function shownPhase(turn: TurnState, connection: SessionConnectionState): SessionTurnPhase {
   if (turn.phase === "ended" || turn.phase === "unknown") return turn.phase;
   if (turn.stopRequested) return "stopping";
-  if (!online) return "reconnecting";
+  // Gave up (or not yet connected): a turn started since has not been sent; it goes with the next attempt.
+  if (connection === "closed" || connection === "connecting") return turn.phase === "starting" ? "starting" : "reconnecting";
+  if (connection === "reconnecting") return "reconnecting";
   return turn.phase;
 }

@@ -94,7 +94,7 @@ async function openChat(model = BUILD): Promise<Chat> {
   try {
     await page.waitForSelector('[role="status"][data-state="open"]', { timeout: 15_000 });
   } catch (error) {
-    throw new Error(`the page did not open: ${String(error)}\nproblems: ${problems.join("\n")}\nbody: ${await page.content()}`);
+    throw new Error(`the page did not open: ${String(error)}\nproblems: ${problems.join("\n")}\nbody: ${await page.content()}`, { cause: error });
   }
   return { host, proxy, page, sent, sockets: () => sockets, problems, url };
 }
@@ -105,7 +105,7 @@ async function recordPhases(page: Page): Promise<void> {
       const w = window as unknown as { phases: string[] };
       w.phases ??= [];
       const record = () => {
-        for (const li of document.querySelectorAll("li[data-phase]")) {
+        for (const li of Array.from(document.querySelectorAll("li[data-phase]"))) {
           const phase = li.getAttribute("data-phase") as string;
           if (w.phases.at(-1) !== phase) w.phases.push(phase);
         }

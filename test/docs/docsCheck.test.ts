@@ -162,7 +162,7 @@ describe("docs:check", () => {
     expect(checkDocs({ docsDir, root, examplesDir }).problems).toEqual([`${file}:1: no guide quotes this example (\`\`\`ts example=${file})`]);
     expect(lintExample("stray.ts", readFileSync(file, "utf8"))).toEqual([
       "stray.ts:1: an example opens with a /** header */ saying what it shows",
-      'stray.ts:1: imports "../src/index.js": an example may import only @muse-code/sdk, @muse-code/sdk/{node,host,testing,framing,websocket,ui} and node: built-ins',
+      'stray.ts:1: imports "../src/index.js": an example may import only @muse-code/sdk, @muse-code/sdk/{node,host,testing,framing,websocket,ui,session,react} and node: built-ins',
       "stray.ts:2: names a path inside this repository; an example must run in an app outside it",
     ]);
   });

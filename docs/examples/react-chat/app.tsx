@@ -61,8 +61,7 @@ function Turn({ session, turnId }: { session: MspSession; turnId: string }) {
       ))}
       {turn.approvals.map((question) => (
         <div role="dialog" key={question.itemId}>
-          Run {question.tool} {question.args}?{" "}
-          <button onClick={() => answer(question.itemId, "approve")}>Approve</button>
+          Run {question.tool} {question.args}? <button onClick={() => answer(question.itemId, "approve")}>Approve</button>
           <button onClick={() => answer(question.itemId, "deny", "the user said no")}>Deny</button>
         </div>
       ))}
