@@ -81,12 +81,13 @@ interface Demo {
  * test can cut; with `restartable`, the host can be crashed and started again where it was.
  */
 async function openDemo(options: DemoHostOptions & { proxy?: boolean } = {}): Promise<Demo> {
-  let host: DemoHost | undefined;
-  const proxy = options.proxy === true ? await startPageProxy(() => host?.port ?? 0) : undefined;
+  // The proxy comes first (the host allows its origin); it reads the host's port per connection.
+  const target = { port: 0 };
+  const proxy = options.proxy === true ? await startPageProxy(() => target.port) : undefined;
   if (proxy !== undefined) cleanups.push(() => proxy.close());
-  host = await startDemoHost(ui.dir, { ...options, allowOrigins: proxy === undefined ? [] : [`http://127.0.0.1:${proxy.port}`] });
-  const started = host;
-  cleanups.push(() => started.stop());
+  const host = await startDemoHost(ui.dir, { ...options, allowOrigins: proxy === undefined ? [] : [`http://127.0.0.1:${proxy.port}`] });
+  target.port = host.port;
+  cleanups.push(() => host.stop());
   const page = await browser.newPage({ viewport: { width: 1000, height: 900 } });
   cleanups.push(() => page.close());
   const frames: Frame[] = [];
@@ -220,7 +221,7 @@ describe("the Stop-button app on the session layer: drops, restarts, reloads and
     expect(terminal).toBe("failed: host restarted");
     expect(await outcome(page)).toBe(terminal);
     expect(await page.getAttribute(".turn:last-child .outcome", "data-tone")).toBe("failed");
-    expect(await page.getAttribute('#connection', "data-connection")).toBe("connected");
+    expect(await page.getAttribute("#connection", "data-connection")).toBe("connected");
     // Before the host's terminal, the page said reconnecting, never failed or unknown.
     const ended = demo.frames.findIndex((frame) => frame.phase === "ended");
     expect(demo.frames.slice(0, ended).filter((frame) => /^failed|^unknown/.test(frame.outcome))).toEqual([]);
