@@ -165,4 +165,9 @@ function sessionStorageOrNothing(): Storage | undefined {
   }
 }
 
-void start();
+start().catch((error: unknown) => {
+  // openSession throws only for bad options; a connection problem is in the snapshot.
+  indicator.show("disconnected", error instanceof Error ? error.message : String(error));
+  retryButton.hidden = true; // nothing to retry: there is no session
+  announcer.say(`Could not open a session: ${error instanceof Error ? error.message : String(error)}`, "error");
+});
