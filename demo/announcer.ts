@@ -1,7 +1,7 @@
 /**
  * The status line: one `role="status"` (aria-live polite) region that says what just changed
- * (connected, running, stopping, cancelled and why, disconnected). Screen readers read each
- * new line; a sighted user sees the latest.
+ * (connected, running, stopping, cancelled and why, reconnecting and why, reconnected). Screen
+ * readers read each new line; a sighted user sees the latest.
  */
 export class Announcer {
   readonly #region: HTMLElement;

@@ -1,13 +1,17 @@
 /**
- * The Approve/Deny dialog: the host's open `tool/approve` question of the running turn, with the
- * tool and the exact command (or arguments) it asks to run. A non-modal `<dialog>`, so the Stop
- * button stays usable while it is open: Stop answers the question `cancelled` (the SDK does it)
- * and the dialog closes. It is labelled by its heading and described by the command; opening it
- * moves focus to Deny (the choice that runs nothing), closing it gives focus back to where it
- * was. Tab moves between the buttons, Enter or Space presses one, Escape denies. The page
- * decides which question it shows; this only renders it and answers it through the SDK.
+ * The Approve/Deny dialog: the host's open `tool/approve` question of the running turn (a
+ * {@link SessionApproval} from the turn's `approvals`), with the tool and the exact command (or
+ * arguments) it asks to run. A non-modal `<dialog>`, so the Stop button stays usable while it is
+ * open: Stop answers the question `cancelled` (the SDK does it) and the dialog closes. It is
+ * labelled by its heading and described by the command; opening it moves focus to Deny (the
+ * choice that runs nothing), closing it gives focus back to where it was. Tab moves between the
+ * buttons, Enter or Space presses one, Escape denies. A question stays on show, once, across a
+ * drop: while the connection is down it says so, and an answer given then is kept by the
+ * session and sent when the host asks again after the reconnect. The page decides which
+ * question it shows; this only renders it and hands the answer to the page.
  */
-import type { ApprovalDecision, ApprovalQuestion } from "@muse-code/sdk";
+import type { ApprovalDecision } from "@muse-code/sdk";
+import type { SessionApproval } from "@muse-code/sdk/session";
 
 /** The dialog's elements, from index.html. */
 export interface ApprovalDialogElements {
@@ -20,25 +24,27 @@ export interface ApprovalDialogElements {
   turn: HTMLElement;
   approve: HTMLButtonElement;
   deny: HTMLButtonElement;
+  /** Shown while the question is not open on a live connection (the session waits for the host to ask again). */
+  offline: HTMLElement;
 }
 
-/** Called after the user answered a question from the dialog. */
-export type AnsweredListener = (question: ApprovalQuestion, decision: ApprovalDecision) => void;
+/** Answers the question (the page calls `session.answerApproval`). */
+export type AnswerListener = (question: SessionApproval, decision: ApprovalDecision, reason?: string) => void;
 
 /** The reason sent with a Deny (the host keeps it as the denied call's `error.message`). */
 export const DENY_REASON = "denied in the Stop-button app";
 
-/** Renders one open question at a time and answers it through `question.answer()`. */
+/** Renders one open question at a time and hands the user's answer to the page. */
 export class ApprovalDialog {
   readonly #elements: ApprovalDialogElements;
-  readonly #onAnswered: AnsweredListener;
-  #question: ApprovalQuestion | undefined;
+  readonly #onAnswer: AnswerListener;
+  #question: SessionApproval | undefined;
   /** Where focus was before the dialog opened; it goes back there when the dialog closes. */
   #returnFocus: HTMLElement | undefined;
 
-  constructor(elements: ApprovalDialogElements, onAnswered: AnsweredListener) {
+  constructor(elements: ApprovalDialogElements, onAnswer: AnswerListener) {
     this.#elements = elements;
-    this.#onAnswered = onAnswered;
+    this.#onAnswer = onAnswer;
     elements.approve.addEventListener("click", () => this.#answer("approve"));
     elements.deny.addEventListener("click", () => this.#answer("deny"));
     elements.dialog.addEventListener("keydown", (event) => {
@@ -49,20 +55,30 @@ export class ApprovalDialog {
   }
 
   /** The question on show, if any. */
-  get question(): ApprovalQuestion | undefined {
+  get question(): SessionApproval | undefined {
     return this.#question;
   }
 
-  /** Show `question` (the same one again changes nothing), or close the dialog when it is `undefined`. */
-  show(question: ApprovalQuestion | undefined, prompt: string | undefined): void {
-    if (question === this.#question) return;
-    const { dialog, tool, command, turn, deny } = this.#elements;
+  /**
+   * Show `question`, or close the dialog when it is `undefined`. The same question again (the
+   * same item: the host asks again after a reconnect) only updates whether it is live.
+   */
+  show(question: SessionApproval | undefined, prompt: string | undefined): void {
+    const { dialog, tool, command, turn, deny, offline } = this.#elements;
+    const same = question !== undefined && question.itemId === this.#question?.itemId;
     const wasOpen = this.#question !== undefined;
     this.#question = question;
+    if (question !== undefined && dialog.dataset["live"] !== String(question.live)) {
+      offline.hidden = question.live;
+      dialog.dataset["live"] = String(question.live);
+    }
+    if (same) return;
     if (question === undefined) {
       const focusInside = dialog.contains(document.activeElement) || document.activeElement === document.body;
+      if (!wasOpen) return;
       dialog.close();
       dialog.removeAttribute("data-item-id");
+      dialog.removeAttribute("data-live");
       // Back to where the user was, unless they have moved on. After Stop, focus stays with the
       // Stop button (or, once it is disabled, the browser's place for it): never on Start, where a
       // second Enter would start a new turn.
@@ -70,10 +86,10 @@ export class ApprovalDialog {
       this.#returnFocus = undefined;
       return;
     }
-    tool.textContent = question.request.tool;
-    command.textContent = commandOf(question.request.args);
+    tool.textContent = question.tool;
+    command.textContent = commandOf(question.args);
     turn.textContent = prompt ?? "(a turn this page did not start)";
-    dialog.dataset["itemId"] = question.request.itemId;
+    dialog.dataset["itemId"] = question.itemId;
     if (!wasOpen) {
       const active = document.activeElement;
       this.#returnFocus = active instanceof HTMLElement && active !== document.body && !dialog.contains(active) ? active : undefined;
@@ -85,8 +101,9 @@ export class ApprovalDialog {
   #answer(decision: "approve" | "deny"): void {
     const question = this.#question;
     if (question === undefined) return;
-    // `false`: it was answered or withdrawn meanwhile; the page re-renders from the SDK either way.
-    if (decision === "approve" ? question.answer("approve") : question.answer("deny", DENY_REASON)) this.#onAnswered(question, decision);
+    // The session sends it now when the question is live, else when the host asks again; the page re-renders from its snapshot.
+    if (decision === "approve") this.#onAnswer(question, "approve");
+    else this.#onAnswer(question, "deny", DENY_REASON);
   }
 }
 

@@ -1,50 +1,51 @@
 /**
- * The Stop button. It stops the turn that runs now (the oldest one whose StopController can still
- * stop or is stopping) and mirrors that controller: "Stop" while it can stop; "Stopping…",
- * disabled and `aria-busy="true"` from the click until the turn's own terminal arrives. Clicks
- * while stopping change nothing: StopController shares the first press, so one `turn/cancel`
- * goes on the wire. `data-state` holds the controller's state for tests and styles.
+ * The Stop button. It stops the turn that runs now (the oldest one that is not over and not
+ * waiting in the queue) through `session.stop(turnId)`, and mirrors that turn's phase in the
+ * session: "Stop" while it runs; "Stopping…", disabled and `aria-busy="true"` from the click until
+ * the turn's own terminal arrives, across a drop and a reload too (the session keeps the Stop
+ * and sends it once, now or after the reconnect). Pressed while the connection is down, the
+ * Stop is kept and sent once the session is back. `data-state` holds the turn's phase (or
+ * `idle`) for tests and styles.
  */
-import type { StopSnapshot } from "@muse-code/sdk/ui";
-import type { TurnBook, TurnEntry } from "./turnBook.js";
+import type { SessionTurn } from "@muse-code/sdk/session";
 
-/** Binds the page's Stop button to the StopController of the turn that runs now. */
+/** Binds the page's Stop button to the turn that runs now. */
 export class StopButton {
   readonly #button: HTMLButtonElement;
-  readonly #book: TurnBook;
+  readonly #stop: (turnId: string) => void;
   /** The turn the button stops, or stopped last (its final state stays on show until the next). */
-  #target: TurnEntry | undefined;
+  #target: SessionTurn | undefined;
 
-  constructor(button: HTMLButtonElement, book: TurnBook) {
+  constructor(button: HTMLButtonElement, stop: (turnId: string) => void) {
     this.#button = button;
-    this.#book = book;
+    this.#stop = stop;
     button.addEventListener("click", () => this.#press());
-    book.subscribe(() => this.render());
-    this.render();
   }
 
-  render(): void {
-    this.#target = this.#book.entries().find(isStoppable) ?? this.#target;
-    const snapshot = this.#target?.stop?.getSnapshot();
-    const stopping = snapshot?.state === "stopping";
+  render(turns: readonly SessionTurn[]): void {
+    const previous = this.#target;
+    this.#target = turns.find(isStoppable) ?? turns.find((turn) => turn.turnId === previous?.turnId) ?? previous;
+    const turn = this.#target;
+    const stopping = turn?.phase === "stopping";
     this.#button.textContent = stopping ? "Stopping…" : "Stop";
-    this.#button.disabled = snapshot?.canStop !== true;
+    this.#button.disabled = turn === undefined || !canStop(turn);
     this.#button.setAttribute("aria-busy", String(stopping));
-    this.#button.dataset["state"] = snapshot?.state ?? "idle";
+    this.#button.dataset["state"] = turn?.phase ?? "idle";
   }
 
   #press(): void {
-    const target = this.#target;
-    if (target?.stop === undefined || !target.stop.getSnapshot().canStop) return;
-    target.stopRequested = true;
-    void target.stop.stop(); // never rejects: a failure is the snapshot's `error`
+    const turn = this.#target;
+    if (turn === undefined || !canStop(turn)) return;
+    this.#stop(turn.turnId); // one turn/cancel however often it is pressed, now or after the reconnect
   }
 }
 
-/** A turn the button acts on: running or stopping, not one still waiting in the queue behind it. */
-function isStoppable(entry: TurnEntry): boolean {
-  const snapshot: StopSnapshot | undefined = entry.stop?.getSnapshot();
-  if (snapshot === undefined || entry.phase === "ended") return false;
-  if (entry.phase === "queued") return false;
-  return snapshot.state === "starting" || snapshot.state === "running" || snapshot.state === "stopping" || (snapshot.state === "failed" && snapshot.canStop);
+/** A turn the button acts on: not over, and not one still waiting in the queue behind it. */
+function isStoppable(turn: SessionTurn): boolean {
+  return turn.phase === "starting" || turn.phase === "running" || turn.phase === "stopping" || turn.phase === "reconnecting";
+}
+
+/** Stop can still be pressed: the turn is not over, and Stop was not pressed yet. */
+function canStop(turn: SessionTurn): boolean {
+  return isStoppable(turn) && !turn.stopRequested;
 }

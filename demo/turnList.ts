@@ -1,94 +1,76 @@
 /**
  * The list of turns: for each, the prompt, its items as they stream (message text, reasoning, a
- * tool call's live output), and how it ended (its terminal and reason, or the error that ended
- * its Stop button). One element per turn and per item, updated in place, so live output does not
- * flicker and a reader's scroll position in a tool's output is kept.
+ * tool call's live output), and where it is: running, queued, "Stopping…", "reconnecting…" while
+ * the connection is down (the host may still be running it), and how it ended (the host's own
+ * terminal and reason). One element per turn and per item, updated in place, so live output
+ * does not flicker and a reader's scroll position in a tool's output is kept.
  *
- * An item's text (a message's or reasoning's `text`, a tool call's `visibleOutput`) is a
- * {@link SegmentedText}. An append (MSP 2.0's `item/delta`) is added at its end: the work per
- * delta stays that of the delta, however long the text grows. Any other change (an item started,
- * patched or completed, or one whose previous revision this view did not show) renders the item
- * whole, which leaves the text's nodes alone when the text is the same.
+ * It renders {@link SessionTurn}s from the session's snapshots. Every snapshot is immutable and
+ * a turn or item that did not change is the same object in the next one, so a render skips what
+ * did not move. An item's text (a message's or reasoning's `text`, a tool call's
+ * `visibleOutput`) is a {@link SegmentedText}: when the new text starts with the text shown (MSP
+ * 2.0's `item/delta` appends), only the rest is appended, so the work per delta stays that of the
+ * delta however long the text grows; any other change renders the text whole.
  */
 import type { Item, ToolCallItem } from "@muse-code/sdk";
-import type { StopSnapshot } from "@muse-code/sdk/ui";
-import { describeError } from "./describeError.js";
+import type { SessionTurn } from "@muse-code/sdk/session";
 import { SegmentedText } from "./segmentedText.js";
-import type { ItemAppend, TurnBook, TurnEntry } from "./turnBook.js";
 
-/** What an item's element shows: the item it rendered last, whether that was held only in part, and its text. */
+/** What an item's element shows: the item it rendered last, and its text. */
 interface Shown {
   item: Item;
-  cut: boolean;
   readonly text: SegmentedText;
   /** The element the text is in (a tool's output panel scrolls). */
   readonly box: HTMLElement;
 }
 
-/** Renders every turn of a {@link TurnBook} into the turns list, updating elements in place. */
+/** Renders the session's turns into the turns list, updating elements in place. */
 export class TurnList {
   readonly #root: HTMLOListElement;
-  readonly #book: TurnBook;
-  readonly #elements = new Map<string, HTMLLIElement>();
+  readonly #elements = new Map<string, { li: HTMLLIElement; turn: SessionTurn | undefined }>();
   /** Each item's element, and what it shows. */
   readonly #shown = new WeakMap<HTMLElement, Shown>();
 
-  constructor(root: HTMLOListElement, book: TurnBook) {
+  constructor(root: HTMLOListElement) {
     this.#root = root;
-    this.#book = book;
-    for (const entry of book.entries()) this.render(entry);
-    book.subscribe((entry, append) => this.render(entry, append));
   }
 
-  /**
-   * Bring one turn's element up to date: add it, update it, or remove it once the book has
-   * forgotten it. With `append`, that item's text gets the append, when the element shows the
-   * item's previous revision; every other item whose revision changed is rendered whole.
-   */
-  render(entry: TurnEntry, append?: ItemAppend): void {
-    this.#removeForgotten();
-    if (this.#book.get(entry.turnId) === undefined) return;
-    let li = this.#elements.get(entry.turnId);
-    if (li === undefined) {
-      li = turnElement(entry);
-      this.#elements.set(entry.turnId, li);
-      this.#root.append(li);
+  /** Bring the list up to date with `turns`: add, update or remove each turn's element. */
+  render(turns: readonly SessionTurn[]): void {
+    const ids = new Set(turns.map((turn) => turn.turnId));
+    for (const [turnId, { li }] of this.#elements) {
+      if (ids.has(turnId)) continue;
+      li.remove();
+      this.#elements.delete(turnId);
     }
-    const snapshot = entry.stop?.getSnapshot();
-    li.dataset["phase"] = entry.phase;
-    li.dataset["stopState"] = snapshot?.state ?? "none";
+    for (const turn of turns) this.#renderTurn(turn);
+  }
+
+  #renderTurn(turn: SessionTurn): void {
+    let entry = this.#elements.get(turn.turnId);
+    if (entry === undefined) {
+      entry = { li: turnElement(turn), turn: undefined };
+      this.#elements.set(turn.turnId, entry);
+      this.#root.append(entry.li);
+    }
+    if (entry.turn === turn) return; // the same object: nothing changed
+    entry.turn = turn;
+    const { li } = entry;
+    li.dataset["phase"] = turn.phase;
+    li.dataset["stopRequested"] = String(turn.stopRequested);
     const items = li.querySelector<HTMLElement>(".items") as HTMLElement;
-    if (append === undefined || !this.#append(items, append))
-      for (const item of entry.items.values()) this.#renderItem(items, item, entry.cut.has(item.itemId));
+    for (const item of turn.items) this.#renderItem(items, item);
     const outcome = li.querySelector<HTMLElement>(".outcome") as HTMLElement;
-    const { text, tone } = outcomeOf(entry, snapshot);
+    const { text, tone } = outcomeOf(turn);
     outcome.textContent = text;
     outcome.dataset["tone"] = tone;
   }
 
-  /** Add `append` to the text its item's element shows; false (nothing done) when that is not the item's previous revision in whole. */
-  #append(container: HTMLElement, { item, field, append }: ItemAppend): boolean {
-    const element = itemElement(container, item.itemId);
-    const shown = element === null ? undefined : this.#shown.get(element);
-    if (element === null || shown === undefined || shown.cut || shown.item.revision !== item.revision - 1 || field !== textField(item)) return false;
-    if (item.kind === "toolCall") {
-      // Follow the output while the reader is at its end; leave it alone while they scroll back.
-      const following = isAtEnd(shown.box);
-      shown.text.append(append);
-      if (following) shown.box.scrollTop = shown.box.scrollHeight;
-    } else {
-      shown.text.append(append);
-    }
-    element.dataset["revision"] = String(item.revision);
-    shown.item = item;
-    return true;
-  }
-
-  /** Render one item whole into its element (made on first sight); an item the element already shows at this revision is left alone. */
-  #renderItem(container: HTMLElement, item: Item, cut: boolean): void {
+  /** Render one item into its element (made on first sight): its new text appended when it follows what is shown, else whole. */
+  #renderItem(container: HTMLElement, item: Item): void {
     let element = itemElement(container, item.itemId);
     let shown = element === null ? undefined : this.#shown.get(element);
-    if (shown !== undefined && shown.item === item && shown.cut === cut) return;
+    if (shown !== undefined && shown.item === item) return;
     if (element === null || shown === undefined) {
       const box = document.createElement(item.kind === "toolCall" ? "pre" : "span");
       element = item.kind === "toolCall" ? toolElement(item, box) : document.createElement("p");
@@ -97,48 +79,45 @@ export class TurnList {
       element.dataset["itemId"] = item.itemId;
       element.classList.add(item.kind === "toolCall" ? "tool" : item.kind);
       container.append(element);
-      shown = { item, cut, text: new SegmentedText(box), box };
+      shown = { item, text: new SegmentedText(box), box };
       this.#shown.set(element, shown);
+      shown.text.set(textOf(item));
+    } else {
+      const before = textOf(shown.item);
+      const after = textOf(item);
+      // Follow a tool's output while the reader is at its end; leave it alone while they scroll back.
+      const following = item.kind === "toolCall" && isAtEnd(shown.box);
+      if (after.length > before.length && after.startsWith(before)) shown.text.append(after.slice(before.length));
+      else shown.text.set(after);
+      if (following) shown.box.scrollTop = shown.box.scrollHeight;
     }
     shown.item = item;
-    shown.cut = cut;
     element.dataset["status"] = item.status;
     element.dataset["revision"] = String(item.revision);
-    if (cut) element.dataset["cut"] = "true";
-    else delete element.dataset["cut"];
-    if (item.kind === "toolCall") element.dataset["approval"] = item.approval ?? "none";
-    if (item.kind !== "toolCall") {
-      shown.text.set(item.text);
-      // The text stays (appends go on landing in it); the tags after it are made again.
-      while (shown.box.nextSibling !== null) shown.box.nextSibling.remove();
-      if (item.interrupted === true) element.append(tag("interrupted"));
-      if (cut) element.append(tag(CUT_TAG));
+    if (item.kind === "toolCall") {
+      element.dataset["approval"] = item.approval ?? "none";
+      (element.querySelector<HTMLElement>(".item-status") as HTMLElement).textContent = toolStatus(item);
       return;
     }
-    const status = element.querySelector<HTMLElement>(".item-status") as HTMLElement;
-    status.textContent = toolStatus(item) + (cut ? ` (${CUT_TAG})` : "");
-    const following = isAtEnd(shown.box);
-    shown.text.set(item.visibleOutput);
-    if (following) shown.box.scrollTop = shown.box.scrollHeight;
-  }
-
-  #removeForgotten(): void {
-    for (const [turnId, element] of this.#elements) {
-      if (this.#book.get(turnId) === undefined) {
-        element.remove();
-        this.#elements.delete(turnId);
-      }
-    }
+    // The text stays (appends go on landing in it); the tags after it are made again.
+    while (shown.box.nextSibling !== null) shown.box.nextSibling.remove();
+    if (item.interrupted === true) element.append(tag("interrupted"));
   }
 }
 
-function turnElement(entry: TurnEntry): HTMLLIElement {
+/** The prompt a turn was started with, when this session started it. */
+export function promptOf(turn: SessionTurn): string | undefined {
+  const text = (turn.input ?? []).flatMap((part) => (part.type === "text" ? [part.text] : [])).join("\n");
+  return text === "" ? undefined : text;
+}
+
+function turnElement(turn: SessionTurn): HTMLLIElement {
   const li = document.createElement("li");
   li.className = "turn";
-  li.dataset["turnId"] = entry.turnId;
+  li.dataset["turnId"] = turn.turnId;
   const prompt = document.createElement("p");
   prompt.className = "prompt";
-  prompt.textContent = entry.prompt ?? "(a turn this page did not start)";
+  prompt.textContent = promptOf(turn) ?? "(a turn this page did not start)";
   const items = document.createElement("div");
   items.className = "items";
   const outcome = document.createElement("p");
@@ -146,9 +125,6 @@ function turnElement(entry: TurnEntry): HTMLLIElement {
   li.append(prompt, items, outcome);
   return li;
 }
-
-/** Shown beside a text the page kept only in part across a reload. */
-const CUT_TAG = "cut: only the start was kept across the reload";
 
 function itemElement(container: HTMLElement, itemId: string): HTMLElement | null {
   return container.querySelector<HTMLElement>(`[data-item-id="${CSS.escape(itemId)}"]`);
@@ -159,9 +135,9 @@ function isAtEnd(box: HTMLElement): boolean {
   return box.scrollTop + box.clientHeight >= box.scrollHeight - 4;
 }
 
-/** The field of an item that item/delta appends to. */
-function textField(item: Item): "text" | "visibleOutput" {
-  return item.kind === "toolCall" ? "visibleOutput" : "text";
+/** The text an item shows: a message's or reasoning's `text`, a tool call's `visibleOutput`. */
+function textOf(item: Item): string {
+  return item.kind === "toolCall" ? item.visibleOutput : item.text;
 }
 
 function toolElement(item: ToolCallItem, output: HTMLElement): HTMLElement {
@@ -208,9 +184,23 @@ function tag(text: string): HTMLElement {
   return span;
 }
 
-function outcomeOf(entry: TurnEntry, snapshot: StopSnapshot | undefined): { text: string; tone: string } {
-  if (entry.terminal !== undefined) return { text: `${entry.terminal.terminal}: ${entry.terminal.reason}`, tone: entry.terminal.terminal };
-  if (snapshot?.state === "failed") return { text: `failed: ${describeError(snapshot.error)}`, tone: "failed" };
-  if (snapshot?.state === "stopping") return { text: "Stopping…", tone: "stopping" };
-  return { text: entry.phase === "starting" ? "starting…" : entry.phase, tone: entry.phase };
+/**
+ * What the turn's last line says. Only the host's own terminal ends a turn; while the
+ * connection is down an unended turn reads "reconnecting…" (it may still be running), and a turn
+ * the session gave up on reads "unknown" with why: never "failed" unless the host said so.
+ */
+export function outcomeOf(turn: SessionTurn): { text: string; tone: string } {
+  if (turn.terminal !== undefined) return { text: `${turn.terminal.terminal}: ${turn.terminal.reason}`, tone: turn.terminal.terminal };
+  switch (turn.phase) {
+    case "unknown":
+      return { text: `unknown: ${turn.unknownReason ?? "the session stopped before the turn's end arrived"}`, tone: "unknown" };
+    case "stopping":
+      return { text: "Stopping…", tone: "stopping" };
+    case "reconnecting":
+      return { text: "reconnecting…", tone: "reconnecting" };
+    case "starting":
+      return { text: "starting…", tone: "starting" };
+    default:
+      return { text: turn.phase, tone: turn.phase };
+  }
 }

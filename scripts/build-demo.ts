@@ -2,7 +2,7 @@
  * `npm run build` (after tsup): bundles the Stop-button app (demo/) for the browser into
  * dist/demo/ (index.html, app.js, styles.css), which `muse-host serve --ws PORT --ui` serves.
  *
- * The app imports `@muse-code/sdk`, `@muse-code/sdk/ui` and `@muse-code/sdk/websocket` by name; they resolve through
+ * The app imports `@muse-code/sdk`, `@muse-code/sdk/session` and `@muse-code/sdk/websocket` by name; they resolve through
  * package.json "exports" to the BUILT entries in dist/, exactly what an app gets from npm. (The
  * browser tests build it from the sources instead, `sdk: "src"`, so `npm test` needs no build.)
  * The bundle must be browser-only: a `node:` import, or any Node built-in, fails the build.

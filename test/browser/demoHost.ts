@@ -3,10 +3,14 @@
  * `npm run build` is needed), start the real reference host on it (`muse-host serve --ws
  * 127.0.0.1:0 --ui-dir DIR --script models/demo.json --data DIR`, a real child process on a real
  * socket), read the page's URL from the host's one ready line, read the host's session log, and
- * kill the host the hard way.
+ * kill the host the hard way; with `restartable`, on a fixed port with `--token-file`, so it can
+ * be started again on the same port, data and token. And a page proxy: a TCP proxy in front of
+ * the host that serves the page and its socket from its own port, whose connections a test can
+ * cut (the page sees its socket drop, as on a network failure) or refuse.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, connect as tcpConnect, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { descendantsOf, killGroups } from "../../recipes/processTree.js";
@@ -28,58 +32,89 @@ export interface DemoHost {
   port: number;
   /** The host's `--data` directory: its session logs are in `sessions/`. */
   dataDir: string;
-  pid: number;
+  readonly pid: number;
   /** Everything the host wrote on stderr so far. */
   stderr(): string;
   /** The records of the host's one session log (the page opens one session). */
   sessionLog(): Record<string, unknown>[];
   /** SIGKILL the host and its tools' process groups at once (a crash), and wait for its exit. */
   crash(): Promise<void>;
+  /** Start it again on the same port, `--data` and `--token-file` (only with `restartable`). */
+  restart(): Promise<void>;
   /** Stop the host (SIGTERM: it cancels and drains), bounded, and remove its data dir. */
   stop(): Promise<void>;
 }
 
 const READY = /^muse-host: open (http:\/\/127\.0\.0\.1:(\d+)\/#token=(\S+))$/m;
 
+/** Options of {@link startDemoHost}. */
+export interface DemoHostOptions {
+  /** The model. @defaultValue models/demo.json */
+  model?: string;
+  env?: Record<string, string>;
+  /** A fixed port (found free first) and a `--token-file`, so that `restart()` brings the host back where the page left it. */
+  restartable?: boolean;
+  /** More `--allow-origin` origins (a page served through a proxy has the proxy's origin). */
+  allowOrigins?: string[];
+}
+
 /** Starts the reference host serving the app from `uiDir`; resolves once it printed its ready line. */
-export async function startDemoHost(uiDir: string, options: { model?: string; env?: Record<string, string> } = {}): Promise<DemoHost> {
+export async function startDemoHost(uiDir: string, options: DemoHostOptions = {}): Promise<DemoHost> {
   const dataDir = mkdtempSync(join(tmpdir(), "muse-demo-data-"));
   const model = options.model ?? join(repoRoot, "models", "demo.json");
-  const child: ChildProcess = spawn(
-    process.execPath,
-    ["--import", "tsx", join(repoRoot, "src/host/cli.ts"), "serve", "--ws", "127.0.0.1:0", "--ui-dir", uiDir, "--script", model, "--data", dataDir],
-    { cwd: repoRoot, stdio: ["ignore", "ignore", "pipe"], detached: true, env: { ...process.env, ...options.env } },
-  );
+  const args = ["--script", model, "--data", dataDir, ...(options.allowOrigins ?? []).flatMap((origin) => ["--allow-origin", origin])];
+  let listen = "127.0.0.1:0";
+  if (options.restartable === true) {
+    const tokenFile = join(dataDir, "token");
+    writeFileSync(tokenFile, "demo-session-test-token\n", { mode: 0o600 });
+    args.push("--token-file", tokenFile);
+    listen = `127.0.0.1:${await freePort()}`;
+  }
+  let child: ChildProcess;
   let stderr = "";
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  const ready = new Promise<RegExpExecArray>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the host printed no ready line within 20 s; its stderr:\n${stderr}`)), 20_000);
-    child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
-      stderr += chunk;
-      const match = READY.exec(stderr);
-      if (match !== null) {
+  let exited: Promise<void> = Promise.resolve();
+  const launch = async (): Promise<RegExpExecArray> => {
+    child = spawn(process.execPath, ["--import", "tsx", join(repoRoot, "src/host/cli.ts"), "serve", "--ws", listen, "--ui-dir", uiDir, ...args], {
+      cwd: repoRoot,
+      stdio: ["ignore", "ignore", "pipe"],
+      detached: true,
+      env: { ...process.env, ...options.env },
+    });
+    const from = stderr.length;
+    exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+    const thisExit = exited;
+    return new Promise<RegExpExecArray>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`the host printed no ready line within 20 s; its stderr:\n${stderr}`)), 20_000);
+      child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
+        stderr += chunk;
+        const match = READY.exec(stderr.slice(from));
+        if (match !== null) {
+          clearTimeout(timer);
+          resolve(match);
+        }
+      });
+      void thisExit.then(() => {
         clearTimeout(timer);
-        resolve(match);
-      }
+        reject(new Error(`the host exited before it was ready; its stderr:\n${stderr}`));
+      });
     });
-    void exited.then(() => {
-      clearTimeout(timer);
-      reject(new Error(`the host exited before it was ready; its stderr:\n${stderr}`));
-    });
-  });
-  const match = await ready;
-  const pid = child.pid as number;
+  };
+  const match = await launch();
   const killAll = (signal: NodeJS.Signals) => {
+    const pid = child.pid as number;
     const groups = [pid, ...descendantsOf(pid)];
     if (signal === "SIGKILL") killGroups(groups);
     else process.kill(-pid, signal);
   };
+  const running = () => child.exitCode === null && child.signalCode === null;
   return {
     pageUrl: match[1] as string,
     port: Number(match[2]),
     token: decodeURIComponent(match[3] as string),
     dataDir,
-    pid,
+    get pid() {
+      return child.pid as number;
+    },
     stderr: () => stderr,
     sessionLog() {
       const dir = join(dataDir, "sessions");
@@ -91,11 +126,16 @@ export async function startDemoHost(uiDir: string, options: { model?: string; en
         .map((line) => JSON.parse(line) as Record<string, unknown>);
     },
     async crash() {
-      killAll("SIGKILL");
+      if (running()) killAll("SIGKILL");
       await exited;
     },
+    async restart() {
+      if (options.restartable !== true) throw new Error("restart() needs a host started with { restartable: true }");
+      if (running()) throw new Error("restart(): the host is still running; crash() it first");
+      await launch();
+    },
     async stop() {
-      if (child.exitCode === null && child.signalCode === null) {
+      if (running()) {
         killAll("SIGTERM");
         const bound = setTimeout(() => killAll("SIGKILL"), 10_000);
         await exited;
@@ -103,5 +143,75 @@ export async function startDemoHost(uiDir: string, options: { model?: string; en
       }
       rmSync(dataDir, { recursive: true, force: true });
     },
+  };
+}
+
+/** A port free right now (the host is then started on it). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** A TCP proxy in front of a host: the page is opened at `pageUrl(host)` and its socket goes through it too. */
+export interface PageProxy {
+  readonly port: number;
+  /** `http://127.0.0.1:PROXY/#token=…`: the page, served through the proxy. */
+  pageUrl(host: DemoHost): string;
+  /** Drop every connection now (the page sees its socket close without a close frame: 1006). */
+  cut(): void;
+  /** Drop every new connection at once while `on` (the host looks unreachable). */
+  refuse(on: boolean): void;
+  close(): Promise<void>;
+}
+
+/**
+ * Start a proxy to `127.0.0.1:target()`. The host checks every request's Host header against its
+ * own port (DNS rebinding), so each HTTP request head that goes through names the host's port, as
+ * a reverse proxy would; the page's origin is the proxy's, so start the host with
+ * `allowOrigins: [proxy's origin]` (make the proxy first: `target` is read per connection).
+ */
+export async function startPageProxy(target: () => number): Promise<PageProxy> {
+  const sockets = new Set<Socket>();
+  let refusing = false;
+  const server: Server = createServer((inbound) => {
+    if (refusing) return void inbound.destroy();
+    const outbound = tcpConnect(target(), "127.0.0.1");
+    for (const s of [inbound, outbound]) {
+      sockets.add(s);
+      s.on("close", () => sockets.delete(s));
+      s.on("error", () => {});
+    }
+    // HTTP requests (several on one kept-alive connection) and then, maybe, WebSocket frames: a
+    // browser masks every frame it sends, so only a request head starts with a method name.
+    inbound.on("data", (chunk: Buffer) => {
+      const text = chunk.toString("latin1");
+      outbound.write(/^(GET|HEAD) /.test(text) ? Buffer.from(text.replace(/\r\nhost: [^\r]*/i, `\r\nHost: 127.0.0.1:${target()}`), "latin1") : chunk);
+    });
+    outbound.pipe(inbound);
+    inbound.on("close", () => outbound.destroy());
+    outbound.on("close", () => inbound.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as { port: number }).port;
+  return {
+    port,
+    pageUrl: (host) => `http://127.0.0.1:${port}/#token=${encodeURIComponent(host.token)}`,
+    cut: () => {
+      for (const s of sockets) s.destroy();
+    },
+    refuse: (on) => {
+      refusing = on;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
   };
 }

@@ -11,11 +11,10 @@
  *   (demo/segmentedText.ts), so no append costs the text so far. It ends equal, code unit for
  *   code unit, to the text the host's session log folds to and to the model's message: a long
  *   message renders fully.
- * - A reload in the middle of it, past the size the page remembers of a text (sessionMemory.ts
- *   keeps it cut): the resume's answer carries the message whole, as it was at the remembered
- *   cursor; the page shows that instead of its cut copy, appends the replay and the live deltas
- *   to it, and ends with the whole message. A reload after the turn shows the message from
- *   memory, cut, and marked as cut.
+ * - A reload in the middle of it: the session layer kept the message in sessionStorage as it was
+ *   at the kept cursor; the page shows that at once, the resume replays only what came after the
+ *   cursor, and the page appends it and the live deltas to the same element, ending with the
+ *   whole message. A reload after the turn shows the whole message from the tab's storage.
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -24,7 +23,6 @@ import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
 import { foldItem, type Item, type MessageItem } from "@muse-code/sdk";
 import { SEGMENT_CHARS } from "../../demo/segmentedText.js";
-import { MAX_FIELD_CHARS } from "../../demo/sessionMemory.js";
 import { buildDemoPage, startDemoHost, type DemoHost } from "./demoHost.js";
 import { chromiumLaunchOptions } from "./provisionChromium.js";
 
@@ -36,6 +34,8 @@ const LONG = Array.from(
 const MESSAGE = ".turn:last-child .message";
 /** The message's text element (its blocks of text; the tags are beside it). */
 const TEXT = `${MESSAGE} > .text`;
+/** Where the reload test reloads: well into the message. @unit UTF-16 code units */
+const RELOAD_AT = 32 * 1024;
 /** The models, by name: the pause before each chunk. @unit milliseconds */
 const MODELS = { fast: 5, slow: 25 };
 
@@ -198,7 +198,7 @@ const waitForCompleted = (page: Page) => page.waitForSelector(`${MESSAGE}[data-s
 describe("the Stop-button app renders streamed text by appends, in Chromium against the real host", { timeout: 120_000 }, () => {
   it("a streamed message is appended to, never rendered again: the same element, nothing removed, every change an appendData, bounded blocks; a long message renders fully, equal to the host's folded text", async () => {
     const { host, page, received, problems } = await openDemo("fast");
-    expect(LONG.length).toBeGreaterThan(MAX_FIELD_CHARS * 1.5);
+    expect(LONG.length).toBeGreaterThan(RELOAD_AT * 1.5);
     await page.click("#start");
     await page.waitForSelector(TEXT); // item/started: the element, empty
     await keepTextElement(page);
@@ -226,24 +226,22 @@ describe("the Stop-button app renders streamed text by appends, in Chromium agai
     expect((log.folded as MessageItem).text).toBe((log.completed as MessageItem).text);
     expect(shown.data === (log.folded as MessageItem).text).toBe(true);
     expect(shown.data === LONG).toBe(true);
-    expect(await page.getAttribute(MESSAGE, "data-cut")).toBeNull();
     expect(await page.textContent(".turn:last-child .outcome")).toBe("completed: completed");
     expect(problems).toEqual([]);
     await page.close();
   });
 
-  it("reload in the middle of a long message: the resume's items bring it back whole, the rest is appended, and it ends whole; after the turn, a reload shows it cut and says so", async () => {
+  it("reload in the middle of a long message: the kept copy shows at once, the replay after the cursor is appended to it, and it ends whole; after the turn, a reload shows it whole from the tab's storage", async () => {
     const { host, page, received, problems } = await openDemo("slow");
     await page.click("#start");
-    await waitForLength(page, MAX_FIELD_CHARS + 1_000);
-    // What the page remembers of it by now is cut (written within 250 ms of a change).
+    await waitForLength(page, RELOAD_AT);
+    // The session layer keeps the message in sessionStorage (written within 100 ms of a change), with the cursor.
     await page.waitForFunction(
-      (max) => {
-        const remembered = JSON.parse(sessionStorage.getItem("muse-demo:v2") ?? "{}") as { turns?: { items: { text?: string }[]; cut: string[] }[] };
-        const turn = remembered.turns?.at(-1);
-        return turn !== undefined && turn.cut.length === 1 && turn.items[0]?.text?.length === max;
+      (min) => {
+        const kept = JSON.parse(sessionStorage.getItem("muse-demo:session") ?? "{}") as { cursor?: string; turns?: { items: { text?: string }[] }[] };
+        return kept.cursor !== undefined && (kept.turns?.at(-1)?.items[0]?.text?.length ?? 0) >= min;
       },
-      MAX_FIELD_CHARS,
+      RELOAD_AT,
       { timeout: 5_000 },
     );
     const itemId = (await page.getAttribute(MESSAGE, "data-item-id")) ?? "";
@@ -251,18 +249,17 @@ describe("the Stop-button app renders streamed text by appends, in Chromium agai
     await page.reload();
     await page.waitForSelector("#start:not([disabled])");
     expect(await page.textContent("#status")).toMatch(/^Resumed the session/);
-    await keepTextElement(page); // the whole copy from the resume's answer is in place by now
-    // The answer to the resume carried the message whole, in progress, longer than what the page kept.
+    await keepTextElement(page); // the kept copy is on show by now, and the resume's answer is in
+    // The answer to the resume carried the message whole, in progress, as it was at the kept cursor.
     const answer = received[1]?.find((m) => (m["result"] as { replayed?: unknown } | undefined)?.replayed !== undefined);
     const [resumed] = ((answer?.["result"] as { items?: Item[] }).items ?? []).filter((item) => item.itemId === itemId) as MessageItem[];
     expect(resumed?.status).toBe("inProgress");
-    expect(resumed?.text.length).toBeGreaterThan(MAX_FIELD_CHARS);
+    expect(resumed?.text.length).toBeGreaterThanOrEqual(RELOAD_AT);
     expect(LONG.startsWith(resumed?.text ?? "-")).toBe(true);
-    // Once the session is open, the page shows that whole copy (and what followed), not its cut one.
+    // Once the session is open, the page shows at least that copy (and what followed).
     const opened = await messageText(page);
     expect(opened.data?.length).toBeGreaterThanOrEqual(resumed?.text.length ?? Infinity);
     expect(LONG.startsWith(opened.data ?? "-")).toBe(true);
-    expect(await page.getAttribute(MESSAGE, "data-cut")).toBeNull();
 
     await waitForCompleted(page);
     const shown = await messageText(page);
@@ -273,17 +270,16 @@ describe("the Stop-button app renders streamed text by appends, in Chromium agai
     expect(shown.appends).toBeLessThanOrEqual(shown.deltas + shown.blocks);
     expect(shown.data === LONG).toBe(true);
     expect(shown.data === (foldedFromLog(host, itemId).folded as MessageItem).text).toBe(true);
-    expect(await page.getAttribute(MESSAGE, "data-cut")).toBeNull();
 
     // The turn is over: a reload resumes after its end, so nothing sends the message again, and
-    // the page shows what it kept of it, marked as cut.
+    // the page shows it whole from what the session layer kept in the tab's storage.
     await page.waitForFunction(() => document.querySelector(".turn:last-child")?.getAttribute("data-phase") === "ended");
-    await page.waitForTimeout(500); // the memory is written within 250 ms of the last change
+    await page.waitForTimeout(300); // the session is written within 100 ms of a change
     await page.reload();
     await page.waitForSelector("#start:not([disabled])");
-    expect(await page.getAttribute(MESSAGE, "data-cut")).toBe("true");
-    expect((await messageText(page)).data === LONG.slice(0, MAX_FIELD_CHARS)).toBe(true);
-    expect(await page.textContent(`${MESSAGE} .tag`)).toMatch(/^cut/);
+    expect((await messageText(page)).data === LONG).toBe(true);
+    expect(await page.getAttribute(MESSAGE, "data-status")).toBe("completed");
+    expect(deltasOf(received[2], itemId)).toHaveLength(0);
     expect(await page.textContent(".turn:last-child .outcome")).toBe("completed: completed");
     expect(problems).toEqual([]);
     await page.close();
