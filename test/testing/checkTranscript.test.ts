@@ -220,7 +220,11 @@ describe("checkTranscript: a connection hears only its own sessions", () => {
 
   it("a turn/completed answering this connection's turn/cancel may come from a session it did not resume (invariant 4 puts it before already_terminal)", () => {
     const cancel = client({ jsonrpc: "2.0", id: 1, method: "turn/cancel", params: { sessionId: S, turnId: T, commandId: C } });
-    const late = server({ jsonrpc: "2.0", id: 1, error: { code: -32001, message: "already terminal", data: { commandId: C, reason: "already_terminal", turnId: T } } });
+    const late = server({
+      jsonrpc: "2.0",
+      id: 1,
+      error: { code: -32001, message: "already terminal", data: { commandId: C, reason: "already_terminal", turnId: T } },
+    });
     expect(checkTranscript([cancel, completed(7), late]).problems).toEqual([]);
     expect(checkTranscript([completed(7)]).problems[0]).toMatch(/a foreign session/);
   });
