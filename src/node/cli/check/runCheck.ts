@@ -5,7 +5,6 @@
  * expectations, and prints a pass/fail table with the offending wire lines of each failure.
  */
 import { MspError, type MspClient } from "@muse-code/sdk";
-import type { HostExit } from "@muse-code/sdk/node";
 import { WireTap, type CheckWire, type WireLine } from "./checkWire.js";
 import { formatFailure, formatHeader, formatRow, formatSummary } from "./checkReport.js";
 import type { CheckOutcome, CheckResult } from "./checkResult.js";
@@ -17,6 +16,8 @@ import { cancelCauseProblems } from "./cancelCause.js";
 import { foreignSessionProblems } from "./foreignSession.js";
 
 export type { CheckWire } from "./checkWire.js";
+import type { SpawnedProcess } from "./spawnedProcess.js";
+export type { SpawnedProcess } from "./spawnedProcess.js";
 
 /** Default bound of each scenario. @unit milliseconds */
 export const DEFAULT_SCENARIO_TIMEOUT_MS = 20_000;
@@ -44,22 +45,6 @@ export interface CheckedHost {
    * start) that scenario is not run.
    */
   spawned?: SpawnedProcess;
-}
-
-/**
- * The process of a host the check spawned: how to signal it (the process itself, not its group)
- * and how it ended.
- *
- * @example
- * ```ts
- * const spawned: SpawnedProcess = { signal: (signal) => process.kill(host.pid, signal), exited: host.exited };
- * ```
- */
-export interface SpawnedProcess {
-  /** Send `signal` to the host's process. */
-  signal(signal: NodeJS.Signals): void;
-  /** Resolves once the host's process has exited. */
-  exited: Promise<HostExit>;
 }
 
 /**

@@ -6,7 +6,7 @@
  */
 import { MspError, uuidv7, type MspClient } from "@muse-code/sdk";
 import type { WireLine, WireTap } from "./checkWire.js";
-import type { SpawnedProcess } from "./runCheck.js";
+import type { SpawnedProcess } from "./spawnedProcess.js";
 
 /**
  * The model name `muse check` creates its sessions with (docs/checkable-hosts.md).
