@@ -45,7 +45,15 @@ export async function openSession(options: SessionOptions): Promise<MspSession> 
   if (typeof commandTimeoutMs !== "number" || Number.isNaN(commandTimeoutMs) || commandTimeoutMs <= 0) {
     throw new RangeError(`openSession: commandTimeoutMs must be a number > 0, got ${String(commandTimeoutMs)}`);
   }
-  const onWarning = options.onWarning ?? ((message: string) => console.warn(`@muse-code/sdk/session: ${message}`));
+  const warn = options.onWarning ?? ((message: string) => console.warn(`@muse-code/sdk/session: ${message}`));
+  // A warning handler that throws must not throw into the app through a Stop or a write.
+  const onWarning = (message: string) => {
+    try {
+      warn(message);
+    } catch {
+      // ignored: the warning was for the app, which refused it
+    }
+  };
   const keeper = new SessionKeeper(options.storage ?? memoryStorage(), options.storageKey ?? DEFAULT_KEY, limits.storedBytes, onWarning);
   const kept = keeper.read();
   const turns = new SessionTurns(limits.turns, limits.itemsPerTurn);

@@ -54,6 +54,8 @@ export class SessionEngine implements MspSession {
   #retryTimer: ReturnType<typeof setTimeout> | undefined;
   #writeTimer: ReturnType<typeof setTimeout> | undefined;
   #firstAttempt: Promise<void> | undefined;
+  /** The attempt under way: one at a time (a drop mid-attempt and a retryNow() join it). */
+  #attempting: Promise<void> | undefined;
   #warnedListener = false;
 
   /** @internal Made by `openSession`. */
@@ -127,7 +129,9 @@ export class SessionEngine implements MspSession {
     turn.cancelCommandId = uuidv7();
     touch(turn);
     this.#changed(true);
-    if (this.#client !== undefined && this.#connection.state === "open" && turn.phase !== "starting") void this.#sendCancel(this.#client, turn);
+    // A turn/start still in flight on this connection sends the cancel once it is acked (a cancel before it would be unknown_turn).
+    const client = this.#client;
+    if (client !== undefined && this.#connection.state === "open" && turn.startPendingOn !== client) void this.#sendCancel(client, turn);
   }
 
   /**
@@ -155,10 +159,12 @@ export class SessionEngine implements MspSession {
    * attempt count starts again). Resolves when that attempt is over.
    */
   retryNow(): Promise<void> {
+    if (this.#attempting !== undefined) return this.#attempting;
     if (this.#closed || this.#connection.state === "open" || this.#connection.state === "connecting") return Promise.resolve();
     if (this.#retryTimer !== undefined) clearTimeout(this.#retryTimer);
     this.#retryTimer = undefined;
     this.#setConnection({ state: "reconnecting", attempt: 0 });
+    this.#notify();
     return this.#attempt();
   }
 
@@ -174,6 +180,7 @@ export class SessionEngine implements MspSession {
     const client = this.#client;
     this.#detachClient();
     this.#setConnection({ state: "closed", attempt: 0, reason: { kind: "closed", message: "the session was closed" } });
+    this.#notify();
     for (const [turnId, waiters] of this.#waiters) {
       for (const wait of waiters)
         wait.reject(new MspError("aborted", `waiting for turn ${turnId}: the session was closed`, { method: "turn/completed", turnId }));
@@ -189,22 +196,41 @@ export class SessionEngine implements MspSession {
 
   // ---- connections
 
-  async #attempt(): Promise<void> {
+  /** One attempt at a time: a second caller joins the one under way. */
+  #attempt(): Promise<void> {
+    if (this.#attempting !== undefined) return this.#attempting;
+    const run = this.#runAttempt();
+    this.#attempting = run;
+    void run.finally(() => {
+      if (this.#attempting === run) this.#attempting = undefined;
+    });
+    return run;
+  }
+
+  /** The attempt failed: it is over (a retryNow() from a listener starts a new one), then retry or give up. */
+  #attemptFailed(reason: SessionCloseReason): void {
+    this.#attempting = undefined;
+    this.#failed(reason);
+  }
+
+  async #runAttempt(): Promise<void> {
     if (this.#closed) return;
     let client: MspClient;
     try {
       client = await this.#parts.connect();
     } catch (error) {
-      return this.#failed(describeFailure(error));
+      return this.#attemptFailed(describeFailure(error));
     }
     if (this.#closed) return void client.close("the session was closed");
     this.#attach(client);
     try {
       await this.#open(client);
     } catch (error) {
+      // Closed meanwhile: the close handler already scheduled the retry (or the session was closed).
+      if (this.#client !== client) return void client.close("the session could not open");
       this.#detachClient();
       void client.close("the session could not open");
-      return this.#failed(describeFailure(error));
+      return this.#attemptFailed(describeFailure(error));
     }
   }
 
@@ -216,7 +242,16 @@ export class SessionEngine implements MspSession {
       try {
         const params: { sessionId: string; afterCursor?: string } = { sessionId };
         if (this.#cursor !== undefined) params.afterCursor = this.#cursor;
-        const result = await client.command<"session/resume">("session/resume", params, { timeoutMs });
+        let result: { items?: Item[] };
+        try {
+          result = await client.command<"session/resume">("session/resume", params, { timeoutMs });
+        } catch (error) {
+          // A cursor the host refuses (past what it has: a log cut short, storage from a backup): replay the session whole instead.
+          if (!(MspError.is(error) && error.kind === "rpcError" && params.afterCursor !== undefined)) throw error;
+          this.#cursor = undefined;
+          result = await client.command<"session/resume">("session/resume", { sessionId }, { timeoutMs });
+        }
+        if (this.#closed || this.#client !== client) return;
         for (const item of result.items ?? []) this.#parts.turns.putItem(item);
       } catch (error) {
         if (!(MspError.is(error) && error.kind === "commandRejected" && error.data["reason"] === RejectionReasons.unknownSession)) throw error;
@@ -228,6 +263,7 @@ export class SessionEngine implements MspSession {
     }
     if (sessionId === undefined) {
       const created = await client.command("session/create", {}, { timeoutMs });
+      if (this.#closed || this.#client !== client) return;
       sessionId = created.sessionId;
       this.#cursor = undefined;
     }
@@ -236,25 +272,31 @@ export class SessionEngine implements MspSession {
     this.#changed(true);
     for (const turn of this.#parts.turns.unended()) {
       if (turn.input !== undefined) void this.#sendStart(client, turn);
-      else if (turn.stopRequested && !turn.cancelAccepted) void this.#sendCancel(client, turn);
+      else if (turn.stopRequested) void this.#sendCancel(client, turn);
     }
   }
 
   /** `turn/start` for `turn` (first time, or a retry with the same commandId: the host runs it once). */
   async #sendStart(client: MspClient, turn: TurnState): Promise<void> {
     const sessionId = this.#sessionId as string;
+    turn.startPendingOn = client;
     try {
       const ack = await client.command(
         "turn/start",
         { sessionId, commandId: turn.turnId, input: turn.input ?? [] },
         { timeoutMs: this.#parts.commandTimeoutMs },
       );
+      if (turn.startPendingOn === client) turn.startPendingOn = undefined;
       if (ack.disposition === "queued") this.#parts.turns.advance(turn.turnId, "queued");
       else this.#parts.turns.advance(turn.turnId, "running");
       this.#changed();
-      if (turn.stopRequested && !turn.cancelAccepted && this.#client === client) void this.#sendCancel(client, turn);
+      if (turn.stopRequested && this.#client === client) void this.#sendCancel(client, turn);
     } catch (error) {
-      if (this.#client !== client || !MspError.is(error) || (error.kind !== "commandRejected" && error.kind !== "rpcError")) return; // a drop: retried after the reconnect
+      if (turn.startPendingOn === client) turn.startPendingOn = undefined;
+      if (this.#client !== client || !MspError.is(error)) return; // a drop: retried after the reconnect
+      // No answer in time: the same commandId again (the host runs it once); a Stop waiting on the ack goes with it.
+      if (error.kind === "timeout" && !this.#closed) return void this.#sendStart(client, turn);
+      if (error.kind !== "commandRejected" && error.kind !== "rpcError") return;
       if (turn.phase !== "starting") return; // accepted earlier: the host has it
       turn.phase = "unknown";
       turn.unknownReason = `the host refused turn/start: ${error.message}`;
@@ -265,8 +307,10 @@ export class SessionEngine implements MspSession {
 
   /** The turn's one `turn/cancel` (its commandId kept, so a retry after a drop is the same command). */
   async #sendCancel(client: MspClient, turn: TurnState): Promise<void> {
+    if (turn.cancelAccepted || turn.cancelPendingOn === client || turn.phase === "ended") return;
     const sessionId = this.#sessionId as string;
     turn.cancelCommandId ??= uuidv7();
+    turn.cancelPendingOn = client;
     try {
       await client.command("turn/cancel", { sessionId, turnId: turn.turnId, commandId: turn.cancelCommandId }, { timeoutMs: this.#parts.commandTimeoutMs });
       turn.cancelAccepted = true;
@@ -276,6 +320,8 @@ export class SessionEngine implements MspSession {
       else if (this.#client === client && MspError.is(error) && error.kind === "commandRejected") {
         this.#parts.onWarning(`turn/cancel of turn ${turn.turnId} was refused: ${error.message}`);
       }
+    } finally {
+      if (turn.cancelPendingOn === client) turn.cancelPendingOn = undefined;
     }
   }
 
@@ -283,7 +329,8 @@ export class SessionEngine implements MspSession {
   #attach(client: MspClient): void {
     this.#client = client;
     const events = client.events;
-    const mine = (sessionId: unknown) => sessionId === this.#sessionId;
+    // Only the current client's events count (a late one from a client being replaced does not).
+    const mine = (sessionId: unknown) => this.#client === client && sessionId === this.#sessionId;
     const put = ({ sessionId, item }: { sessionId: string; item: Item }) => {
       if (mine(sessionId) && this.#parts.turns.putItem(item)) this.#changed();
     };
@@ -295,13 +342,15 @@ export class SessionEngine implements MspSession {
       }
     };
     const onStarted = ({ sessionId, turnId }: { sessionId: string; turnId: string }) => {
-      if (mine(sessionId) && this.#parts.turns.advance(turnId, "running")) this.#changed();
+      if (!mine(sessionId)) return;
+      if (this.#parts.turns.advance(turnId, "running")) this.#changed();
+      const turn = this.#parts.turns.get(turnId);
+      if (turn?.stopRequested === true) void this.#sendCancel(client, turn); // running: the Stop need not wait for the ack
     };
     const onDelta = (event: { sessionId: string; item: Item }) => put(event);
     const onCompleted = (terminal: Parameters<SessionTurns["end"]>[0] & { sessionId: string }) => {
       if (!mine(terminal.sessionId) || !this.#parts.turns.end(terminal)) return;
       this.#changed(true);
-      this.#settle(terminal.turnId);
     };
     const onAnswered = (question: ApprovalQuestion, answer: { decision: string; reason?: string }) => {
       // The connection went (the SDK withdraws its questions as it closes): the question stays shown until it is asked again.
@@ -351,7 +400,13 @@ export class SessionEngine implements MspSession {
       if (request.sessionId !== this.#sessionId) return reply("deny", "not a question of this session");
       const turn = this.#parts.turns.ensure(request.turnId);
       const earlier = turn.approvals.get(request.itemId);
-      if (earlier?.answered !== undefined) return reply(earlier.answered, earlier.reason);
+      if (earlier?.answered !== undefined) {
+        // Answered while offline: the answer goes now, and the question leaves the snapshot.
+        turn.approvals.delete(request.itemId);
+        touch(turn);
+        this.#changed();
+        return reply(earlier.answered, earlier.reason);
+      }
       turn.approvals.set(request.itemId, { request, live: true, reply });
       touch(turn);
       this.#changed();
@@ -392,6 +447,7 @@ export class SessionEngine implements MspSession {
         ...(reason.closeCode === undefined ? {} : { closeCode: reason.closeCode }),
       });
     }
+    if (this.#retryTimer !== undefined) clearTimeout(this.#retryTimer);
     const retryInMs = backoffDelay(policy, attempt);
     this.#setConnection({ state: "reconnecting", attempt, retryInMs, reason });
     this.#changed();
@@ -407,7 +463,6 @@ export class SessionEngine implements MspSession {
     this.#setConnection({ state: "closed", attempt: this.#connection.attempt, reason });
     this.#parts.turns.markUnknown(`the session stopped reconnecting: ${reason.message}`);
     this.#changed();
-    for (const turnId of [...this.#waiters.keys()]) this.#settle(turnId);
   }
 
   #setConnection(connection: SessionConnection): void {
@@ -419,9 +474,18 @@ export class SessionEngine implements MspSession {
 
   /** Something shown changed: a new snapshot for the listeners; `now` writes to storage at once (a Stop, a terminal). */
   #changed(now = false): void {
-    this.#snapshot = undefined;
     if (now) this.#write();
     else this.#scheduleWrite();
+    this.#notify();
+  }
+
+  /** A new snapshot for the listeners, and the waits of turns that are over settle. */
+  #notify(): void {
+    this.#snapshot = undefined;
+    for (const turnId of [...this.#waiters.keys()]) {
+      const phase = this.#parts.turns.get(turnId)?.phase;
+      if (phase === "ended" || phase === "unknown") this.#settle(turnId);
+    }
     for (const listener of [...this.#listeners]) {
       try {
         listener();
@@ -446,7 +510,7 @@ export class SessionEngine implements MspSession {
     if (this.#cursor !== undefined) kept.cursor = this.#cursor;
     const wasPersistent = this.#parts.keeper.persistent;
     this.#parts.keeper.write(kept);
-    if (wasPersistent && !this.#parts.keeper.persistent) this.#snapshot = undefined;
+    if (wasPersistent && !this.#parts.keeper.persistent) this.#notify(); // the snapshot's storage is now memory
   }
 
   #handle(turnId: string): SessionTurnHandle {
@@ -495,7 +559,8 @@ function describeFailure(error: unknown): SessionCloseReason {
 /** Why an open connection ended: lost (1006, a host process gone), closed by the host (its close code), or closed on this side (1005). */
 function describeClose(info: CloseInfo): SessionCloseReason {
   const code = info.closeCode;
-  if (code === undefined) return { kind: info.exitCode !== undefined || info.signal !== undefined ? "lost" : "closedHere", message: info.reason };
+  // This session detaches before it closes a client itself, so a close that reaches here is never its own.
+  if (code === undefined) return { kind: "lost", message: info.reason };
   if (code === 1005) return { kind: "closedHere", message: "the connection was closed on this side, with no close code (WebSocket 1005)", closeCode: code };
   if (code === 1006) return { kind: "lost", message: info.reason, closeCode: code };
   return { kind: "hostClosed", message: info.reason, closeCode: code };

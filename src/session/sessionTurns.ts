@@ -26,6 +26,10 @@ export interface TurnState {
   cancelCommandId: string | undefined;
   /** The host accepted this turn's `turn/cancel` (no retry needed). */
   cancelAccepted: boolean;
+  /** The client a `turn/start` of this turn is in flight on (a Stop waits for its ack). */
+  startPendingOn: object | undefined;
+  /** The client a `turn/cancel` of this turn is in flight on (one at a time). */
+  cancelPendingOn: object | undefined;
   unknownReason: string | undefined;
   /** The view last built, and whether it is stale. */
   view: SessionTurn | undefined;
@@ -68,6 +72,8 @@ export class SessionTurns {
         stopRequested: false,
         cancelCommandId: undefined,
         cancelAccepted: false,
+        startPendingOn: undefined,
+        cancelPendingOn: undefined,
         unknownReason: undefined,
         view: undefined,
         viewConnection: undefined,

@@ -110,6 +110,25 @@ describe("bounds", () => {
     await session.close();
   });
 
+  it("an onWarning that throws does not throw into the app; close() tells the listeners", async () => {
+    const session = await openSession({
+      connect: () => Promise.reject(new Error("offline")),
+      reconnect: false,
+      storage: fullStorage(),
+      onWarning: () => {
+        throw new Error("the app's warning handler broke");
+      },
+    });
+    expect(() => session.startTurn("one")).not.toThrow();
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    expect(session.getSnapshot().storage).toBe("memory");
+    const states: string[] = [];
+    session.subscribe(() => states.push(session.getSnapshot().connection.state));
+    await session.close();
+    expect(states).toEqual(["closed"]);
+    expect(session.getSnapshot().connection.reason?.kind).toBe("closed");
+  });
+
   it("junk in the storage is dropped, not trusted", async () => {
     const storage = memoryStorage();
     storage.setItem(

@@ -224,7 +224,22 @@ describe("resume without loss or duplicates", () => {
     const tool = ended.items.find((item) => item.kind === "toolCall");
     expect(tool?.kind === "toolCall" && tool.approval).toBe("approved");
     expect(Math.max(...seen.map((s) => s.turns.find((t) => t.turnId === turn.turnId)?.approvals.length ?? 0))).toBe(1);
+    // Once the answer given offline went, the question left the snapshot (before the tool ran, not only at the terminal).
+    const approvedAt = seen.find((s) => turnOf(s, turn.turnId)?.items.some((item) => item.kind === "toolCall" && item.approval === "approved"));
+    expect(approvedAt === undefined ? "never approved" : turnOf(approvedAt, turn.turnId).approvals).toEqual([]);
   }, 40_000);
+});
+
+describe("a turn the host refuses", () => {
+  it("a refused turn/start ends the turn's wait as unknown, with the host's reason, and nothing is retried", async () => {
+    const h = await host();
+    const { session } = await open(h.port, h.token);
+    const turn = session.startTurn([{ type: "text", text: 5 } as never]);
+    const settled = await turn.settled({ timeoutMs: 10_000 });
+    expect(settled.phase).toBe("unknown");
+    expect(settled.unknownReason).toMatch(/^the host refused turn\/start: /);
+    expect(settled.terminal).toBeUndefined();
+  }, 30_000);
 });
 
 describe("reconnect politely, and say why", () => {
