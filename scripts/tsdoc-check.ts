@@ -48,6 +48,10 @@ declare const socket: import("node:net").Socket; // a connected socket (Node)
 declare const child: import("node:child_process").ChildProcessWithoutNullStreams; // a spawned host with piped stdio (Node)
 declare const button: HTMLButtonElement; // the app's Stop button (browser)
 declare const status: HTMLElement; // the app's status line (browser)
+declare const url: string; // the host's WebSocket URL (browser: from the page's address)
+declare const token: string; // the host's token
+declare const session: import("@muse-code/sdk/session").MspSession; // an open session (openSession)
+declare function render(snapshot: import("@muse-code/sdk/session").SessionSnapshot): void; // the app's render of a session
 `;
 
 /** Options of {@link checkTsdoc}. */

@@ -17,7 +17,8 @@ import type { KeyValueStorage } from "../session/sessionStorage.js";
  * ```ts
  * import { fileStorage } from "@muse-code/sdk/node";
  * import { openSession } from "@muse-code/sdk/session";
- * const session = await openSession({ connect, storage: fileStorage(".muse/session.json") });
+ * import { exampleModelPath, spawnReferenceHost } from "@muse-code/sdk/node";
+ * const chat = await openSession({ connect: async () => spawnReferenceHost({ script: exampleModelPath("hello") }), storage: fileStorage(".muse/session.json") });
  * ```
  */
 export function fileStorage(path: string): KeyValueStorage {

@@ -11,9 +11,9 @@ import type { SessionSnapshot, SessionTurn } from "./sessionSnapshot.js";
  *
  * @example
  * ```ts
- * const turn = session.startTurn("Run the tests");
- * stopButton.onclick = () => turn.stop();
- * const { phase, terminal } = await turn.settled({ timeoutMs: 120_000 });
+ * const started = session.startTurn("Run the tests");
+ * button.onclick = () => started.stop();
+ * const { phase, terminal } = await started.settled({ timeoutMs: 120_000 });
  * ```
  */
 export interface SessionTurnHandle {
@@ -41,10 +41,12 @@ export interface SessionTurnHandle {
  *
  * @example
  * ```ts
- * const session: MspSession = await openSession({ connect: () => connectWebSocket(url, { token }), storage: sessionStorage });
- * session.subscribe(() => render(session.getSnapshot()));
- * const turn = session.startTurn("Summarize the failing tests");
- * stopButton.onclick = () => turn.stop();
+ * import { connectWebSocket } from "@muse-code/sdk/websocket";
+ *
+ * const chat: MspSession = await openSession({ connect: () => connectWebSocket(url, { token }), storage: sessionStorage });
+ * chat.subscribe(() => render(chat.getSnapshot()));
+ * const started = chat.startTurn("Summarize the failing tests");
+ * button.onclick = () => started.stop();
  * ```
  */
 export interface MspSession {

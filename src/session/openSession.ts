@@ -25,8 +25,8 @@ const DEFAULT_KEY = "muse-code:session";
  * import { connectWebSocket } from "@muse-code/sdk/websocket";
  * import { openSession } from "@muse-code/sdk/session";
  *
- * const session = await openSession({ connect: () => connectWebSocket(url, { token }), storage: sessionStorage });
- * session.subscribe(() => render(session.getSnapshot()));
+ * const chat = await openSession({ connect: () => connectWebSocket(url, { token }), storage: sessionStorage });
+ * chat.subscribe(() => render(chat.getSnapshot()));
  * ```
  */
 export async function openSession(options: SessionOptions): Promise<MspSession> {

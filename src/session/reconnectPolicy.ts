@@ -9,7 +9,8 @@
  * @example
  * ```ts
  * const reconnect: ReconnectOptions = { initialDelayMs: 250, maxDelayMs: 10_000, maxAttempts: 8 };
- * const session = await openSession({ connect, reconnect });
+ * import { connectWebSocket } from "@muse-code/sdk/websocket";
+ * const chat = await openSession({ connect: () => connectWebSocket(url, { token }), reconnect });
  * ```
  */
 export interface ReconnectOptions {

@@ -34,12 +34,14 @@ export interface SessionLimits {
  *
  * @example
  * ```ts
+ * import { connectWebSocket } from "@muse-code/sdk/websocket";
+ *
  * const options: SessionOptions = {
  *   connect: () => connectWebSocket(url, { token }),
  *   storage: window.sessionStorage,
  *   reconnect: { initialDelayMs: 250, maxDelayMs: 10_000, maxAttempts: 8 },
  * };
- * const session = await openSession(options);
+ * const chat = await openSession(options);
  * ```
  */
 export interface SessionOptions {

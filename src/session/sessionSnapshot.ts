@@ -32,7 +32,7 @@ export type SessionConnectionState = "connecting" | "open" | "reconnecting" | "c
  *
  * @example
  * ```ts
- * if (snapshot.connection.reason?.kind === "tokenRefused") showLogin();
+ * if (session.getSnapshot().connection.reason?.kind === "tokenRefused") status.textContent = "The host refused the token: open the address it printed again";
  * ```
  */
 export type SessionCloseKind = "lost" | "hostClosed" | "closedHere" | "tokenRefused" | "unreachable" | "unknownSession" | "closed";
@@ -97,7 +97,9 @@ export type SessionTurnPhase = "starting" | "queued" | "running" | "stopping" | 
  *
  * @example
  * ```ts
- * for (const question of turn.approvals) session.answerApproval(question.itemId, confirm(`Run ${question.tool} ${question.args}?`) ? "approve" : "deny");
+ * for (const question of session.getSnapshot().turns.flatMap((t) => t.approvals)) {
+ *   session.answerApproval(question.itemId, confirm(`Run ${question.tool} ${question.args}?`) ? "approve" : "deny");
+ * }
  * ```
  */
 export interface SessionApproval {
@@ -118,7 +120,8 @@ export interface SessionApproval {
  *
  * @example
  * ```ts
- * const text = turn.items.filter((item) => item.kind === "message").map((item) => item.text).join("");
+ * const [first] = session.getSnapshot().turns;
+ * const text = first?.items.map((item) => (item.kind === "message" ? item.text : "")).join("");
  * ```
  */
 export interface SessionTurn {

@@ -13,8 +13,9 @@ import { isItem, isTurnCompleted, type Item, type TurnCompletedParams, type Turn
  *
  * @example
  * ```ts
+ * import { connectWebSocket } from "@muse-code/sdk/websocket";
  * const storage: KeyValueStorage = window.sessionStorage;
- * const session = await openSession({ connect, storage });
+ * const chat = await openSession({ connect: () => connectWebSocket(url, { token }), storage });
  * ```
  */
 export interface KeyValueStorage {
