@@ -19,8 +19,11 @@ import { isItem, isTurnCompleted, type Item, type TurnCompletedParams, type Turn
  * ```
  */
 export interface KeyValueStorage {
+  /** The value kept under `key`, or null when there is none. */
   getItem(key: string): string | null;
+  /** Keep `value` under `key`; may throw (a full quota): the session then goes on in memory. */
   setItem(key: string, value: string): void;
+  /** Forget `key`. */
   removeItem(key: string): void;
 }
 
