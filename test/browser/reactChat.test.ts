@@ -133,9 +133,9 @@ describe("the React chat app (docs/examples/react-chat) in Chromium", () => {
     expect(sentMethod(chat, "session/create")).toHaveLength(1);
     await startTurn(chat.page);
     await chat.page.dblclick("button.stop");
-    await chat.page.waitForSelector("button.stop[aria-busy='true']");
     await chat.page.waitForSelector('li[data-phase="ended"]', { timeout: 15_000 });
     expect(await chat.page.textContent("p.phase")).toMatch(/^cancelled: /);
+    expect(await phases(chat.page)).toEqual(["starting", "running", "stopping", "ended"]);
     expect(sentMethod(chat, "turn/cancel")).toHaveLength(1);
     expect(chat.host.cancelsLogged()).toHaveLength(1);
     expect(chat.problems).toEqual([]);
@@ -171,16 +171,18 @@ describe("the React chat app (docs/examples/react-chat) in Chromium", () => {
     expect(chat.host.cancelsLogged()).toHaveLength(1);
   }, 60_000);
 
-  it("a reload mid-turn resumes the turn; a reload while stopping still shows stopping until the real terminal, one cancel", async () => {
+  it("a reload mid-turn resumes the turn; a reload while stopping (pressed offline) still shows stopping until the real terminal, one cancel", async () => {
     const chat = await openChat();
     await startTurn(chat.page);
     await chat.page.reload();
     await chat.page.waitForSelector('[role="status"][data-state="open"]');
     await chat.page.waitForFunction(() => document.querySelector("pre.tool")?.textContent?.includes("step 10") === true, undefined, { timeout: 15_000 });
-    await chat.page.click("button.stop");
-    // Reloaded while the host is out of reach: the page shows the kept Stop, then the terminal once back.
+    // Stop pressed with the host out of reach, then a reload: the page shows the kept Stop, then the terminal once back.
     chat.proxy.refuse(true);
     chat.proxy.cut();
+    await chat.page.waitForSelector('li[data-phase="reconnecting"]');
+    await chat.page.click("button.stop");
+    await chat.page.waitForSelector('li[data-phase="stopping"]');
     await chat.page.reload();
     await chat.page.waitForSelector('li[data-phase="stopping"]');
     chat.proxy.refuse(false);
