@@ -18,6 +18,7 @@ import {
   type TurnInput,
 } from "../protocol/index.js";
 import type { CloseInfo } from "../rpc/jsonRpcEndpoint.js";
+import type { MspEvents } from "../turns/mspEvents.js";
 import type { ApprovalQuestion } from "../turns/approvals.js";
 import { backoffDelay, type ReconnectPolicy } from "./reconnectPolicy.js";
 import type { SessionCloseReason, SessionConnection, SessionSnapshot, SessionTurn } from "./sessionSnapshot.js";
@@ -367,27 +368,25 @@ export class SessionEngine implements MspSession {
       this.#detachClient();
       this.#lost(describeClose(info));
     };
-    events.on("notification", onNotification);
-    events.on("turn/started", onStarted);
-    events.on("item/started", put);
-    events.on("item/updated", put);
-    events.on("item/completed", put);
-    events.on("item/delta", onDelta);
-    events.on("turn/completed", onCompleted);
+    // Each listener is added here and removed by #detach, from one list.
+    const offs: Array<() => void> = [];
+    const listen = <E extends keyof MspEvents>(event: E, listener: (...args: MspEvents[E]) => void) => {
+      events.on(event, listener);
+      offs.push(() => events.off(event, listener));
+    };
+    listen("notification", onNotification);
+    listen("turn/started", onStarted);
+    listen("item/started", put);
+    listen("item/updated", put);
+    listen("item/completed", put);
+    listen("item/delta", onDelta);
+    listen("turn/completed", onCompleted);
+    listen("approvalAnswered", onAnswered);
+    listen("close", onClose);
     // Questions wait for the app's answer (session.answerApproval); without a handler the client would deny them.
     client.onApproval((request, { signal }) => this.#asked(request, signal));
-    events.on("approvalAnswered", onAnswered);
-    events.on("close", onClose);
     this.#detach = () => {
-      events.off("notification", onNotification);
-      events.off("turn/started", onStarted);
-      events.off("item/started", put);
-      events.off("item/updated", put);
-      events.off("item/completed", put);
-      events.off("item/delta", onDelta);
-      events.off("turn/completed", onCompleted);
-      events.off("approvalAnswered", onAnswered);
-      events.off("close", onClose);
+      for (const off of offs) off();
     };
   }
 

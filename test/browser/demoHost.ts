@@ -10,12 +10,13 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer, connect as tcpConnect, type Server, type Socket } from "node:net";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { descendantsOf, killGroups } from "../../recipes/processTree.js";
 import { buildDemo } from "../../scripts/build-demo.js";
 import { repoRoot } from "../helpers/repoRoot.js";
+import { startProxy } from "../helpers/wsHost.js";
 
 /** Builds the app into a fresh temporary directory (removed by `remove()`). */
 export async function buildDemoPage(): Promise<{ dir: string; remove(): void }> {
@@ -165,53 +166,24 @@ export interface PageProxy {
   pageUrl(host: DemoHost): string;
   /** Drop every connection now (the page sees its socket close without a close frame: 1006). */
   cut(): void;
-  /** Drop every new connection at once while `on` (the host looks unreachable). */
+  /** Drop every new WebSocket upgrade at once while `on` (the host looks unreachable to the page's socket; pages still load). */
   refuse(on: boolean): void;
   close(): Promise<void>;
 }
 
 /**
- * Start a proxy to `127.0.0.1:target()`. The host checks every request's Host header against its
- * own port (DNS rebinding), so each HTTP request head that goes through names the host's port, as
- * a reverse proxy would; the page's origin is the proxy's, so start the host with
+ * Start a proxy to `127.0.0.1:target()` (test/helpers/wsHost.ts's, which rewrites each request's
+ * Host header to the host's port, as a reverse proxy would: the host checks it against DNS
+ * rebinding); the page's origin is the proxy's, so start the host with
  * `allowOrigins: [proxy's origin]` (make the proxy first: `target` is read per connection).
  */
 export async function startPageProxy(target: () => number): Promise<PageProxy> {
-  const sockets = new Set<Socket>();
-  let refusing = false;
-  const server: Server = createServer((inbound) => {
-    if (refusing) return void inbound.destroy();
-    const outbound = tcpConnect(target(), "127.0.0.1");
-    for (const s of [inbound, outbound]) {
-      sockets.add(s);
-      s.on("close", () => sockets.delete(s));
-      s.on("error", () => {});
-    }
-    // HTTP requests (several on one kept-alive connection) and then, maybe, WebSocket frames: a
-    // browser masks every frame it sends, so only a request head starts with a method name.
-    inbound.on("data", (chunk: Buffer) => {
-      const text = chunk.toString("latin1");
-      outbound.write(/^(GET|HEAD) /.test(text) ? Buffer.from(text.replace(/\r\nhost: [^\r]*/i, `\r\nHost: 127.0.0.1:${target()}`), "latin1") : chunk);
-    });
-    outbound.pipe(inbound);
-    inbound.on("close", () => outbound.destroy());
-    outbound.on("close", () => inbound.destroy());
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as { port: number }).port;
+  const proxy = await startProxy(target);
   return {
-    port,
-    pageUrl: (host) => `http://127.0.0.1:${port}/#token=${encodeURIComponent(host.token)}`,
-    cut: () => {
-      for (const s of sockets) s.destroy();
-    },
-    refuse: (on) => {
-      refusing = on;
-    },
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => resolve());
-      }),
+    port: proxy.port,
+    pageUrl: (host) => `http://127.0.0.1:${proxy.port}/#token=${encodeURIComponent(host.token)}`,
+    cut: proxy.cut,
+    refuse: proxy.refuse,
+    close: proxy.close,
   };
 }
