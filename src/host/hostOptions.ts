@@ -60,9 +60,9 @@ export interface MuseHostOptions {
   /** @unit milliseconds between SIGTERM and SIGKILL of a cancelled shell tool (default 2000) */
   killGraceMs?: number;
   /**
-   * A running turn past this many milliseconds is cancelled with `cause: {kind: "hook", reason:
-   * "turn time limit (N ms)"}`, through the same drain as a user's Stop; queued turns are kept. A
-   * model's own `turnTimeLimitMs` wins over it. Default: no limit.
+   * A running turn past this many milliseconds is cancelled with a cause of kind `hook` whose
+   * reason is `turn time limit (N ms)`, through the same drain as a user's Stop; queued turns are
+   * kept. A model's own `turnTimeLimitMs` wins over it. Default: no limit.
    *
    * @unit milliseconds
    * @example

@@ -36,7 +36,7 @@ export interface ScriptedStep {
   toolCalls: ScriptedToolCall[];
   /** What the step costs, summed into its turn's `turn/completed.usage` (a step cut short counts in full). */
   usage?: TurnUsage;
-  /** When set, the host cancels the turn as this step begins, with `cause: {kind: "hook", reason: stopByHook}`. */
+  /** When set, the host cancels the turn as this step begins (nothing of the step runs), with a cause of kind `hook` and this reason. */
   stopByHook?: string;
 }
 
@@ -195,7 +195,11 @@ function parseUsage(raw: unknown, where: string): TurnUsage {
  */
 export function addUsage(sum: TurnUsage, step: TurnUsage | undefined): TurnUsage {
   if (step === undefined) return sum;
-  return { inputTokens: sum.inputTokens + step.inputTokens, outputTokens: sum.outputTokens + step.outputTokens, reasoningTokens: sum.reasoningTokens + step.reasoningTokens };
+  return {
+    inputTokens: sum.inputTokens + step.inputTokens,
+    outputTokens: sum.outputTokens + step.outputTokens,
+    reasoningTokens: sum.reasoningTokens + step.reasoningTokens,
+  };
 }
 
 /**

@@ -92,8 +92,8 @@ export interface SessionAgentOptions {
    */
   ask?: (params: ToolApproveParams, signal: AbortSignal) => Promise<ApprovalAnswer>;
   /**
-   * A running turn past this many milliseconds is cancelled with `cause: {kind: "hook", reason:
-   * "turn time limit (N ms)"}` (a model's own `turnTimeLimitMs` wins). Queued turns are kept.
+   * A running turn past this many milliseconds is cancelled with a cause of kind `hook`, reason
+   * `turn time limit (N ms)` (a model's own `turnTimeLimitMs` wins). Queued turns are kept.
    * @unit milliseconds
    */
   turnTimeLimitMs?: number;

@@ -122,7 +122,12 @@ export function problemWithNotification(method: string, params: unknown): string
       }
       const usage = params["usage"];
       // MSP 2.1: each count a non-negative integer (invariant U).
-      if (usage !== undefined && !(isObject(usage) && [usage["inputTokens"], usage["outputTokens"], usage["reasoningTokens"]].every((n) => Number.isSafeInteger(n) && (n as number) >= 0))) {
+      if (
+        usage !== undefined &&
+        !(
+          isObject(usage) && [usage["inputTokens"], usage["outputTokens"], usage["reasoningTokens"]].every((n) => Number.isSafeInteger(n) && (n as number) >= 0)
+        )
+      ) {
         return "usage must be {inputTokens, outputTokens, reasoningTokens}, each a non-negative integer";
       }
       return undefined;

@@ -563,11 +563,11 @@ export interface TurnCompletedParams extends NotificationBase {
  * ```
  */
 export interface TurnUsage {
-  /** @unit tokens */
+  /** Tokens the model read (prompt and context). @unit tokens */
   inputTokens: number;
-  /** @unit tokens */
+  /** Tokens the model wrote (text and tool calls). @unit tokens */
   outputTokens: number;
-  /** @unit tokens */
+  /** Tokens the model spent reasoning. @unit tokens */
   reasoningTokens: number;
 }
 

@@ -18,7 +18,8 @@ export function checkNotification(
   say: (p: string) => void,
 ): void {
   const shape = problemWithNotification(method, params);
-  if (shape?.startsWith("usage") === true) say(`${method}: ${shape} (invariant U)`); // a terminal still: it ends its turn
+  if (shape?.startsWith("usage") === true)
+    say(`${method}: ${shape} (invariant U)`); // a terminal still: it ends its turn
   else if (shape !== undefined) return say(`${method}: ${shape}`);
   if (params === undefined) return;
   const sessionId = params["sessionId"];
