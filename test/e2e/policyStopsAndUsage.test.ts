@@ -112,6 +112,19 @@ describe("policy stops (cause hook)", () => {
     await expectWellFormed(r, again);
   });
 
+  it("a time-limit stop keeps the inbox: the queued turn runs next (and meets the same limit)", async () => {
+    const r = run("shell-sleep.json", ["--turn-time-limit-ms", "400"]);
+    const { sessionId } = await r.host.command("session/create", {});
+    const first = r.host.startTurn({ sessionId, input });
+    const queued = r.host.startTurn({ sessionId, input });
+    expect((await queued.accepted).disposition).toBe("queued");
+    expect((await first.completed).cause).toEqual({ kind: "hook", reason: "turn time limit (400 ms)" });
+    const next = await queued.completed;
+    expect(next.reason).toBe("cancelled during tool execution"); // it ran, unlike a discarded turn
+    expect(next.cause).toEqual({ kind: "hook", reason: "turn time limit (400 ms)" });
+    await expectWellFormed(r);
+  });
+
   it("a model's turnTimeLimitMs stops its turn the same way", async () => {
     const r = run("time-limited.json");
     const { sessionId } = await r.host.command("session/create", {});
