@@ -96,6 +96,7 @@ export type {
   ItemPatch,
   ItemUpdatedParams,
   TurnCompletedParams,
+  TurnUsage,
   NotificationParamsMap,
   CommandParamsBase,
   CommandResultBase,

@@ -59,6 +59,19 @@ export interface MuseHostOptions {
   dataDir?: string;
   /** @unit milliseconds between SIGTERM and SIGKILL of a cancelled shell tool (default 2000) */
   killGraceMs?: number;
+  /**
+   * A running turn past this many milliseconds is cancelled with a cause of kind `hook` whose
+   * reason is `turn time limit (N ms)`, through the same drain as a user's Stop; queued turns are
+   * kept. A model's own `turnTimeLimitMs` wins over it. Default: no limit.
+   *
+   * @unit milliseconds
+   * @example
+   * ```ts
+   * const models = new Map([["default", loadScriptedModel("models/hello.json", "default")]]);
+   * const host = createHost({ models, defaultModel: "default", turnTimeLimitMs: 120_000 });
+   * ```
+   */
+  turnTimeLimitMs?: number;
   /** @unit bytes of a tool call's visible output (default 65536) */
   outputCapBytes?: number;
   /** How many commandIds are remembered for idempotency (default 10 000). */

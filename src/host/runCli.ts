@@ -130,6 +130,7 @@ export async function runCli(argv: readonly string[]): Promise<number> {
     const hostOptions: MuseHostOptions = { ...loadServeModels(options), logger: err, onFatal: (error) => onFatal(error) };
     if (options.dataDir !== undefined) hostOptions.dataDir = options.dataDir;
     if (options.killGraceMs !== undefined) hostOptions.killGraceMs = options.killGraceMs;
+    if (options.turnTimeLimitMs !== undefined) hostOptions.turnTimeLimitMs = options.turnTimeLimitMs;
     if (options.outputCapBytes !== undefined) hostOptions.outputCapBytes = options.outputCapBytes;
     if (options.maxOpenLogs !== undefined) hostOptions.maxOpenLogs = options.maxOpenLogs;
     if (options.maxLiveSessions !== undefined) hostOptions.maxLiveSessions = options.maxLiveSessions;

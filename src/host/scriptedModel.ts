@@ -1,6 +1,6 @@
 /** The scripted model: a deterministic stream of reasoning, text and tool calls read from a JSON file. */
 import { setTimeout as sleep } from "node:timers/promises";
-import { isObject, type TurnInput } from "../protocol/index.js";
+import { isObject, type TurnInput, type TurnUsage } from "../protocol/index.js";
 
 /**
  * A tool call a scripted step asks for. `args` is any JSON object. With `approval: true` the host
@@ -34,6 +34,10 @@ export interface ScriptedStep {
   /** @unit milliseconds before each chunk (default 0) */
   chunkDelayMs: number;
   toolCalls: ScriptedToolCall[];
+  /** What the step costs, summed into its turn's `turn/completed.usage` (a step cut short counts in full). */
+  usage?: TurnUsage;
+  /** When set, the host cancels the turn as this step begins (nothing of the step runs), with a cause of kind `hook` and this reason. */
+  stopByHook?: string;
 }
 
 /**
@@ -61,6 +65,10 @@ export interface ScriptedTurn {
 export interface ScriptedModel {
   readonly name: string;
   readonly turns: readonly ScriptedTurn[];
+  /** True when some step declares `usage`: only then do its turns' terminals carry `usage`. */
+  readonly declaresUsage?: boolean;
+  /** The script's `turnTimeLimitMs`: its turns are stopped by a hook past it (overrides the host's). @unit milliseconds */
+  readonly turnTimeLimitMs?: number;
   /** The turn played for the `index`-th turn of a session (0-based, wraps around). */
   turnAt(index: number): ScriptedTurn;
   /**
@@ -90,9 +98,9 @@ function fail(where: string, what: string): never {
 
 /** The keys each object of a script may have; any other key is a typo and is rejected. */
 const KNOWN_KEYS = {
-  script: ["turns", "description"],
+  script: ["turns", "description", "turnTimeLimitMs"],
   turn: ["steps"],
-  step: ["reasoning", "text", "chunkSize", "chunkDelayMs", "toolCalls"],
+  step: ["reasoning", "text", "chunkSize", "chunkDelayMs", "toolCalls", "usage", "stopByHook"],
   toolCall: ["tool", "args", "approval"],
 } as const;
 
@@ -125,7 +133,7 @@ function rejectUnknownKeys(raw: Record<string, unknown>, known: readonly string[
 function parseStep(raw: unknown, where: string): ScriptedStep {
   if (!isObject(raw)) fail(where, "a step must be an object");
   rejectUnknownKeys(raw, KNOWN_KEYS.step, where);
-  const { reasoning, text, chunkSize, chunkDelayMs, toolCalls } = raw;
+  const { reasoning, text, chunkSize, chunkDelayMs, toolCalls, usage, stopByHook } = raw;
   if (reasoning !== undefined && typeof reasoning !== "string") fail(where, "reasoning must be a string");
   if (text !== undefined && typeof text !== "string") fail(where, "text must be a string");
   if (chunkSize !== undefined && !(Number.isInteger(chunkSize) && (chunkSize as number) >= 1)) {
@@ -153,7 +161,45 @@ function parseStep(raw: unknown, where: string): ScriptedStep {
   };
   if (reasoning !== undefined) step.reasoning = reasoning;
   if (text !== undefined) step.text = text;
+  if (usage !== undefined) step.usage = parseUsage(usage, `${where}.usage`);
+  if (stopByHook !== undefined) {
+    if (typeof stopByHook !== "string" || stopByHook.trim() === "") fail(`${where}.stopByHook`, "stopByHook must be a non-empty string");
+    step.stopByHook = stopByHook;
+  }
   return step;
+}
+
+const USAGE_KEYS = ["inputTokens", "outputTokens", "reasoningTokens"] as const;
+
+/** A step's `usage`: each of the three counts a non-negative integer (a missing one is 0). */
+function parseUsage(raw: unknown, where: string): TurnUsage {
+  if (!isObject(raw)) fail(where, "usage must be an object");
+  rejectUnknownKeys(raw, USAGE_KEYS, where);
+  const usage: TurnUsage = { inputTokens: 0, outputTokens: 0, reasoningTokens: 0 };
+  for (const key of USAGE_KEYS) {
+    const n = raw[key] ?? 0;
+    if (!(Number.isSafeInteger(n) && (n as number) >= 0)) fail(pathOf(where, key), `${key} must be a non-negative integer`);
+    usage[key] = n as number;
+  }
+  return usage;
+}
+
+/**
+ * The usage of the steps a turn ran, summed.
+ *
+ * @example
+ * ```ts
+ * addUsage({ inputTokens: 1, outputTokens: 2, reasoningTokens: 0 }, { inputTokens: 3, outputTokens: 0, reasoningTokens: 4 });
+ * // { inputTokens: 4, outputTokens: 2, reasoningTokens: 4 }
+ * ```
+ */
+export function addUsage(sum: TurnUsage, step: TurnUsage | undefined): TurnUsage {
+  if (step === undefined) return sum;
+  return {
+    inputTokens: sum.inputTokens + step.inputTokens,
+    outputTokens: sum.outputTokens + step.outputTokens,
+    reasoningTokens: sum.reasoningTokens + step.reasoningTokens,
+  };
 }
 
 /**
@@ -173,6 +219,8 @@ export function parseTurnsScript(value: unknown, name: string): ScriptedModel {
   if (!isObject(value)) fail("$", "the script must be an object");
   rejectUnknownKeys(value, KNOWN_KEYS.script, "$");
   if (value["description"] !== undefined && typeof value["description"] !== "string") fail("$.description", "description must be a string");
+  const limit = value["turnTimeLimitMs"];
+  if (limit !== undefined && !(Number.isSafeInteger(limit) && (limit as number) >= 1)) fail("$.turnTimeLimitMs", "turnTimeLimitMs must be a positive integer");
   const turnsRaw = value["turns"];
   if (!Array.isArray(turnsRaw) || turnsRaw.length === 0) fail("$.turns", "turns must be a non-empty array");
   const turns = turnsRaw.map((t: unknown, i: number): ScriptedTurn => {
@@ -183,9 +231,12 @@ export function parseTurnsScript(value: unknown, name: string): ScriptedModel {
     if (!Array.isArray(steps) || steps.length === 0) fail(`${where}.steps`, "steps must be a non-empty array");
     return { steps: steps.map((s: unknown, j: number) => parseStep(s, `${where}.steps[${j}]`)) };
   });
+  const declaresUsage = turns.some((t) => t.steps.some((step) => step.usage !== undefined));
   return {
     name,
     turns,
+    ...(declaresUsage ? { declaresUsage } : {}),
+    ...(limit === undefined ? {} : { turnTimeLimitMs: limit as number }),
     turnAt(index: number): ScriptedTurn {
       const turn = turns[((index % turns.length) + turns.length) % turns.length];
       if (turn === undefined) throw new Error("unreachable: empty script");

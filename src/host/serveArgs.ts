@@ -47,6 +47,8 @@ export interface ServeOptions {
   defaultModel?: string;
   /** @unit milliseconds */
   killGraceMs?: number;
+  /** `--turn-time-limit-ms N`: a turn running past N is stopped with cause `hook`. @unit milliseconds */
+  turnTimeLimitMs?: number;
   /** @unit bytes */
   outputCapBytes?: number;
   /** @unit file descriptors */
@@ -67,6 +69,7 @@ export interface ServeOptions {
  */
 export const USAGE = `usage: muse-host serve (--stdio | --ws [ADDR:]PORT | both) --script PATH [--data DIR]
                        [--model NAME=PATH ...] [--default-model NAME] [--kill-grace-ms N]
+                       [--turn-time-limit-ms N]
                        [--output-cap-bytes N] [--max-open-logs N] [--max-live-sessions N] [--lock-stale-ms N]
                        [--max-message-bytes N] [--token-file FILE] [--allow-origin ORIGIN ...]
                        [--allow-remote] [--ui] [--ui-dir DIR] [--max-send-queue-bytes N]
@@ -102,6 +105,9 @@ serve flags (each also takes --flag=VALUE):
                          per DIR: a second one exits 3, naming the holder
   --kill-grace-ms N      on cancel or shutdown, milliseconds from SIGTERM to SIGKILL of a tool's
                          process group (default: ${DEFAULT_KILL_GRACE_MS})
+  --turn-time-limit-ms N a turn running past N milliseconds is cancelled with cause
+                         {kind: "hook", reason: "turn time limit (N ms)"} (default: none; a
+                         model's "turnTimeLimitMs" wins)
   --output-cap-bytes N   bytes of output kept per tool call; the rest is cut, truncated: true
                          (default: ${DEFAULT_OUTPUT_CAP_BYTES})
   --max-open-logs N      session-log file descriptors kept open for idle sessions, least
@@ -234,6 +240,9 @@ export function parseServeArgs(args: readonly string[]): ServeOptions {
         break;
       case "--kill-grace-ms":
         options.killGraceMs = nonNegativeInt(name, value());
+        break;
+      case "--turn-time-limit-ms":
+        options.turnTimeLimitMs = positive(name, value());
         break;
       case "--output-cap-bytes":
         options.outputCapBytes = nonNegativeInt(name, value());

@@ -1,12 +1,13 @@
 /** The per-session agent loop of seed 000: inbox, phase machine, checkpoints, salvage and tool drain. */
 import { setImmediate as nextTick } from "node:timers/promises";
-import type { CancelCause, Item, NotificationMethod, Terminal, TurnCompletedParams, TurnInput, ToolApproveParams } from "../protocol/index.js";
+import type { CancelCause, Item, NotificationMethod, Terminal, TurnCompletedParams, TurnInput, TurnUsage, ToolApproveParams } from "../protocol/index.js";
 import type { ApprovalAnswer } from "./approvalGate.js";
 import { PhaseMachine } from "./phaseMachine.js";
 import { streamModelStep } from "./modelStep.js";
-import type { ScriptedModel } from "./scriptedModel.js";
+import { addUsage, type ScriptedModel } from "./scriptedModel.js";
 import { AgentLog } from "./agentLog.js";
 import type { SessionLog } from "./sessionLog.js";
+import type { SessionLogRecord } from "./sessionLogRecord.js";
 import type { ShellOptions } from "./shellTool.js";
 import { ToolCallRunner } from "./toolCalls.js";
 import { itemChange } from "./itemChanges.js";
@@ -90,6 +91,12 @@ export interface SessionAgentOptions {
    * it, every such call is denied: no client can be asked.
    */
   ask?: (params: ToolApproveParams, signal: AbortSignal) => Promise<ApprovalAnswer>;
+  /**
+   * A running turn past this many milliseconds is cancelled with a cause of kind `hook`, reason
+   * `turn time limit (N ms)` (a model's own `turnTimeLimitMs` wins). Queued turns are kept.
+   * @unit milliseconds
+   */
+  turnTimeLimitMs?: number;
 }
 
 /**
@@ -125,6 +132,7 @@ export class SessionAgent {
   #startedTurns: number;
   #begunTurns = 0;
   #idleWaiters: Array<() => void> = [];
+  readonly #turnTimeLimitMs: number | undefined;
 
   constructor(options: SessionAgentOptions) {
     this.sessionId = options.sessionId;
@@ -136,6 +144,7 @@ export class SessionAgent {
     this.#startedTurns = options.startedTurns ?? 0;
     this.#terminals = options.terminals ?? new Map();
     this.#accepted = options.accepted ?? new Map();
+    this.#turnTimeLimitMs = options.turnTimeLimitMs;
     this.#records = new AgentLog(options.log, options.onLogFailure ?? (() => {}));
     this.#tools = new ToolCallRunner({
       sessionId: this.sessionId,
@@ -347,19 +356,32 @@ export class SessionAgent {
     this.#emit(method, { item: { ...item } });
   }
 
-  #complete(turnId: string, terminal: Terminal, reason: string, cause: CancelCause | undefined, since: number): void {
+  #complete(turnId: string, terminal: Terminal, reason: string, cause: CancelCause | undefined, since: number, usage?: TurnUsage): void {
     const body: Record<string, unknown> = { turnId, terminal, reason, durationMs: Date.now() - since };
     if (cause !== undefined) body["cause"] = { ...cause };
+    if (usage !== undefined) body["usage"] = { ...usage };
     const sent = this.#emit("turn/completed", body);
     if (sent === undefined) return; // not durable, so not sent: a restart closes it ("host restarted")
     this.#terminals.set(turnId, sent as unknown as TurnCompletedParams);
     const at = Date.now();
-    this.#records.write(
-      cause === undefined ? { type: "turnCompleted", at, turnId, terminal, reason } : { type: "turnCompleted", at, turnId, terminal, reason, cause },
-    );
+    const record: SessionLogRecord = { type: "turnCompleted", at, turnId, terminal, reason };
+    if (cause !== undefined) record.cause = cause;
+    if (usage !== undefined) record.usage = { ...usage };
+    this.#records.write(record);
+  }
+
+  /**
+   * A policy stop of the running turn `turn`: cancelled with `cause: {kind: "hook", reason}`
+   * through the same drain as a user's Stop. Queued turns are kept (the policy stops this turn
+   * only). A no-op once the turn has ended or an earlier cause won.
+   */
+  #stopByHook(turn: AcceptedTurn, reason: string): void {
+    if (this.#running !== turn) return;
+    this.cancel({ kind: "hook", reason }, { keepInbox: true });
   }
 
   async #run(turn: AcceptedTurn, modelName: string, signal: AbortSignal): Promise<void> {
+    let timeLimit: NodeJS.Timeout | undefined;
     try {
       if (signal.aborted) {
         this.#complete(turn.turnId, "cancelled", TurnReasons.cancelledBeforeStart, signal.reason as CancelCause, turn.acceptedAt);
@@ -372,6 +394,13 @@ export class SessionAgent {
       this.#emit("turn/started", { turnId: turn.turnId, model: modelName });
       let where: CancelPoint = "promptAssembly";
       this.#tools.abortedWhileAsking = false;
+      // The turn's usage: the sum over the steps it ran (a step cut short counts in full), sent
+      // only when the model declares usage at all (so a model without it sends no `usage`).
+      let usage: TurnUsage | undefined = model?.declaresUsage === true ? { inputTokens: 0, outputTokens: 0, reasoningTokens: 0 } : undefined;
+      const limitMs = model?.turnTimeLimitMs ?? this.#turnTimeLimitMs;
+      if (limitMs !== undefined) {
+        timeLimit = setTimeout(() => this.#stopByHook(turn, `turn time limit (${limitMs} ms)`), limitMs);
+      }
       try {
         if (model === undefined) throw new Error(`model ${modelName} is not loaded`);
         const script = model.turnFor?.(index, turn.input) ?? model.turnAt(index);
@@ -380,22 +409,25 @@ export class SessionAgent {
         for (const [s, step] of script.steps.entries()) {
           where = "stepBoundary";
           this.#machine.setStep(s);
+          if (step.stopByHook !== undefined) this.#stopByHook(turn, step.stopByHook);
           signal.throwIfAborted();
+          if (usage !== undefined) usage = addUsage(usage, step.usage);
           where = "modelStream";
           const calls = await streamModelStep(turn.turnId, step, signal, { emit: (method, body) => this.#emit(method, body), log: this.#log });
           where = "toolExecution";
           await this.#tools.dispatch(turn.turnId, calls, signal);
         }
-        this.#complete(turn.turnId, "completed", TurnReasons.completed, undefined, startedAt);
+        this.#complete(turn.turnId, "completed", TurnReasons.completed, undefined, startedAt, usage);
       } catch (error) {
         if (signal.aborted) {
           const point = this.#tools.abortedWhileAsking ? "approval" : where;
-          this.#complete(turn.turnId, "cancelled", reasonAt[point], signal.reason as CancelCause, startedAt);
+          this.#complete(turn.turnId, "cancelled", reasonAt[point], signal.reason as CancelCause, startedAt, usage);
         } else {
-          this.#complete(turn.turnId, "failed", `failed: ${(error as Error).message}`, undefined, startedAt);
+          this.#complete(turn.turnId, "failed", `failed: ${(error as Error).message}`, undefined, startedAt, usage);
         }
       }
     } finally {
+      if (timeLimit !== undefined) clearTimeout(timeLimit);
       this.#machine.toIdle();
       this.#running = undefined;
       const next = this.#inbox.shift();

@@ -1,6 +1,6 @@
 /** The session log's record schema: the lines of a session-log file, and where that file lives. */
 import { join } from "node:path";
-import type { ApprovalState, CancelCause, NotificationMethod, Terminal, TurnInput } from "../protocol/index.js";
+import type { ApprovalState, CancelCause, NotificationMethod, Terminal, TurnInput, TurnUsage } from "../protocol/index.js";
 
 /**
  * One line of a session log. `at` is milliseconds since the Unix epoch. `notification` records
@@ -20,7 +20,7 @@ export type SessionLogRecord =
   | { type: "turnAccepted"; at: number; turnId: string; input: TurnInput[]; disposition: "started" | "queued" }
   | { type: "turnStarted"; at: number; turnId: string; turn: number }
   | { type: "cancelRequested"; at: number; turnId: string; cause: CancelCause; keepInbox: boolean }
-  | { type: "turnCompleted"; at: number; turnId: string; terminal: Terminal; reason: string; cause?: CancelCause }
+  | { type: "turnCompleted"; at: number; turnId: string; terminal: Terminal; reason: string; cause?: CancelCause; usage?: TurnUsage }
   | ApprovalRecord
   | { type: "notification"; at: number; n: number; method: NotificationMethod; params: Record<string, unknown>; delta?: ItemDelta };
 

@@ -97,6 +97,7 @@ export class SessionRegistry {
       onLogFailure: (error) => this.#options.fatal(error, `session log of ${sessionId}`),
       ask: this.#options.ask,
       shell,
+      ...(host.turnTimeLimitMs === undefined ? {} : { turnTimeLimitMs: host.turnTimeLimitMs }),
       ...seed,
     });
     this.#sessions.set(sessionId, agent);

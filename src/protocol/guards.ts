@@ -120,6 +120,16 @@ export function problemWithNotification(method: string, params: unknown): string
       if (cause !== undefined && (!isObject(cause) || !causeKinds.has(cause["kind"] as string))) {
         return `cause must be {kind: ${[...causeKinds].join(" | ")}}`;
       }
+      const usage = params["usage"];
+      // MSP 2.1: each count a non-negative integer (invariant U).
+      if (
+        usage !== undefined &&
+        !(
+          isObject(usage) && [usage["inputTokens"], usage["outputTokens"], usage["reasoningTokens"]].every((n) => Number.isSafeInteger(n) && (n as number) >= 0)
+        )
+      ) {
+        return "usage must be {inputTokens, outputTokens, reasoningTokens}, each a non-negative integer";
+      }
       return undefined;
     }
     default:

@@ -30,6 +30,7 @@ export type {
   ItemPatch,
   ItemUpdatedParams,
   TurnCompletedParams,
+  TurnUsage,
   NotificationParamsMap,
   CommandParamsBase,
   CommandResultBase,

@@ -548,6 +548,27 @@ export interface TurnCompletedParams extends NotificationBase {
   cause?: CancelCause;
   /** @unit milliseconds */
   durationMs: number;
+  /** What the turn's model produced, counted up to its end (MSP 2.1; also on cancelled and failed turns). */
+  usage?: TurnUsage;
+}
+
+/**
+ * Token counts of one turn, on its `turn/completed` (MSP 2.1): each a non-negative integer,
+ * counting what the model produced before the turn ended, however it ended.
+ *
+ * @example
+ * ```ts
+ * const { usage } = await turn.completed;
+ * if (usage !== undefined) console.log(`${usage.inputTokens} in, ${usage.outputTokens} out, ${usage.reasoningTokens} reasoning`);
+ * ```
+ */
+export interface TurnUsage {
+  /** Tokens the model read (prompt and context). @unit tokens */
+  inputTokens: number;
+  /** Tokens the model wrote (text and tool calls). @unit tokens */
+  outputTokens: number;
+  /** Tokens the model spent reasoning. @unit tokens */
+  reasoningTokens: number;
 }
 
 /**

@@ -18,7 +18,9 @@ export function checkNotification(
   say: (p: string) => void,
 ): void {
   const shape = problemWithNotification(method, params);
-  if (shape !== undefined) return say(`${method}: ${shape}`);
+  if (shape?.startsWith("usage") === true)
+    say(`${method}: ${shape} (invariant U)`); // a terminal still: it ends its turn
+  else if (shape !== undefined) return say(`${method}: ${shape}`);
   if (params === undefined) return;
   const sessionId = params["sessionId"];
   // No leak across sessions: a connection hears only the sessions it created or resumed.
@@ -83,6 +85,7 @@ export function checkNotification(
       const ended = history.terminals.get(turnId);
       if (ended !== undefined) return say(`a second turn/completed for turn ${turnId}; the first was at ${ended.at} (invariant 1)`);
       history.terminals.set(turnId, { at: here, terminal: params["terminal"], params });
+      checkHookCause(turnId, params, say);
       const accepted = history.cancelAccepted.get(turnId);
       if (accepted !== undefined) checkCancelCause(turnId, params, accepted, say);
       for (const [itemId, open] of history.openItems) {
@@ -116,6 +119,27 @@ export function checkCancelCause(turnId: string, terminal: Record<string, unknow
   say(
     `turn/completed of turn ${turnId} is cancelled with cause.kind ${JSON.stringify(kind) ?? "missing"}, but the host accepted the client's turn/cancel at ${acceptedAt}: a Stop's cause is "user"`,
   );
+}
+
+/**
+ * Invariant P (MSP 2.1): a policy stop, `cause.kind: "hook"`, appears only on a `cancelled`
+ * terminal, and says why in a non-empty `cause.reason`.
+ *
+ * @example
+ * ```ts
+ * checkHookCause(turnId, { terminal: "completed", cause: { kind: "hook", reason: "time limit" } }, say);
+ * // say('turn/completed of turn … is completed with cause.kind "hook": a policy stop ends a turn cancelled (invariant P)')
+ * ```
+ */
+export function checkHookCause(turnId: string, terminal: Record<string, unknown>, say: (p: string) => void): void {
+  const cause = terminal["cause"] as { kind?: unknown; reason?: unknown } | undefined;
+  if (cause?.kind !== "hook") return;
+  if (terminal["terminal"] !== "cancelled") {
+    say(`turn/completed of turn ${turnId} is ${String(terminal["terminal"])} with cause.kind "hook": a policy stop ends a turn cancelled (invariant P)`);
+  }
+  if (typeof cause.reason !== "string" || cause.reason.trim() === "") {
+    say(`turn/completed of turn ${turnId} has cause.kind "hook" with no reason: a policy stop says why, in a non-empty cause.reason (invariant P)`);
+  }
 }
 
 /** True when cursor `next` comes strictly after `last` (both well-formed cursors of `sessionId`), by their sequence numbers. */

@@ -39,6 +39,16 @@ describe("muse run", () => {
     expect(result.stdout).not.toContain("\u001b"); // no escape sequences in a pipe
   });
 
+  it("prints a policy stop's cause and the turn's usage on the terminal line (MSP 2.1)", async () => {
+    const model = JSON.stringify(join(repoRoot, "test/fixtures/models/stop-by-hook.json"));
+    const result = await runMuse(bundles(), ["run", "go", "--spawn", hostCommand(bundles(), `--script ${model}`)]);
+    const lines = normalise(result.stdout).trimEnd().split("\n");
+    expect(lines.at(-1)).toBe(
+      "turn cancelled: cancelled at step boundary (cause hook: budget hook: over the daily spend) after <s> s; tokens 7 in, 3 out, 0 reasoning",
+    );
+    expect(result.code).toBe(130);
+  });
+
   it("--json prints one event a line: the session, every notification of the turn in wire order, the exit", async () => {
     const result = await runMuse(bundles(), ["run", "check the build", "--json", "--spawn", demoHost()]);
     expect(result.code).toBe(0);

@@ -41,6 +41,7 @@ describe("muse-host --help", () => {
       "--model",
       "--default-model",
       "--kill-grace-ms",
+      "--turn-time-limit-ms",
       "--output-cap-bytes",
       "--max-open-logs",
       "--max-live-sessions",
@@ -81,6 +82,7 @@ describe("muse-host --help", () => {
       "--model": "m=a.json",
       "--default-model": "m",
       "--kill-grace-ms": "1",
+      "--turn-time-limit-ms": "1",
       "--output-cap-bytes": "1",
       "--max-open-logs": "1",
       "--max-live-sessions": "1",
@@ -132,7 +134,7 @@ describe("muse-host with a broken model file", () => {
     const run = museHost(["serve", "--stdio", "--model", `typo=${path}`]);
     expect(run.status).toBe(2);
     expect(run.stderr).toBe(
-      `muse-host: ${path}: invalid scripted model at $.turns[0].steps[1].txt: unknown key (expected one of reasoning, text, chunkSize, chunkDelayMs, toolCalls; did you mean text?)\n`,
+      `muse-host: ${path}: invalid scripted model at $.turns[0].steps[1].txt: unknown key (expected one of reasoning, text, chunkSize, chunkDelayMs, toolCalls, usage, stopByHook; did you mean text?)\n`,
     );
   });
 });

@@ -48,7 +48,7 @@ describe("loadScriptedModel", () => {
   it("rejects an unknown key with its JSON path, the keys it expected and the nearest one", () => {
     const step = (extra: Record<string, unknown>) => ({ turns: [{ steps: [{ text: "a" }, extra] }] });
     expect(() => parseScriptedModel(step({ txt: "hi" }), "x")).toThrow(
-      "invalid scripted model at $.turns[0].steps[1].txt: unknown key (expected one of reasoning, text, chunkSize, chunkDelayMs, toolCalls; did you mean text?)",
+      "invalid scripted model at $.turns[0].steps[1].txt: unknown key (expected one of reasoning, text, chunkSize, chunkDelayMs, toolCalls, usage, stopByHook; did you mean text?)",
     );
     expect(() => parseScriptedModel(step({ chunk_delay_ms: 5 }), "x")).toThrow(/steps\[1\]\.chunk_delay_ms: unknown key \(expected one of .*\)$/);
     expect(() => parseScriptedModel(step({ "tool calls": [] }), "x")).toThrow(/steps\[1\]\["tool calls"\]: unknown key .*did you mean toolCalls\?/);
@@ -58,9 +58,37 @@ describe("loadScriptedModel", () => {
     expect(() => parseScriptedModel({ turns: [{ steps: [{ toolCalls: [{ tool: "shell", arg: {} }] }] }] }, "x")).toThrow(
       /\$\.turns\[0\]\.steps\[0\]\.toolCalls\[0\]\.arg: unknown key \(expected one of tool, args, approval; did you mean args\?\)/,
     );
-    expect(() => parseScriptedModel({ turn: [] }, "x")).toThrow(/\$\.turn: unknown key \(expected one of turns, description; did you mean turns\?\)/);
+    expect(() => parseScriptedModel({ turn: [] }, "x")).toThrow(
+      /\$\.turn: unknown key \(expected one of turns, description, turnTimeLimitMs; did you mean turns\?\)/,
+    );
     expect(() => parseScriptedModel({ description: 3, turns: [{ steps: [{}] }] }, "x")).toThrow(/\$\.description: description must be a string/);
     expect(parseScriptedModel({ description: "what this model shows", turns: [{ steps: [{}] }] }, "x").turns).toHaveLength(1);
+  });
+
+  it("reads a step's usage and stopByHook and the script's turnTimeLimitMs (MSP 2.1), and rejects bad ones with their path", () => {
+    const model = parseScriptedModel(
+      { turnTimeLimitMs: 500, turns: [{ steps: [{ text: "a", usage: { inputTokens: 3, outputTokens: 1 } }, { stopByHook: "budget" }] }] },
+      "x",
+    );
+    expect(model.turnTimeLimitMs).toBe(500);
+    expect(model.declaresUsage).toBe(true);
+    expect(model.turnAt(0).steps[0]?.usage).toEqual({ inputTokens: 3, outputTokens: 1, reasoningTokens: 0 });
+    expect(model.turnAt(0).steps[1]?.stopByHook).toBe("budget");
+    // A model with no usage anywhere declares none: its terminals carry no usage field.
+    const plain = parseScriptedModel({ turns: [{ steps: [{ text: "a" }] }] }, "x");
+    expect(plain.declaresUsage).toBeUndefined();
+    expect(plain.turnTimeLimitMs).toBeUndefined();
+    const step = (extra: Record<string, unknown>) => ({ turns: [{ steps: [extra] }] });
+    expect(() => parseScriptedModel(step({ usage: { inputTokens: -1 } }), "x")).toThrow(
+      "invalid scripted model at $.turns[0].steps[0].usage.inputTokens: inputTokens must be a non-negative integer",
+    );
+    expect(() => parseScriptedModel(step({ usage: { outputTokens: 1.5 } }), "x")).toThrow(/usage\.outputTokens: outputTokens must be a non-negative integer/);
+    expect(() => parseScriptedModel(step({ usage: { inputToken: 1 } }), "x")).toThrow(/usage\.inputToken: unknown key .*did you mean inputTokens\?/);
+    expect(() => parseScriptedModel(step({ usage: 5 }), "x")).toThrow(/steps\[0\]\.usage: usage must be an object/);
+    expect(() => parseScriptedModel(step({ stopByHook: "" }), "x")).toThrow(/steps\[0\]\.stopByHook: stopByHook must be a non-empty string/);
+    expect(() => parseScriptedModel({ turnTimeLimitMs: 0, turns: [{ steps: [{}] }] }, "x")).toThrow(
+      /\$\.turnTimeLimitMs: turnTimeLimitMs must be a positive integer/,
+    );
   });
 
   it("names the file when a model file is JSON but not a valid script", () => {

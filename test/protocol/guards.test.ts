@@ -15,6 +15,23 @@ describe("protocol guards", () => {
     expect(problemWithNotification("turn/completed", [1])).toBe("params must be an object");
   });
 
+  it("checks turn/completed's usage (MSP 2.1): when present, three non-negative integer counts", () => {
+    const done = { ...base, turnId: "t", terminal: "cancelled", reason: "r", durationMs: 1, cause: { kind: "user" } };
+    expect(isTurnCompleted({ ...done, usage: { inputTokens: 0, outputTokens: 12, reasoningTokens: 3 } })).toBe(true);
+    const message = "usage must be {inputTokens, outputTokens, reasoningTokens}, each a non-negative integer";
+    for (const usage of [
+      { inputTokens: -1, outputTokens: 0, reasoningTokens: 0 },
+      { inputTokens: 1.5, outputTokens: 0, reasoningTokens: 0 },
+      { inputTokens: 1, outputTokens: "2", reasoningTokens: 0 },
+      { inputTokens: 1, outputTokens: 2 },
+      [1, 2, 3],
+      null,
+      7,
+    ]) {
+      expect(problemWithNotification("turn/completed", { ...done, usage }), JSON.stringify(usage)).toBe(message);
+    }
+  });
+
   it("checks item notifications' items", () => {
     const item = { itemId: "i", kind: "toolCall", turnId: "t", revision: 1, status: "inProgress" };
     expect(problemWithNotification("item/updated", { ...base, item })).toBeUndefined();

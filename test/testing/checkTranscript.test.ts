@@ -264,3 +264,37 @@ describe("npm run transcripts:check", () => {
     expect(bad.stdout).toMatch(/1 ok, 1 with problems\n$/);
   }, 30_000);
 });
+
+describe("checkTranscript on MSP 2.1 terminals (invariants U and P)", () => {
+  const begun = [...start, note("turn/started", 1, { turnId: T })];
+  const ended = (params: Record<string, unknown>) => [...begun, note("turn/completed", 2, { turnId: T, reason: "r", durationMs: 10, ...params })];
+
+  it("accepts usage on a cancelled turn and a hook stop with its reason", () => {
+    const usage = { inputTokens: 120, outputTokens: 8, reasoningTokens: 0 };
+    expect(checkExcerpt(ended({ terminal: "cancelled", cause: { kind: "hook", reason: "turn time limit (500 ms)" }, usage })).problems).toEqual([]);
+    expect(checkExcerpt(ended({ terminal: "failed", usage })).problems).toEqual([]);
+  });
+
+  it("reports a bad usage count as invariant U", () => {
+    for (const usage of [
+      { inputTokens: -3, outputTokens: 0, reasoningTokens: 0 },
+      { inputTokens: 1, outputTokens: 0.5, reasoningTokens: 0 },
+      { inputTokens: 1, outputTokens: 2 },
+    ]) {
+      const { problems } = checkExcerpt(ended({ terminal: "completed", usage }));
+      expect(problems, JSON.stringify(usage)).toEqual([
+        "line 4: turn/completed: usage must be {inputTokens, outputTokens, reasoningTokens}, each a non-negative integer (invariant U)",
+      ]);
+    }
+  });
+
+  it("reports a hook cause on a terminal that is not cancelled, or with no reason, as invariant P", () => {
+    expect(checkExcerpt(ended({ terminal: "completed", cause: { kind: "hook", reason: "budget" } })).problems).toEqual([
+      `line 4: turn/completed of turn ${T} is completed with cause.kind "hook": a policy stop ends a turn cancelled (invariant P)`,
+    ]);
+    const noReason = `line 4: turn/completed of turn ${T} has cause.kind "hook" with no reason: a policy stop says why, in a non-empty cause.reason (invariant P)`;
+    expect(checkExcerpt(ended({ terminal: "cancelled", cause: { kind: "hook", reason: "" } })).problems).toEqual([noReason]);
+    expect(checkExcerpt(ended({ terminal: "cancelled", cause: { kind: "hook" } })).problems).toEqual([noReason]);
+    expect(checkExcerpt(ended({ terminal: "failed", cause: { kind: "hook", reason: "  " } })).problems).toHaveLength(2);
+  });
+});

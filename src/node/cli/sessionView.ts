@@ -96,7 +96,8 @@ export function toolCommand(item: Pick<ToolCallItem, "tool" | "args">): string {
 }
 
 /**
- * The terminal line: `turn cancelled: cancelled during tool execution (cause user) after 1.4 s`.
+ * The terminal line: `turn cancelled: cancelled during tool execution (cause user) after 1.4 s`,
+ * then the turn's usage when the host sent it (MSP 2.1): `; tokens 120 in, 8 out, 0 reasoning`.
  *
  * @example
  * ```ts
@@ -106,7 +107,9 @@ export function toolCommand(item: Pick<ToolCallItem, "tool" | "args">): string {
 export function terminalLine(t: TurnCompletedParams): string {
   const cause = t.cause === undefined ? "" : ` (cause ${t.cause.kind}${t.cause.reason === undefined ? "" : `: ${t.cause.reason}`})`;
   const after = typeof t.durationMs === "number" ? ` after ${(t.durationMs / 1000).toFixed(1)} s` : "";
-  return `turn ${t.terminal}: ${t.reason}${cause}${after}`;
+  const u = t.usage;
+  const usage = u === undefined ? "" : `; tokens ${u.inputTokens} in, ${u.outputTokens} out, ${u.reasoningTokens} reasoning`;
+  return `turn ${t.terminal}: ${t.reason}${cause}${after}${usage}`;
 }
 
 /** The Screen owner of the y/N prompt's line. */
