@@ -15,15 +15,11 @@ import type { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import type { TurnCompletedParams } from "../src/index.js";
 import { spawnHost } from "../src/node/index.js";
+import { percentile, sleep } from "./timing.js";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
 const now = () => process.hrtime.bigint();
 const ms = (a: bigint, b: bigint) => Number(b - a) / 1e6;
-const sleep = (t: number) => new Promise((resolve) => setTimeout(resolve, t));
-const percentile = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)] as number;
-};
 
 /** Median and p99 of one stage, in milliseconds. */
 export interface Stage {

@@ -29,6 +29,7 @@ import { bearerSubprotocol, MSP_SUBPROTOCOL } from "../src/protocol/index.js";
 import { openSession, type MspSession, type SessionSnapshot } from "../src/session/index.js";
 import { connectWebSocket, type WebSocketConstructor } from "../src/websocket/index.js";
 import { startWsHost } from "../test/helpers/wsHost.js";
+import { percentile, sleep, within } from "./timing.js";
 
 /** The model's pace: one `item/delta` per session every this often. @unit milliseconds */
 export const CADENCE_MS = 10;
@@ -38,21 +39,6 @@ export const HOLD_MS = 40;
 const SETTLE_MS = 30;
 const WARMUP = 5;
 const BLOCK = 10;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const percentile = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)] as number;
-};
-
-/** Rejects after `ms` with `what`, for bounding a wait. */
-function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    promise.finally(() => clearTimeout(timer)),
-    new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: nothing within ${ms} ms`)), ms))),
-  ]);
-}
 
 /** A promise and its resolve. */
 function deferred(): { promise: Promise<void>; resolve: () => void } {

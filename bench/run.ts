@@ -21,6 +21,7 @@ import * as rpc from "vscode-jsonrpc/node";
 import type { TurnCompletedParams } from "../src/index.js";
 import { TurnRecorder } from "../src/turns/turnRecorder.js";
 import { buildCoreBundle } from "./coreBundle.js";
+import { percentile, sleep } from "./timing.js";
 import { spawnHost, type SpawnedHost } from "../src/node/index.js";
 import { killStormFloor, webSocketCancelStorm, webSocketIdleRss, webSocketThroughput } from "./webSocket.js";
 import { acpEcho, acpThroughput } from "./peers/acp.js";
@@ -56,11 +57,6 @@ const out = process.argv.find((arg) => arg.startsWith("--out="))?.slice("--out="
 const want = (group: "a" | "b" | "c" | "d" | "e" | "ws" | "cancel" | "stream" | "reconnect") => only === undefined || only.includes(group);
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
-const percentile = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)] as number;
-};
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const log = (s: string) => process.stderr.write(`${s}\n`);
 /** The peers' versions, read from their installed package.json (pinned exactly in ours). */
 const versionOf = (name: string) =>

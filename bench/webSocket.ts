@@ -16,23 +16,10 @@ import { spawnReferenceHost } from "../src/node/index.js";
 import { bearerSubprotocol, MSP_SUBPROTOCOL } from "../src/protocol/index.js";
 import { connectWebSocket } from "../src/websocket/index.js";
 import { seededRandom } from "../test/helpers/seededRandom.js";
+import { percentile, sleep, within } from "./timing.js";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
 const child = (name: string) => fileURLToPath(new URL(`./children/${name}`, import.meta.url));
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const percentile = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)] as number;
-};
-
-/** Rejects after `ms` with `what`, for bounding a wait. */
-function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    promise.finally(() => clearTimeout(timer)),
-    new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: nothing within ${ms} ms`)), ms))),
-  ]);
-}
 
 /**
  * (f) The SDK's full path over WebSocket (connectWebSocket with `ws`: reader, connection,
