@@ -1,8 +1,9 @@
 /**
  * The list of turns: for each, the prompt, its items as they stream (message text, reasoning, a
  * tool call's live output), and where it is: running, queued, "Stopping…", "reconnecting…" while
- * the connection is down (the host may still be running it), and how it ended (the host's own
- * terminal and reason). One element per turn and per item, updated in place, so live output
+ * the connection is down (the host may still be running it), and how it ended: the host's own
+ * terminal in `describeTerminal`'s words ("you stopped it", "stopped by policy: …", "the host shut
+ * down", …) and the host's reason, with its token usage in `describeUsage`'s words when the host sent it. One element per turn and per item, updated in place, so live output
  * does not flicker and a reader's scroll position in a tool's output is kept.
  *
  * It renders {@link SessionTurn}s from the session's snapshots. Every snapshot is immutable and
@@ -14,6 +15,7 @@
  */
 import type { Item, ToolCallItem } from "@muse-code/sdk";
 import type { SessionTurn } from "@muse-code/sdk/session";
+import { describeTerminal, describeUsage } from "@muse-code/sdk/ui";
 import { SegmentedText } from "./segmentedText.js";
 
 /** What an item's element shows: the item it rendered last, and its text. */
@@ -185,12 +187,23 @@ function tag(text: string): HTMLElement {
 }
 
 /**
- * What the turn's last line says. Only the host's own terminal ends a turn; while the
+ * What the turn's last line says. Only the host's own terminal ends a turn, and it reads as the
+ * SDK words it (`describeTerminal`, then the host's reason in parentheses when the sentence does
+ * not already say it, then `; tokens N in, M out, K reasoning` when the host sent usage, as
+ * `muse run` prints it), so a user's Stop, a policy stop and a shutdown never look
+ * alike. While the
  * connection is down an unended turn reads "reconnecting…" (it may still be running), and a turn
  * the session gave up on reads "unknown" with why: never "failed" unless the host said so.
  */
 export function outcomeOf(turn: SessionTurn): { text: string; tone: string } {
-  if (turn.terminal !== undefined) return { text: `${turn.terminal.terminal}: ${turn.terminal.reason}`, tone: turn.terminal.terminal };
+  const { terminal } = turn;
+  if (terminal !== undefined) {
+    const sentence = describeTerminal(terminal);
+    // Where the host cut it ("cancelled during tool execution"), when the sentence does not say it.
+    const reason = sentence.includes(terminal.reason) ? "" : ` (${terminal.reason})`;
+    const usage = terminal.usage === undefined ? "" : `; ${describeUsage(terminal.usage)}`;
+    return { text: `${sentence}${reason}${usage}`, tone: terminal.terminal };
+  }
   switch (turn.phase) {
     case "unknown":
       return { text: `unknown: ${turn.unknownReason ?? "the session stopped before the turn's end arrived"}`, tone: "unknown" };

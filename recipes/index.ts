@@ -13,6 +13,7 @@ import { recipe as keepInbox } from "./keep-inbox.js";
 import type { Recipe } from "./recipe.js";
 import { recipe as staleTurn } from "./stale-turn.js";
 import { recipe as stopButton } from "./stop-button.js";
+import { recipe as stopByTimeLimit } from "./stop-by-time-limit.js";
 import { recipe as stopWhileAsking } from "./stop-while-asking.js";
 import { recipe as surviveHostCrash } from "./survive-host-crash.js";
 import { recipe as switchModel } from "./switch-model.js";
@@ -34,4 +35,5 @@ export const recipes: readonly Recipe[] = [
   approveTool,
   denyTool,
   stopWhileAsking,
+  stopByTimeLimit,
 ];

@@ -3,7 +3,7 @@
  * what to do by their prompt, a JSON directive (docs/checkable-hosts.md). `muse check` drives a
  * host through its conformance scenarios with it.
  */
-import { isObject, type TurnInput } from "../protocol/index.js";
+import { isObject, type TurnInput, type TurnUsage } from "../protocol/index.js";
 import type { ScriptedModel, ScriptedStep, ScriptedToolCall, ScriptedTurn } from "./scriptedModel.js";
 
 /**
@@ -26,7 +26,8 @@ const MAX_TOOL_RUN_MS = 600_000;
 /** Shortest output interval of a tool run. @unit milliseconds */
 const MIN_OUTPUT_EVERY_MS = 10;
 
-const STEP_KEYS = ["reasoning", "text", "chunkSize", "chunkDelayMs", "tool"];
+const STEP_KEYS = ["reasoning", "text", "chunkSize", "chunkDelayMs", "tool", "usage", "stopByHook"];
+const USAGE_KEYS = ["inputTokens", "outputTokens", "reasoningTokens"] as const;
 const TOOL_KEYS = ["runMs", "outputEveryMs", "approval"];
 
 /** What a turn with no directive streams: how to use the model. */
@@ -73,6 +74,21 @@ function parseTool(raw: unknown, where: string): ScriptedToolCall {
   return call;
 }
 
+/** A step's `usage` (MSP 2.1), as in a scripted model: each count a non-negative integer, a missing one 0. */
+function parseUsage(raw: unknown, where: string): TurnUsage {
+  if (!isObject(raw)) bad(where, "usage must be an object");
+  for (const key of Object.keys(raw)) {
+    if (!(USAGE_KEYS as readonly string[]).includes(key)) bad(`${where}.${key}`, `unknown key (expected one of ${USAGE_KEYS.join(", ")})`);
+  }
+  const usage: TurnUsage = { inputTokens: 0, outputTokens: 0, reasoningTokens: 0 };
+  for (const key of USAGE_KEYS) {
+    const n = raw[key] ?? 0;
+    if (!(Number.isSafeInteger(n) && (n as number) >= 0)) bad(`${where}.${key}`, "must be a non-negative integer");
+    usage[key] = n as number;
+  }
+  return usage;
+}
+
 function parseStep(raw: unknown, where: string): ScriptedStep {
   if (!isObject(raw)) bad(where, "a step must be an object");
   for (const key of Object.keys(raw)) if (!STEP_KEYS.includes(key)) bad(`${where}.${key}`, `unknown key (expected one of ${STEP_KEYS.join(", ")})`);
@@ -87,12 +103,19 @@ function parseStep(raw: unknown, where: string): ScriptedStep {
   };
   if (reasoning !== undefined) step.reasoning = reasoning;
   if (text !== undefined) step.text = text;
+  // MSP 2.1: what the step costs (summed into the turn's usage), and a policy stop as it begins.
+  if (raw["usage"] !== undefined) step.usage = parseUsage(raw["usage"], `${where}.usage`);
+  const stopByHook = raw["stopByHook"];
+  if (stopByHook !== undefined) {
+    if (typeof stopByHook !== "string" || stopByHook.trim() === "") bad(`${where}.stopByHook`, "must be a non-empty string");
+    step.stopByHook = stopByHook;
+  }
   return step;
 }
 
 /**
  * The turn a prompt directs: its text inputs, joined, parsed as a directive
- * `{"steps": [{reasoning?, text?, chunkSize?, chunkDelayMs?, tool?: {runMs, outputEveryMs?, approval?}}]}`.
+ * `{"steps": [{reasoning?, text?, chunkSize?, chunkDelayMs?, tool?: {runMs, outputEveryMs?, approval?}, usage?, stopByHook?}]}`.
  * A prompt that is not a JSON object gets a short help message; a JSON object that is not a
  * directive throws an `Error` naming the problem and its path (the turn then fails with it).
  *

@@ -404,6 +404,8 @@ export class SessionAgent {
       try {
         if (model === undefined) throw new Error(`model ${modelName} is not loaded`);
         const script = model.turnFor?.(index, turn.input) ?? model.turnAt(index);
+        // A directed turn (the msp-check model) declares usage per turn, not per model.
+        if (usage === undefined && script.steps.some((step) => step.usage !== undefined)) usage = { inputTokens: 0, outputTokens: 0, reasoningTokens: 0 };
         await nextTick(); // prompt assembly (the scripted model has none; yield like real I/O would)
         signal.throwIfAborted();
         for (const [s, step] of script.steps.entries()) {

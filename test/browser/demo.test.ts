@@ -17,7 +17,7 @@
  */
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
-import { buildDemoPage, startDemoHost, type DemoHost } from "./demoHost.js";
+import { buildDemoPage, pageWords, startDemoHost, type DemoHost } from "./demoHost.js";
 import { chromiumLaunchOptions } from "./provisionChromium.js";
 
 let browser: Browser;
@@ -91,7 +91,7 @@ const cancels = (sent: Record<string, unknown>[]) => sent.filter((message) => me
 /** The host's logged terminals, by turnId, as the page words them. */
 function loggedTerminals(host: DemoHost): Map<string, string> {
   const completed = host.sessionLog().filter((record) => record["type"] === "turnCompleted");
-  return new Map(completed.map((record) => [String(record["turnId"]), `${String(record["terminal"])}: ${String(record["reason"])}`]));
+  return new Map(completed.map((record) => [String(record["turnId"]), pageWords(record)]));
 }
 
 /** The host's logged terminal of the session's one turn, as the page words it. */
@@ -118,10 +118,12 @@ describe("the Stop-button app in Chromium, against the real host", () => {
     expect(await page.textContent("#stop")).toBe("Stopping…");
     expect(await page.getAttribute("#stop", "aria-busy")).toBe("true");
     expect(await page.isDisabled("#stop")).toBe(true);
-    await page.waitForFunction(() => document.querySelector(".turn:last-child .outcome")?.textContent?.startsWith("cancelled"), undefined, { timeout: 10_000 });
+    await page.waitForFunction(() => (document.querySelector(".turn:last-child .outcome") as HTMLElement | null)?.dataset["tone"] === "cancelled", undefined, {
+      timeout: 10_000,
+    });
 
     const terminal = loggedTerminal(host);
-    expect(terminal).toBe("cancelled: cancelled during tool execution");
+    expect(terminal).toBe("you stopped it (cancelled during tool execution)");
     expect(await page.textContent(".turn:last-child .outcome")).toBe(terminal);
     expect(await page.textContent("#status")).toBe(terminal);
     expect(await page.getAttribute("#stop", "aria-busy")).toBe("false");
@@ -164,7 +166,9 @@ describe("the Stop-button app in Chromium, against the real host", () => {
     await waitForOutput(page, "SIGTERM");
     await page.reload(); // again, while the tool drains
     await page.waitForSelector("#start:not([disabled])");
-    await page.waitForFunction(() => document.querySelector(".turn:last-child .outcome")?.textContent?.startsWith("cancelled"), undefined, { timeout: 10_000 });
+    await page.waitForFunction(() => (document.querySelector(".turn:last-child .outcome") as HTMLElement | null)?.dataset["tone"] === "cancelled", undefined, {
+      timeout: 10_000,
+    });
     const terminal = loggedTerminal(host);
     expect(await page.textContent(".turn:last-child .outcome")).toBe(terminal);
     expect(await page.textContent("#status")).toBe(terminal);
@@ -217,9 +221,9 @@ describe("the Stop-button app in Chromium, against the real host", () => {
     const logged = loggedTerminals(host);
     const shown = await page.$$eval(".turn", (turns) => turns.map((t) => [(t as HTMLElement).dataset["turnId"], t.querySelector(".outcome")?.textContent]));
     expect(shown.map(([, outcome]) => outcome)).toEqual([
-      "cancelled: cancelled during tool execution",
-      "cancelled: cancelled before start",
-      "cancelled: discarded from inbox",
+      "you stopped it (cancelled during tool execution)",
+      "you stopped it (cancelled before start)",
+      "you stopped it (discarded from inbox)",
     ]);
     for (const [turnId, outcome] of shown) expect(logged.get(turnId as string)).toBe(outcome);
     expect(problems).toEqual([]);

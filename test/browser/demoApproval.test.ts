@@ -18,7 +18,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, inject, it, type ExpectStatic } from "vitest";
-import { buildDemoPage, startDemoHost, type DemoHost } from "./demoHost.js";
+import { buildDemoPage, pageWords, startDemoHost, type DemoHost } from "./demoHost.js";
 import { chromiumLaunchOptions } from "./provisionChromium.js";
 
 /** The build (~15 s) plus a margin for two shared cores running four of these at once. */
@@ -105,7 +105,7 @@ const waitForTerminal = (page: Page) =>
 function loggedTerminal(host: DemoHost, expect: ExpectStatic): string {
   const terminals = host.sessionLog().filter((record) => record["type"] === "turnCompleted");
   expect(terminals).toHaveLength(1);
-  return `${String(terminals[0]?.["terminal"])}: ${String(terminals[0]?.["reason"])}`;
+  return pageWords(terminals[0] as Record<string, unknown>);
 }
 
 /** The approval states the host logged for its one question, in order. */
@@ -159,7 +159,7 @@ describe("the Stop-button app's Approve/Deny dialog, in Chromium against the rea
       expect(await page.textContent(`${deploy} .tool-output`)).toMatch(/\[5\/5\] uploaded batch 5 of 5\ndeployed: .*release\.txt/);
       expect(await page.textContent(`${deploy} .item-status`)).toBe("approved, completed");
       expect(await outcome(page)).toBe(loggedTerminal(host, expect));
-      expect(await outcome(page)).toBe("completed: completed");
+      expect(await outcome(page)).toBe("completed");
       expect(existsSync(demo.release)).toBe(true);
       expect(loggedApprovals(host)).toEqual(["pending", "approved"]);
       const answers = demo.sent.filter((message) => message["id"] === questions(demo.received)[0]?.["id"] && "result" in message);
@@ -186,7 +186,7 @@ describe("the Stop-button app's Approve/Deny dialog, in Chromium against the rea
       // The script went on after the deny: its last step's message, then the terminal.
       expect(await page.textContent(".turn:last-child .message:last-of-type")).toBe("That is the end of this turn.");
       expect(await outcome(page)).toBe(loggedTerminal(host, expect));
-      expect(await outcome(page)).toBe("completed: completed");
+      expect(await outcome(page)).toBe("completed");
       expect(existsSync(demo.release)).toBe(false);
       expect(loggedApprovals(host)).toEqual(["pending", `denied (${DENY_REASON})`]);
       const completed = host
@@ -226,7 +226,7 @@ describe("the Stop-button app's Approve/Deny dialog, in Chromium against the rea
       await waitForTerminal(page);
 
       const terminal = loggedTerminal(host, expect);
-      expect(terminal).toBe("cancelled: cancelled while awaiting approval");
+      expect(terminal).toBe("you stopped it (cancelled while awaiting approval)");
       expect(await outcome(page)).toBe(terminal);
       expect(await page.textContent("#status")).toBe(terminal);
       expect(await page.isVisible("#approval")).toBe(false);

@@ -8,7 +8,7 @@
  *   for a while): the turn reads "reconnecting…", never failed; the page reconnects by itself and
  *   shows the turn's real terminal, with its output whole.
  * - The host SIGKILLed and restarted on the same `--data`, port and `--token-file`: the turn ends
- *   with the host's own "failed: host restarted", and nothing before it read failed or unknown.
+ *   with the host's own "failed: host restarted" (the page: "the host restarted"), and nothing before it read failed or unknown.
  * - A reload mid-turn, and a reload while stopping: the page resumes the turn, and shows
  *   "Stopping…" from the click, across the reload, until the real terminal; one cancel.
  * - Stop pressed while disconnected (a double click): "Stopping…" at once, nothing reaches the
@@ -22,7 +22,7 @@ import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
 import { repoRoot } from "../helpers/repoRoot.js";
-import { buildDemoPage, startDemoHost, startPageProxy, type DemoHost, type DemoHostOptions, type PageProxy } from "./demoHost.js";
+import { buildDemoPage, pageWords, startDemoHost, startPageProxy, type DemoHost, type DemoHostOptions, type PageProxy } from "./demoHost.js";
 import { chromiumLaunchOptions } from "./provisionChromium.js";
 
 /** A message, then a shell tool that prints a line every 100 ms for ~6 s, then a message: it completes by itself. */
@@ -144,7 +144,7 @@ function loggedTerminals(host: DemoHost): string[] {
   return host
     .sessionLog()
     .filter((record) => record["type"] === "turnCompleted")
-    .map((record) => `${String(record["terminal"])}: ${String(record["reason"])}`);
+    .map(pageWords);
 }
 const cancelsLogged = (host: DemoHost) => host.sessionLog().filter((record) => record["type"] === "cancelRequested");
 
@@ -187,7 +187,7 @@ describe("the Stop-button app on the session layer: drops, restarts, reloads and
     await page.waitForSelector('#connection[data-connection="connected"]', { timeout: 10_000 });
     await waitForPhase(page, "ended", 20_000);
     const [terminal] = loggedTerminals(host);
-    expect(terminal).toBe("completed: completed");
+    expect(terminal).toBe("completed");
     expect(await outcome(page)).toBe(terminal);
     expect(await page.isVisible("#reconnect")).toBe(false);
     // The tool's output whole, once: the replay merged by revision, not appended twice.
@@ -218,7 +218,7 @@ describe("the Stop-button app on the session layer: drops, restarts, reloads and
     await host.restart();
     await waitForPhase(page, "ended", 30_000);
     const [terminal] = loggedTerminals(host);
-    expect(terminal).toBe("failed: host restarted");
+    expect(terminal).toBe("the host restarted");
     expect(await outcome(page)).toBe(terminal);
     expect(await page.getAttribute(".turn:last-child .outcome", "data-tone")).toBe("failed");
     expect(await page.getAttribute("#connection", "data-connection")).toBe("connected");
@@ -254,7 +254,7 @@ describe("the Stop-button app on the session layer: drops, restarts, reloads and
     expect(await page.textContent("#stop")).toBe("Stopping…");
     await waitForPhase(page, "ended", 15_000);
     const [terminal] = loggedTerminals(host);
-    expect(terminal).toBe("cancelled: cancelled during tool execution");
+    expect(terminal).toBe("you stopped it (cancelled during tool execution)");
     expect(await outcome(page)).toBe(terminal);
     expect(await page.textContent("#status")).toBe(terminal);
 
@@ -295,7 +295,7 @@ describe("the Stop-button app on the session layer: drops, restarts, reloads and
     await page.waitForSelector('#connection[data-connection="connected"]', { timeout: 10_000 });
     await waitForPhase(page, "ended", 15_000);
     const [terminal] = loggedTerminals(host);
-    expect(terminal).toBe("cancelled: cancelled during tool execution");
+    expect(terminal).toBe("you stopped it (cancelled during tool execution)");
     expect(await outcome(page)).toBe(terminal);
     expect(await page.textContent("#status")).toBe(terminal);
     expect(cancelsLogged(host)).toHaveLength(1);
@@ -331,7 +331,7 @@ describe("the Stop-button app on the session layer: drops, restarts, reloads and
     await page.click("#approval-approve");
     await waitForPhase(page, "ended", 15_000);
     const [terminal] = loggedTerminals(host);
-    expect(terminal).toBe("completed: completed");
+    expect(terminal).toBe("completed");
     expect(await outcome(page)).toBe(terminal);
     expect(await page.getAttribute(".turn:last-child .tool", "data-approval")).toBe("approved");
     expect(await page.textContent(".turn:last-child .tool-output")).toContain("published");

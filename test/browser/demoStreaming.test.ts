@@ -226,7 +226,7 @@ describe("the Stop-button app renders streamed text by appends, in Chromium agai
     expect((log.folded as MessageItem).text).toBe((log.completed as MessageItem).text);
     expect(shown.data === (log.folded as MessageItem).text).toBe(true);
     expect(shown.data === LONG).toBe(true);
-    expect(await page.textContent(".turn:last-child .outcome")).toBe("completed: completed");
+    expect(await page.textContent(".turn:last-child .outcome")).toBe("completed");
     expect(problems).toEqual([]);
     await page.close();
   });
@@ -280,7 +280,7 @@ describe("the Stop-button app renders streamed text by appends, in Chromium agai
     expect((await messageText(page)).data === LONG).toBe(true);
     expect(await page.getAttribute(MESSAGE, "data-status")).toBe("completed");
     expect(deltasOf(received[2], itemId)).toHaveLength(0);
-    expect(await page.textContent(".turn:last-child .outcome")).toBe("completed: completed");
+    expect(await page.textContent(".turn:last-child .outcome")).toBe("completed");
     expect(problems).toEqual([]);
     await page.close();
   });

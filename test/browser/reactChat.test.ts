@@ -41,6 +41,7 @@ beforeAll(async () => {
       "@muse-code/sdk/session": sdk("session/index.ts"),
       "@muse-code/sdk/react": sdk("react/index.ts"),
       "@muse-code/sdk/websocket": sdk("websocket/index.ts"),
+      "@muse-code/sdk/ui": sdk("ui/index.ts"),
       "@muse-code/sdk": sdk("index.ts"),
     },
     logLevel: "silent",
@@ -134,7 +135,7 @@ describe("the React chat app (docs/examples/react-chat) in Chromium", () => {
     await startTurn(chat.page);
     await chat.page.dblclick("button.stop");
     await chat.page.waitForSelector('li[data-phase="ended"]', { timeout: 15_000 });
-    expect(await chat.page.textContent("p.phase")).toMatch(/^cancelled: /);
+    expect(await chat.page.textContent("p.phase")).toBe("you stopped it");
     expect(await phases(chat.page)).toEqual(["starting", "running", "stopping", "ended"]);
     expect(sentMethod(chat, "turn/cancel")).toHaveLength(1);
     expect(chat.host.cancelsLogged()).toHaveLength(1);
@@ -148,7 +149,7 @@ describe("the React chat app (docs/examples/react-chat) in Chromium", () => {
     await chat.page.waitForSelector('li[data-phase="reconnecting"]');
     expect(await chat.page.getAttribute('[role="status"]', "data-state")).toBe("reconnecting");
     await chat.page.waitForSelector('li[data-phase="ended"]', { timeout: 20_000 });
-    expect(await chat.page.textContent("p.phase")).toMatch(/^completed: /);
+    expect(await chat.page.textContent("p.phase")).toBe("completed");
     const seen = await phases(chat.page);
     expect(seen).toContain("reconnecting");
     expect(seen.every((p) => ["starting", "running", "reconnecting", "ended"].includes(p))).toBe(true);
@@ -167,7 +168,7 @@ describe("the React chat app (docs/examples/react-chat) in Chromium", () => {
     chat.proxy.refuse(false);
     await chat.page.click('[role="status"] button'); // Retry now
     await chat.page.waitForSelector('li[data-phase="ended"]', { timeout: 20_000 });
-    expect(await chat.page.textContent("p.phase")).toMatch(/^cancelled: /);
+    expect(await chat.page.textContent("p.phase")).toBe("you stopped it");
     expect(chat.host.cancelsLogged()).toHaveLength(1);
   }, 60_000);
 
@@ -190,7 +191,7 @@ describe("the React chat app (docs/examples/react-chat) in Chromium", () => {
     await chat.page.waitForSelector('li[data-phase="ended"]', { timeout: 20_000 });
     // This page load showed the turn stopping until the host's terminal, nothing else.
     expect(await phases(chat.page)).toEqual(["stopping", "ended"]);
-    expect(await chat.page.textContent("p.phase")).toMatch(/^cancelled: /);
+    expect(await chat.page.textContent("p.phase")).toBe("you stopped it");
     expect(chat.host.cancelsLogged()).toHaveLength(1);
     expect(await chat.page.locator("li[data-turn]").count()).toBe(1);
   }, 60_000);
@@ -202,7 +203,7 @@ describe("the React chat app (docs/examples/react-chat) in Chromium", () => {
     await chat.page.waitForSelector('li[data-phase="reconnecting"]');
     await chat.host.restart();
     await chat.page.waitForSelector('li[data-phase="ended"]', { timeout: 30_000 });
-    expect(await chat.page.textContent("p.phase")).toMatch(/^failed: .*host restarted/);
+    expect(await chat.page.textContent("p.phase")).toBe("the host restarted");
     expect(await phases(chat.page)).not.toContain("unknown");
   }, 60_000);
 
@@ -218,7 +219,7 @@ describe("the React chat app (docs/examples/react-chat) in Chromium", () => {
     expect(await chat.page.locator('[role="dialog"]').count()).toBe(1);
     await chat.page.click('[role="dialog"] button:text("Approve")');
     await chat.page.waitForSelector('li[data-phase="ended"]', { timeout: 20_000 });
-    expect(await chat.page.textContent("p.phase")).toMatch(/^completed: /);
+    expect(await chat.page.textContent("p.phase")).toBe("completed");
     expect(await chat.page.textContent("pre.tool")).toContain("published");
   }, 60_000);
 });

@@ -114,7 +114,7 @@ describe("muse run asks on a terminal (script(1))", () => {
       "[y/N] ^C\n",
       "stopping…",
       "└ cancelled: tool call aborted before dispatch",
-      "turn cancelled: cancelled while awaiting approval (cause user) after",
+      "turn cancelled: you stopped it (cancelled while awaiting approval) after",
     ]);
     expect(text).not.toContain("Done.");
     expect(existsSync(marker)).toBe(false);
@@ -254,7 +254,7 @@ describe("muse run --approve ask off a terminal (a line per question)", () => {
     const result = await muse.result;
     expect(result.code, result.stdout + result.stderr).toBe(130);
     expect(result.stdout).toMatch(/\[y\/N\] \nstopping…\n {2}\? Run shell: touch \S+; echo published\? withdrawn: turn cancelled\n/);
-    expect(result.stdout).toMatch(/turn cancelled: cancelled while awaiting approval \(cause user\) after/);
+    expect(result.stdout).toMatch(/turn cancelled: you stopped it \(cancelled while awaiting approval\) after/);
     muse.child.stdin?.write("y\n"); // too late: nothing reads it, nothing runs
     expect(existsSync(marker)).toBe(false);
   });

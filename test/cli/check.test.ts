@@ -62,11 +62,13 @@ describe("runCheck", () => {
       "deny",
       "stop while asking",
       "late approve after a cancel",
+      "hook stop's cause",
+      "usage on a cancelled turn",
       "shutdown mid-tool",
     ]);
     for (const result of outcome.results) expect(result.wire.length).toBeGreaterThan(0);
     expect(outcome.output).toMatch(/^cancel mid-tool +PASS/m);
-    expect(outcome.output).toMatch(/muse check: all 17 scenarios passed/);
+    expect(outcome.output).toMatch(/muse check: all 19 scenarios passed/);
     // docs/checkable-hosts.md shows this output, times aside.
     const page = readFileSync(join(repoRoot, "docs/checkable-hosts.md"), "utf8");
     const sample = /<!-- muse check sample: pass -->\n```text\n([^`]*)```/.exec(page)?.[1];
@@ -333,7 +335,7 @@ describe("runCheck", () => {
       expect(result.problems).toEqual([expect.stringMatching(/^not run: "host info" failed: host\/info lists no model "msp-check"/)]);
       expect(result.wire).toEqual([]);
     }
-    expect(outcome.output).toMatch(/17 of 17 scenarios failed/);
+    expect(outcome.output).toMatch(/19 of 19 scenarios failed/);
   }, 60_000);
 
   it("fails, without hanging, when the host cannot be started", async () => {

@@ -41,6 +41,24 @@ describe("the msp-check model", () => {
     expect(checkTurnOf(prompt([1, 2])).steps[0]?.text).toMatch(/msp-check model/);
   });
 
+  it("reads MSP 2.1's usage and stopByHook per step, as a scripted model does, and names a bad one", () => {
+    const turn = checkTurnOf(
+      prompt({
+        steps: [
+          { text: "a", usage: { inputTokens: 3, reasoningTokens: 1 } },
+          { text: "b", stopByHook: "budget" },
+        ],
+      }),
+    );
+    expect(turn.steps[0]?.usage).toEqual({ inputTokens: 3, outputTokens: 0, reasoningTokens: 1 });
+    expect(turn.steps[1]?.stopByHook).toBe("budget");
+    expect(() => checkTurnOf(prompt({ steps: [{ usage: { inputTokens: -1 } }] }))).toThrow(
+      /\$\.steps\[0\]\.usage\.inputTokens: must be a non-negative integer/,
+    );
+    expect(() => checkTurnOf(prompt({ steps: [{ usage: { tokens: 1 } }] }))).toThrow(/\$\.steps\[0\]\.usage\.tokens: unknown key/);
+    expect(() => checkTurnOf(prompt({ steps: [{ stopByHook: " " }] }))).toThrow(/\$\.steps\[0\]\.stopByHook: must be a non-empty string/);
+  });
+
   it("names the problem in a directive that is not one", () => {
     expect(() => checkTurnOf(prompt({ steps: [] }))).toThrow(/at \$\.steps: steps must be a non-empty array/);
     expect(() => checkTurnOf(prompt({ steps: [{ txt: "x" }] }))).toThrow(/at \$\.steps\[0\]\.txt: unknown key/);

@@ -40,7 +40,7 @@ describe("Ctrl-C in muse run (a pseudo-terminal)", () => {
       "│ SIGTERM: stopping the test run",
       "│ test run stopped after",
       "└ cancelled: turn cancelled",
-      "turn cancelled: cancelled during tool execution (cause user) after",
+      "turn cancelled: you stopped it (cancelled during tool execution) after",
     ]);
     expect(text).not.toContain("All 100 tests passed.");
   });

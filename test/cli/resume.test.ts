@@ -82,7 +82,7 @@ describe("muse resume", () => {
     expect(stdout).toContain("  | test 3 ... ok\n");
     const terminal = /\nturn (cancelled|failed): (.*) after \d+\.\d s\n$/.exec(stdout);
     expect(terminal, stdout).not.toBeNull();
-    expect(["cancelled during tool execution (cause disposed)", "host restarted"]).toContain(terminal?.[2]);
+    expect(["the host shut down (cancelled during tool execution)", "the host restarted"]).toContain(terminal?.[2]);
     expect(result?.code).toBe(terminal?.[1] === "cancelled" ? 130 : 1);
     expect(stdout).not.toContain("All 100 tests passed.");
   });

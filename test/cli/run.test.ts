@@ -44,7 +44,7 @@ describe("muse run", () => {
     const result = await runMuse(bundles(), ["run", "go", "--spawn", hostCommand(bundles(), `--script ${model}`)]);
     const lines = normalise(result.stdout).trimEnd().split("\n");
     expect(lines.at(-1)).toBe(
-      "turn cancelled: cancelled at step boundary (cause hook: budget hook: over the daily spend) after <s> s; tokens 7 in, 3 out, 0 reasoning",
+      "turn cancelled: stopped by policy: budget hook: over the daily spend (cancelled at step boundary) after <s> s; tokens 7 in, 3 out, 0 reasoning",
     );
     expect(result.code).toBe(130);
   });
@@ -100,7 +100,7 @@ describe("muse run", () => {
   it("exits 1 on a failed terminal, printing it with its reason", async () => {
     const result = await runMuse(bundles(), ["run", "hi", "--spawn", scriptedHost("fail")]);
     expect(result.code).toBe(1);
-    expect(normalise(result.stdout)).toBe("session <id> (model default)\nturn failed: failed: the model is unavailable after <s> s\n");
+    expect(normalise(result.stdout)).toBe("session <id> (model default)\nturn failed: the model is unavailable after <s> s\n");
   });
 
   it("--framing content-length speaks Content-Length framing to the host", async () => {

@@ -101,7 +101,7 @@ describe("muse resume over a shared host", () => {
     const followed = follower.output();
     expect(followed).toMatch(/^session [0-9a-f-]{36}\nreplaying \d+ notifications\nturn [0-9a-f-]{36} started\nRunning the test suite\.\n/);
     expect(followed).toMatch(
-      /\nstopping…\n[^]*\n {2}\| SIGTERM: stopping the test run\n[^]*\n {2}= cancelled: turn cancelled\nturn cancelled: cancelled during tool execution \(cause user\) after \d+\.\d s\n$/,
+      /\nstopping…\n[^]*\n {2}\| SIGTERM: stopping the test run\n[^]*\n {2}= cancelled: turn cancelled\nturn cancelled: you stopped it \(cancelled during tool execution\) after \d+\.\d s\n$/,
     );
     const events = jsonLines<{ type: string; method?: string; params?: Record<string, unknown> }>(runner.output());
     const terminals = events.filter((e) => e.method === "turn/completed");

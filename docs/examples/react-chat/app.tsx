@@ -7,6 +7,7 @@ import { createRoot } from "react-dom/client";
 import type { Item } from "@muse-code/sdk";
 import { useSession, useSessionTurn } from "@muse-code/sdk/react";
 import { openSession, type MspSession, type SessionTurn } from "@muse-code/sdk/session";
+import { describeTerminal } from "@muse-code/sdk/ui";
 import { connectWebSocket } from "@muse-code/sdk/websocket";
 
 // The token comes in the address's fragment once; keep it for reloads, and take it out of the address bar.
@@ -80,9 +81,9 @@ function ItemView({ item }: { item: Item }) {
   return <p className={item.kind}>{item.text}</p>;
 }
 
-/** What the turn's line says: only the host's own terminal is an ending. */
+/** What the turn's line says: only the host's own terminal is an ending ("you stopped it", "stopped by policy: …"). */
 function describe(turn: SessionTurn): string {
-  if (turn.phase === "ended") return `${turn.terminal?.terminal ?? "ended"}: ${turn.terminal?.reason ?? ""}`;
+  if (turn.phase === "ended" && turn.terminal !== undefined) return describeTerminal(turn.terminal);
   if (turn.phase === "unknown") return `unknown: ${turn.unknownReason ?? ""}`;
   if (turn.phase === "reconnecting") return "reconnecting: the turn may still be running";
   return turn.phase;

@@ -14,6 +14,7 @@ import {
   type ToolCallItem,
   type TurnCompletedParams,
 } from "@muse-code/sdk";
+import { describeTerminal, describeUsage } from "@muse-code/sdk/ui";
 import type { Screen } from "./screen.js";
 import type { Styles } from "./style.js";
 
@@ -96,8 +97,11 @@ export function toolCommand(item: Pick<ToolCallItem, "tool" | "args">): string {
 }
 
 /**
- * The terminal line: `turn cancelled: cancelled during tool execution (cause user) after 1.4 s`,
- * then the turn's usage when the host sent it (MSP 2.1): `; tokens 120 in, 8 out, 0 reasoning`.
+ * The terminal line: `turn <terminal>: ` and what happened in `describeTerminal`'s words (the SDK's
+ * one wording: "you stopped it", "stopped by policy: …", "the host shut down", "the host
+ * restarted", …), the host's reason in parentheses when the sentence does not already say it, the
+ * duration, then the turn's usage when the host sent it (MSP 2.1) in `describeUsage`'s words:
+ * `turn cancelled: you stopped it (cancelled during tool execution) after 1.4 s; tokens 120 in, 8 out, 0 reasoning`.
  *
  * @example
  * ```ts
@@ -105,11 +109,13 @@ export function toolCommand(item: Pick<ToolCallItem, "tool" | "args">): string {
  * ```
  */
 export function terminalLine(t: TurnCompletedParams): string {
-  const cause = t.cause === undefined ? "" : ` (cause ${t.cause.kind}${t.cause.reason === undefined ? "" : `: ${t.cause.reason}`})`;
+  const sentence = describeTerminal(t);
+  // "failed: …" under "turn failed: " would say failed twice.
+  const what = sentence.startsWith(`${t.terminal}: `) ? sentence.slice(t.terminal.length + 2) : sentence;
+  const reason = sentence.includes(t.reason) ? "" : ` (${t.reason})`;
   const after = typeof t.durationMs === "number" ? ` after ${(t.durationMs / 1000).toFixed(1)} s` : "";
-  const u = t.usage;
-  const usage = u === undefined ? "" : `; tokens ${u.inputTokens} in, ${u.outputTokens} out, ${u.reasoningTokens} reasoning`;
-  return `turn ${t.terminal}: ${t.reason}${cause}${after}${usage}`;
+  const usage = t.usage === undefined ? "" : `; ${describeUsage(t.usage)}`;
+  return `turn ${t.terminal}: ${what}${reason}${after}${usage}`;
 }
 
 /** The Screen owner of the y/N prompt's line. */

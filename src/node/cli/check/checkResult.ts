@@ -33,7 +33,9 @@ export interface CheckResult {
   notSupported?: string;
   /**
    * Why the check could not run the scenario over this connection: "shutdown mid-tool" signals
-   * the host's process, which the check has only when it spawned the host. Such a result is not
+   * the host's process, which the check has only when it spawned the host; "hook stop's cause"
+   * and "usage on a cancelled turn" need the MSP 2.1 directive keys `stopByHook` and `usage`,
+   * which a host without those features refuses (it fails the turn naming the key). Such a result is not
    * passed (`passed` is false) and not failed: `CheckOutcome.passed` leaves it out.
    */
   notRun?: string;

@@ -23,3 +23,19 @@ export const STREAMED: DirectiveStep[] = [
   { reasoning: "A long answer, then a tool.", text: STREAMED_TEXT, chunkSize: 16, tool: { runMs: 400, outputEveryMs: 10 } },
   { text: "Streamed." },
 ];
+
+/** The reason the hook of {@link HOOK_STOPPED} gives. */
+export const HOOK_REASON = "muse check: a policy hook";
+/** MSP 2.1: a first step, then a step a named hook stops as it begins, so neither it nor the next one runs. */
+export const HOOK_STOPPED: DirectiveStep[] = [
+  { text: "Checking the policy." },
+  { text: "This step never runs.", stopByHook: HOOK_REASON },
+  { text: "Nor does this one." },
+];
+/** What the first step of {@link USAGE_TOOL} costs, and so the usage of the turn cancelled during its tool. */
+export const USAGE_OF_STEP = { inputTokens: 120, outputTokens: 8, reasoningTokens: 3 };
+/** MSP 2.1: a step with usage whose tool runs 60 s (cancelled while it runs), then a step with usage that never runs. */
+export const USAGE_TOOL: DirectiveStep[] = [
+  { text: "Running the tool.", usage: USAGE_OF_STEP, tool: { runMs: 60_000, outputEveryMs: 100 } },
+  { text: "The tool finished.", usage: { inputTokens: 200, outputTokens: 5, reasoningTokens: 0 } },
+];

@@ -154,6 +154,7 @@ async function runScenario(scenario: Scenario, options: CheckOptions, timeoutMs:
   for (const text of invariantProblems) problems.push({ text: text.replace("; pass {excerpt: true} for an excerpt", ""), lines: linesIn(text) });
   const wanted = new Set(problems.flatMap((p) => [...p.lines, ...linesIn(p.text)]));
   const strip = ({ line, dir, raw }: WireLine) => ({ line, dir, raw });
+  notRun ??= ctx?.notRunReason;
   if (notRun !== undefined && problems.length === 0) {
     return { scenario: scenario.name, passed: false, timedOut: false, durationMs: Date.now() - started, problems: [], lines: [], wire: [], notRun };
   }

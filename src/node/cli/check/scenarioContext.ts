@@ -33,6 +33,10 @@ export interface DirectiveStep {
   chunkSize?: number;
   chunkDelayMs?: number;
   tool?: { runMs: number; outputEveryMs?: number; approval?: boolean };
+  /** MSP 2.1: what the step costs, summed into the turn's `usage`. @unit tokens */
+  usage?: { inputTokens?: number; outputTokens?: number; reasoningTokens?: number };
+  /** MSP 2.1: a named hook stops the turn as this step begins (`cause: {kind: "hook", reason}`). */
+  stopByHook?: string;
 }
 
 /**
@@ -104,6 +108,8 @@ export class ScenarioContext {
   shutdownAfter: number | undefined;
   /** What the scenario is doing now: a timeout names it. */
   doing = "starting";
+  /** Set by {@link ScenarioContext.notRun}: why the host could not be checked for this scenario. */
+  notRunReason: string | undefined;
 
   constructor(client: MspClient, wire: WireTap, spawned?: SpawnedProcess) {
     this.client = client;
@@ -120,6 +126,15 @@ export class ScenarioContext {
   expect(ok: boolean, text: string, lines: Array<number | undefined> = []): boolean {
     if (!ok) this.fail(text, lines);
     return ok;
+  }
+
+  /**
+   * The host cannot play what the scenario needs (it refused an optional directive key): the
+   * scenario is reported "not run" with `reason`, neither passed nor failed, unless it found
+   * problems too.
+   */
+  notRun(reason: string): void {
+    this.notRunReason = reason;
   }
 
   /** Set what the scenario is doing (named by a timeout). */

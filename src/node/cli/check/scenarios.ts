@@ -10,6 +10,7 @@ import { hostInfo, startAndComplete } from "./basicScenarios.js";
 import { cancelRace, staleTurn } from "./cancelRaceScenarios.js";
 import { cancelMidModel, cancelMidTool, cancelQueued, keepInbox } from "./cancelScenarios.js";
 import { malformedInput } from "./malformedInputScenario.js";
+import { hookStopCause, usageOnCancelledTurn } from "./policyScenarios.js";
 import { duplicateCommandId, resumeAfterCursor } from "./replayScenarios.js";
 import type { Scenario } from "./scenario.js";
 import { shutdownMidTool } from "./shutdownScenario.js";
@@ -41,5 +42,7 @@ export const SCENARIOS: readonly Scenario[] = [
   denyScenario,
   stopWhileAsking,
   lateApprove,
+  hookStopCause,
+  usageOnCancelledTurn,
   shutdownMidTool,
 ];
