@@ -15,7 +15,7 @@
  */
 import type { Item, ToolCallItem } from "@muse-code/sdk";
 import type { SessionTurn } from "@muse-code/sdk/session";
-import { describeTerminal, describeUsage } from "@muse-code/sdk/ui";
+import { describeEnding } from "@muse-code/sdk/ui";
 import { SegmentedText } from "./segmentedText.js";
 
 /** What an item's element shows: the item it rendered last, and its text. */
@@ -188,21 +188,15 @@ function tag(text: string): HTMLElement {
 
 /**
  * What the turn's last line says. Only the host's own terminal ends a turn, and it reads as the
- * SDK words it (`describeTerminal`, then the host's reason in parentheses when the sentence does
- * not already say it, then `; tokens N in, M out, K reasoning` when the host sent usage, as
- * `muse run` prints it), so a user's Stop, a policy stop and a shutdown never look
- * alike. While the
+ * SDK words it (`describeEnding`, as `muse run` prints it), so a user's Stop, a policy stop and a
+ * shutdown never look alike. While the
  * connection is down an unended turn reads "reconnecting…" (it may still be running), and a turn
  * the session gave up on reads "unknown" with why: never "failed" unless the host said so.
  */
 export function outcomeOf(turn: SessionTurn): { text: string; tone: string } {
   const { terminal } = turn;
   if (terminal !== undefined) {
-    const sentence = describeTerminal(terminal);
-    // Where the host cut it ("cancelled during tool execution"), when the sentence does not say it.
-    const reason = sentence.includes(terminal.reason) ? "" : ` (${terminal.reason})`;
-    const usage = terminal.usage === undefined ? "" : `; ${describeUsage(terminal.usage)}`;
-    return { text: `${sentence}${reason}${usage}`, tone: terminal.terminal };
+    return { text: describeEnding(terminal), tone: terminal.terminal };
   }
   switch (turn.phase) {
     case "unknown":

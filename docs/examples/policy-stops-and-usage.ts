@@ -42,12 +42,19 @@ function show(done: TurnCompletedParams): string {
 }
 // #endregion show
 
-/** Resolves once a tool call of the turn has printed something: it is really running. */
-function toolRunning(msp: MspClient, turnId: string): Promise<void> {
-  return new Promise((resolve) => {
-    const onDelta = ({ item }: { item: { kind: string; turnId: string } }) => {
-      if (item.kind === "toolCall" && item.turnId === turnId) resolve(void msp.events.off("item/delta", onDelta));
+/** Resolves once a tool call of the turn has printed something (it is really running); rejects after `timeoutMs`. */
+function toolRunning(msp: MspClient, turnId: string, timeoutMs = 10_000): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const done = (error?: Error) => {
+      clearTimeout(timer);
+      msp.events.off("item/delta", onDelta);
+      if (error === undefined) resolve();
+      else reject(error);
     };
+    const onDelta = ({ item }: { item: { kind: string; turnId: string } }) => {
+      if (item.kind === "toolCall" && item.turnId === turnId) done();
+    };
+    const timer = setTimeout(() => done(new Error(`no tool output from turn ${turnId} within ${timeoutMs} ms`)), timeoutMs);
     msp.events.on("item/delta", onDelta);
   });
 }

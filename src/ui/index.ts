@@ -13,3 +13,4 @@ export { StopController, StopStates } from "./stopController.js";
 export type { StopControllerOptions, StopSnapshot, StopState } from "./stopController.js";
 export { describeTerminal } from "./describeTerminal.js";
 export { describeUsage } from "./describeUsage.js";
+export { describeEnding } from "./describeEnding.js";

@@ -16,19 +16,13 @@ import { join } from "node:path";
 import { descendantsOf, killGroups } from "../../recipes/processTree.js";
 import { buildDemo } from "../../scripts/build-demo.js";
 import type { TurnCompletedParams } from "../../src/index.js";
-import { describeTerminal, describeUsage } from "../../src/ui/index.js";
+import { describeEnding } from "../../src/ui/index.js";
 import { repoRoot } from "../helpers/repoRoot.js";
 import { startProxy } from "../helpers/wsHost.js";
 
-/**
- * A `turnCompleted` record of the host's session log as the app words it: `describeTerminal`'s
- * sentence, the host's reason in parentheses when the sentence does not say it, then the usage.
- */
+/** A `turnCompleted` record of the host's session log as the app words it (`describeEnding`, whose own tests pin the words). */
 export function pageWords(record: Record<string, unknown>): string {
-  const terminal = record as unknown as TurnCompletedParams;
-  const sentence = describeTerminal(terminal);
-  const reason = sentence.includes(terminal.reason) ? "" : ` (${terminal.reason})`;
-  return `${sentence}${reason}${terminal.usage === undefined ? "" : `; ${describeUsage(terminal.usage)}`}`;
+  return describeEnding(record as unknown as TurnCompletedParams);
 }
 
 /** Builds the app into a fresh temporary directory (removed by `remove()`). */

@@ -124,6 +124,16 @@ describe("muse check on a host without policy stops and usage", () => {
     expect(outcome.output).toMatch(/2 not run: hook stop's cause, usage on a cancelled turn/);
   }, 60_000);
 
+  it("fails both, never 'not run', when the host has the keys and refuses their values", async () => {
+    const outcome = await check(brokenHost("no-policy-directives", "misreads"));
+    for (const scenario of ["hook stop's cause", "usage on a cancelled turn"]) {
+      const result = resultOf(outcome, scenario);
+      expect(result.notRun, scenario).toBeUndefined();
+      expect(result.problems.length, scenario).toBeGreaterThan(0);
+    }
+    expect(outcome.passed).toBe(false);
+  }, 60_000);
+
   it("fails both when it ignores the keys: a turn neither stopped nor counted is not a pass", async () => {
     const outcome = await check(brokenHost("no-policy-directives", "ignores"));
     expect(resultOf(outcome, "hook stop's cause").problems).toContainEqual(

@@ -14,7 +14,7 @@ import {
   type ToolCallItem,
   type TurnCompletedParams,
 } from "@muse-code/sdk";
-import { describeTerminal, describeUsage } from "@muse-code/sdk/ui";
+import { describeEnding, describeUsage } from "@muse-code/sdk/ui";
 import type { Screen } from "./screen.js";
 import type { Styles } from "./style.js";
 
@@ -97,9 +97,9 @@ export function toolCommand(item: Pick<ToolCallItem, "tool" | "args">): string {
 }
 
 /**
- * The terminal line: `turn <terminal>: ` and what happened in `describeTerminal`'s words (the SDK's
+ * The terminal line: `turn <terminal>: ` and what happened in `describeEnding`'s words (the SDK's
  * one wording: "you stopped it", "stopped by policy: …", "the host shut down", "the host
- * restarted", …), the host's reason in parentheses when the sentence does not already say it, the
+ * restarted", …, and the host's reason in parentheses unless the sentence is made from it), the
  * duration, then the turn's usage when the host sent it (MSP 2.1) in `describeUsage`'s words:
  * `turn cancelled: you stopped it (cancelled during tool execution) after 1.4 s; tokens 120 in, 8 out, 0 reasoning`.
  *
@@ -109,13 +109,12 @@ export function toolCommand(item: Pick<ToolCallItem, "tool" | "args">): string {
  * ```
  */
 export function terminalLine(t: TurnCompletedParams): string {
-  const sentence = describeTerminal(t);
+  const ending = describeEnding({ terminal: t.terminal, reason: t.reason, ...(t.cause === undefined ? {} : { cause: t.cause }) });
   // "failed: …" under "turn failed: " would say failed twice.
-  const what = sentence.startsWith(`${t.terminal}: `) ? sentence.slice(t.terminal.length + 2) : sentence;
-  const reason = sentence.includes(t.reason) ? "" : ` (${t.reason})`;
+  const what = ending.startsWith(`${t.terminal}: `) ? ending.slice(t.terminal.length + 2) : ending;
   const after = typeof t.durationMs === "number" ? ` after ${(t.durationMs / 1000).toFixed(1)} s` : "";
   const usage = t.usage === undefined ? "" : `; ${describeUsage(t.usage)}`;
-  return `turn ${t.terminal}: ${what}${reason}${after}${usage}`;
+  return `turn ${t.terminal}: ${what}${after}${usage}`;
 }
 
 /** The Screen owner of the y/N prompt's line. */

@@ -32,7 +32,7 @@ export const HOOK_STOPPED: DirectiveStep[] = [
   { text: "This step never runs.", stopByHook: HOOK_REASON },
   { text: "Nor does this one." },
 ];
-/** What the first step of {@link USAGE_TOOL} costs, and so the usage of the turn cancelled during its tool. */
+/** What the first step of {@link USAGE_TOOL} costs, and so the usage of the turn cancelled during its tool. @unit tokens */
 export const USAGE_OF_STEP = { inputTokens: 120, outputTokens: 8, reasoningTokens: 3 };
 /** MSP 2.1: a step with usage whose tool runs 60 s (cancelled while it runs), then a step with usage that never runs. */
 export const USAGE_TOOL: DirectiveStep[] = [

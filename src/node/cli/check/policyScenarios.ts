@@ -9,10 +9,17 @@ import { HOOK_REASON, HOOK_STOPPED, USAGE_OF_STEP, USAGE_TOOL } from "./directiv
 import type { Scenario } from "./scenario.js";
 import { paramsOf, type ScenarioContext } from "./scenarioContext.js";
 
-/** The host's reason when it failed the turn for the directive key `key` (it has no such feature), else undefined. */
+/**
+ * The host's reason when it failed the turn refusing the directive key `key` itself as unknown (it
+ * has no such feature), else undefined. A failure about a part of the key's value
+ * (`….usage.inputTokens: must be …`) or one that merely mentions the key is a host that has the
+ * feature and got it wrong: a failure, never "not run".
+ */
 function refused(params: Record<string, unknown>, key: string): string | undefined {
   const reason = params["reason"];
-  return params["terminal"] === "failed" && typeof reason === "string" && reason.includes(key) ? reason : undefined;
+  if (params["terminal"] !== "failed" || typeof reason !== "string") return undefined;
+  const namesKey = new RegExp(`\\b${key}\\b(?![.[])`).test(reason);
+  return namesKey && /\b(unknown|unsupported|not supported)\b/i.test(reason) ? reason : undefined;
 }
 
 /** Marks the scenario not run when the host refused `key`; returns true when it did. */
@@ -46,13 +53,25 @@ export const hookStopCause: Scenario = {
         [terminal.line],
       );
       ctx.expect(
-        typeof reason === "string" && reason.trim() !== "",
-        `a hook stop's cause must carry a non-empty reason naming the policy (here ${JSON.stringify(HOOK_REASON)}), it has ${JSON.stringify(reason) ?? "none"}`,
+        reason === HOOK_REASON,
+        `a hook stop's cause must carry the reason the hook gave (the directive's stopByHook, ${JSON.stringify(HOOK_REASON)}), it has ${JSON.stringify(reason) ?? "none"}`,
         [terminal.line],
       );
     }
-    const ran = ctx.completedItems(turn.turnId).find((i) => i.item["text"] === HOOK_STOPPED[1]?.text || i.item["text"] === HOOK_STOPPED[2]?.text);
-    ctx.expect(ran === undefined, "the step the hook stopped, and the steps after it, must not run", [ran?.line]);
+    // Step 1 ran whole, and nothing of the stopped step or the one after it began.
+    const started = ctx.wire.lines.filter(
+      (l) =>
+        l.dir === "server" &&
+        l.message?.["method"] === "item/started" &&
+        (paramsOf(l.message)["item"] as Record<string, unknown> | undefined)?.["turnId"] === turn.turnId,
+    );
+    const completed = ctx.completedItems(turn.turnId);
+    const first = completed[0];
+    ctx.expect(
+      started.length === 1 && completed.length === 1 && first?.item["text"] === HOOK_STOPPED[0]?.text && first?.item["status"] === "completed",
+      `the turn must hold exactly one item, the first step's message ${JSON.stringify(HOOK_STOPPED[0]?.text)} ended "completed": the step the hook stopped, and the steps after it, must not begin (nothing of them runs); it started ${started.length} item(s) and completed ${completed.length}`,
+      [...started.map((l) => l.line), ...completed.map((c) => c.line)],
+    );
     await ctx.settle();
   },
 };
