@@ -4,6 +4,7 @@
  */
 import { Notifications, PROTOCOL_VERSION } from "./methods.js";
 import {
+  ApprovalDecisions,
   CancelCauseKinds,
   ItemKinds,
   ItemStatuses,
@@ -148,44 +149,27 @@ export function problemWithNotification(method: string, params: unknown): string
  */
 export function problemWithToolApprove(params: unknown): string | undefined {
   if (!isObject(params)) return "params must be an object";
-  const offered = params["decisions"];
-  const grant = params["grant"];
-  return (
-    TOOL_APPROVE_FIELDS.map((name) => field(params, name, "string")).find(Boolean) ??
-    (offered === undefined || (Array.isArray(offered) && offered.every((d) => d !== "cancelled" && decisions.has(d as string)))
-      ? grant === undefined || (isObject(grant) && typeof grant["tool"] === "string" && typeof grant["match"] === "string")
-        ? undefined
-        : "grant must be {tool, args?, match}"
-      : "decisions must list approve, approveForSession, deny, denyAndStop")
-  );
+  return TOOL_APPROVE_FIELDS.map((name) => field(params, name, "string")).find(Boolean);
 }
 
 const TOOL_APPROVE_FIELDS: ReadonlyArray<keyof ToolApproveParams> = ["sessionId", "turnId", "itemId", "callId", "tool", "args"];
-const decisions: ReadonlySet<string> = new Set<ApprovalDecision>(["approve", "deny", "cancelled", "approveForSession", "denyAndStop"]);
+const decisions: ReadonlySet<string> = new Set<ApprovalDecision>(Object.values(ApprovalDecisions));
 
 /**
  * What is wrong with an answer to `tool/approve`, or `undefined` when it is a well-formed
  * `ToolApproveResult`: `decision` one of `approve`, `approveForSession`, `deny`, `denyAndStop`,
- * `cancelled`, and `reason`, if present, a string. With `offered` (the question's `decisions`,
- * or `["approve", "deny"]` for a 2.0 host), a decision it does not list is a problem too
- * (`cancelled` is always allowed).
+ * `cancelled` (the values of `ApprovalDecisions`), and `reason`, if present, a string. Whether
+ * the question offered that decision is not checked here (see `offeredDecisions` in
+ * `@muse-code/sdk/ui`): a host refuses an answer it did not offer, and runs nothing.
  *
  * @example
  * ```ts
  * problemWithApprovalAnswer({ decision: "maybe" }); // 'decision "maybe" is not one of approve, deny, cancelled, approveForSession, denyAndStop'
- * problemWithApprovalAnswer({ decision: "approveForSession" }, ["approve", "deny"]); // 'decision "approveForSession" was not offered (approve, deny)'
  * ```
  */
-export function problemWithApprovalAnswer(result: unknown, offered?: readonly string[]): string | undefined {
+export function problemWithApprovalAnswer(result: unknown): string | undefined {
   if (!isObject(result)) return "the answer must be an object";
-  const decision = result["decision"] as string;
-  return (
-    notOneOf("decision", decision, decisions) ??
-    (offered === undefined || decision === "cancelled" || offered.includes(decision)
-      ? undefined
-      : `decision "${decision}" was not offered (${offered.join(", ")})`) ??
-    (result["reason"] === undefined ? undefined : field(result, "reason", "string"))
-  );
+  return notOneOf("decision", result["decision"], decisions) ?? (result["reason"] === undefined ? undefined : field(result, "reason", "string"));
 }
 
 /**

@@ -5,6 +5,8 @@
  * exactly (named by its item).
  */
 import { ApprovalDecisions, ApprovalStates, isObject, problemWithApprovalAnswer, problemWithToolApprove } from "../protocol/index.js";
+import { problemWithApprovalOffer, problemWithDecision } from "../protocol/approvalOffer.js";
+import type { ApprovalDecision, ToolApproveParams } from "../protocol/index.js";
 import type { SessionHistory } from "./transcriptHistory.js";
 
 /** A `tool/approve` the host sent (per connection: JSON-RPC ids reset with each part). */
@@ -13,8 +15,8 @@ export interface HostRequest {
   turnId: string;
   itemId: string;
   answeredAt?: number;
-  /** The decisions it offered (`approve` and `deny` when it listed none: a 2.0 host). */
-  offered: readonly string[];
+  /** The question as asked (what it offered: its `decisions`, or `approve` and `deny` from a 2.0 host). */
+  question: ToolApproveParams;
 }
 
 const approvalStates: ReadonlySet<string> = new Set(Object.values(ApprovalStates));
@@ -41,13 +43,9 @@ export function checkToolApprove(
     say(`tool/approve for item ${itemId} while the tool/approve at ${at(open.line)} about it is still open: at most one open question per item (invariant 6)`);
     break;
   }
-  const offered = params["decisions"];
-  hostRequests.set(key, {
-    line,
-    turnId,
-    itemId,
-    offered: Array.isArray(offered) ? (offered as string[]) : [ApprovalDecisions.approve, ApprovalDecisions.deny],
-  });
+  const offer = problemWithApprovalOffer(params);
+  if (offer !== undefined) say(`tool/approve: ${offer}`);
+  hostRequests.set(key, { line, turnId, itemId, question: params as unknown as ToolApproveParams });
   const ended = history.terminals.get(turnId);
   if (ended !== undefined) return say(`tool/approve for turn ${turnId} after its turn/completed at ${ended.at} (invariant 3)`);
   const gate = history.gates.get(itemId);
@@ -87,7 +85,7 @@ export function checkApprovalAnswer(
   if (problem !== undefined) return say(`tool/approve: ${problem}`);
   const decision = (answer as Record<string, unknown>)["decision"];
   // An answer the question did not offer is refused by the host and runs nothing (invariant 6): the gate stays shut.
-  const refused = problemWithApprovalAnswer(answer, request.offered);
+  const refused = problemWithDecision(decision as ApprovalDecision, request.question);
   if (refused !== undefined) return say(`tool/approve id ${key}: ${refused}; the host refuses it and runs nothing (invariant 6)`);
   const ended = history.terminals.get(request.turnId);
   if (ended !== undefined && decision !== ApprovalDecisions.cancelled) {

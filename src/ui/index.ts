@@ -12,3 +12,4 @@
 export { StopController, StopStates } from "./stopController.js";
 export type { StopControllerOptions, StopSnapshot, StopState } from "./stopController.js";
 export { describeTerminal } from "./describeTerminal.js";
+export { offeredDecisions, problemWithDecision } from "../protocol/approvalOffer.js";
