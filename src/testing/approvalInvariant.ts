@@ -111,6 +111,8 @@ function checkGrant(method: string, item: Record<string, unknown>, history: Sess
   if (!isObject(grant) || typeof grant["grantId"] !== "string" || typeof grant["tool"] !== "string" || typeof grant["match"] !== "string") {
     return say(`${method}: item ${itemId} has grant ${JSON.stringify(grant)}, not {grantId, tool, args?, match}`);
   }
+  if (history.grantedItems.has(itemId)) return; // checked once per item, at the first notification that names its grant
+  history.grantedItems.add(itemId);
   const grantId = grant["grantId"];
   const rule = JSON.stringify([grant["tool"], grant["args"], grant["match"]]);
   const known = history.grants.get(grantId);
