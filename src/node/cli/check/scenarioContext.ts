@@ -104,6 +104,12 @@ export class ScenarioContext {
   shutdownAfter: number | undefined;
   /** What the scenario is doing now: a timeout names it. */
   doing = "starting";
+  /**
+   * Set by a scenario that found the host does not offer what it checks (e.g. no
+   * `approveForSession` in `tool/approve`'s decisions): the scenario is reported "not run", with
+   * this reason, unless it also found a problem.
+   */
+  notRun: string | undefined;
 
   constructor(client: MspClient, wire: WireTap, spawned?: SpawnedProcess) {
     this.client = client;
