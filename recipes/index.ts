@@ -1,6 +1,7 @@
 /**
  * The cookbook: every recipe, in the order the runner lists them.
  */
+import { recipe as approveForSession } from "./approve-for-session.js";
 import { recipe as approveTool } from "./approve-tool.js";
 import { recipe as cancelBeforeAck } from "./cancel-before-ack.js";
 import { recipe as cancelMidTurn } from "./cancel-mid-turn.js";
@@ -34,4 +35,5 @@ export const recipes: readonly Recipe[] = [
   approveTool,
   denyTool,
   stopWhileAsking,
+  approveForSession,
 ];
