@@ -336,8 +336,10 @@ export type ApprovalDecision = ApprovalOffer | "cancelled";
  *
  * @example
  * ```ts
- * const offered: ApprovalOffer[] = question.decisions ?? ["approve", "deny"];
- * if (offered.includes("approveForSession")) console.log("a = always allow this exact call in this session");
+ * client.onApproval((request) => {
+ *   const offered: ApprovalOffer[] = request.decisions ?? ["approve", "deny"];
+ *   return { decision: offered.includes("approveForSession") ? "approveForSession" : "approve" };
+ * });
  * ```
  */
 export type ApprovalOffer = "approve" | "approveForSession" | "deny" | "denyAndStop";
