@@ -9,8 +9,13 @@
  * drop: while the connection is down it says so, and an answer given then is kept by the
  * session and sent when the host asks again after the reconnect. The page decides which
  * question it shows; this only renders it and hands the answer to the page.
+ *
+ * A host of MSP 2.1 offers its decisions: the dialog shows a button for each one offered
+ * (Approve, Deny, "Always allow in this session", "Deny and stop") and hides the others; beside
+ * "Always allow" it states the grant's rule exactly (this exact command, or the wider rule the
+ * host states), before the user can pick it.
  */
-import type { ApprovalDecision } from "@muse-code/sdk";
+import type { ApprovalDecision, ApprovalOffer } from "@muse-code/sdk";
 import type { SessionApproval } from "@muse-code/sdk/session";
 
 /** The dialog's elements, from index.html. */
@@ -26,6 +31,12 @@ export interface ApprovalDialogElements {
   deny: HTMLButtonElement;
   /** Shown while the question is not open on a live connection (the session waits for the host to ask again). */
   offline: HTMLElement;
+  /** "Always allow in this session" (`approveForSession`), shown when the host offers it. */
+  always?: HTMLButtonElement;
+  /** "Deny and stop" (`denyAndStop`), shown when the host offers it. */
+  stop?: HTMLButtonElement;
+  /** The rule "Always allow" would create, shown with it. */
+  grant?: HTMLElement;
 }
 
 /** Answers the question (the page calls `session.answerApproval`). */
@@ -47,6 +58,8 @@ export class ApprovalDialog {
     this.#onAnswer = onAnswer;
     elements.approve.addEventListener("click", () => this.#answer("approve"));
     elements.deny.addEventListener("click", () => this.#answer("deny"));
+    elements.always?.addEventListener("click", () => this.#answer("approveForSession"));
+    elements.stop?.addEventListener("click", () => this.#answer("denyAndStop"));
     elements.dialog.addEventListener("keydown", (event) => {
       if (event.key !== "Escape") return;
       event.preventDefault();
@@ -88,6 +101,7 @@ export class ApprovalDialog {
     }
     tool.textContent = question.tool;
     command.textContent = commandOf(question.args);
+    this.#showOffer(question);
     turn.textContent = prompt ?? "(a turn this page did not start)";
     dialog.dataset["itemId"] = question.itemId;
     if (!wasOpen) {
@@ -98,13 +112,38 @@ export class ApprovalDialog {
     deny.focus();
   }
 
-  #answer(decision: "approve" | "deny"): void {
-    const question = this.#question;
-    if (question === undefined) return;
-    // The session sends it now when the question is live, else when the host asks again; the page re-renders from its snapshot.
-    if (decision === "approve") this.#onAnswer(question, "approve");
-    else this.#onAnswer(question, "deny", DENY_REASON);
+  /** One button per offered decision (a 2.0 host offers Approve and Deny); the grant's rule beside "Always allow". */
+  #showOffer(question: SessionApproval): void {
+    const { approve, deny, always, stop, grant } = this.#elements;
+    const offered = new Set<ApprovalOffer>(question.decisions);
+    approve.hidden = !offered.has("approve");
+    deny.hidden = !offered.has("deny");
+    if (always !== undefined) always.hidden = !offered.has("approveForSession");
+    if (stop !== undefined) stop.hidden = !offered.has("denyAndStop");
+    if (grant === undefined) return;
+    grant.hidden = !offered.has("approveForSession");
+    grant.textContent = offered.has("approveForSession") ? `“Always allow” approves ${ruleOf(question)} for the rest of this session.` : "";
   }
+
+  #answer(decision: ApprovalOffer): void {
+    const question = this.#question;
+    if (question === undefined || !question.decisions.includes(decision)) return;
+    // The session sends it now when the question is live, else when the host asks again; the page re-renders from its snapshot.
+    if (decision === "deny" || decision === "denyAndStop") this.#onAnswer(question, decision, DENY_REASON);
+    else this.#onAnswer(question, decision);
+  }
+}
+
+/**
+ * The rule an "Always allow" would create, in words: "this exact command" when the host's rule is
+ * `exact` on the call's own tool and arguments; else the host's rule as it states it.
+ */
+export function ruleOf(question: Pick<SessionApproval, "tool" | "args" | "grant">): string {
+  const rule = question.grant;
+  if (rule === undefined || (rule.match === "exact" && rule.tool === question.tool && rule.args === question.args)) {
+    return `this exact ${question.tool} call (the same arguments)`;
+  }
+  return `${rule.tool} calls matching “${rule.match}”${rule.args === undefined ? " with any arguments" : ` of ${commandOf(rule.args)}`}`;
 }
 
 /** A shell call's `command` as written; any other tool's arguments pretty-printed (or as sent, when not JSON). */

@@ -10,6 +10,7 @@
  * Plain TypeScript on `@muse-code/sdk`, `@muse-code/sdk/session` and `@muse-code/sdk/websocket`;
  * bundled for the browser by scripts/build-demo.ts.
  */
+import type { ApprovalDecision } from "@muse-code/sdk";
 import { openSession, type MspSession, type SessionSnapshot, type SessionTurn } from "@muse-code/sdk/session";
 import { connectWebSocket } from "@muse-code/sdk/websocket";
 import { Announcer } from "./announcer.js";
@@ -24,6 +25,14 @@ import { outcomeOf, promptOf, TurnList } from "./turnList.js";
 const HANDSHAKE_TIMEOUT_MS = 10_000;
 /** Where the session (its id, cursor, turns and pending Stops) is kept in the tab's storage. */
 const SESSION_KEY = "muse-demo:session";
+/** What the status line says of an answer. */
+const ANSWERED: Record<ApprovalDecision, string> = {
+  approve: "Approved",
+  approveForSession: "Approved for this session",
+  deny: "Denied",
+  denyAndStop: "Denied and stopped",
+  cancelled: "Withdrawn",
+};
 
 function element<T extends HTMLElement>(id: string): T {
   const found = document.getElementById(id);
@@ -52,10 +61,13 @@ const approvalDialog = new ApprovalDialog(
     approve: element("approval-approve"),
     deny: element("approval-deny"),
     offline: element("approval-offline"),
+    always: element("approval-always"),
+    stop: element("approval-stop"),
+    grant: element("approval-grant"),
   },
   (question, decision, reason) => {
     session?.answerApproval(question.itemId, decision, reason);
-    announcer.say(`${decision === "approve" ? "Approved" : "Denied"}: ${question.tool}: ${firstLine(question.args)}`);
+    announcer.say(`${ANSWERED[decision]}: ${question.tool}: ${firstLine(question.args)}`);
   },
 );
 

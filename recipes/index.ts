@@ -1,6 +1,7 @@
 /**
  * The cookbook: every recipe, in the order the runner lists them.
  */
+import { recipe as approveForSession } from "./approve-for-session.js";
 import { recipe as approveTool } from "./approve-tool.js";
 import { recipe as cancelBeforeAck } from "./cancel-before-ack.js";
 import { recipe as cancelMidTurn } from "./cancel-mid-turn.js";
@@ -36,4 +37,5 @@ export const recipes: readonly Recipe[] = [
   denyTool,
   stopWhileAsking,
   stopByTimeLimit,
+  approveForSession,
 ];

@@ -34,7 +34,7 @@ export interface AskTarget {
  * ```
  */
 export interface ApprovalAnswer {
-  decision: "approve" | "deny";
+  decision: Exclude<ApprovalDecision, "cancelled">;
   reason?: string;
   /** Set when the answer was malformed or a JSON-RPC error: the host treats it as a deny. */
   invalid?: string;
@@ -88,8 +88,12 @@ interface TargetState {
   withdrew: Set<Question>;
 }
 
-/** Reads a `tool/approve` result; `invalid` says what is wrong with it (and the decision is then `deny`). */
-function readAnswer(message: Record<string, unknown>): Omit<ApprovalAnswer, "decision"> & { decision: ApprovalDecision } {
+/**
+ * Reads a `tool/approve` result; `invalid` says what is wrong with it (and the decision is then
+ * `deny`). A decision the question did not offer (its `decisions`, or `approve` and `deny` when
+ * it lists none) is refused the same way: it runs nothing. `cancelled` is always allowed.
+ */
+function readAnswer(message: Record<string, unknown>, params: ToolApproveParams): Omit<ApprovalAnswer, "decision"> & { decision: ApprovalDecision } {
   if ("error" in message) {
     const error = message["error"];
     const code = isObject(error) ? error["code"] : undefined;
@@ -100,7 +104,14 @@ function readAnswer(message: Record<string, unknown>): Omit<ApprovalAnswer, "dec
   if (!isObject(result)) return { decision: "deny", invalid: "the result is not an object" };
   const decision = result["decision"];
   if (typeof decision !== "string" || !(Object.values(ApprovalDecisions) as string[]).includes(decision)) {
-    return { decision: "deny", invalid: `result.decision must be "approve", "deny" or "cancelled", got ${JSON.stringify(decision) ?? "nothing"}` };
+    return {
+      decision: "deny",
+      invalid: `result.decision must be one of ${Object.values(ApprovalDecisions).join(", ")}, got ${JSON.stringify(decision) ?? "nothing"}`,
+    };
+  }
+  const offered: readonly string[] = params.decisions ?? [ApprovalDecisions.approve, ApprovalDecisions.deny];
+  if (decision !== ApprovalDecisions.cancelled && !offered.includes(decision)) {
+    return { decision: "deny", invalid: `result.decision "${decision}" was not offered (${offered.join(", ")})` };
   }
   const reason = result["reason"];
   if (reason !== undefined && typeof reason !== "string") return { decision: "deny", invalid: "result.reason must be a string" };
@@ -118,13 +129,14 @@ function readAnswer(message: Record<string, unknown>): Omit<ApprovalAnswer, "dec
  *   is, it waits unasked.
  * - `session/resume` asks every open question of the session again on the resuming connection
  *   (a new request id), unless that connection already has it outstanding.
- * - The first readable `approve` or `deny` decides; any other answer (a late one after a cancel,
+ * - The first readable decision the question offered (`approve`, `approveForSession`, `deny`,
+ *   `denyAndStop`) decides; any other answer (a late one after a cancel,
  *   one from another connection, a second answer to one id) is ignored and logged.
  * - `cancelled` withdraws the connection that gave it (its user pressed Stop, or it is closing):
  *   it is not asked again unless it resumes, and the question stays open for the `turn/cancel`
  *   that follows a Stop, or, when that connection closes, for the session's next one.
- * - A JSON-RPC error or a malformed result is a deny, with `invalid` saying why: an answer the
- *   host cannot read never runs a tool.
+ * - A JSON-RPC error, a malformed result, or a decision the question did not offer is a deny,
+ *   with `invalid` saying why: an answer the host cannot read or did not offer never runs a tool.
  *
  * @example
  * ```ts
@@ -286,7 +298,7 @@ export class ApprovalGate {
       this.#logger(`a response to ${JSON.stringify(id)}, which this host never asked: ignored`);
       return false;
     }
-    const answer = readAnswer(message);
+    const answer = readAnswer(message, question.params);
     if (answer.decision === "cancelled") {
       // This client withdrew (a Stop, or it is closing): it is not asked again unless it resumes.
       state.open.delete(id);

@@ -1,6 +1,6 @@
 /** The scripted model: a deterministic stream of reasoning, text and tool calls read from a JSON file. */
 import { setTimeout as sleep } from "node:timers/promises";
-import { isObject, type TurnInput, type TurnUsage } from "../protocol/index.js";
+import { isObject, type ApprovalOffer, type TurnInput, type TurnUsage } from "../protocol/index.js";
 
 /**
  * A tool call a scripted step asks for. `args` is any JSON object. With `approval: true` the host
@@ -16,7 +16,16 @@ export interface ScriptedToolCall {
   args: Record<string, unknown>;
   /** Ask the client before running it (`tool/approve`). @defaultValue false */
   approval?: boolean;
+  /**
+   * The decisions its question offers (a non-empty subset of `approve`, `approveForSession`,
+   * `deny`, `denyAndStop`), to script a narrower offer. @defaultValue all four (without
+   * `approveForSession` once the session holds its most grants)
+   */
+  decisions?: ApprovalOffer[];
 }
+
+/** The decisions a scripted call's `decisions` may list. */
+const OFFERS: readonly ApprovalOffer[] = ["approve", "approveForSession", "deny", "denyAndStop"];
 
 /**
  * One model step: reasoning, then text, then tool calls whose results feed the next step.
@@ -101,7 +110,7 @@ const KNOWN_KEYS = {
   script: ["turns", "description", "turnTimeLimitMs"],
   turn: ["steps"],
   step: ["reasoning", "text", "chunkSize", "chunkDelayMs", "toolCalls", "usage", "stopByHook"],
-  toolCall: ["tool", "args", "approval"],
+  toolCall: ["tool", "args", "approval", "decisions"],
 } as const;
 
 /** `where` extended by one key, as a JSON path: `.key`, or `["odd key"]`. */
@@ -152,7 +161,21 @@ function parseStep(raw: unknown, where: string): ScriptedStep {
     if (!isObject(args)) fail(at, "args must be an object");
     const approval = call["approval"];
     if (approval !== undefined && typeof approval !== "boolean") fail(`${at}.approval`, "approval must be a boolean");
-    return approval === true ? { tool: call["tool"], args, approval } : { tool: call["tool"], args };
+    const decisions = call["decisions"];
+    if (
+      decisions !== undefined &&
+      !(
+        Array.isArray(decisions) &&
+        decisions.length > 0 &&
+        decisions.every((d) => OFFERS.includes(d as ApprovalOffer)) &&
+        new Set(decisions).size === decisions.length
+      )
+    ) {
+      fail(`${at}.decisions`, `decisions must be a non-empty list of distinct ${OFFERS.join(", ")}`);
+    }
+    const parsed: ScriptedToolCall = approval === true ? { tool: call["tool"], args, approval } : { tool: call["tool"], args };
+    if (decisions !== undefined) parsed.decisions = [...(decisions as ApprovalOffer[])];
+    return parsed;
   });
   const step: ScriptedStep = {
     chunkSize: (chunkSize as number | undefined) ?? DEFAULT_CHUNK_SIZE,

@@ -1,6 +1,7 @@
 /** The per-session agent loop of seed 000: inbox, phase machine, checkpoints, salvage and tool drain. */
 import { setImmediate as nextTick } from "node:timers/promises";
 import type { CancelCause, Item, NotificationMethod, Terminal, TurnCompletedParams, TurnInput, TurnUsage, ToolApproveParams } from "../protocol/index.js";
+import type { ApprovalGrant } from "../protocol/index.js";
 import type { ApprovalAnswer } from "./approvalGate.js";
 import { PhaseMachine } from "./phaseMachine.js";
 import { streamModelStep } from "./modelStep.js";
@@ -10,6 +11,7 @@ import type { SessionLog } from "./sessionLog.js";
 import type { SessionLogRecord } from "./sessionLogRecord.js";
 import type { ShellOptions } from "./shellTool.js";
 import { ToolCallRunner } from "./toolCalls.js";
+import { SessionGrants } from "./sessionGrants.js";
 import { itemChange } from "./itemChanges.js";
 import { formatViewCursor } from "../protocol/cursor.js";
 import { TurnReasons } from "../protocol/reasons.js";
@@ -73,6 +75,8 @@ export interface SessionAgentOptions {
   terminals?: Map<string, TurnCompletedParams>;
   /** Every turn accepted in earlier runs, with its disposition (a retried turn/start answers it). */
   accepted?: Map<string, "started" | "queued">;
+  /** The session's grants recorded in earlier runs (`approveForSession` answers), oldest first. */
+  grants?: readonly ApprovalGrant[];
   /**
    * Called once, synchronously, when a session-log write fails. From then on the session logs and
    * publishes nothing more (a notification is never sent unless it is durable); the host is expected
@@ -157,7 +161,9 @@ export class SessionAgent {
         append: (record) => this.#records.append(record),
         settle: () => this.#records.settle(),
         logFailure: () => this.#records.failure,
+        stopTurn: () => this.#cancel({ kind: "user" }, false),
       },
+      grants: new SessionGrants(options.grants),
       ask: options.ask ?? (async () => ({ decision: "deny", invalid: "the host has no client to ask" })),
       shell: options.shell ?? {},
     });

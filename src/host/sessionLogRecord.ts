@@ -1,6 +1,6 @@
 /** The session log's record schema: the lines of a session-log file, and where that file lives. */
 import { join } from "node:path";
-import type { ApprovalState, CancelCause, NotificationMethod, Terminal, TurnInput, TurnUsage } from "../protocol/index.js";
+import type { ApprovalGrant, ApprovalState, CancelCause, NotificationMethod, Terminal, TurnInput, TurnUsage } from "../protocol/index.js";
 
 /**
  * One line of a session log. `at` is milliseconds since the Unix epoch. `notification` records
@@ -22,6 +22,7 @@ export type SessionLogRecord =
   | { type: "cancelRequested"; at: number; turnId: string; cause: CancelCause; keepInbox: boolean }
   | { type: "turnCompleted"; at: number; turnId: string; terminal: Terminal; reason: string; cause?: CancelCause; usage?: TurnUsage }
   | ApprovalRecord
+  | GrantRecord
   | { type: "notification"; at: number; n: number; method: NotificationMethod; params: Record<string, unknown>; delta?: ItemDelta };
 
 /**
@@ -44,6 +45,27 @@ export interface ApprovalRecord {
   state: ApprovalState;
   reason?: string;
   invalid?: boolean;
+  /** The session grant that approved the call (the one its answer created, or an earlier one that covered it). */
+  grantId?: string;
+}
+
+/**
+ * A session grant, recorded when the client answered `approveForSession` to the question about
+ * call `callId` (item `itemId`), durably before that call runs: a restarted host reads it back,
+ * and a later call it covers is approved without a question.
+ *
+ * @example
+ * ```ts
+ * const record: GrantRecord = { type: "grant", at: Date.now(), turnId, itemId, callId: "call_1", grant: { grantId, tool: "shell", args: '{"command":"ls"}', match: "exact" } };
+ * ```
+ */
+export interface GrantRecord {
+  type: "grant";
+  at: number;
+  turnId: string;
+  itemId: string;
+  callId: string;
+  grant: ApprovalGrant;
 }
 
 /**

@@ -1,5 +1,6 @@
 /** The session log's summary: what a log says about its session, enough to load or recover it. */
-import { foldItem, type Item, type TurnCompletedParams } from "../protocol/index.js";
+import { foldItem, type ApprovalGrant, type Item, type TurnCompletedParams } from "../protocol/index.js";
+import { MAX_GRANTS_PER_SESSION } from "./sessionGrants.js";
 import type { SessionLogRecord, SkippedRecord } from "./sessionLogRecord.js";
 
 /**
@@ -42,6 +43,8 @@ export interface SessionLogSummary {
   openTurns: OpenTurn[];
   /** The last logged state of every item started but not completed, by itemId. */
   openItems: Map<string, Item>;
+  /** The session's grants (`approveForSession` answers), oldest first, at most {@link MAX_GRANTS_PER_SESSION}. */
+  grants: ApprovalGrant[];
 }
 
 /**
@@ -69,6 +72,7 @@ export function summarizeSessionLog(records: Iterable<SessionLogRecord | Skipped
         accepted: new Map(),
         openTurns: [],
         openItems: new Map(),
+        grants: [],
       };
       continue;
     }
@@ -95,6 +99,9 @@ export function summarizeSessionLog(records: Iterable<SessionLogRecord | Skipped
       }
       case "turnCompleted":
         open.delete(r.turnId);
+        break;
+      case "grant":
+        if (summary.grants.length < MAX_GRANTS_PER_SESSION) summary.grants.push({ ...r.grant });
         break;
       case "notification": {
         summary.lastCursor = Math.max(summary.lastCursor, r.n);

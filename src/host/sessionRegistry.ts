@@ -82,7 +82,7 @@ export class SessionRegistry {
     sessionId: string,
     modelName: string,
     log: SessionLog,
-    seed: Partial<Pick<ConstructorParameters<typeof SessionAgent>[0], "lastCursor" | "startedTurns" | "terminals" | "accepted">> = {},
+    seed: Partial<Pick<ConstructorParameters<typeof SessionAgent>[0], "lastCursor" | "startedTurns" | "terminals" | "accepted" | "grants">> = {},
   ): SessionAgent {
     const { host } = this.#options;
     const shell: ShellOptions = this.#options.toolGroups.shellHooks();
@@ -165,6 +165,7 @@ export class SessionRegistry {
       startedTurns: summary.startedTurns,
       terminals: summary.terminals,
       accepted: summary.accepted,
+      grants: summary.grants,
     });
   }
 }

@@ -1,11 +1,12 @@
 /** Tool calls of a turn: each asked about first when its script says so, run with the turn's signal, drained on cancel. */
 import { randomBytes } from "node:crypto";
-import type { ApprovalState, Item, ToolApproveParams, ToolCallItem } from "../protocol/index.js";
+import type { ApprovalGrant, ApprovalOffer, ApprovalState, Item, ToolApproveParams, ToolCallItem } from "../protocol/index.js";
 import { TOOL_ABORTED_BEFORE_DISPATCH, TOOL_DENIED_REASON } from "../protocol/reasons.js";
 import { uuidv7 } from "../protocol/uuidv7.js";
 import type { ApprovalAnswer } from "./approvalGate.js";
 import { isoNow } from "./recordedAt.js";
 import type { ScriptedToolCall } from "./scriptedModel.js";
+import type { SessionGrants } from "./sessionGrants.js";
 import type { SessionLogRecord } from "./sessionLogRecord.js";
 import { runShell, TOOL_PROCESSES_ESCAPED, type ShellOptions, type ToolResult } from "./shellTool.js";
 
@@ -38,7 +39,12 @@ export interface ToolCallOutput {
   settle(): void;
   /** The error of the session-log write that failed, if one did. */
   logFailure(): Error | undefined;
+  /** Cancels the running turn as a default `turn/cancel` does, cause `user` (a `denyAndStop` answer). */
+  stopTurn(): void;
 }
+
+/** What the reference host offers when a call's script does not narrow it. */
+const ALL_OFFERS: readonly ApprovalOffer[] = ["approve", "approveForSession", "deny", "denyAndStop"];
 
 /**
  * Runs one session's tool calls: the shell tool, each call asked about first when its script
@@ -49,6 +55,8 @@ export class ToolCallRunner {
   readonly #out: ToolCallOutput;
   readonly #ask: (params: ToolApproveParams, signal: AbortSignal) => Promise<ApprovalAnswer>;
   readonly #shell: ShellOptions;
+  /** The session's grants: a call one covers runs without a question. */
+  readonly #grants: SessionGrants;
   /** The running turn's abort was observed while its tool call awaited approval (the agent resets it per turn). */
   abortedWhileAsking = false;
 
@@ -57,7 +65,9 @@ export class ToolCallRunner {
     out: ToolCallOutput;
     ask: (params: ToolApproveParams, signal: AbortSignal) => Promise<ApprovalAnswer>;
     shell: ShellOptions;
+    grants: SessionGrants;
   }) {
+    this.#grants = options.grants;
     this.#sessionId = options.sessionId;
     this.#out = options.out;
     this.#ask = options.ask;
@@ -106,9 +116,11 @@ export class ToolCallRunner {
   }
 
   /** Sets the item's approval state: logged (durably) as an approval record, then sent as `item/updated`. */
-  #setApproval(item: ToolCallItem, state: ApprovalState, why: { reason?: string; invalid?: boolean } = {}): ToolCallItem {
+  #setApproval(item: ToolCallItem, state: ApprovalState, why: { reason?: string; invalid?: boolean } = {}, grant?: ApprovalGrant): ToolCallItem {
     const next: ToolCallItem = { ...item, approval: state, revision: item.revision + 1, recordedAt: isoNow() };
-    this.#out.append({ type: "approval", at: Date.now(), turnId: item.turnId, itemId: item.itemId, callId: item.callId, state, ...why });
+    if (grant !== undefined) next.grant = { ...grant };
+    const named = grant === undefined ? {} : { grantId: grant.grantId };
+    this.#out.append({ type: "approval", at: Date.now(), turnId: item.turnId, itemId: item.itemId, callId: item.callId, state, ...why, ...named });
     this.#out.changeItem(item, next);
     return next;
   }
@@ -121,7 +133,14 @@ export class ToolCallRunner {
    * never gets here: it withdraws the connection that gave it, and the question waits on (see
    * {@link ApprovalGate}).
    */
-  async #approve(item: ToolCallItem, signal: AbortSignal): Promise<ToolCallItem | undefined> {
+  async #approve(item: ToolCallItem, call: ScriptedToolCall, signal: AbortSignal): Promise<ToolCallItem | undefined> {
+    const covering = this.#grants.covering(item.tool, item.args);
+    if (covering !== undefined) {
+      // A grant of this session covers the call exactly: approved without a question, naming the grant.
+      const approved = this.#setApproval(item, "approved", {}, covering);
+      if (this.#out.logFailure() !== undefined) throw this.#out.logFailure();
+      return approved;
+    }
     let asked = this.#setApproval(item, "pending");
     this.#out.settle(); // the pending item/updated goes out before the question
     // A question is asked only once its pending state is durable (the log failing shuts the host down).
@@ -134,6 +153,10 @@ export class ToolCallRunner {
       tool: item.tool,
       args: item.args,
     };
+    // What this question offers: the script's narrower list, or all four; never `approveForSession` once the session's grants are full.
+    const offered = (call.decisions ?? ALL_OFFERS).filter((d) => d !== "approveForSession" || !this.#grants.full);
+    params.decisions = offered;
+    if (offered.includes("approveForSession")) params.grant = { tool: item.tool, args: item.args, match: "exact" };
     let answer: ApprovalAnswer | undefined;
     try {
       answer = await this.#ask(params, signal);
@@ -151,6 +174,15 @@ export class ToolCallRunner {
         error: { ...TOOL_ABORTED_BEFORE_DISPATCH.error },
       });
       return undefined;
+    }
+    if (answer.decision === "approveForSession") {
+      // The grant is durable before the call runs, and before the item that names it is sent.
+      const grant: ApprovalGrant = { grantId: uuidv7(), tool: item.tool, args: item.args, match: "exact" };
+      this.#out.append({ type: "grant", at: Date.now(), turnId: item.turnId, itemId: item.itemId, callId: item.callId, grant });
+      this.#grants.add(grant);
+      const approved = this.#setApproval(asked, "approved", reasonOf(answer), grant);
+      if (this.#out.logFailure() !== undefined) throw this.#out.logFailure();
+      return approved;
     }
     if (answer.decision === "approve") {
       const approved = this.#setApproval(asked, "approved", reasonOf(answer));
@@ -171,6 +203,11 @@ export class ToolCallRunner {
     const why = answer.invalid ?? answer.reason;
     if (why !== undefined) final.error = { ...TOOL_DENIED_ERROR, message: why };
     this.#out.emitItem("item/completed", final);
+    if (answer.decision === "denyAndStop") {
+      // The user's Stop, given in the dialog: the turn is cancelled (cause user) through the normal drain.
+      this.abortedWhileAsking = true;
+      this.#out.stopTurn();
+    }
     return undefined;
   }
 
@@ -178,7 +215,7 @@ export class ToolCallRunner {
     let item = this.#newCallItem(turnId, call);
     this.#out.emitItem("item/started", item);
     if (call.approval === true) {
-      const approved = await this.#approve(item, signal);
+      const approved = await this.#approve(item, call, signal);
       if (approved === undefined) return;
       item = approved;
     }

@@ -4,6 +4,7 @@
  */
 import { Notifications, PROTOCOL_VERSION } from "./methods.js";
 import {
+  ApprovalDecisions,
   CancelCauseKinds,
   ItemKinds,
   ItemStatuses,
@@ -152,16 +153,18 @@ export function problemWithToolApprove(params: unknown): string | undefined {
 }
 
 const TOOL_APPROVE_FIELDS: ReadonlyArray<keyof ToolApproveParams> = ["sessionId", "turnId", "itemId", "callId", "tool", "args"];
-const decisions: ReadonlySet<string> = new Set<ApprovalDecision>(["approve", "deny", "cancelled"]);
+const decisions: ReadonlySet<string> = new Set<ApprovalDecision>(Object.values(ApprovalDecisions));
 
 /**
  * What is wrong with an answer to `tool/approve`, or `undefined` when it is a well-formed
- * `ToolApproveResult`: `decision` one of `approve`, `deny`, `cancelled`, and `reason`, if
- * present, a string.
+ * `ToolApproveResult`: `decision` one of `approve`, `approveForSession`, `deny`, `denyAndStop`,
+ * `cancelled` (the values of `ApprovalDecisions`), and `reason`, if present, a string. Whether
+ * the question offered that decision is not checked here (see `offeredDecisions` in
+ * `@muse-code/sdk/ui`): a host refuses an answer it did not offer, and runs nothing.
  *
  * @example
  * ```ts
- * problemWithApprovalAnswer({ decision: "maybe" }); // 'decision "maybe" is not one of approve, deny, cancelled'
+ * problemWithApprovalAnswer({ decision: "maybe" }); // 'decision "maybe" is not one of approve, deny, cancelled, approveForSession, denyAndStop'
  * ```
  */
 export function problemWithApprovalAnswer(result: unknown): string | undefined {

@@ -256,6 +256,12 @@ export interface ToolCallItem extends ItemBase {
    * `"cancelled"` one was never dispatched.
    */
   approval?: ApprovalState;
+  /**
+   * The session grant that approved this call (MSP 2.1): set with `approval: "approved"` on the
+   * call whose `approveForSession` answer created the grant, and on every later call the grant
+   * covered, which the host then ran without asking.
+   */
+  grant?: ApprovalGrant;
 }
 
 /**
@@ -299,18 +305,79 @@ export const ApprovalDecisions = {
   approve: "approve",
   deny: "deny",
   cancelled: "cancelled",
+  approveForSession: "approveForSession",
+  denyAndStop: "denyAndStop",
 } as const satisfies Record<string, ApprovalDecision>;
 
 /**
- * One of the answers to `tool/approve` (the values of `ApprovalDecisions` in the protocol module): `"approve" | "deny" | "cancelled"`.
+ * One of the answers to `tool/approve` (the values of `ApprovalDecisions` in the protocol module):
+ * an {@link ApprovalOffer} or `"cancelled"`. A host of MSP 2.0 offers only `approve` and `deny`;
+ * a 2.1 host lists what it offers in `ToolApproveParams.decisions`.
  *
  * @example
  * ```ts
- * const labels: Record<ApprovalDecision, string> = { approve: "Allowed", deny: "Denied", cancelled: "Withdrawn" };
+ * const labels: Record<ApprovalDecision, string> = {
+ *   approve: "Allowed once",
+ *   approveForSession: "Allowed for this session",
+ *   deny: "Denied",
+ *   denyAndStop: "Denied, turn stopped",
+ *   cancelled: "Withdrawn",
+ * };
  * console.log(labels["deny"]);
  * ```
  */
-export type ApprovalDecision = "approve" | "deny" | "cancelled";
+export type ApprovalDecision = ApprovalOffer | "cancelled";
+
+/**
+ * A decision a host may offer in `ToolApproveParams.decisions` (MSP 2.1): `approve` (this call
+ * once), `approveForSession` (this call, and record a session grant, `ToolApproveParams.grant`),
+ * `deny` (the turn goes on) and `denyAndStop` (deny, then the turn is cancelled with cause
+ * `user`, as a Stop).
+ *
+ * @example
+ * ```ts
+ * client.onApproval((request) => {
+ *   const offered: ApprovalOffer[] = request.decisions ?? ["approve", "deny"];
+ *   return { decision: offered.includes("approveForSession") ? "approveForSession" : "approve" };
+ * });
+ * ```
+ */
+export type ApprovalOffer = "approve" | "approveForSession" | "deny" | "denyAndStop";
+
+/**
+ * The rule an `approveForSession` answer creates (MSP 2.1): calls of `tool` whose `args` match.
+ * `match: "exact"` (the only rule the reference host offers) covers the same tool with
+ * byte-equal `args` (the JSON-encoded arguments string). A host that offers a wider rule states
+ * it here (e.g. `{tool: "shell", match: "anyArgs"}`, without `args`), and a UI must show it.
+ *
+ * @example
+ * ```ts
+ * const rule: ApprovalGrantRule = { tool: "shell", args: '{"command":"npm test"}', match: "exact" };
+ * console.log(`always allow ${rule.tool} ${rule.args ?? "(any arguments)"} (${rule.match})`);
+ * ```
+ */
+export interface ApprovalGrantRule {
+  tool: string;
+  /** The JSON-encoded arguments the rule matches; absent for a rule over any arguments. */
+  args?: string;
+  /** `"exact"`, or the name of a wider rule the host states. */
+  match: string;
+}
+
+/**
+ * A session grant (MSP 2.1): the rule of an `approveForSession` answer, with the id the host gave
+ * it. It is durable in the host's session log; a toolCall item the grant approved names it in its
+ * `grant` field.
+ *
+ * @example
+ * ```ts
+ * const grant: ApprovalGrant = { grantId: "g1", tool: "shell", args: '{"command":"npm test"}', match: "exact" };
+ * console.log(`approved by grant ${grant.grantId}`);
+ * ```
+ */
+export interface ApprovalGrant extends ApprovalGrantRule {
+  grantId: string;
+}
 
 /**
  * `tool/approve` params: the host asks whether it may run one tool call. `itemId` and `callId`
@@ -330,6 +397,14 @@ export interface ToolApproveParams {
   callId: string;
   tool: string;
   args: string;
+  /**
+   * The decisions this question offers (MSP 2.1); `cancelled` is always allowed besides. Absent
+   * from a 2.0 host, which takes only `approve`, `deny` and `cancelled`. An answer not offered is
+   * refused by the host and runs nothing.
+   */
+  decisions?: ApprovalOffer[];
+  /** The grant an `approveForSession` answer would create (MSP 2.1); shown to the user before they pick it. */
+  grant?: ApprovalGrantRule;
 }
 
 /**

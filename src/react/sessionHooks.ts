@@ -4,6 +4,7 @@
  * change), and nothing is opened, subscribed twice or sent by rendering.
  */
 import { useCallback, useSyncExternalStore } from "react";
+import type { ApprovalDecision } from "../protocol/index.js";
 import type { MspSession } from "../session/mspSession.js";
 import type { SessionConnection, SessionSnapshot, SessionTurn } from "../session/sessionSnapshot.js";
 
@@ -52,8 +53,12 @@ export interface SessionTurnView {
   readonly turn: SessionTurn | undefined;
   /** Press Stop: one `turn/cancel` however often it is called (StrictMode and double clicks included). */
   readonly stop: () => void;
-  /** Answer the turn's open question about `itemId`. */
-  readonly answer: (itemId: string, decision: "approve" | "deny", reason?: string) => void;
+  /**
+   * Answer the turn's open question about `itemId` with one of the decisions it offers (its
+   * `decisions`: `approve`, `approveForSession`, `deny`, `denyAndStop`), or `cancelled`. Throws a
+   * TypeError for a decision the question did not offer.
+   */
+  readonly answer: (itemId: string, decision: ApprovalDecision, reason?: string) => void;
 }
 
 /**
@@ -72,6 +77,6 @@ export function useSessionTurn(session: MspSession, turnId: string): SessionTurn
   const read = useCallback(() => session.getSnapshot().turns.find((turn) => turn.turnId === turnId), [session, turnId]);
   const turn = useSyncExternalStore(session.subscribe, read, read);
   const stop = useCallback(() => session.stop(turnId), [session, turnId]);
-  const answer = useCallback((itemId: string, decision: "approve" | "deny", reason?: string) => session.answerApproval(itemId, decision, reason), [session]);
+  const answer = useCallback((itemId: string, decision: ApprovalDecision, reason?: string) => session.answerApproval(itemId, decision, reason), [session]);
   return { turn, stop, answer };
 }

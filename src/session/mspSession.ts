@@ -72,7 +72,10 @@ export interface MspSession {
   stop(turnId: string): void;
   /**
    * Answer the open question about `itemId`. Sent at once when it is open on the live
-   * connection; otherwise kept, and sent when the host asks again after the reconnect.
+   * connection; otherwise kept, and sent when the host asks again after the reconnect. Any
+   * decision the question offers (`SessionApproval.decisions`): `approve`, `approveForSession`,
+   * `deny`, `denyAndStop`; `cancelled` is always allowed. Throws a TypeError for a decision it
+   * did not offer (a 2.0 host offers only `approve` and `deny`).
    */
   answerApproval(itemId: string, decision: ApprovalDecision, reason?: string): void;
   /** Retry now, when waiting to reconnect or after giving up (the attempt count starts again); resolves when that attempt is over. */

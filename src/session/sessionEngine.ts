@@ -20,6 +20,7 @@ import {
 import type { CloseInfo } from "../rpc/jsonRpcEndpoint.js";
 import type { MspEvents } from "../turns/mspEvents.js";
 import type { ApprovalQuestion } from "../turns/approvals.js";
+import { problemWithDecision } from "../protocol/approvalOffer.js";
 import { backoffDelay, type ReconnectPolicy } from "./reconnectPolicy.js";
 import type { SessionCloseReason, SessionConnection, SessionSnapshot, SessionTurn } from "./sessionSnapshot.js";
 import type { MspSession, SessionTurnHandle } from "./mspSession.js";
@@ -137,12 +138,17 @@ export class SessionEngine implements MspSession {
 
   /**
    * Answer the open question about `itemId`. Sent at once when it is open on the live
-   * connection; otherwise kept, and sent when the host asks again after the reconnect.
+   * connection; otherwise kept, and sent when the host asks again after the reconnect. Throws a
+   * TypeError for a decision the question did not offer (its `decisions`; `approve` and `deny`
+   * from a 2.0 host); `cancelled` is always allowed.
    */
   answerApproval(itemId: string, decision: ApprovalDecision, reason?: string): void {
     for (const turn of this.#parts.turns.unended()) {
       const question = turn.approvals.get(itemId);
       if (question === undefined) continue;
+      // A decision the question did not offer is refused here, before anything is sent or kept.
+      const refused = problemWithDecision(decision, question.request);
+      if (refused !== undefined) throw new TypeError(`answerApproval: ${refused}`);
       if (question.live && question.reply !== undefined && this.#connection.state === "open") question.reply(decision, reason);
       else {
         question.answered = decision;

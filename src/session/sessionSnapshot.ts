@@ -4,6 +4,7 @@
  * that did not change is the same object in the next snapshot, so a UI re-renders only what moved.
  */
 import type { ApprovalDecision, Item, TurnCompletedParams, TurnInput } from "../protocol/index.js";
+import type { ApprovalGrantRule, ApprovalOffer } from "../protocol/index.js";
 
 /**
  * Where the session's connection is: `connecting` (the first one), `open`, `reconnecting` (lost,
@@ -109,6 +110,13 @@ export interface SessionApproval {
   readonly tool: string;
   /** The tool's arguments, as the host sent them (JSON text). */
   readonly args: string;
+  /**
+   * The decisions the question offers, for the buttons to show: its `decisions` (MSP 2.1), or
+   * `approve` and `deny` from a 2.0 host. `cancelled` is always allowed besides.
+   */
+  readonly decisions: readonly ApprovalOffer[];
+  /** The grant an `approveForSession` answer would create (MSP 2.1): show it before the user picks it. */
+  readonly grant?: ApprovalGrantRule;
   /** True while the question is open on the live connection; false while the session waits for the host to ask again. */
   readonly live: boolean;
   /** An answer given while the question was not live: sent when the host asks again. */

@@ -6,6 +6,7 @@
  * frozen view is rebuilt only when that turn changed.
  */
 import type { ApprovalDecision, Item, ToolApproveParams, TurnCompletedParams, TurnInput } from "../protocol/index.js";
+import { offeredDecisions } from "../protocol/approvalOffer.js";
 import type { SessionApproval, SessionConnectionState, SessionTurn, SessionTurnPhase } from "./sessionSnapshot.js";
 import type { KeptPhase, KeptTurn } from "./sessionStorage.js";
 
@@ -159,6 +160,8 @@ export class SessionTurns {
         callId: request.callId,
         tool: request.tool,
         args: request.args,
+        decisions: offeredDecisions(request),
+        ...(request.grant === undefined ? {} : { grant: request.grant }),
         live: live && online,
         ...(answered === undefined ? {} : { answered }),
       }),

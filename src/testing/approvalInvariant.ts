@@ -1,8 +1,12 @@
 /**
- * checkTranscript's approval invariant (6): the host asks only about a pending tool call, the
- * client answers each question once, and a gated call runs only after an `approve`.
+ * checkTranscript's approval invariant (6, extended by MSP 2.1): the host asks only about a pending
+ * tool call, the client answers each question once with a decision it offered, and a gated call
+ * runs only after an `approve` or `approveForSession`, or under a session grant that covers it
+ * exactly (named by its item).
  */
 import { ApprovalDecisions, ApprovalStates, isObject, problemWithApprovalAnswer, problemWithToolApprove } from "../protocol/index.js";
+import { problemWithApprovalOffer, problemWithDecision } from "../protocol/approvalOffer.js";
+import type { ApprovalDecision, ToolApproveParams } from "../protocol/index.js";
 import type { SessionHistory } from "./transcriptHistory.js";
 
 /** A `tool/approve` the host sent (per connection: JSON-RPC ids reset with each part). */
@@ -11,6 +15,8 @@ export interface HostRequest {
   turnId: string;
   itemId: string;
   answeredAt?: number;
+  /** The question as asked (what it offered: its `decisions`, or `approve` and `deny` from a 2.0 host). */
+  question: ToolApproveParams;
 }
 
 const approvalStates: ReadonlySet<string> = new Set(Object.values(ApprovalStates));
@@ -37,7 +43,9 @@ export function checkToolApprove(
     say(`tool/approve for item ${itemId} while the tool/approve at ${at(open.line)} about it is still open: at most one open question per item (invariant 6)`);
     break;
   }
-  hostRequests.set(key, { line, turnId, itemId });
+  const offer = problemWithApprovalOffer(params);
+  if (offer !== undefined) say(`tool/approve: ${offer}`);
+  hostRequests.set(key, { line, turnId, itemId, question: params as unknown as ToolApproveParams });
   const ended = history.terminals.get(turnId);
   if (ended !== undefined) return say(`tool/approve for turn ${turnId} after its turn/completed at ${ended.at} (invariant 3)`);
   const gate = history.gates.get(itemId);
@@ -76,6 +84,9 @@ export function checkApprovalAnswer(
   const problem = problemWithApprovalAnswer(answer);
   if (problem !== undefined) return say(`tool/approve: ${problem}`);
   const decision = (answer as Record<string, unknown>)["decision"];
+  // An answer the question did not offer is refused by the host and runs nothing (invariant 6): the gate stays shut.
+  const refused = problemWithDecision(decision as ApprovalDecision, request.question);
+  if (refused !== undefined) return say(`tool/approve id ${key}: ${refused}; the host refuses it and runs nothing (invariant 6)`);
   const ended = history.terminals.get(request.turnId);
   if (ended !== undefined && decision !== ApprovalDecisions.cancelled) {
     return say(
@@ -84,7 +95,40 @@ export function checkApprovalAnswer(
   }
   const gate = history.gates.get(request.itemId);
   // An approve that follows this client's own turn/cancel is late: the host withdrew the question when it read the cancel.
-  if (decision === ApprovalDecisions.approve && gate?.approval === ApprovalStates.pending && !history.cancelSent.has(request.turnId)) gate.approved = true;
+  const approves = decision === ApprovalDecisions.approve || decision === ApprovalDecisions.approveForSession;
+  if (approves && gate?.approval === ApprovalStates.pending && !history.cancelSent.has(request.turnId)) gate.approved = true;
+}
+
+/**
+ * A toolCall item that names the session grant that approved it (MSP 2.1, invariant 6 extended):
+ * the grant is well-formed, keeps one rule under one `grantId`, and an `exact` grant covers the
+ * call: the same `tool` with byte-equal `args`. A host whose grant covers a different call (too
+ * wide) is caught here. A call with no open question may run only under such a grant.
+ */
+function checkGrant(method: string, item: Record<string, unknown>, history: SessionHistory, say: (p: string) => void): void {
+  const grant = item["grant"];
+  const itemId = item["itemId"] as string;
+  if (!isObject(grant) || typeof grant["grantId"] !== "string" || typeof grant["tool"] !== "string" || typeof grant["match"] !== "string") {
+    return say(`${method}: item ${itemId} has grant ${JSON.stringify(grant)}, not {grantId, tool, args?, match}`);
+  }
+  if (history.grantedItems.has(itemId)) return; // checked once per item, at the first notification that names its grant
+  history.grantedItems.add(itemId);
+  const grantId = grant["grantId"];
+  const rule = JSON.stringify([grant["tool"], grant["args"], grant["match"]]);
+  const known = history.grants.get(grantId);
+  if (known === undefined) history.grants.set(grantId, { rule, at: itemId });
+  else if (known.rule !== rule)
+    say(`${method}: item ${itemId} names grant ${grantId} with rule ${rule}, but item ${known.at} named it with ${known.rule} (invariant 6)`);
+  if (item["approval"] !== undefined && item["approval"] !== ApprovalStates.approved) {
+    say(`${method}: item ${itemId} names grant ${grantId} but its approval is ${JSON.stringify(item["approval"])}, not "approved" (invariant 6)`);
+  }
+  const tool = item["tool"];
+  const args = item["args"];
+  if (grant["match"] === "exact" && typeof tool === "string" && typeof args === "string" && (grant["tool"] !== tool || grant["args"] !== args)) {
+    say(
+      `${method}: tool call ${itemId} (${tool} ${args}) ran under grant ${grantId}, whose exact rule covers ${String(grant["tool"])} ${String(grant["args"])}: a grant covers only the same call (invariant 6)`,
+    );
+  }
 }
 
 /** Item notifications of a tool call behind an approval gate: it may not run before an `approve` (invariant 6). */
@@ -94,6 +138,7 @@ export function checkGate(method: string, item: Record<string, unknown>, here: s
   if (approval !== undefined && !approvalStates.has(approval as string)) {
     return say(`${method}: item.approval ${JSON.stringify(approval)} is not one of ${[...approvalStates].join(", ")}`);
   }
+  if (item["grant"] !== undefined) checkGrant(method, item, history, say);
   let gate = history.gates.get(itemId);
   if (approval === ApprovalStates.pending) {
     if (gate === undefined || gate.approval !== ApprovalStates.pending)

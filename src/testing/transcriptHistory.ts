@@ -54,6 +54,10 @@ export class SessionHistory {
    * then may the call run: invariant 6).
    */
   readonly gates = new Map<string, { approval: string; at: string; approved: boolean }>();
+  /** grantId -> its rule (`[tool, args, match]` as JSON) and the item that first named it: one grant keeps one rule (invariant 6). */
+  readonly grants = new Map<string, { rule: string; at: string }>();
+  /** Tool calls whose grant's coverage was checked (once per item). */
+  readonly grantedItems = new Set<string>();
   /** Turns the client has sent `turn/cancel` for: their open questions are withdrawn, so a later `approve` runs nothing. */
   readonly cancelSent = new Set<string>();
   /** turnId -> where the host accepted the client's `turn/cancel` of it: a `cancelled` terminal of that turn is the user's (`cause.kind: "user"`). */

@@ -14,3 +14,4 @@ export type { StopControllerOptions, StopSnapshot, StopState } from "./stopContr
 export { describeTerminal } from "./describeTerminal.js";
 export { describeUsage } from "./describeUsage.js";
 export { describeEnding } from "./describeEnding.js";
+export { offeredDecisions, problemWithDecision } from "../protocol/approvalOffer.js";

@@ -102,7 +102,7 @@ describe("client.onApproval", () => {
     expect(byId(2)).toEqual({ decision: "deny", reason: "async boom" });
     expect(byId(3)).toEqual({
       decision: "deny",
-      reason: `approval handler: decision "maybe" is not one of approve, deny, cancelled`,
+      reason: `approval handler: decision "maybe" is not one of approve, deny, cancelled, approveForSession, denyAndStop`,
     });
     await peer.client.close();
   });

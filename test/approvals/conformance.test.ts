@@ -197,7 +197,9 @@ describe("checkTranscript: invariant 6", () => {
     const malformed = [...head(), server({ jsonrpc: "2.0", id: 7, method: "tool/approve", params: { sessionId: S, turnId: T } })];
     expect(checkExcerpt(malformed, { excerpt: true }).problems).toEqual(["line 6: tool/approve: itemId must be a string"]);
     const badAnswer = [...head(), ask(100), answer(100, { decision: "yes" })];
-    expect(checkExcerpt(badAnswer, { excerpt: true }).problems).toEqual([`line 7: tool/approve: decision "yes" is not one of approve, deny, cancelled`]);
+    expect(checkExcerpt(badAnswer, { excerpt: true }).problems).toEqual([
+      `line 7: tool/approve: decision "yes" is not one of approve, deny, cancelled, approveForSession, denyAndStop`,
+    ]);
     const badState = [...head(), note("item/updated", { item: call(3, { approval: "maybe" }) })];
     expect(checkExcerpt(badState, { excerpt: true }).problems).toEqual([
       `line 6: item/updated: item.approval "maybe" is not one of pending, approved, denied, cancelled`,

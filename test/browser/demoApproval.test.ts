@@ -170,6 +170,56 @@ describe("the Stop-button app's Approve/Deny dialog, in Chromium against the rea
     }
   });
 
+  it("MSP 2.1: a button per offered decision and the grant's rule; Always allow runs the deploy, approved by the new session grant", async ({ expect }) => {
+    const demo = await openDemo();
+    try {
+      const { page, host } = demo;
+      await startAndWaitForTheQuestion(page);
+      const offered = questions(demo.received)[0]?.["params"] as Record<string, unknown> | undefined;
+      expect(offered?.["decisions"]).toEqual(["approve", "approveForSession", "deny", "denyAndStop"]);
+      for (const id of ["approval-approve", "approval-deny", "approval-always", "approval-stop"]) expect(await page.isVisible(`#${id}`), id).toBe(true);
+      expect(await page.textContent("#approval-always")).toBe("Always allow in this session");
+      expect(await page.textContent("#approval-stop")).toBe("Deny and stop");
+      expect(await page.isVisible("#approval-grant")).toBe(true);
+      expect(await page.textContent("#approval-grant")).toBe(
+        "“Always allow” approves this exact shell call (the same arguments) for the rest of this session.",
+      );
+      await page.click("#approval-always");
+      await page.waitForSelector("#approval:not([open])", { state: "attached", timeout: 5_000 });
+      expect(await page.textContent("#status")).toMatch(/^Approved for this session: shell: # deploy/);
+      await waitForTerminal(page);
+      expect(await outcome(page)).toBe("completed: completed");
+      expect(existsSync(demo.release)).toBe(true);
+      const answers = demo.sent.filter((message) => message["id"] === questions(demo.received)[0]?.["id"] && "result" in message);
+      expect(answers.map((message) => message["result"])).toEqual([{ decision: "approveForSession" }]);
+      const grants = host.sessionLog().filter((record) => record["type"] === "grant");
+      expect(grants).toHaveLength(1);
+      expect(grants[0]?.["grant"]).toMatchObject({ tool: "shell", args: offered?.["args"], match: "exact" });
+      expect(demo.problems).toEqual([]);
+    } finally {
+      await demo.close();
+    }
+  });
+
+  it("MSP 2.1: Deny and stop denies the deploy (nothing runs) and ends the turn cancelled, cause user", async ({ expect }) => {
+    const demo = await openDemo();
+    try {
+      const { page, host } = demo;
+      await startAndWaitForTheQuestion(page);
+      await page.click("#approval-stop");
+      await page.waitForSelector("#approval:not([open])", { state: "attached", timeout: 5_000 });
+      await waitForTerminal(page);
+      expect(await page.getAttribute(deploy, "data-approval")).toBe("denied");
+      expect(await outcome(page)).toBe(loggedTerminal(host, expect));
+      const terminal = host.sessionLog().find((record) => record["type"] === "turnCompleted");
+      expect(terminal).toMatchObject({ terminal: "cancelled", cause: { kind: "user" } });
+      expect(existsSync(demo.release)).toBe(false);
+      expect(demo.problems).toEqual([]);
+    } finally {
+      await demo.close();
+    }
+  });
+
   it('Deny: the call ends failed "denied by the user", nothing runs, and the turn goes on to its terminal', async ({ expect }) => {
     const demo = await openDemo();
     try {

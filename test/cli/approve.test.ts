@@ -76,7 +76,9 @@ describe("muse run asks on a terminal (script(1))", () => {
   it("y approves: the prompt shows the command, the tool runs, exit 0", async () => {
     const record = join(temp.dir, "wire.jsonl");
     const t = onTerminal(["--record", record]);
-    await t.waitFor(/\? Run shell: touch \S+; echo published\? \[y\/N\] $/m);
+    await t.waitFor(
+      /\? Run shell: touch \S+; echo published\? \(y = once, a = always this exact call in this session, n = deny, s = deny and stop the turn\) \[y\/N\] $/m,
+    );
     expect(existsSync(marker)).toBe(false); // asked before it ran
     t.type("y");
     const { code } = await t.exited;
@@ -253,7 +255,7 @@ describe("muse run --approve ask off a terminal (a line per question)", () => {
     muse.child.kill("SIGINT");
     const result = await muse.result;
     expect(result.code, result.stdout + result.stderr).toBe(130);
-    expect(result.stdout).toMatch(/\[y\/N\] \nstopping…\n {2}\? Run shell: touch \S+; echo published\? withdrawn: turn cancelled\n/);
+    expect(result.stdout).toMatch(/\[y\/N\] \nstopping…\n {2}\? Run shell: touch \S+; echo published\? \(y = once, [^)]*\) withdrawn: turn cancelled\n/);
     expect(result.stdout).toMatch(/turn cancelled: you stopped it \(cancelled while awaiting approval\) after/);
     muse.child.stdin?.write("y\n"); // too late: nothing reads it, nothing runs
     expect(existsSync(marker)).toBe(false);

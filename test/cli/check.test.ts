@@ -64,11 +64,12 @@ describe("runCheck", () => {
       "late approve after a cancel",
       "hook stop's cause",
       "usage on a cancelled turn",
+      "session grant is exact",
       "shutdown mid-tool",
     ]);
     for (const result of outcome.results) expect(result.wire.length).toBeGreaterThan(0);
     expect(outcome.output).toMatch(/^cancel mid-tool +PASS/m);
-    expect(outcome.output).toMatch(/muse check: all 19 scenarios passed/);
+    expect(outcome.output).toMatch(/muse check: all 20 scenarios passed/);
     // docs/checkable-hosts.md shows this output, times aside.
     const page = readFileSync(join(repoRoot, "docs/checkable-hosts.md"), "utf8");
     const sample = /<!-- muse check sample: pass -->\n```text\n([^`]*)```/.exec(page)?.[1];
@@ -140,6 +141,31 @@ describe("runCheck", () => {
     expect(outcome.output).toMatch(/^approve +FAIL/m);
     expect(outcome.output).toMatch(/4 of 5 scenarios failed: approve, deny, stop while asking, late approve after a cancel/);
   }, 90_000);
+
+  it("fails the session-grant scenario, naming invariant 6, on a host whose grant covers a different call (too wide)", async () => {
+    const name = "session grant is exact";
+    const outcome = await check(brokenHost("grant-too-wide"), { only: ["host info", name] });
+    expect(resultOf(outcome, "host info").passed).toBe(true);
+    const failed = resultOf(outcome, name);
+    expect(failed.passed).toBe(false);
+    const problems = failed.problems.join("\n");
+    expect(problems).toMatch(
+      /line \d+: item\/updated: tool call \S+ \(shell .+\) ran under grant \S+, whose exact rule covers shell .+: a grant covers only the same call \(invariant 6\)/,
+    );
+    expect(failed.problems).toContain("a call with different arguments must be asked about: an exact grant does not cover it");
+    expect(failed.problems).toContain("the call with different arguments ran, though the check denied it");
+    expect(outcome.output).toMatch(/1 of 2 scenarios failed: session grant is exact/);
+  }, 60_000);
+
+  it("reports the session-grant scenario not run, with the reason, on a host that offers no decisions (MSP 2.0)", async () => {
+    const name = "session grant is exact";
+    const outcome = await check(brokenHost("offers-no-decisions"), { only: ["host info", name] });
+    const result = resultOf(outcome, name);
+    expect(result.notRun).toMatch(/^the host's tool\/approve offers no approveForSession \(decisions: "none, an MSP 2.0 question"\)$/);
+    expect(result.problems).toEqual([]);
+    expect(outcome.passed).toBe(true);
+    expect(outcome.output).toMatch(/1 not run: session grant is exact/);
+  }, 60_000);
 
   it("fails 'duplicate commandId' on a host that answers a retried turn/start with the original acceptance but runs the prompt again", async () => {
     const outcome = await check(brokenHost("reruns-retried-turn"), { only: ["duplicate commandId"] });
@@ -335,7 +361,7 @@ describe("runCheck", () => {
       expect(result.problems).toEqual([expect.stringMatching(/^not run: "host info" failed: host\/info lists no model "msp-check"/)]);
       expect(result.wire).toEqual([]);
     }
-    expect(outcome.output).toMatch(/19 of 19 scenarios failed/);
+    expect(outcome.output).toMatch(/20 of 20 scenarios failed/);
   }, 60_000);
 
   it("fails, without hanging, when the host cannot be started", async () => {

@@ -91,7 +91,16 @@ describe("tool/approve on the reference host", () => {
     expect(pendingAt).toBeLessThan(host.wire.indexOf(ask));
     const item = itemAfter(host.wire, host.wire[pendingAt]!) as unknown as Record<string, unknown>;
     expect(ask.id).toEqual(expect.any(String));
-    expect(ask.params).toEqual({ sessionId, turnId, itemId: item["itemId"], callId: item["callId"], tool: "shell", args: item["args"] });
+    expect(ask.params).toEqual({
+      sessionId,
+      turnId,
+      itemId: item["itemId"],
+      callId: item["callId"],
+      tool: "shell",
+      args: item["args"],
+      decisions: ["approve", "approveForSession", "deny", "denyAndStop"],
+      grant: { tool: "shell", args: item["args"], match: "exact" },
+    });
     expect(item["status"]).toBe("inProgress");
     expect(item["visibleOutput"]).toBe("");
     await host.stop();

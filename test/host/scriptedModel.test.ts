@@ -56,7 +56,7 @@ describe("loadScriptedModel", () => {
       /\$\.turns\[0\]\.step: unknown key \(expected one of steps; did you mean steps\?\)/,
     );
     expect(() => parseScriptedModel({ turns: [{ steps: [{ toolCalls: [{ tool: "shell", arg: {} }] }] }] }, "x")).toThrow(
-      /\$\.turns\[0\]\.steps\[0\]\.toolCalls\[0\]\.arg: unknown key \(expected one of tool, args, approval; did you mean args\?\)/,
+      /\$\.turns\[0\]\.steps\[0\]\.toolCalls\[0\]\.arg: unknown key \(expected one of tool, args, approval, decisions; did you mean args\?\)/,
     );
     expect(() => parseScriptedModel({ turn: [] }, "x")).toThrow(
       /\$\.turn: unknown key \(expected one of turns, description, turnTimeLimitMs; did you mean turns\?\)/,

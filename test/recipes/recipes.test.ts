@@ -16,6 +16,7 @@ const required = [
   "approve-tool",
   "deny-tool",
   "stop-while-asking",
+  "approve-for-session",
 ];
 
 describe("the cookbook", () => {

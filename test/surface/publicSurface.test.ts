@@ -60,7 +60,15 @@ describe("public surface", () => {
       "createFraming",
     ]);
     expect(Object.keys(websocket).sort()).toEqual(["connectWebSocket"]);
-    expect(Object.keys(ui).sort()).toEqual(["StopController", "StopStates", "describeEnding", "describeTerminal", "describeUsage"]);
+    expect(Object.keys(ui).sort()).toEqual([
+      "StopController",
+      "StopStates",
+      "describeEnding",
+      "describeTerminal",
+      "describeUsage",
+      "offeredDecisions",
+      "problemWithDecision",
+    ]);
     expect(Object.keys(session).sort()).toEqual(["memoryStorage", "openSession"]);
     expect(Object.keys(react).sort()).toEqual(["useSession", "useSessionConnection", "useSessionTurn"]);
     expect(Object.keys(node).sort()).toEqual([

@@ -68,6 +68,14 @@ describe("checkTranscript on the broken transcripts", () => {
       /^line 14: tool\/approve for item \S+ while the tool\/approve at line 13 about it is still open: at most one open question per item \(invariant 6\)$/,
     ],
     [
+      "invariant-6-grant-too-wide",
+      /^line 30: item\/updated: tool call \S+ \(shell \{"command":"echo three"\}\) ran under grant \S+, whose exact rule covers shell \{"command":"echo one"\}: a grant covers only the same call \(invariant 6\)$/,
+    ],
+    [
+      "invariant-6-grant-rule-changed",
+      /^line 30: item\/updated: item \S+ names grant \S+ with rule \["shell","\{\\"command\\":\\"echo one\\"\}","anyArgs"\], but item \S+ named it with .*"exact"\] \(invariant 6\)$/,
+    ],
+    [
       "cancel-cause-not-user",
       /^line 17: turn\/completed of turn \S+ is cancelled with cause.kind "disposed", but the host accepted the client's turn\/cancel at line 15: a Stop's cause is "user"$/,
     ],
@@ -80,6 +88,15 @@ describe("checkTranscript on the broken transcripts", () => {
       expect(verdict.problems[0]).toMatch(problem);
     });
   }
+  it("broken/invariant-6-answer-not-offered.jsonl: the client's answer was not offered, and the host ran the call anyway", () => {
+    const { problems } = checkTranscript(read("transcripts/broken/invariant-6-answer-not-offered.jsonl"));
+    expect(problems[0]).toMatch(
+      /^line 13: tool\/approve id "approve-1": decision "approveForSession" was not offered \(approve, deny, denyAndStop\); the host refuses it and runs nothing \(invariant 6\)$/,
+    );
+    expect(problems[1]).toMatch(
+      /^line 14: item\/updated: tool call \S+, pending approval since line 11, set approval: "approved" with no approve answered while it was pending \(invariant 6\)$/,
+    );
+  });
   it("the mid-session mark allows a foreign session, but an item of a session created in the transcript still starts first", () => {
     expect(checkExcerpt(read("transcripts/broken/foreign-session.jsonl")).problems).toEqual([]);
     expect(checkExcerpt(read("transcripts/broken/invariant-A-completed-never-started.jsonl")).problems).toHaveLength(1);

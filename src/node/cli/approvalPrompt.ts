@@ -1,11 +1,13 @@
 /**
  * ApprovalPrompt: how `muse` answers a host's `tool/approve` questions, through the SDK's
  * `client.onApproval`. `--approve ask` asks `Run <tool>: <command>? [y/N]` and reads one key (a
- * line off a terminal); `all` approves and `none` denies, each printed as a line. A question the
+ * line off a terminal); when the host offers more (MSP 2.1), the prompt lists each offered key (y
+ * once, a always for this session, with the grant's rule shown exactly, n deny, s deny and stop); `all` approves and `none` denies, each printed as a line. A question the
  * SDK answers first (the turn was stopped or ended, the host withdrew it, the connection closed)
  * aborts the handler's signal: the prompt is withdrawn and says why. Ctrl-C at the prompt is Stop.
  */
 import { ApprovalDecisions, type ApprovalHandler, type MspClient, type ToolApproveParams, type ToolApproveResult } from "@muse-code/sdk";
+import { offeredDecisions } from "@muse-code/sdk/ui";
 import type { PromptInput } from "./promptInput.js";
 import type { SessionView } from "./sessionView.js";
 import { toolCommand } from "./sessionView.js";
@@ -137,9 +139,11 @@ export class ApprovalPrompt {
     return this.#ask(request, question, signal);
   }
 
-  async #ask(request: ToolApproveParams, question: string, signal: AbortSignal): Promise<ToolApproveResult> {
+  async #ask(request: ToolApproveParams, plain: string, signal: AbortSignal): Promise<ToolApproveResult> {
     const { view, input, echo } = this.#options;
     if (this.#stopping) return { decision: ApprovalDecisions.cancelled, reason: "muse is stopping the turn" };
+    const offered = offeredDecisions(request);
+    const question = `${plain}${offerLegend(request)}`;
     // Raw mode first, then the question: a key typed the moment it shows is read as a key, not echoed.
     const reading = input?.read(signal);
     view.promptOpened(`${question} [y/N]`);
@@ -152,7 +156,17 @@ export class ApprovalPrompt {
       close("no (nothing to read an answer from)");
       return { decision: ApprovalDecisions.deny, reason: "muse --approve ask: no stdin to read an answer from" };
     }
-    const key = await reading;
+    const read = await reading;
+    // A key for a decision the question did not offer reads as n (the host would refuse it).
+    const key = (read === "always" && !offered.includes("approveForSession")) || (read === "stop" && !offered.includes("denyAndStop")) ? "no" : read;
+    if (key === "always") {
+      close("a (approved for this session)");
+      return { decision: ApprovalDecisions.approveForSession };
+    }
+    if (key === "stop") {
+      close("s (denied; stopping the turn)");
+      return { decision: ApprovalDecisions.denyAndStop, reason: "answered s at the muse prompt" };
+    }
     if (key === "yes") {
       close("y");
       return { decision: ApprovalDecisions.approve };
@@ -176,6 +190,28 @@ export class ApprovalPrompt {
     await new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener("abort", () => resolve(), { once: true })));
     return ALREADY_ANSWERED;
   }
+}
+
+/**
+ * The keys a question offers beyond y/N (MSP 2.1), each with what it does; the grant an `a`
+ * would create is shown exactly: "this exact call" for an exact rule on the call's own tool and
+ * arguments, else its match, tool and arguments. Empty for a 2.0 question.
+ */
+function offerLegend(request: ToolApproveParams): string {
+  const offered = offeredDecisions(request);
+  const keys: string[] = [];
+  if (offered.includes("approve")) keys.push("y = once");
+  if (offered.includes("approveForSession")) {
+    // The rule exactly: "this exact call" when it is the call's own tool and arguments, matched exactly; else as the host states it.
+    const rule = request.grant;
+    const exact = rule === undefined || (rule.match === "exact" && rule.tool === request.tool && rule.args === request.args);
+    keys.push(
+      exact ? "a = always this exact call in this session" : `a = always in this session: ${rule.match} ${rule.tool} ${rule.args ?? "(any arguments)"}`,
+    );
+  }
+  if (offered.includes("deny")) keys.push("n = deny");
+  if (offered.includes("denyAndStop")) keys.push("s = deny and stop the turn");
+  return offered.includes("approveForSession") || offered.includes("denyAndStop") ? ` (${keys.join(", ")})` : "";
 }
 
 /** What a withdrawn prompt says: why the SDK answered it. */

@@ -37,7 +37,9 @@ const OUTPUT = `output:
 const APPROVE = `  --approve ask|all|none  when the host asks before running a tool (tool/approve): ask
                          "Run TOOL: COMMAND? [y/N]" and read one key (a line when stdin is not
                          a terminal), approve all, or deny all; default: ask when stdin is a
-                         terminal, else none. Ctrl-C at the prompt is Stop`;
+                         terminal, else none. Ctrl-C at the prompt is Stop. When the host
+                         offers them (MSP 2.1), a approves for the session and s denies and
+                         stops the turn`;
 
 const EXITS = `exit codes: 0 completed, 130 cancelled, 1 failed (or a refused command), 2 usage,
 3 connection lost`;

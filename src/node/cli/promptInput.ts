@@ -5,9 +5,10 @@
  */
 
 /**
- * What one question got: `yes`, `no`, `interrupt` (Ctrl-C at the prompt, read as a key in raw
- * mode, where the terminal sends no SIGINT), `ended` (stdin closed first), or `withdrawn` (the
- * caller's signal aborted first).
+ * What one question got: `yes`, `no`, `always` (a: approve for this session), `stop` (s: deny and
+ * stop the turn), `interrupt` (Ctrl-C at the prompt, read as a key in raw mode, where the terminal
+ * sends no SIGINT), `ended` (stdin closed first), or `withdrawn` (the caller's signal aborted
+ * first). The caller reads `always` and `stop` as `no` when its question did not offer them.
  *
  * @example
  * ```ts
@@ -15,7 +16,7 @@
  * if (key === "interrupt") stop();
  * ```
  */
-export type PromptKey = "yes" | "no" | "interrupt" | "ended" | "withdrawn";
+export type PromptKey = "yes" | "no" | "always" | "stop" | "interrupt" | "ended" | "withdrawn";
 
 /**
  * The stdin `muse` reads answers from: a TTY (with `setRawMode`) or a pipe or file.
@@ -132,16 +133,20 @@ export class PromptInput {
   }
 }
 
-/** A typed line's answer: `y` or `yes` (any case) is yes. */
+/** A typed line's answer: `y` or `yes` (any case) is yes, `a` or `always` always, `s` or `stop` stop; anything else no. */
 function answerOf(line: string): PromptKey {
+  if (/^\s*a(lways)?\s*$/i.test(line)) return "always";
+  if (/^\s*s(top)?\s*$/i.test(line)) return "stop";
   return /^\s*y(es)?\s*$/i.test(line) ? "yes" : "no";
 }
 
-/** A key's answer in raw mode: y; n, Enter or Ctrl-D (no); Ctrl-C; other keys are ignored. */
+/** A key's answer in raw mode: y; a (always); s (stop); n, Enter or Ctrl-D (no); Ctrl-C; other keys are ignored. */
 function keyOf(text: string): PromptKey | undefined {
   for (const char of text) {
     if (char === "\u0003") return "interrupt";
     if (char === "y" || char === "Y") return "yes";
+    if (char === "a" || char === "A") return "always";
+    if (char === "s" || char === "S") return "stop";
     if (char === "n" || char === "N" || char === "\r" || char === "\n" || char === "\u0004") return "no";
   }
   return undefined;

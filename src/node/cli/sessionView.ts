@@ -132,6 +132,10 @@ interface Shown {
   headed: boolean;
   /** Output printed up to the last newline; the partial rest waits for its newline or the end. */
   pending: string;
+  /** Tool call: its question was asked (`approval: "pending"` seen). */
+  asked?: boolean;
+  /** Tool call: the grant that approved it without a question was printed. */
+  grantShown?: boolean;
 }
 
 /**
@@ -285,6 +289,13 @@ export class TextView implements SessionView {
       shown.headed = true;
       this.#openTools.add(item.itemId);
       this.#screen.line(`${this.#s.cyan(this.#s.enabled ? "●" : ">")} ${this.#s.bold(item.tool)}: ${this.#headerCommand(item)}`);
+    }
+    if (item.approval === ApprovalStates.pending) shown.asked = true;
+    if (item.grant !== undefined && shown.asked !== true && shown.grantShown !== true) {
+      // Approved with no question: say which session grant covered it.
+      shown.grantShown = true;
+      const rule = `${item.grant.match} ${item.grant.tool} ${item.grant.args ?? "(any arguments)"}`;
+      this.#screen.line(this.#s.dim(`${prefix}not asked: approved by session grant ${item.grant.grantId} (${rule})`));
     }
     const output = item.visibleOutput;
     let fresh = output.length >= shown.printed ? output.slice(shown.printed) : output;

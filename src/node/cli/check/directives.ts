@@ -39,3 +39,16 @@ export const USAGE_TOOL: DirectiveStep[] = [
   { text: "Running the tool.", usage: USAGE_OF_STEP, tool: { runMs: 60_000, outputEveryMs: 100 } },
   { text: "The tool finished.", usage: { inputTokens: 200, outputTokens: 5, reasoningTokens: 0 } },
 ];
+/** The tool run a session grant is asked for (and then covers): 200 ms, a line every 50 ms, asked about first. */
+export const GRANTED_TOOL = { runMs: 200, outputEveryMs: 50, approval: true } as const;
+/** A step whose tool call asks first; its answer is "approve for this session". */
+export const GRANTING: DirectiveStep[] = [{ text: "Asking for a grant.", tool: { ...GRANTED_TOOL } }, { text: "The turn went on." }];
+/**
+ * The same tool call as {@link GRANTING} (the grant covers it), then one with other arguments (a
+ * 250 ms run: the grant does not cover it), then a last step.
+ */
+export const GRANT_COVERS: DirectiveStep[] = [
+  { text: "The same call again.", tool: { ...GRANTED_TOOL } },
+  { text: "A different call.", tool: { runMs: 250, outputEveryMs: 50, approval: true } },
+  { text: "The turn went on." },
+];

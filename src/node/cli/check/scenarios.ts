@@ -7,6 +7,7 @@
  */
 import { approveScenario, denyScenario, lateApprove, stopWhileAsking } from "./approvalScenarios.js";
 import { hostInfo, startAndComplete } from "./basicScenarios.js";
+import { grantCoversExactly } from "./grantScenarios.js";
 import { cancelRace, staleTurn } from "./cancelRaceScenarios.js";
 import { cancelMidModel, cancelMidTool, cancelQueued, keepInbox } from "./cancelScenarios.js";
 import { malformedInput } from "./malformedInputScenario.js";
@@ -44,5 +45,6 @@ export const SCENARIOS: readonly Scenario[] = [
   lateApprove,
   hookStopCause,
   usageOnCancelledTurn,
+  grantCoversExactly,
   shutdownMidTool,
 ];
