@@ -82,7 +82,9 @@ export class SessionRegistry {
     sessionId: string,
     modelName: string,
     log: SessionLog,
-    seed: Partial<Pick<ConstructorParameters<typeof SessionAgent>[0], "lastCursor" | "startedTurns" | "terminals" | "accepted">> = {},
+    seed: Partial<
+      Pick<ConstructorParameters<typeof SessionAgent>[0], "lastCursor" | "startedTurns" | "terminals" | "accepted" | "steers" | "carriedSteers">
+    > = {},
   ): SessionAgent {
     const { host } = this.#options;
     const shell: ShellOptions = this.#options.toolGroups.shellHooks();
@@ -165,6 +167,8 @@ export class SessionRegistry {
       startedTurns: summary.startedTurns,
       terminals: summary.terminals,
       accepted: summary.accepted,
+      steers: summary.steers,
+      carriedSteers: summary.carriedSteers,
     });
   }
 }
