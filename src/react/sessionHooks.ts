@@ -6,6 +6,8 @@
 import { useCallback, useSyncExternalStore } from "react";
 import type { MspSession } from "../session/mspSession.js";
 import type { SessionConnection, SessionSnapshot, SessionTurn } from "../session/sessionSnapshot.js";
+import type { WaitOptions } from "../internal/boundedWait.js";
+import type { CommandResult, TurnInput } from "../protocol/index.js";
 
 /**
  * The session's snapshot, kept current: the connection, the turns with their items, phases,
@@ -54,6 +56,8 @@ export interface SessionTurnView {
   readonly stop: () => void;
   /** Answer the turn's open question about `itemId`. */
   readonly answer: (itemId: string, decision: "approve" | "deny", reason?: string) => void;
+  /** Steer the running turn (`MspSession.steer`): resolves with `{turnId, steerId}`, rejects with a typed `MspError`. */
+  readonly steer: (input: string | readonly TurnInput[], options?: WaitOptions) => Promise<CommandResult<"turn/steer">>;
 }
 
 /**
@@ -73,5 +77,6 @@ export function useSessionTurn(session: MspSession, turnId: string): SessionTurn
   const turn = useSyncExternalStore(session.subscribe, read, read);
   const stop = useCallback(() => session.stop(turnId), [session, turnId]);
   const answer = useCallback((itemId: string, decision: "approve" | "deny", reason?: string) => session.answerApproval(itemId, decision, reason), [session]);
-  return { turn, stop, answer };
+  const steer = useCallback((input: string | readonly TurnInput[], options?: WaitOptions) => session.steer(turnId, input, options), [session, turnId]);
+  return { turn, stop, answer, steer };
 }
