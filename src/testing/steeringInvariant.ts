@@ -36,6 +36,8 @@ export class SteeringHistory {
   readonly expecting = new Map<string, Array<{ steerId: string; at: At }>>();
   /** steerIds whose item completed cancelled as discarded (no `carriedOver`), with where. */
   readonly discarded = new Map<string, At>();
+  /** Turns with a discarded steering item no splice listed (already reported: their terminal does not report the missing splice again). */
+  readonly unlisted = new Set<string>();
 }
 
 /** The terminals checkTranscript has seen, by turnId. */
@@ -114,6 +116,7 @@ export function noteSteeringCompleted(steering: SteeringHistory, sessionId: stri
   steering.discarded.set(steerId, here);
   const listed = (steering.splices.get(turnId) ?? []).some((s) => s.steerIds.includes(steerId));
   if (!listed) {
+    steering.unlisted.add(turnId);
     say(
       `steering item of ${steerId} completes "cancelled" without carriedOver, but no inbox/cancelled of turn ${turnId} before it lists it: discarded steering is listed in its turn's splice (invariant S)`,
     );
@@ -153,7 +156,7 @@ export function checkSteeringAtTerminal(steering: SteeringHistory, turnId: strin
   const splices = steering.splices.get(turnId) ?? [];
   const cancelledAt = steering.cancelledRunning.get(turnId);
   const steered = [...steering.accepted.values()].some((a) => a.turnId === turnId);
-  if (cancelledAt !== undefined && steered && splices.length === 0) {
+  if (cancelledAt !== undefined && steered && splices.length === 0 && !steering.unlisted.has(turnId)) {
     say(
       `turn ${turnId} was steered and cancelled by a default turn/cancel accepted at ${cancelledAt}, but no inbox/cancelled came before its turn/completed (invariant S)`,
     );
