@@ -104,6 +104,8 @@ export class ScenarioContext {
   shutdownAfter: number | undefined;
   /** What the scenario is doing now: a timeout names it. */
   doing = "starting";
+  /** Set by {@link ScenarioContext.notRun}: why the scenario could not be run on this host (reported "not run", never a pass). */
+  notRunReason: string | undefined;
 
   constructor(client: MspClient, wire: WireTap, spawned?: SpawnedProcess) {
     this.client = client;
@@ -120,6 +122,11 @@ export class ScenarioContext {
   expect(ok: boolean, text: string, lines: Array<number | undefined> = []): boolean {
     if (!ok) this.fail(text, lines);
     return ok;
+  }
+
+  /** The scenario cannot run on this host (e.g. it does not know an optional MSP 2.1 command): say why, then return. */
+  notRun(reason: string): void {
+    this.notRunReason = reason;
   }
 
   /** Set what the scenario is doing (named by a timeout). */

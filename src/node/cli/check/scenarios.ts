@@ -14,6 +14,7 @@ import { duplicateCommandId, resumeAfterCursor } from "./replayScenarios.js";
 import type { Scenario } from "./scenario.js";
 import { shutdownMidTool } from "./shutdownScenario.js";
 import { streamedDeltas } from "./streamScenario.js";
+import { spliceOnDefaultCancel, steerAfterTerminal, noSpliceWithKeepInbox } from "./steerScenarios.js";
 
 /**
  * Every scenario, in the order `muse check` runs them. The first, "host info", also tells whether
@@ -41,5 +42,8 @@ export const SCENARIOS: readonly Scenario[] = [
   denyScenario,
   stopWhileAsking,
   lateApprove,
+  steerAfterTerminal,
+  spliceOnDefaultCancel,
+  noSpliceWithKeepInbox,
   shutdownMidTool,
 ];
