@@ -12,6 +12,7 @@ import { recipe as gettingStarted } from "./getting-started.js";
 import { recipe as keepInbox } from "./keep-inbox.js";
 import type { Recipe } from "./recipe.js";
 import { recipe as staleTurn } from "./stale-turn.js";
+import { recipe as steerARunningTurn } from "./steer-a-running-turn.js";
 import { recipe as stopButton } from "./stop-button.js";
 import { recipe as stopWhileAsking } from "./stop-while-asking.js";
 import { recipe as surviveHostCrash } from "./survive-host-crash.js";
@@ -34,4 +35,5 @@ export const recipes: readonly Recipe[] = [
   approveTool,
   denyTool,
   stopWhileAsking,
+  steerARunningTurn,
 ];

@@ -16,6 +16,7 @@ const required = [
   "approve-tool",
   "deny-tool",
   "stop-while-asking",
+  "steer-a-running-turn",
 ];
 
 describe("the cookbook", () => {
