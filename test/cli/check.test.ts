@@ -325,12 +325,18 @@ describe("runCheck", () => {
   }, 60_000);
 
   it("fails 'a splice on default cancel', naming invariant S, on a host that drops inbox/cancelled; the other steering scenarios still pass", async () => {
-    const outcome = await check(brokenHost("drops-splice"), { only: ["steer after terminal rejected", "a splice on default cancel", "no splice with keepInbox"] });
+    const outcome = await check(brokenHost("drops-splice"), {
+      only: ["steer after terminal rejected", "a splice on default cancel", "no splice with keepInbox"],
+    });
     expect(outcome.passed).toBe(false);
     const failed = resultOf(outcome, "a splice on default cancel");
     expect(failed.passed).toBe(false);
     expect(failed.problems[0]).toBe("a default turn/cancel of a steered turn must send exactly one inbox/cancelled, the host sent 0");
-    expect(failed.problems.some((p) => /no inbox\/cancelled of turn \S+ before it lists it: discarded steering is listed in its turn's splice \(invariant S\)$/.test(p))).toBe(true);
+    expect(
+      failed.problems.some((p) =>
+        /no inbox\/cancelled of turn \S+ before it lists it: discarded steering is listed in its turn's splice \(invariant S\)$/.test(p),
+      ),
+    ).toBe(true);
     expect(resultOf(outcome, "steer after terminal rejected").passed).toBe(true);
     expect(resultOf(outcome, "no splice with keepInbox").passed).toBe(true);
   }, 60_000);

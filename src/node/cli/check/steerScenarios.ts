@@ -5,8 +5,7 @@
  * `keepInbox` cancel sends none and the steer is carried into the next turn. A host that does not
  * know `turn/steer` (JSON-RPC method not found) makes each "not run", never a pass.
  */
-import { MspError } from "../../../errors.js";
-import { uuidv7 } from "../../../protocol/index.js";
+import { MspError, uuidv7 } from "@muse-code/sdk";
 import { LONG_TOOL, QUICK } from "./directives.js";
 import type { Scenario } from "./scenario.js";
 import { paramsOf, type ScenarioContext } from "./scenarioContext.js";
