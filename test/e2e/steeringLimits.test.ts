@@ -2,7 +2,8 @@
  * Steering on the real reference host (stdio), the bounds and the durability: the caps per turn
  * (`inbox_full`), a retried `turn/steer` (same commandId) answered again without a second item,
  * an empty input refused, a restart that closes a pending steering item `failed: host restarted`,
- * and carried-over steering that waits in the log across a restart for the session's next turn.
+ * carried-over steering that waits in the log across a restart for the session's next turn, and a
+ * policy stop (a time limit) that carries steering over as keepInbox does.
  */
 import { afterEach, expect, it } from "vitest";
 import { MspError, type MessageItem } from "../../src/index.js";
@@ -15,8 +16,8 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-function run(data: string): HostRun {
-  const r = startHost(model("steer-tool.json"), data);
+function run(data: string, modelName = "steer-tool.json"): HostRun {
+  const r = startHost(model(modelName), data);
   cleanups.push(() => r.host.close().then(() => undefined));
   return r;
 }
@@ -120,4 +121,24 @@ it("a crash with steering pending: the restarted host closes its item failed, ho
   });
   expect(steeringOf(r3, thirdId).at(-1)?.interrupted).toBeUndefined();
   await r3.host.close();
+}, 60_000);
+
+it("a policy stop keeps the inbox: the steering is carried over (no splice) and the queued turn begins with it", async () => {
+  const r = run(dataDir(), "steer-time-limited.json");
+  const { sessionId } = await r.host.command("session/create", {});
+  const first = r.host.startTurn({ sessionId, input: input("go") });
+  const next = r.host.startTurn({ sessionId, input: input("next") });
+  const firstId = (await first.accepted).turnId;
+  const nextId = (await next.accepted).turnId;
+  await toolRunning(r, firstId);
+  const { steerId } = await first.steer(input("use pnpm"), { timeoutMs: 10_000 });
+  const stopped = await first.completed;
+  expect(stopped).toMatchObject({ terminal: "cancelled", cause: { kind: "hook", reason: "turn time limit (4000 ms)" } });
+  expect((await next.completed).terminal).toBe("completed");
+  expect(steeringOf(r, firstId)).toEqual([expect.objectContaining({ steerId, status: "cancelled", carriedOver: true })]);
+  expect(steeringOf(r, nextId)).toEqual([expect.objectContaining({ steerId, status: "completed" })]);
+  expect(r.host.items.itemsOf(nextId).at(-1)).toMatchObject({ kind: "message", text: "Next turn, starting with: use pnpm." });
+  await r.host.close();
+  expect(r.wire.some((line) => line.includes("inbox/cancelled"))).toBe(false);
+  expect(checkTranscriptParts([r.wire]).flatMap((part) => part.problems)).toEqual([]);
 }, 60_000);
