@@ -17,6 +17,7 @@ import { Announcer } from "./announcer.js";
 import { ApprovalDialog, commandOf } from "./approvalDialog.js";
 import { ConnectionIndicator } from "./connectionIndicator.js";
 import { QueueList } from "./queueList.js";
+import { SteerBox } from "./steerBox.js";
 import { StopButton } from "./stopButton.js";
 import { tokenForThisTab } from "./token.js";
 import { outcomeOf, promptOf, TurnList } from "./turnList.js";
@@ -52,6 +53,11 @@ let session: MspSession | undefined;
 const turnList = new TurnList(element("turns"));
 const queueList = new QueueList({ list: element("queue"), empty: element("queue-empty"), count: element("queue-count") }, (turnId) => session?.stop(turnId));
 const stopButton = new StopButton(element("stop"), (turnId) => session?.stop(turnId));
+const steerBox = new SteerBox(
+  { form: element("steer-form"), input: element("steer-input"), button: element("steer") },
+  (turnId, text) => (session === undefined ? Promise.reject(new Error("no session")) : session.steer(turnId, text)),
+  (text, tone) => announcer.say(text, tone),
+);
 const approvalDialog = new ApprovalDialog(
   {
     dialog: element("approval"),
@@ -90,6 +96,7 @@ function render(): void {
     queueList.render(snapshot.turns);
     stopButton.render(snapshot.turns);
   }
+  if (snapshot.turns !== previous?.turns || snapshot.connection !== previous?.connection) steerBox.render(snapshot.turns, snapshot.connection.state === "open");
   showApproval(snapshot.turns);
   announce(previous, snapshot);
 }

@@ -104,7 +104,20 @@ export class TurnList {
     // The text stays (appends go on landing in it); the tags after it are made again.
     while (shown.box.nextSibling !== null) shown.box.nextSibling.remove();
     if (item.interrupted === true) element.append(tag("interrupted"));
+    // Steering (MSP 2.1): the user's own words in the turn, and what became of them.
+    if (item.kind === "message" && item.author === "user") {
+      element.dataset["author"] = "user";
+      element.append(tag(steeringState(item.status, item.carriedOver === true)));
+    }
   }
+}
+
+/** What became of a steering message: waiting for the model, heard, carried into the next turn, or discarded. */
+function steeringState(status: string, carriedOver: boolean): string {
+  if (status === "inProgress") return "steering: waiting for the model";
+  if (status === "completed") return "steering: heard";
+  if (carriedOver) return "steering: carried into the next turn";
+  return status === "failed" ? "steering: lost (the host restarted)" : "steering: discarded";
 }
 
 /** The prompt a turn was started with, when this session started it. */

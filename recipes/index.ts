@@ -13,6 +13,7 @@ import { recipe as gettingStarted } from "./getting-started.js";
 import { recipe as keepInbox } from "./keep-inbox.js";
 import type { Recipe } from "./recipe.js";
 import { recipe as staleTurn } from "./stale-turn.js";
+import { recipe as steerARunningTurn } from "./steer-a-running-turn.js";
 import { recipe as stopButton } from "./stop-button.js";
 import { recipe as stopByTimeLimit } from "./stop-by-time-limit.js";
 import { recipe as stopWhileAsking } from "./stop-while-asking.js";
@@ -38,4 +39,5 @@ export const recipes: readonly Recipe[] = [
   stopWhileAsking,
   stopByTimeLimit,
   approveForSession,
+  steerARunningTurn,
 ];

@@ -97,6 +97,7 @@ export type {
   ItemUpdatedParams,
   TurnCompletedParams,
   TurnUsage,
+  InboxCancelledParams,
   NotificationParamsMap,
   CommandParamsBase,
   CommandResultBase,

@@ -21,8 +21,8 @@ import type { RecordedTurns } from "../turns/turnRecorder.js";
  * ```
  */
 export interface TurnClient {
-  /** Send `turn/start` or `turn/cancel`; see `MspClient.command`. */
-  command<M extends "turn/start" | "turn/cancel">(method: M, params: CommandParams<M>, options?: WaitOptions): Promise<CommandResult<M>>;
+  /** Send `turn/start`, `turn/cancel` or `turn/steer`; see `MspClient.command`. */
+  command<M extends "turn/start" | "turn/cancel" | "turn/steer">(method: M, params: CommandParams<M>, options?: WaitOptions): Promise<CommandResult<M>>;
   /** Every turn's recorded terminal: `get(turnId)` and bounded `terminalOf(turnId)`. */
   readonly turns: RecordedTurns;
   /** The open `tool/approve` questions: `openOf(turnId)`. */

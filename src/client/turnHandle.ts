@@ -140,6 +140,27 @@ export class TurnHandle {
     return cancelTurn(this.client, { sessionId: this.sessionId, turnId: ack.turnId, keepInbox }, rest);
   }
 
+  /**
+   * Steer this turn while it runs (MSP 2.1 `turn/steer`): `input` joins the turn's inbox, and the
+   * model sees it at its next step boundary. Resolves with `{turnId, steerId}` (`steerId`, this
+   * command's commandId, names the steering `message` item); the outcome is on the stream: the
+   * item completes `completed` (consumed), or `cancelled` (discarded by a cancel, or
+   * `carriedOver` into the next turn). Rejects with an `MspError` of kind `commandRejected`:
+   * `already_terminal` (`data.terminal` says how the turn ended), `turn_not_running` (queued, or
+   * being cancelled), `inbox_full`, `unknown_turn`. `timeoutMs` (default: the client's
+   * `defaultTimeoutMs`) bounds the whole call, the wait for the ack included. (To retry with the
+   * same `commandId`, send `client.command("turn/steer", …)` yourself.)
+   *
+   * @example
+   * ```ts
+   * const { steerId } = await turn.steer([{ type: "text", text: "use pnpm, not npm" }], { timeoutMs: 10_000 });
+   * ```
+   */
+  async steer(input: TurnInput[], options: WaitOptions = {}): Promise<CommandResult<"turn/steer">> {
+    const { ack, rest } = await this.#acked(options);
+    return this.client.command(Commands.turnSteer, { sessionId: this.sessionId, turnId: ack.turnId, input }, rest);
+  }
+
   /** Wait for the ack within the caller's bound; returns the bound that is left. */
   async #acked(options: WaitOptions): Promise<{ ack: TurnStartResult; rest: WaitOptions }> {
     const started = Date.now();

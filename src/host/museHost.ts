@@ -16,7 +16,7 @@ import { CommandError, JsonRpcErrorCodes, errorResponse } from "./jsonRpc.js";
 import { defaultMaxOpenLogs, LogFilePool, LogUnavailableError } from "./logFilePool.js";
 import type { MessageTransport } from "./messageTransport.js";
 import { ensureRealDirectory } from "./safeFiles.js";
-import type { SessionAgent } from "./sessionAgent.js";
+import type { SessionAgent, SteerOutcome } from "./sessionAgent.js";
 import { reserveAnswer } from "./owedAnswer.js";
 import { resumePoint } from "./resumePoint.js";
 import { readSessionLog } from "./sessionLogReader.js";
@@ -274,12 +274,7 @@ export class MuseHost {
       // No descriptor free (EMFILE/ENFILE): this command fails, retryably; the host goes on.
       const error = thrown instanceof LogUnavailableError ? descriptorsExhausted(thrown) : thrown;
       if (error instanceof CommandError) {
-        const e = error.data === undefined ? { code: error.code, message: error.message } : { code: error.code, message: error.message, data: error.data };
-        outcome = { kind: "error", method, error: e };
-        const data = error.data;
-        if (isObject(data) && data["reason"] === RejectionReasons.alreadyTerminal && typeof params["sessionId"] === "string") {
-          outcome.terminalOf = { sessionId: params["sessionId"], turnId: String(data["turnId"]) };
-        }
+        outcome = refusalOutcome(error, method, params);
       } else {
         this.#log(`internal error in ${method}: ${(error as Error).stack ?? String(error)}`);
         outcome = { kind: "error", error: { code: JsonRpcErrorCodes.internalError, message: `Internal error: ${(error as Error).message}` } };
@@ -300,6 +295,7 @@ export class MuseHost {
     after((error) => {
       pay();
       if (error === undefined) return finish(accepted);
+      if (error instanceof CommandError) return finish(refusalOutcome(error, method, params)); // refused once it could be decided (turn/steer)
       finish({ kind: "error", error: { code: JsonRpcErrorCodes.internalError, message: `Internal error: session log failed: ${error.message}` } });
     });
   }
@@ -352,6 +348,8 @@ export class MuseHost {
       }
       case Commands.turnCancel:
         return this.#turnCancel(params, commandId);
+      case Commands.turnSteer:
+        return this.#turnSteer(params, commandId);
     }
   }
 
@@ -400,6 +398,41 @@ export class MuseHost {
     return { result, replay: { sessionId: session.sessionId, after, upTo } };
   }
 
+  /**
+   * `turn/steer`: steering input for a running turn. Answered once its `message` item is logged
+   * durably, and before that item's `item/started` (the agent sends it right after the answer).
+   * Refused: `unknown_turn`, `already_terminal` (with the terminal), `turn_not_running` (queued,
+   * or being cancelled), `inbox_full` (over the caps).
+   */
+  #turnSteer(params: Record<string, unknown>, commandId: string): Handled {
+    const session = this.#requireSession(params, commandId);
+    const turnId = stringParam(params, "turnId");
+    const input = inputParam(params);
+    if (input.length === 0) throw invalid("input must not be empty");
+    // A retry of an accepted steer answers it again (its turn may have ended since).
+    const steered = session.steeredTurn(commandId);
+    if (steered !== undefined) return { result: { turnId: steered, steerId: commandId } };
+    const state = session.turnState(turnId);
+    if (state === undefined) throw rejection(commandId, RejectionReasons.unknownTurn, `unknown turn ${turnId}`, { turnId });
+    if (state.state === "queued") {
+      throw rejection(commandId, RejectionReasons.turnNotRunning, `turn ${turnId} is queued: it takes no steering until it runs`, { turnId });
+    }
+    let done: ((error?: Error) => void) | undefined;
+    let settled: { error?: Error } | undefined;
+    session.steer(turnId, commandId, input, (outcome, error) => {
+      const refused = steerRefusal(outcome, commandId, turnId);
+      settled = refused === undefined ? (error === undefined ? {} : { error }) : { error: refused };
+      done?.(settled.error);
+    });
+    return {
+      result: { turnId, steerId: commandId },
+      after: (callback) => {
+        if (settled !== undefined) return callback(settled.error);
+        done = callback;
+      },
+    };
+  }
+
   #turnCancel(params: Record<string, unknown>, commandId: string): Handled {
     const session = this.#requireSession(params, commandId);
     const turnId = stringParam(params, "turnId");
@@ -427,6 +460,39 @@ export class MuseHost {
         done = callback;
       },
     };
+  }
+}
+
+/** The answer to a refused command: its JSON-RPC error, and for `already_terminal` the terminal that must precede it. */
+function refusalOutcome(error: CommandError, method: string, params: Record<string, unknown>): CommandOutcome {
+  const e = error.data === undefined ? { code: error.code, message: error.message } : { code: error.code, message: error.message, data: error.data };
+  const outcome: CommandOutcome = { kind: "error", method, error: e };
+  const data = error.data;
+  if (isObject(data) && data["reason"] === RejectionReasons.alreadyTerminal && typeof params["sessionId"] === "string") {
+    outcome.terminalOf = { sessionId: params["sessionId"], turnId: String(data["turnId"]) };
+  }
+  return outcome;
+}
+
+/** The rejection a refused `turn/steer` gets, or `undefined` when it was accepted. */
+function steerRefusal(outcome: SteerOutcome, commandId: string, turnId: string): CommandError | undefined {
+  switch (outcome.kind) {
+    case "accepted":
+      return undefined;
+    case "terminal":
+      return rejection(commandId, RejectionReasons.alreadyTerminal, `turn ${turnId} is already ${outcome.params.terminal}`, {
+        turnId,
+        terminal: outcome.params.terminal,
+      });
+    case "notRunning":
+      return rejection(
+        commandId,
+        RejectionReasons.turnNotRunning,
+        outcome.cancelling ? `turn ${turnId} is being cancelled: it takes no more steering` : `turn ${turnId} is not running`,
+        outcome.cancelling ? { turnId, cancelling: true } : { turnId },
+      );
+    case "full":
+      return rejection(commandId, RejectionReasons.inboxFull, outcome.refusal.message, { turnId, ...outcome.refusal.details });
   }
 }
 

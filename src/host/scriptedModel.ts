@@ -47,6 +47,18 @@ export interface ScriptedStep {
   usage?: TurnUsage;
   /** When set, the host cancels the turn as this step begins (nothing of the step runs), with a cause of kind `hook` and this reason. */
   stopByHook?: string;
+  /**
+   * The model takes in the turn's pending steering (`turn/steer`) as this step begins: each
+   * steering item completes `completed`, and `{{steering}}` in this step's text reads what the
+   * turn has consumed so far (joined with `; `).
+   */
+  consumesSteering?: boolean;
+  /**
+   * With `consumesSteering`: when no steering is pending as the step begins, wait up to this long
+   * for some (a cancel ends the wait), so a script can have steering arrive before it. At most
+   * 600 000. @unit milliseconds @defaultValue 0
+   */
+  awaitSteeringMs?: number;
 }
 
 /**
@@ -100,6 +112,8 @@ export type ModelChunk = { kind: "reasoning"; delta: string } | { kind: "text"; 
 
 const DEFAULT_CHUNK_SIZE = 8;
 const DEFAULT_CHUNK_DELAY_MS = 0;
+/** The longest a step may wait for steering (`awaitSteeringMs`). @unit milliseconds */
+const MAX_AWAIT_STEERING_MS = 600_000;
 
 function fail(where: string, what: string): never {
   throw new Error(`invalid scripted model at ${where}: ${what}`);
@@ -109,7 +123,7 @@ function fail(where: string, what: string): never {
 const KNOWN_KEYS = {
   script: ["turns", "description", "turnTimeLimitMs"],
   turn: ["steps"],
-  step: ["reasoning", "text", "chunkSize", "chunkDelayMs", "toolCalls", "usage", "stopByHook"],
+  step: ["reasoning", "text", "chunkSize", "chunkDelayMs", "toolCalls", "usage", "stopByHook", "consumesSteering", "awaitSteeringMs"],
   toolCall: ["tool", "args", "approval", "decisions"],
 } as const;
 
@@ -142,7 +156,7 @@ function rejectUnknownKeys(raw: Record<string, unknown>, known: readonly string[
 function parseStep(raw: unknown, where: string): ScriptedStep {
   if (!isObject(raw)) fail(where, "a step must be an object");
   rejectUnknownKeys(raw, KNOWN_KEYS.step, where);
-  const { reasoning, text, chunkSize, chunkDelayMs, toolCalls, usage, stopByHook } = raw;
+  const { reasoning, text, chunkSize, chunkDelayMs, toolCalls, usage, stopByHook, consumesSteering, awaitSteeringMs } = raw;
   if (reasoning !== undefined && typeof reasoning !== "string") fail(where, "reasoning must be a string");
   if (text !== undefined && typeof text !== "string") fail(where, "text must be a string");
   if (chunkSize !== undefined && !(Number.isInteger(chunkSize) && (chunkSize as number) >= 1)) {
@@ -188,6 +202,17 @@ function parseStep(raw: unknown, where: string): ScriptedStep {
   if (stopByHook !== undefined) {
     if (typeof stopByHook !== "string" || stopByHook.trim() === "") fail(`${where}.stopByHook`, "stopByHook must be a non-empty string");
     step.stopByHook = stopByHook;
+  }
+  if (consumesSteering !== undefined) {
+    if (typeof consumesSteering !== "boolean") fail(`${where}.consumesSteering`, "consumesSteering must be a boolean");
+    if (consumesSteering) step.consumesSteering = true;
+  }
+  if (awaitSteeringMs !== undefined) {
+    if (!(Number.isSafeInteger(awaitSteeringMs) && (awaitSteeringMs as number) >= 0 && (awaitSteeringMs as number) <= MAX_AWAIT_STEERING_MS)) {
+      fail(`${where}.awaitSteeringMs`, `awaitSteeringMs must be an integer from 0 to ${MAX_AWAIT_STEERING_MS}`);
+    }
+    if (step.consumesSteering !== true) fail(`${where}.awaitSteeringMs`, "awaitSteeringMs needs consumesSteering: true");
+    step.awaitSteeringMs = awaitSteeringMs as number;
   }
   return step;
 }

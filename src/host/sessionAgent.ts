@@ -16,6 +16,28 @@ import { itemChange } from "./itemChanges.js";
 import { formatViewCursor } from "../protocol/cursor.js";
 import { TurnReasons } from "../protocol/reasons.js";
 import { traceMark, tracing } from "./traceMarks.js";
+import { closedSteeringItem, steeringItem, steeringText, SteeringInbox, type CarriedSteer, type PendingSteer, type SteerRefusal } from "./steeringInbox.js";
+
+/** The placeholder a scripted step's text may hold: replaced by the steering its turn has consumed so far. */
+const HEARD_PLACEHOLDER = "{{steering}}";
+
+/**
+ * What {@link SessionAgent.steer} did: accepted the input (or had accepted this steerId before),
+ * or refused it: the turn has ended (`terminal`), is not running or is being cancelled
+ * (`notRunning`), or the input is over the caps (`full`).
+ *
+ * @example
+ * ```ts
+ * agent.steer(turnId, steerId, [{ type: "text", text: "use pnpm" }], (outcome: SteerOutcome) => {
+ *   if (outcome.kind === "full") console.error(outcome.refusal.message);
+ * });
+ * ```
+ */
+export type SteerOutcome =
+  | { kind: "accepted" }
+  | { kind: "terminal"; params: TurnCompletedParams }
+  | { kind: "notRunning"; cancelling: boolean }
+  | { kind: "full"; refusal: SteerRefusal };
 
 /** Where a running turn was when its abort was observed. */
 type CancelPoint = "promptAssembly" | "stepBoundary" | "modelStream" | "toolExecution" | "approval";
@@ -77,6 +99,12 @@ export interface SessionAgentOptions {
   accepted?: Map<string, "started" | "queued">;
   /** The session's grants recorded in earlier runs (`approveForSession` answers), oldest first. */
   grants?: readonly ApprovalGrant[];
+  /** Every `turn/steer` accepted in earlier runs: its steerId and turnId (a retried steer answers it again). */
+  steers?: Map<string, string>;
+  /** Steering earlier runs carried over (a `keepInbox` cancel, a policy stop) that no turn has begun with yet. */
+  carriedSteers?: CarriedSteer[];
+  /** Caps on one turn's steering (`inbox_full` past them). @defaultValue 16 inputs, 65 536 bytes */
+  steeringCaps?: { maxSteers?: number; maxBytes?: number };
   /**
    * Called once, synchronously, when a session-log write fails. From then on the session logs and
    * publishes nothing more (a notification is never sent unless it is durable); the host is expected
@@ -137,6 +165,14 @@ export class SessionAgent {
   #begunTurns = 0;
   #idleWaiters: Array<() => void> = [];
   readonly #turnTimeLimitMs: number | undefined;
+  /** The running turn's steering, and what stopped turns carried over. */
+  readonly #steering: SteeringInbox;
+  /** Every accepted steerId, with its turnId. */
+  readonly #steers: Map<string, string>;
+  /** The turn whose default cancel already recorded its `inbox/cancelled` splice. */
+  #splicedTurn: string | undefined;
+  /** Steers of the running turn that came before its `turn/started`: run again right after it. */
+  #early: Array<() => void> = [];
 
   constructor(options: SessionAgentOptions) {
     this.sessionId = options.sessionId;
@@ -149,6 +185,8 @@ export class SessionAgent {
     this.#terminals = options.terminals ?? new Map();
     this.#accepted = options.accepted ?? new Map();
     this.#turnTimeLimitMs = options.turnTimeLimitMs;
+    this.#steers = options.steers ?? new Map();
+    this.#steering = new SteeringInbox({ ...options.steeringCaps, carried: options.carriedSteers ?? [] });
     this.#records = new AgentLog(options.log, options.onLogFailure ?? (() => {}));
     this.#tools = new ToolCallRunner({
       sessionId: this.sessionId,
@@ -232,6 +270,55 @@ export class SessionAgent {
   }
 
   /**
+   * Adds steering input to turn `turnId`. Accepted: its `message` item (`author: "user"`,
+   * `steerId`) is logged, and `done` is called once that is durable, right before the item's
+   * `item/started` is sent (so an answer sent from `done` comes first), or with the log's error. A
+   * steerId accepted before is accepted again and adds nothing. Steering a turn that is about to
+   * start waits for its `turn/started` (its item belongs after it). Refused: `done` says why, and
+   * nothing was logged.
+   */
+  steer(turnId: string, steerId: string, input: readonly TurnInput[], done: (outcome: SteerOutcome, error?: Error) => void): void {
+    if (this.#steers.has(steerId)) return this.#log.afterDurable((error) => done({ kind: "accepted" }, error));
+    const terminal = this.#terminals.get(turnId);
+    if (terminal !== undefined) {
+      this.#records.settle(); // the terminal is durable and sent before the rejection that names it
+      return done({ kind: "terminal", params: terminal });
+    }
+    if (this.#running?.turnId !== turnId || this.#machine.cause !== undefined) {
+      return done({ kind: "notRunning", cancelling: this.#running?.turnId === turnId });
+    }
+    if (this.#steering.turnId !== turnId) {
+      this.#early.push(() => this.steer(turnId, steerId, input, done));
+      return;
+    }
+    const text = steeringText(input);
+    const refusal = this.#steering.check(turnId, text);
+    if (refusal !== undefined) return done({ kind: "full", refusal });
+    const item = steeringItem(turnId, steerId, text);
+    let send: (() => void) | undefined;
+    const sent = this.#emit("item/started", { item: { ...item } }, (publish) => (send = publish));
+    if (sent === undefined) return done({ kind: "accepted" }, this.#records.failure ?? new Error("the session log failed"));
+    this.#steers.set(steerId, turnId);
+    this.#steering.add({ steerId, item });
+    this.#log.afterDurable((error) => {
+      done({ kind: "accepted" }, error);
+      if (error === undefined) send?.();
+    });
+  }
+
+  /** Runs the steers that waited for the running turn to start (or to end before it started). */
+  #flushEarlySteers(): void {
+    const early = this.#early;
+    this.#early = [];
+    for (const again of early) again();
+  }
+
+  /** The turn a `turn/steer` with this commandId was accepted for, if one was. */
+  steeredTurn(steerId: string): string | undefined {
+    return this.#steers.get(steerId);
+  }
+
+  /**
    * Cancels the active activity with `cause` (first cause wins; a no-op when idle). Unless
    * `keepInbox`, every queued turn is discarded, each closed with its own cancelled terminal.
    */
@@ -250,6 +337,17 @@ export class SessionAgent {
     if (!keepInbox) {
       const discarded = this.#inbox;
       this.#inbox = [];
+      const steers = running === undefined ? [] : this.#steering.take();
+      // One splice per stopped turn, before its terminal: the first default cancel records it
+      // (lists possibly empty); a later one only when it discards something more.
+      if (running !== undefined && (this.#splicedTurn !== running.turnId || steers.length > 0 || discarded.length > 0)) {
+        this.#splicedTurn = running.turnId;
+        this.#emit("inbox/cancelled", {
+          turnId: running.turnId,
+          discarded: { steerIds: steers.map((s) => s.steerId), turnIds: discarded.map((t) => t.turnId) },
+        });
+      }
+      for (const steer of steers) this.#emitItem("item/completed", closedSteeringItem(steer.item, "discarded"));
       for (const turn of discarded) this.#complete(turn.turnId, "cancelled", TurnReasons.discardedFromInbox, cause, turn.acceptedAt);
     }
   }
@@ -339,7 +437,7 @@ export class SessionAgent {
    * Logs one notification and publishes it once its record is durable (group commit); returns its
    * params, or `undefined` when it could not be logged (then nothing is ever sent).
    */
-  #emit(method: NotificationMethod, body: Record<string, unknown>): Record<string, unknown> | undefined {
+  #emit(method: NotificationMethod, body: Record<string, unknown>, hold?: (publish: () => void) => void): Record<string, unknown> | undefined {
     if (this.#records.failure !== undefined) return undefined;
     const n = this.#cursor + 1;
     const emittedAtMs = Date.now();
@@ -353,7 +451,9 @@ export class SessionAgent {
           traceMark(`${method}.sent`, this.sessionId);
         }
       : (json?: string) => this.#publish(method, params, json);
-    if (!this.#records.write({ type: "notification", at: emittedAtMs, n, method, params }, publish)) return undefined;
+    // `hold` is handed the publishing instead: the caller sends it later, in order (a steer's answer goes first).
+    const onDurable = hold === undefined ? publish : (json?: string) => hold(() => publish(json));
+    if (!this.#records.write({ type: "notification", at: emittedAtMs, n, method, params }, onDurable)) return undefined;
     this.#cursor = n;
     return params;
   }
@@ -386,11 +486,26 @@ export class SessionAgent {
     this.cancel({ kind: "hook", reason }, { keepInbox: true });
   }
 
+  /** Completes every pending steering input as consumed (`completed`); returns them. */
+  #consumeSteering(): PendingSteer[] {
+    const taken = this.#steering.take();
+    for (const steer of taken) this.#emitItem("item/completed", closedSteeringItem(steer.item, "consumed"));
+    return taken;
+  }
+
+  /** Completes every pending steering input `cancelled`, `carriedOver: true`, and keeps it for the session's next turn. */
+  #carrySteering(): void {
+    const taken = this.#steering.take();
+    for (const steer of taken) this.#emitItem("item/completed", closedSteeringItem(steer.item, "carriedOver"));
+    this.#steering.carry(taken.map((s) => ({ steerId: s.steerId, text: s.item.text })));
+  }
+
   async #run(turn: AcceptedTurn, modelName: string, signal: AbortSignal): Promise<void> {
     let timeLimit: NodeJS.Timeout | undefined;
     try {
       if (signal.aborted) {
         this.#complete(turn.turnId, "cancelled", TurnReasons.cancelledBeforeStart, signal.reason as CancelCause, turn.acceptedAt);
+        this.#flushEarlySteers(); // refused: the turn ended
         return;
       }
       const startedAt = Date.now();
@@ -398,6 +513,16 @@ export class SessionAgent {
       const model = this.#models.get(modelName);
       this.#records.write({ type: "turnStarted", at: startedAt, turnId: turn.turnId, turn: index });
       this.#emit("turn/started", { turnId: turn.turnId, model: modelName });
+      this.#steering.beginTurn(turn.turnId);
+      // Steering an earlier turn carried over: this turn begins with it, and takes it in its prompt.
+      const heard: string[] = [];
+      for (const carried of this.#steering.takeCarried()) {
+        const item = steeringItem(turn.turnId, carried.steerId, carried.text);
+        this.#emitItem("item/started", item);
+        this.#emitItem("item/completed", closedSteeringItem(item, "consumed"));
+        heard.push(carried.text);
+      }
+      this.#flushEarlySteers();
       let where: CancelPoint = "promptAssembly";
       this.#tools.abortedWhileAsking = false;
       // The turn's usage: the sum over the steps it ran (a step cut short counts in full), sent
@@ -420,13 +545,21 @@ export class SessionAgent {
           if (step.stopByHook !== undefined) this.#stopByHook(turn, step.stopByHook);
           signal.throwIfAborted();
           if (usage !== undefined) usage = addUsage(usage, step.usage);
+          if (step.consumesSteering === true) {
+            await this.#steering.whenPending(step.awaitSteeringMs ?? 0, signal);
+            signal.throwIfAborted();
+            for (const steer of this.#consumeSteering()) heard.push(steer.item.text);
+          }
+          const played = step.text?.includes(HEARD_PLACEHOLDER) === true ? { ...step, text: step.text.replaceAll(HEARD_PLACEHOLDER, heard.join("; ")) } : step;
           where = "modelStream";
-          const calls = await streamModelStep(turn.turnId, step, signal, { emit: (method, body) => this.#emit(method, body), log: this.#log });
+          const calls = await streamModelStep(turn.turnId, played, signal, { emit: (method, body) => this.#emit(method, body), log: this.#log });
           where = "toolExecution";
           await this.#tools.dispatch(turn.turnId, calls, signal);
         }
+        this.#consumeSteering(); // the last step boundary: what is still pending is taken in
         this.#complete(turn.turnId, "completed", TurnReasons.completed, undefined, startedAt, usage);
       } catch (error) {
+        this.#carrySteering(); // a stopped turn's steering (unless a default cancel discarded it) goes on to the next turn
         if (signal.aborted) {
           const point = this.#tools.abortedWhileAsking ? "approval" : where;
           this.#complete(turn.turnId, "cancelled", reasonAt[point], signal.reason as CancelCause, startedAt, usage);
@@ -438,6 +571,8 @@ export class SessionAgent {
       if (timeLimit !== undefined) clearTimeout(timeLimit);
       this.#machine.toIdle();
       this.#running = undefined;
+      this.#steering.endTurn();
+      this.#flushEarlySteers();
       const next = this.#inbox.shift();
       if (next !== undefined) {
         this.#begin(next);

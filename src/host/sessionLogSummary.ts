@@ -2,6 +2,7 @@
 import { foldItem, type ApprovalGrant, type Item, type TurnCompletedParams } from "../protocol/index.js";
 import { MAX_GRANTS_PER_SESSION } from "./sessionGrants.js";
 import type { SessionLogRecord, SkippedRecord } from "./sessionLogRecord.js";
+import type { CarriedSteer } from "./steeringInbox.js";
 
 /**
  * A turn the log shows as accepted but not completed.
@@ -45,6 +46,10 @@ export interface SessionLogSummary {
   openItems: Map<string, Item>;
   /** The session's grants (`approveForSession` answers), oldest first, at most {@link MAX_GRANTS_PER_SESSION}. */
   grants: ApprovalGrant[];
+  /** Every accepted `turn/steer`: its turnId by steerId (from its first steering item). */
+  steers: Map<string, string>;
+  /** Steering carried over (`carriedOver: true`) that no later turn has begun with yet, in order. */
+  carriedSteers: CarriedSteer[];
 }
 
 /**
@@ -61,6 +66,7 @@ export interface SessionLogSummary {
 export function summarizeSessionLog(records: Iterable<SessionLogRecord | SkippedRecord>): SessionLogSummary | undefined {
   let summary: SessionLogSummary | undefined;
   const open = new Map<string, OpenTurn>();
+  const carried = new Map<string, CarriedSteer>();
   for (const r of records) {
     if (r.type === "session") {
       summary = {
@@ -73,7 +79,10 @@ export function summarizeSessionLog(records: Iterable<SessionLogRecord | Skipped
         openTurns: [],
         openItems: new Map(),
         grants: [],
+        steers: new Map(),
+        carriedSteers: [],
       };
+      carried.clear();
       continue;
     }
     if (summary === undefined) continue;
@@ -106,6 +115,13 @@ export function summarizeSessionLog(records: Iterable<SessionLogRecord | Skipped
       case "notification": {
         summary.lastCursor = Math.max(summary.lastCursor, r.n);
         const item = r.params["item"] as Item | undefined;
+        if (r.method === "item/started" && item?.kind === "message" && typeof item.steerId === "string") {
+          if (!summary.steers.has(item.steerId)) summary.steers.set(item.steerId, item.turnId);
+          else carried.delete(item.steerId); // a later turn began with it
+        }
+        if (r.method === "item/completed" && item?.kind === "message" && item.carriedOver === true && typeof item.steerId === "string") {
+          carried.set(item.steerId, { steerId: item.steerId, text: item.text });
+        }
         if (r.method === "item/started" || r.method === "item/updated" || r.method === "item/delta") {
           // Folded as a client folds it: a delta appends, a patch changes only what it names.
           const itemId = r.method === "item/delta" ? String(r.params["itemId"]) : item?.itemId;
@@ -126,6 +142,9 @@ export function summarizeSessionLog(records: Iterable<SessionLogRecord | Skipped
         break;
     }
   }
-  if (summary !== undefined) summary.openTurns = [...open.values()];
+  if (summary !== undefined) {
+    summary.openTurns = [...open.values()];
+    summary.carriedSteers = [...carried.values()];
+  }
   return summary;
 }

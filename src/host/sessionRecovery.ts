@@ -37,6 +37,8 @@ function failedItem(item: Item, recordedAt: string): Item {
     const approval = base.approval === "pending" ? { approval: "cancelled" as const } : {};
     return { ...base, ...approval, failureReason: HOST_RESTARTED_REASON };
   }
+  // Steering input the restart cut off was never taken in: closed as failed, its text whole.
+  if (base.kind === "message" && base.steerId !== undefined) return { ...base, failureReason: HOST_RESTARTED_REASON };
   return { ...base, interrupted: true };
 }
 

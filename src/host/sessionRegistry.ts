@@ -82,7 +82,9 @@ export class SessionRegistry {
     sessionId: string,
     modelName: string,
     log: SessionLog,
-    seed: Partial<Pick<ConstructorParameters<typeof SessionAgent>[0], "lastCursor" | "startedTurns" | "terminals" | "accepted" | "grants">> = {},
+    seed: Partial<
+      Pick<ConstructorParameters<typeof SessionAgent>[0], "lastCursor" | "startedTurns" | "terminals" | "accepted" | "grants" | "steers" | "carriedSteers">
+    > = {},
   ): SessionAgent {
     const { host } = this.#options;
     const shell: ShellOptions = this.#options.toolGroups.shellHooks();
@@ -166,6 +168,8 @@ export class SessionRegistry {
       terminals: summary.terminals,
       accepted: summary.accepted,
       grants: summary.grants,
+      steers: summary.steers,
+      carriedSteers: summary.carriedSteers,
     });
   }
 }

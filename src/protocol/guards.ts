@@ -91,6 +91,12 @@ export function problemWithNotification(method: string, params: unknown): string
     case Notifications.turnStarted:
       if (!isObject(params)) return "params must be an object";
       return problemWithBase(params) ?? field(params, "turnId", "string");
+    case Notifications.inboxCancelled:
+      // MSP 2.1's splice: a turn's fields and `discarded` (its lists are checkTranscript's to read).
+      return (
+        problemWithNotification(Notifications.turnStarted, params) ??
+        (isObject((params as Record<string, unknown>)["discarded"]) ? undefined : "discarded must be an object")
+      );
     case Notifications.itemStarted:
     case Notifications.itemCompleted:
       if (!isObject(params)) return "params must be an object";

@@ -31,6 +31,7 @@ export type {
   ItemUpdatedParams,
   TurnCompletedParams,
   TurnUsage,
+  InboxCancelledParams,
   NotificationParamsMap,
   CommandParamsBase,
   CommandResultBase,

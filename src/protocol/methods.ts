@@ -18,6 +18,7 @@ export const Commands = {
   sessionSetModel: "session/setModel",
   turnStart: "turn/start",
   turnCancel: "turn/cancel",
+  turnSteer: "turn/steer",
 } as const;
 
 /**
@@ -47,6 +48,7 @@ export const Notifications = {
   itemUpdated: "item/updated",
   itemCompleted: "item/completed",
   turnCompleted: "turn/completed",
+  inboxCancelled: "inbox/cancelled",
 } as const;
 
 /**

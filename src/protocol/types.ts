@@ -68,6 +68,8 @@ export const RejectionReasons = {
   unknownSession: "unknown_session",
   unknownModel: "unknown_model",
   shuttingDown: "shutting_down",
+  turnNotRunning: "turn_not_running",
+  inboxFull: "inbox_full",
 } as const;
 
 /**
@@ -208,6 +210,14 @@ export interface MessageItem extends ItemBase {
   kind: "message";
   text: string;
   interrupted?: boolean;
+  /** `"user"` on steering input (MSP 2.1, `turn/steer`); absent on the model's own text. */
+  author?: "user";
+  /** The `turn/steer` this message carries (its commandId); set together with `author: "user"`. */
+  steerId?: string;
+  /** A steering message a `keepInbox` cancel (or a policy stop) carried over into the session's next turn. */
+  carriedOver?: boolean;
+  /** Why a steering message completed `cancelled` or `failed`, e.g. `"discarded from inbox"`. */
+  failureReason?: string;
 }
 
 /**
@@ -663,6 +673,24 @@ export interface NotificationParamsMap {
   "item/updated": ItemUpdatedParams;
   "item/completed": ItemNotificationParams;
   "turn/completed": TurnCompletedParams;
+  "inbox/cancelled": InboxCancelledParams;
+}
+
+/**
+ * `inbox/cancelled` params (MSP 2.1): the one splice a default `turn/cancel` of a running turn
+ * records, before that turn's `turn/completed`. `discarded` names the steering input (by
+ * `steerId`) and the queued turns (by `turnId`) the cancel discarded; both lists may be empty.
+ *
+ * @example
+ * ```ts
+ * client.onNotification(({ method, params }) => {
+ *   if (method === "inbox/cancelled" && isNotification("inbox/cancelled", params)) console.log(`dropped ${params.discarded.steerIds.length} steering input(s)`);
+ * });
+ * ```
+ */
+export interface InboxCancelledParams extends NotificationBase {
+  turnId: string;
+  discarded: { steerIds: string[]; turnIds: string[] };
 }
 
 /**
@@ -751,6 +779,11 @@ export interface CommandMap {
   "turn/cancel": {
     params: CommandParamsBase & { sessionId: string; turnId: string; keepInbox?: boolean };
     result: CommandResultBase & { turnId: string };
+  };
+  "turn/steer": {
+    params: CommandParamsBase & { sessionId: string; turnId: string; input: TurnInput[] };
+    /** `steerId` is this command's commandId: the `steerId` of the steering `message` item. */
+    result: CommandResultBase & { turnId: string; steerId: string };
   };
 }
 

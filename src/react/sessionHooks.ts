@@ -4,9 +4,10 @@
  * change), and nothing is opened, subscribed twice or sent by rendering.
  */
 import { useCallback, useSyncExternalStore } from "react";
-import type { ApprovalDecision } from "../protocol/index.js";
 import type { MspSession } from "../session/mspSession.js";
 import type { SessionConnection, SessionSnapshot, SessionTurn } from "../session/sessionSnapshot.js";
+import type { WaitOptions } from "../internal/boundedWait.js";
+import type { ApprovalDecision, CommandResult, TurnInput } from "../protocol/index.js";
 
 /**
  * The session's snapshot, kept current: the connection, the turns with their items, phases,
@@ -59,6 +60,8 @@ export interface SessionTurnView {
    * TypeError for a decision the question did not offer.
    */
   readonly answer: (itemId: string, decision: ApprovalDecision, reason?: string) => void;
+  /** Steer the running turn (`MspSession.steer`): resolves with `{turnId, steerId}`, rejects with a typed `MspError`. */
+  readonly steer: (input: string | readonly TurnInput[], options?: WaitOptions) => Promise<CommandResult<"turn/steer">>;
 }
 
 /**
@@ -78,5 +81,6 @@ export function useSessionTurn(session: MspSession, turnId: string): SessionTurn
   const turn = useSyncExternalStore(session.subscribe, read, read);
   const stop = useCallback(() => session.stop(turnId), [session, turnId]);
   const answer = useCallback((itemId: string, decision: ApprovalDecision, reason?: string) => session.answerApproval(itemId, decision, reason), [session]);
-  return { turn, stop, answer };
+  const steer = useCallback((input: string | readonly TurnInput[], options?: WaitOptions) => session.steer(turnId, input, options), [session, turnId]);
+  return { turn, stop, answer, steer };
 }

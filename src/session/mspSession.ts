@@ -3,7 +3,7 @@
  * `openSession` makes), and the handle of a turn started on it.
  */
 import type { WaitOptions } from "../internal/boundedWait.js";
-import type { ApprovalDecision, TurnInput } from "../protocol/index.js";
+import type { ApprovalDecision, CommandResult, TurnInput } from "../protocol/index.js";
 import type { SessionSnapshot, SessionTurn } from "./sessionSnapshot.js";
 
 /**
@@ -21,6 +21,16 @@ export interface SessionTurnHandle {
   readonly turnId: string;
   /** Press Stop: one `turn/cancel`, however often it is called, sent now or after the reconnect. */
   stop(): void;
+  /**
+   * Steer the running turn (MSP 2.1 `turn/steer`): see {@link MspSession.steer}.
+   *
+   * @example
+   * ```ts
+   * const started = session.startTurn("Run the tests");
+   * const { steerId } = await started.steer("use pnpm, not npm", { timeoutMs: 10_000 });
+   * ```
+   */
+  steer(input: string | readonly TurnInput[], options?: WaitOptions): Promise<CommandResult<"turn/steer">>;
   /**
    * The turn once it is over: `ended` (its terminal arrived) or `unknown` (the session gave up, or
    * the host refused its `turn/start`). Bounded by
@@ -78,6 +88,22 @@ export interface MspSession {
    * did not offer (a 2.0 host offers only `approve` and `deny`).
    */
   answerApproval(itemId: string, decision: ApprovalDecision, reason?: string): void;
+  /**
+   * Steer the running turn `turnId` (MSP 2.1 `turn/steer`): a text or MSP input, seen by the model
+   * at its next step boundary; resolves with `{turnId, steerId}`. Sent only on a live connection:
+   * while the session is disconnected it rejects at once with `MspError` `connectionClosed`, and is
+   * not kept for the reconnect (steering is meant for the step running now; after a drop the turn
+   * may have moved on or ended, so the user decides again). Rejects with `commandRejected` when the
+   * host refuses it (`already_terminal` with `data.terminal`, `turn_not_running`, `inbox_full`),
+   * `timeout` past `timeoutMs` (default: the connection's `defaultTimeoutMs`), `aborted` on
+   * `signal` or after `close()`, and throws a TypeError for an empty input.
+   *
+   * @example
+   * ```ts
+   * await session.steer(turnId, "only the unit tests", { timeoutMs: 10_000 });
+   * ```
+   */
+  steer(turnId: string, input: string | readonly TurnInput[], options?: WaitOptions): Promise<CommandResult<"turn/steer">>;
   /** Retry now, when waiting to reconnect or after giving up (the attempt count starts again); resolves when that attempt is over. */
   retryNow(): Promise<void>;
   /**

@@ -12,6 +12,7 @@ import {
   RejectionReasons,
   uuidv7,
   type ApprovalDecision,
+  type CommandResult,
   type Item,
   type ToolApproveParams,
   type ToolApproveResult,
@@ -518,10 +519,29 @@ export class SessionEngine implements MspSession {
     if (wasPersistent && !this.#parts.keeper.persistent) this.#notify(); // the snapshot's storage is now memory
   }
 
+  /**
+   * Steer the running turn `turnId` (MSP 2.1 `turn/steer`) on the live connection; rejects at once
+   * with `connectionClosed` while disconnected (steering is not kept for the reconnect).
+   */
+  async steer(turnId: string, input: string | readonly TurnInput[], options: WaitOptions = {}): Promise<CommandResult<"turn/steer">> {
+    if (this.#closed) throw new MspError("aborted", "steer: the session is closed", { method: "turn/steer", turnId });
+    const parts = typeof input === "string" ? [{ type: "text" as const, text: input }] : [...input];
+    if (parts.length === 0) throw new TypeError("steer: input must be a text or at least one input part");
+    const client = this.#client;
+    const sessionId = this.#sessionId;
+    if (client === undefined || sessionId === undefined || this.#connection.state !== "open") {
+      throw new MspError("connectionClosed", `steer: the session is ${this.#connection.state}; steering is sent only on a live connection`, {
+        reason: `the session is ${this.#connection.state}`,
+      });
+    }
+    return client.command("turn/steer", { sessionId, turnId, input: parts }, options);
+  }
+
   #handle(turnId: string): SessionTurnHandle {
     return {
       turnId,
       stop: () => this.stop(turnId),
+      steer: (input, options) => this.steer(turnId, input, options),
       settled: (options = {}) => this.#settled(turnId, options),
     };
   }

@@ -7,6 +7,7 @@ import { COMMAND_REJECTED_CODE, HostRequests, RejectionReasons, isObject } from 
 import { checkApprovalAnswer, checkToolApprove, type HostRequest } from "./approvalInvariant.js";
 import { seedItems } from "./itemChain.js";
 import type { SessionHistory } from "./transcriptHistory.js";
+import { noteCancelAccepted, noteCancelSent, noteSteerAccepted } from "./steeringInvariant.js";
 import { checkCancelCause, checkNotification } from "./turnLifecycle.js";
 
 /** One parsed line of a transcript. */
@@ -74,6 +75,7 @@ export function checkPart(lines: readonly ParsedLine[], part: number, label: (li
         if (method === "turn/cancel" && isObject(params) && typeof params["turnId"] === "string") {
           history.cancelSent.add(params["turnId"]);
           history.connectionCancels.add(params["turnId"]);
+          noteCancelSent(history.steering, params["turnId"], params["keepInbox"]);
         }
         continue;
       }
@@ -142,9 +144,13 @@ function checkResult(
   if (request.method === "turn/cancel" && typeof request.params["turnId"] === "string") {
     const turnId = request.params["turnId"];
     history.cancelAccepted.set(turnId, here);
+    noteCancelAccepted(history.steering, turnId, request.params["keepInbox"], history.turnsBegun.has(turnId) && !history.terminals.has(turnId), here);
     const ended = history.terminals.get(turnId);
     // The terminal came first: check its cause now (a terminal after this line is checked as it comes).
     if (ended?.params !== undefined) checkCancelCause(turnId, ended.params, here, (p) => say(`${p} (its turn/completed is at ${ended.at})`));
+  }
+  if (request.method === "turn/steer" && typeof result["turnId"] === "string" && typeof result["steerId"] === "string") {
+    noteSteerAccepted(history.steering, result["steerId"], result["turnId"], here, part, history.terminals, say);
   }
   const sessionId = result["sessionId"];
   if (typeof sessionId !== "string") return;

@@ -8,7 +8,16 @@ import { foldItem, isItem, type Item } from "../protocol/index.js";
 import type { SessionHistory } from "./transcriptHistory.js";
 
 /** The fields an `item/completed` sets for itself: they may differ from the fold (invariant B). */
-const SET_BY_COMPLETION: ReadonlySet<string> = new Set(["revision", "recordedAt", "status", "interrupted", "failureReason", "error", "truncated"]);
+const SET_BY_COMPLETION: ReadonlySet<string> = new Set([
+  "revision",
+  "recordedAt",
+  "status",
+  "interrupted",
+  "failureReason",
+  "error",
+  "truncated",
+  "carriedOver",
+]);
 
 /** How much of a text a problem quotes. @unit UTF-16 code units */
 const EXCERPT = 24;
@@ -175,6 +184,7 @@ export function foldIntoChain(
  */
 function checkInterrupted(completed: Item, say: (p: string) => void): void {
   if (completed.kind !== "message" && completed.kind !== "reasoning") return;
+  if (completed.kind === "message" && completed.steerId !== undefined) return; // steering input: never cut, discarded or carried whole (invariant S)
   const interrupted = (completed as unknown as Record<string, unknown>)["interrupted"];
   if (completed.status === "cancelled" && interrupted !== true) {
     say(`item/completed of ${completed.kind} ${completed.itemId} is "cancelled" without interrupted: true: a text cut by a Stop must say so (cut-off text)`);

@@ -3,6 +3,7 @@
  * ended, items open and completed and folded, sessions and cursors, approval gates, cancels sent).
  */
 import type { Item } from "../protocol/index.js";
+import { SteeringHistory } from "./steeringInvariant.js";
 
 /**
  * What checkTranscript holds of one item: the item folded so far (`held`), nothing because the
@@ -80,4 +81,6 @@ export class SessionHistory {
    * part only): an item of a session joined mid-way may lack its `item/started`.
    */
   midSession = false;
+  /** Steering and the inbox (MSP 2.1, invariant S). */
+  readonly steering = new SteeringHistory();
 }

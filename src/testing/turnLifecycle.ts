@@ -6,6 +6,14 @@
 import { Notifications, parseViewCursor, problemWithNotification } from "../protocol/index.js";
 import { checkGate } from "./approvalInvariant.js";
 import { foldIntoChain } from "./itemChain.js";
+import {
+  checkSteeringAtTerminal,
+  noteSplice,
+  noteSteeringCompleted,
+  noteSteeringStarted,
+  noteTurnStarted,
+  reportSteeringUnended,
+} from "./steeringInvariant.js";
 import type { SessionHistory } from "./transcriptHistory.js";
 
 /** A host notification: well-formed, its cursor rising, its turn and item in the right state. */
@@ -51,8 +59,12 @@ export function checkNotification(
       const ended = history.terminals.get(turnId);
       if (ended !== undefined) say(`turn/started for turn ${turnId} after its turn/completed at ${ended.at} (invariant 3)`);
       history.turnsBegun.add(turnId);
+      noteTurnStarted(history.steering, String(sessionId), turnId);
       return;
     }
+    case Notifications.inboxCancelled:
+      noteSplice(history.steering, params, here, history.terminals, say);
+      return;
     case Notifications.itemStarted:
     case Notifications.itemDelta:
     case Notifications.itemUpdated:
@@ -70,12 +82,14 @@ export function checkNotification(
         if (open !== undefined) say(`a second item/started for item ${itemId}; the first was at ${open.at}`);
         else if (history.completedItems.has(itemId)) say(`item/started for item ${itemId} after its item/completed at ${history.completedItems.get(itemId)}`);
         else history.openItems.set(itemId, { turnId, at: here, part });
+        if (item["kind"] === "message") noteSteeringStarted(history.steering, item);
       } else if (method === Notifications.itemCompleted) {
         const done = history.completedItems.get(itemId);
         if (done !== undefined) say(`a second item/completed for item ${itemId}; the first was at ${done} (invariant 2)`);
         else {
           history.openItems.delete(itemId);
           history.completedItems.set(itemId, here);
+          if (item["kind"] === "message") noteSteeringCompleted(history.steering, String(sessionId), item, here, say);
         }
       }
       return;
@@ -88,6 +102,7 @@ export function checkNotification(
       checkHookCause(turnId, params, say);
       const accepted = history.cancelAccepted.get(turnId);
       if (accepted !== undefined) checkCancelCause(turnId, params, accepted, say);
+      checkSteeringAtTerminal(history.steering, turnId, say);
       for (const [itemId, open] of history.openItems) {
         if (open.turnId !== turnId) continue;
         say(`turn/completed for turn ${turnId} while item ${itemId}, started at ${open.at}, has no item/completed (invariant 2)`);
@@ -163,4 +178,5 @@ export function reportUnended(history: SessionHistory, problemsOf: (part: number
     if (history.accepted.has(open.turnId) && !history.terminals.has(open.turnId)) continue; // reported above
     problemsOf(open.part).push(`${open.at}: item ${itemId} of turn ${open.turnId}, started here, never gets an item/completed (invariant 2)`);
   }
+  reportSteeringUnended(history.steering, history.terminals, (p) => problemsOf(1).push(p));
 }

@@ -65,11 +65,14 @@ describe("runCheck", () => {
       "hook stop's cause",
       "usage on a cancelled turn",
       "session grant is exact",
+      "steer after terminal rejected",
+      "a splice on default cancel",
+      "no splice with keepInbox",
       "shutdown mid-tool",
     ]);
     for (const result of outcome.results) expect(result.wire.length).toBeGreaterThan(0);
     expect(outcome.output).toMatch(/^cancel mid-tool +PASS/m);
-    expect(outcome.output).toMatch(/muse check: all 20 scenarios passed/);
+    expect(outcome.output).toMatch(/muse check: all 23 scenarios passed/);
     // docs/checkable-hosts.md shows this output, times aside.
     const page = readFileSync(join(repoRoot, "docs/checkable-hosts.md"), "utf8");
     const sample = /<!-- muse check sample: pass -->\n```text\n([^`]*)```/.exec(page)?.[1];
@@ -349,6 +352,35 @@ describe("runCheck", () => {
     }
   }, 60_000);
 
+  it("fails 'a splice on default cancel', naming invariant S, on a host that drops inbox/cancelled; the other steering scenarios still pass", async () => {
+    const outcome = await check(brokenHost("drops-splice"), {
+      only: ["steer after terminal rejected", "a splice on default cancel", "no splice with keepInbox"],
+    });
+    expect(outcome.passed).toBe(false);
+    const failed = resultOf(outcome, "a splice on default cancel");
+    expect(failed.passed).toBe(false);
+    expect(failed.problems[0]).toBe("a default turn/cancel of a steered turn must send exactly one inbox/cancelled, the host sent 0");
+    expect(
+      failed.problems.some((p) =>
+        /no inbox\/cancelled of turn \S+ before it lists it: discarded steering is listed in its turn's splice \(invariant S\)$/.test(p),
+      ),
+    ).toBe(true);
+    expect(resultOf(outcome, "steer after terminal rejected").passed).toBe(true);
+    expect(resultOf(outcome, "no splice with keepInbox").passed).toBe(true);
+  }, 60_000);
+
+  it("reports the steering scenarios not run, never passed, on a host that does not know turn/steer (method not found)", async () => {
+    const names = ["steer after terminal rejected", "a splice on default cancel", "no splice with keepInbox"];
+    const outcome = await check(brokenHost("no-steering"), { only: ["start and complete", ...names] });
+    for (const scenario of names) {
+      const result = resultOf(outcome, scenario);
+      expect(result.passed).toBe(false);
+      expect(result.notRun).toBe("the host does not know turn/steer (method not found): it does not implement MSP 2.1 steering");
+    }
+    expect(resultOf(outcome, "start and complete").passed).toBe(true);
+    expect(outcome.output).toMatch(/; 3 not run: steer after terminal rejected, a splice on default cancel, no splice with keepInbox$/m);
+  }, 60_000);
+
   it("runs nothing more on a host without the msp-check model, saying it is not checkable", async () => {
     const outcome = await check([bundles().host, "serve", "--stdio", "--script", join(repoRoot, "models/hello.json")]);
     expect(outcome.passed).toBe(false);
@@ -361,7 +393,7 @@ describe("runCheck", () => {
       expect(result.problems).toEqual([expect.stringMatching(/^not run: "host info" failed: host\/info lists no model "msp-check"/)]);
       expect(result.wire).toEqual([]);
     }
-    expect(outcome.output).toMatch(/20 of 20 scenarios failed/);
+    expect(outcome.output).toMatch(/23 of 23 scenarios failed/);
   }, 60_000);
 
   it("fails, without hanging, when the host cannot be started", async () => {

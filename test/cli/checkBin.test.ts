@@ -16,9 +16,9 @@ describe("muse check (the bin)", () => {
   it("exits 0 on the reference host, every scenario passing", async () => {
     const result = await runMuse(bundles(), ["check", "--spawn", hostCommand(bundles(), checkable())], { timeoutMs: 150_000 });
     expect(result.stderr).toBe("");
-    expect(result.stdout).toMatch(/^muse check: 20 scenarios, each bounded by 20000 ms$/m);
+    expect(result.stdout).toMatch(/^muse check: 23 scenarios, each bounded by 20000 ms$/m);
     expect(result.stdout).toMatch(/^malformed input +PASS/m);
-    expect(result.stdout).toMatch(/muse check: all 20 scenarios passed/);
+    expect(result.stdout).toMatch(/muse check: all 23 scenarios passed/);
     expect(result.code).toBe(0);
   }, 160_000);
 
@@ -28,7 +28,7 @@ describe("muse check (the bin)", () => {
     expect(result.stdout).toMatch(/^start and complete +FAIL/m);
     expect(result.stdout).toMatch(/^FAIL start and complete$/m);
     expect(result.stdout).toMatch(/after its turn\/completed at line \d+ \(invariant 3\)/);
-    expect(result.stdout).toMatch(/muse check: \d+ of 20 scenarios failed: .*start and complete/);
+    expect(result.stdout).toMatch(/muse check: \d+ of 23 scenarios failed: .*start and complete/);
     expect(result.code).toBe(1);
   }, 310_000);
 });

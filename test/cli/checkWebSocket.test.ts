@@ -56,6 +56,6 @@ describe("runCheck over a WebSocket", () => {
       /^shutdown mid-tool +N\/A +\d+ ms {2}\(not run: the check did not spawn this host \(it connected to it\), so it cannot shut it down\)$/m,
     );
     expect(lines.join("\n")).not.toMatch(/^FAIL shutdown mid-tool$/m);
-    expect(lines.join("\n")).toMatch(/muse check: all 19 scenarios run passed; 1 not run: shutdown mid-tool$/m);
+    expect(lines.join("\n")).toMatch(/muse check: all 22 scenarios run passed; 1 not run: shutdown mid-tool$/m);
   }, 90_000);
 });

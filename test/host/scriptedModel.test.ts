@@ -48,7 +48,7 @@ describe("loadScriptedModel", () => {
   it("rejects an unknown key with its JSON path, the keys it expected and the nearest one", () => {
     const step = (extra: Record<string, unknown>) => ({ turns: [{ steps: [{ text: "a" }, extra] }] });
     expect(() => parseScriptedModel(step({ txt: "hi" }), "x")).toThrow(
-      "invalid scripted model at $.turns[0].steps[1].txt: unknown key (expected one of reasoning, text, chunkSize, chunkDelayMs, toolCalls, usage, stopByHook; did you mean text?)",
+      "invalid scripted model at $.turns[0].steps[1].txt: unknown key (expected one of reasoning, text, chunkSize, chunkDelayMs, toolCalls, usage, stopByHook, consumesSteering, awaitSteeringMs; did you mean text?)",
     );
     expect(() => parseScriptedModel(step({ chunk_delay_ms: 5 }), "x")).toThrow(/steps\[1\]\.chunk_delay_ms: unknown key \(expected one of .*\)$/);
     expect(() => parseScriptedModel(step({ "tool calls": [] }), "x")).toThrow(/steps\[1\]\["tool calls"\]: unknown key .*did you mean toolCalls\?/);
@@ -63,6 +63,26 @@ describe("loadScriptedModel", () => {
     );
     expect(() => parseScriptedModel({ description: 3, turns: [{ steps: [{}] }] }, "x")).toThrow(/\$\.description: description must be a string/);
     expect(parseScriptedModel({ description: "what this model shows", turns: [{ steps: [{}] }] }, "x").turns).toHaveLength(1);
+  });
+
+  it("reads a step's consumesSteering and awaitSteeringMs (MSP 2.1 steering), and rejects bad ones with their path", () => {
+    const model = parseScriptedModel(
+      { turns: [{ steps: [{ text: "a" }, { consumesSteering: true, awaitSteeringMs: 5000, text: "heard {{steering}}" }] }] },
+      "x",
+    );
+    expect(model.turnAt(0).steps[0]?.consumesSteering).toBeUndefined();
+    expect(model.turnAt(0).steps[1]).toMatchObject({ consumesSteering: true, awaitSteeringMs: 5000 });
+    const step = (extra: Record<string, unknown>) => ({ turns: [{ steps: [extra] }] });
+    expect(() => parseScriptedModel(step({ consumesSteering: "yes" }), "x")).toThrow(
+      "$.turns[0].steps[0].consumesSteering: consumesSteering must be a boolean",
+    );
+    expect(() => parseScriptedModel(step({ consumesSteering: true, awaitSteeringMs: -1 }), "x")).toThrow(
+      "$.turns[0].steps[0].awaitSteeringMs: awaitSteeringMs must be an integer from 0 to 600000",
+    );
+    expect(() => parseScriptedModel(step({ consumesSteering: true, awaitSteeringMs: 600_001 }), "x")).toThrow(/awaitSteeringMs must be an integer/);
+    expect(() => parseScriptedModel(step({ awaitSteeringMs: 10 }), "x")).toThrow(
+      "$.turns[0].steps[0].awaitSteeringMs: awaitSteeringMs needs consumesSteering: true",
+    );
   });
 
   it("reads a step's usage and stopByHook and the script's turnTimeLimitMs (MSP 2.1), and rejects bad ones with their path", () => {

@@ -17,6 +17,7 @@ const required = [
   "deny-tool",
   "stop-while-asking",
   "approve-for-session",
+  "steer-a-running-turn",
 ];
 
 describe("the cookbook", () => {

@@ -79,6 +79,24 @@ describe("checkTranscript on the broken transcripts", () => {
       "cancel-cause-not-user",
       /^line 17: turn\/completed of turn \S+ is cancelled with cause.kind "disposed", but the host accepted the client's turn\/cancel at line 15: a Stop's cause is "user"$/,
     ],
+    // Invariant S (MSP 2.1 steering), each a recording from the reference host with lines dropped, moved or added.
+    [
+      "invariant-S-no-splice",
+      /^line 18: steering item of \S+ completes "cancelled" without carriedOver, but no inbox\/cancelled of turn \S+ before it lists it: discarded steering is listed in its turn's splice \(invariant S\)$/,
+    ],
+    [
+      "invariant-S-splice-after-terminal",
+      /^line 19: inbox\/cancelled for turn \S+ after its turn\/completed at line 18: the splice comes before the terminal \(invariant S\)$/,
+    ],
+    [
+      "invariant-S-keepinbox-splice",
+      /^line 19: inbox\/cancelled for turn \S+, whose turn\/cancel kept the inbox \(keepInbox: true\): a keepInbox cancel records no splice \(invariant S\)$/,
+    ],
+    ["invariant-S-carried-not-started", /^line 30: steer \S+, carried over at line 20, does not start in turn \S+, the session's next turn \(invariant S\)$/],
+    [
+      "invariant-S-steer-without-item",
+      /^line 21: turn\/steer \S+, accepted at line 15, has no steering item \(a message with its steerId\) before turn \S+'s turn\/completed \(invariant S\)$/,
+    ],
   ];
   for (const [name, problem] of whole) {
     it(`rejects broken/${name}.jsonl, a whole connection, with one clear problem`, () => {

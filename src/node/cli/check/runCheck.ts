@@ -116,6 +116,7 @@ async function runScenario(scenario: Scenario, options: CheckOptions, timeoutMs:
     }
     ctx = new ScenarioContext(checked.client, wire, checked.spawned);
     await scenario.run(ctx);
+    notRun = ctx.notRunReason;
   })();
   try {
     const first = await Promise.race([body.then(() => "done" as const), deadline]);

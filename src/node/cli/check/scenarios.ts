@@ -16,6 +16,7 @@ import { duplicateCommandId, resumeAfterCursor } from "./replayScenarios.js";
 import type { Scenario } from "./scenario.js";
 import { shutdownMidTool } from "./shutdownScenario.js";
 import { streamedDeltas } from "./streamScenario.js";
+import { spliceOnDefaultCancel, steerAfterTerminal, noSpliceWithKeepInbox } from "./steerScenarios.js";
 
 /**
  * Every scenario, in the order `muse check` runs them. The first, "host info", also tells whether
@@ -46,5 +47,8 @@ export const SCENARIOS: readonly Scenario[] = [
   hookStopCause,
   usageOnCancelledTurn,
   grantCoversExactly,
+  steerAfterTerminal,
+  spliceOnDefaultCancel,
+  noSpliceWithKeepInbox,
   shutdownMidTool,
 ];
