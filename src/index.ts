@@ -110,4 +110,7 @@ export type {
   ToolApproveParams,
   ToolApproveResult,
   HostRequestMap,
+  SubagentLink,
+  ParentTurnLink,
+  ChildCursors,
 } from "./protocol/index.js";

@@ -44,6 +44,9 @@ export type {
   ToolApproveParams,
   ToolApproveResult,
   HostRequestMap,
+  SubagentLink,
+  ParentTurnLink,
+  ChildCursors,
 } from "./types.js";
 export { formatViewCursor, parseViewCursor } from "./cursor.js";
 export { foldItem } from "./itemFold.js";
@@ -54,6 +57,7 @@ export {
   problemWithNotification,
   problemWithToolApprove,
   problemWithApprovalAnswer,
+  problemWithSubagentLinks,
   isNotification,
   isTurnCompleted,
   isItem,
