@@ -13,3 +13,5 @@ export { StopController, StopStates } from "./stopController.js";
 export type { StopControllerOptions, StopSnapshot, StopState } from "./stopController.js";
 export { describeTerminal } from "./describeTerminal.js";
 export { describeUsage } from "./describeUsage.js";
+export { TurnTree, describeTreeProgress } from "./turnTree.js";
+export type { TreeProgress, TreeTurn, TreeTurnState, TurnTreeOptions } from "./turnTree.js";

@@ -60,7 +60,7 @@ describe("public surface", () => {
       "createFraming",
     ]);
     expect(Object.keys(websocket).sort()).toEqual(["connectWebSocket"]);
-    expect(Object.keys(ui).sort()).toEqual(["StopController", "StopStates", "describeTerminal", "describeUsage"]);
+    expect(Object.keys(ui).sort()).toEqual(["StopController", "StopStates", "TurnTree", "describeTerminal", "describeTreeProgress", "describeUsage"]);
     expect(Object.keys(session).sort()).toEqual(["memoryStorage", "openSession"]);
     expect(Object.keys(react).sort()).toEqual(["useSession", "useSessionConnection", "useSessionTurn"]);
     expect(Object.keys(node).sort()).toEqual([
