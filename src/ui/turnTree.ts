@@ -85,8 +85,10 @@ export interface TurnTreeOptions {
   /**
    * The most turns the tree holds. Past it, whole trees are forgotten, oldest first: trees whose
    * every turn ended first, then running ones (other than the tree just grown). A single tree
-   * larger than this keeps its first `maxTurns` turns; later turns of it are not tracked. Each
-   * turn forgotten or not tracked counts in {@link TurnTree.forgotten}. A positive integer.
+   * larger than this keeps its first `maxTurns` turns; later turns of it are not tracked. A
+   * notification about a forgotten turn starts it over, as a new tree. Each turn forgotten, and
+   * each notification of a turn not tracked, counts in {@link TurnTree.forgotten}. A positive
+   * integer.
    * @defaultValue 1024
    * @unit turns
    */
@@ -161,7 +163,8 @@ export class TurnTree {
   }
 
   /**
-   * How many turns were forgotten (evicted with their tree) or never tracked, to stay within `maxTurns`.
+   * How many turns were forgotten (evicted with their tree), plus how many notifications of turns
+   * found no room (a tree larger than `maxTurns`), to stay within `maxTurns`.
    * @unit turns
    *
    * @example
