@@ -114,4 +114,7 @@ export type {
   ToolApproveParams,
   ToolApproveResult,
   HostRequestMap,
+  SubagentLink,
+  ParentTurnLink,
+  ChildCursors,
 } from "./protocol/index.js";

@@ -234,3 +234,41 @@ export function isCompatibleProtocol(hostVersion: string, ours: string = PROTOCO
   const major = (v: string) => v.split(".")[0];
   return major(hostVersion) === major(ours);
 }
+
+/**
+ * What is wrong with the subagent links of an MSP notification (issue 23), or `undefined` when
+ * they are well-formed or absent: a `turn/started`'s `parent` is `{sessionId, turnId, itemId}`
+ * (non-empty strings) and comes with `depth`, a positive integer (and `depth` only with it); an
+ * item's `subagent` (in `item/started`, `item/updated` or `item/completed`) is `{sessionId,
+ * turnId}` (non-empty strings), on a `toolCall` only. Separate from
+ * {@link problemWithNotification}, which the client's core runs on every notification, so the
+ * core's bundle does not carry it; `checkTranscript` runs both.
+ *
+ * @example
+ * ```ts
+ * problemWithSubagentLinks("turn/started", { sessionId: "s2", viewCursor: "v:s2:1", turnId: "t2", parent: { sessionId: "s1", turnId: "t1" } });
+ * // "parent.itemId must be a non-empty string"
+ * ```
+ */
+export function problemWithSubagentLinks(method: string, params: unknown): string | undefined {
+  if (!isObject(params)) return undefined;
+  if (method === Notifications.turnStarted) {
+    const { parent, depth } = params;
+    if (parent === undefined) return depth === undefined ? undefined : "depth is only for a child turn, with parent";
+    const problem = problemWithLink("parent", parent, ["sessionId", "turnId", "itemId"]);
+    if (problem !== undefined) return problem;
+    return Number.isSafeInteger(depth) && (depth as number) >= 1 ? undefined : "a child turn's depth must be a positive integer (1 below a top-level turn)";
+  }
+  if (method !== Notifications.itemStarted && method !== Notifications.itemUpdated && method !== Notifications.itemCompleted) return undefined;
+  const item = params["item"];
+  if (!isObject(item) || item["subagent"] === undefined) return undefined;
+  if (item["kind"] !== ItemKinds.toolCall) return `item.subagent is only for a toolCall, not a ${JSON.stringify(item["kind"])}`;
+  return problemWithLink("item.subagent", item["subagent"], ["sessionId", "turnId"]);
+}
+
+/** `<name>` must be an object whose `names` are non-empty strings. */
+function problemWithLink(name: string, link: unknown, names: readonly string[]): string | undefined {
+  if (!isObject(link)) return `${name} must be {${names.join(", ")}}`;
+  const missing = names.find((n) => typeof link[n] !== "string" || link[n] === "");
+  return missing === undefined ? undefined : `${name}.${missing} must be a non-empty string`;
+}

@@ -48,6 +48,9 @@ export type {
   ToolApproveParams,
   ToolApproveResult,
   HostRequestMap,
+  SubagentLink,
+  ParentTurnLink,
+  ChildCursors,
 } from "./types.js";
 export { formatViewCursor, parseViewCursor } from "./cursor.js";
 export { foldItem } from "./itemFold.js";
@@ -58,6 +61,7 @@ export {
   problemWithNotification,
   problemWithToolApprove,
   problemWithApprovalAnswer,
+  problemWithSubagentLinks,
   isNotification,
   isTurnCompleted,
   isItem,

@@ -272,6 +272,30 @@ export interface ToolCallItem extends ItemBase {
    * covered, which the host then ran without asking.
    */
   grant?: ApprovalGrant;
+  /**
+   * The child session and turn this call delegated to (issue 23, subagents), set by an
+   * `item/updated` patch before anything of the child session is sent. Absent on a call that
+   * does not delegate.
+   */
+  subagent?: SubagentLink;
+}
+
+/**
+ * The link from a delegating tool call to the subagent it started (issue 23): the child session
+ * the host created for it, and the one turn it runs there. It arrives as an `item/updated` patch
+ * of the tool call, before any notification of the child session.
+ *
+ * @example
+ * ```ts
+ * client.events.on("item/updated", ({ item }) => {
+ *   const link: SubagentLink | undefined = item.kind === "toolCall" ? item.subagent : undefined;
+ *   if (link !== undefined) console.log(`${item.itemId} delegated to turn ${link.turnId} of session ${link.sessionId}`);
+ * });
+ * ```
+ */
+export interface SubagentLink {
+  sessionId: string;
+  turnId: string;
 }
 
 /**
@@ -539,6 +563,32 @@ export interface NotificationBase {
 export interface TurnStartedParams extends NotificationBase {
   turnId: string;
   model?: string;
+  /** On a child turn only (issue 23): the turn and tool-call item that delegated to it. */
+  parent?: ParentTurnLink;
+  /**
+   * On a child turn only (issue 23), with `parent`: how deep it is below a top-level turn.
+   * @unit levels: 1 for a child of a top-level turn, 2 for a grandchild, …
+   */
+  depth?: number;
+}
+
+/**
+ * The link from a child turn to the turn that delegated to it (issue 23): `turn/started.parent`
+ * of a subagent's turn names the parent session, its turn, and the delegating tool call's item,
+ * whose `subagent` patch named this turn before.
+ *
+ * @example
+ * ```ts
+ * client.events.on("turn/started", ({ turnId, parent, depth }) => {
+ *   const link: ParentTurnLink | undefined = parent;
+ *   if (link !== undefined) console.log(`${turnId} runs for item ${link.itemId} of turn ${link.turnId}, depth ${depth ?? "?"}`);
+ * });
+ * ```
+ */
+export interface ParentTurnLink {
+  sessionId: string;
+  turnId: string;
+  itemId: string;
 }
 
 /**
@@ -760,7 +810,7 @@ export interface CommandMap {
     result: CommandResultBase & { sessionId: string; model: string };
   };
   "session/resume": {
-    params: CommandParamsBase & { sessionId: string; afterCursor?: string };
+    params: CommandParamsBase & { sessionId: string; afterCursor?: string; childCursors?: ChildCursors };
     /**
      * `replayed` notifications follow the answer. With `afterCursor`, `items` holds every item
      * in progress at that cursor, whole, at its revision there: the base the replay's deltas and
@@ -826,3 +876,20 @@ export interface RejectionData {
   terminal?: Terminal;
   [detail: string]: JsonValue | undefined;
 }
+
+/**
+ * `session/resume.childCursors` (issue 23): for each session below the resumed one, the last
+ * `viewCursor` the client holds of it. The host replays each child session after its own cursor,
+ * and all of a child session the client names none for.
+ *
+ * @example
+ * ```ts
+ * const lastCursors = new Map<string, string>(); // sessionId -> the last viewCursor seen of it
+ * client.onNotification(({ params }) => {
+ *   if (typeof params?.["sessionId"] === "string" && typeof params["viewCursor"] === "string") lastCursors.set(params["sessionId"], params["viewCursor"]);
+ * });
+ * const childCursors: ChildCursors = Object.fromEntries([...lastCursors].filter(([id]) => id !== sessionId));
+ * await client.command("session/resume", { sessionId, afterCursor: lastCursors.get(sessionId), childCursors });
+ * ```
+ */
+export type ChildCursors = { [sessionId: string]: string };

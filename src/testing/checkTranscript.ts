@@ -4,10 +4,11 @@
  * turn's terminal, nothing after a terminal, `already_terminal` only after the terminal,
  * `viewCursor` strictly increasing per session, and a tool call whose item was
  * `approval: "pending"` runs only after an `approve`, with every `tool/approve` answered at most once;
- * and MSP 2.0's invariants A and B on items folded from their deltas and patches.
+ * and MSP 2.0's invariants A and B on items folded from their deltas and patches; and the subagent
+ * invariant 7 (issue 23).
  * The checks live beside it: checkTranscriptPart (JSON-RPC and responses), turnLifecycle
- * (turns, items, cursors), itemChain (A and B) and approvalInvariant; transcriptHistory is what
- * carries across parts.
+ * (turns, items, cursors), itemChain (A and B), approvalInvariant and subagentInvariant;
+ * transcriptHistory is what carries across parts.
  */
 import { checkPart, type ParsedLine } from "./checkTranscriptPart.js";
 import { readTranscriptRows, type TranscriptLine } from "./transcript.js";
@@ -117,7 +118,13 @@ function parseLines(input: TranscriptInput, problems: string[]): ParsedLine[] {
  *   U+FFFD of the folded output, a character the host had only part of, may be completed);
  *   `approval` may go from `"pending"` to `"cancelled"`; every other field is equal.
  *
- * Sessions: a connection hears only the sessions it created or resumed. A notification or
+ * Subagents (issue 23, invariant 7): a parent turn's `turn/completed` follows the `turn/completed`
+ * of every child turn it started; a child turn's `turn/started` names (`parent`, with `depth`) the
+ * item whose `item/updated` patch linked it (`subagent`) before; `cause.kind: "parent"` is only on
+ * a child turn whose parent ends `cancelled`; the links are well-formed.
+ *
+ * Sessions: a connection hears only the sessions it created or resumed, and the sessions linked
+ * below them (from the `subagent` link on; a resume of a session hears its tree). A notification or
  * `tool/approve` for any other session is a problem (a foreign session), except the
  * `turn/completed` of a turn the connection sent `turn/cancel` for (invariant 4 puts it before an
  * `already_terminal` answer); and every item starts

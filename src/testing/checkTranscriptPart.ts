@@ -6,6 +6,7 @@
 import { COMMAND_REJECTED_CODE, HostRequests, RejectionReasons, isObject } from "../protocol/index.js";
 import { checkApprovalAnswer, checkToolApprove, type HostRequest } from "./approvalInvariant.js";
 import { seedItems } from "./itemChain.js";
+import { hearResumedTree, seedLinks } from "./subagentInvariant.js";
 import type { SessionHistory } from "./transcriptHistory.js";
 import { noteCancelAccepted, noteCancelSent, noteSteerAccepted } from "./steeringInvariant.js";
 import { checkCancelCause, checkNotification } from "./turnLifecycle.js";
@@ -72,6 +73,7 @@ export function checkPart(lines: readonly ParsedLine[], part: number, label: (li
         requests.set(key, { line, method, params: isObject(params) ? params : {} });
         // A resumed session's replay may come before the answer: the session is this connection's from the request on.
         if (method === "session/resume" && isObject(params) && typeof params["sessionId"] === "string") history.connectionSessions?.add(params["sessionId"]);
+        if (method === "session/resume" && isObject(params)) hearResumedTree(params, history);
         if (method === "turn/cancel" && isObject(params) && typeof params["turnId"] === "string") {
           history.cancelSent.add(params["turnId"]);
           history.connectionCancels.add(params["turnId"]);
@@ -160,6 +162,7 @@ function checkResult(
     history.connectionSessions?.add(sessionId);
   }
   if (request.method === "session/resume" && request.params["afterCursor"] !== undefined) seedItems(sessionId, result["items"], here, part, history, say);
+  if (request.method === "session/resume") seedLinks(sessionId, result["items"], here, history);
 }
 
 function checkError(request: Request, error: unknown, commandId: unknown, history: SessionHistory, say: (p: string) => void): void {

@@ -83,4 +83,30 @@ export class SessionHistory {
   midSession = false;
   /** Steering and the inbox (MSP 2.1, invariant S). */
   readonly steering = new SteeringHistory();
+  /** The subagent links and child turns seen (issue 23, invariant 7; checked by subagentInvariant). */
+  readonly subagents = new SubagentHistory();
+}
+
+/**
+ * What checkTranscript remembers of subagent trees (issue 23) across a transcript's parts: each
+ * link from a delegating tool call to its child turn, each turn's place in its tree, and the
+ * `cause.kind: "parent"` terminals still waiting for their parent's terminal.
+ *
+ * @example
+ * ```ts
+ * const tree = new SubagentHistory();
+ * tree.links.set(childTurnId, { sessionId: childSessionId, parentSessionId, parentTurnId, itemId, at: "line 9" });
+ * ```
+ */
+export class SubagentHistory {
+  /** child turnId -> the `subagent` link that named it: the child's session, the delegating item, its turn and session, and where. */
+  readonly links = new Map<string, { sessionId: string; parentSessionId: string; parentTurnId: string; itemId: string; at: string }>();
+  /** parent turnId -> child turnId -> where the child was linked or started: each must end before the parent (invariant 7). */
+  readonly children = new Map<string, Map<string, string>>();
+  /** turnId -> its depth (0 for a top-level turn) and parent turn, from its `turn/started`. */
+  readonly turns = new Map<string, { depth: number; parentTurnId?: string }>();
+  /** child sessionId -> the session it is linked below. */
+  readonly sessionParents = new Map<string, string>();
+  /** parent turnId -> the child turns that ended cancelled with cause `parent` before it ended, and where. */
+  readonly parentCauses = new Map<string, Array<{ turnId: string; at: string }>>();
 }

@@ -14,6 +14,7 @@ import {
   noteTurnStarted,
   reportSteeringUnended,
 } from "./steeringInvariant.js";
+import { checkSubagents, hearLinkedSession } from "./subagentInvariant.js";
 import type { SessionHistory } from "./transcriptHistory.js";
 
 /** A host notification: well-formed, its cursor rising, its turn and item in the right state. */
@@ -31,7 +32,8 @@ export function checkNotification(
   else if (shape !== undefined) return say(`${method}: ${shape}`);
   if (params === undefined) return;
   const sessionId = params["sessionId"];
-  // No leak across sessions: a connection hears only the sessions it created or resumed.
+  // No leak across sessions: a connection hears only the sessions it created or resumed, and the sessions linked below them.
+  hearLinkedSession(method, params, history);
   const own = history.connectionSessions;
   const askedAbout = method === Notifications.turnCompleted && history.connectionCancels.has(String(params["turnId"]));
   if (own !== undefined && typeof sessionId === "string" && !own.has(sessionId) && !askedAbout) {
@@ -53,6 +55,7 @@ export function checkNotification(
       history.cursors.set(sessionId, { cursor, at: here });
     }
   }
+  checkSubagents(method, params, here, history, say);
   switch (method) {
     case Notifications.turnStarted: {
       const turnId = params["turnId"] as string;

@@ -15,3 +15,5 @@ export { describeTerminal } from "./describeTerminal.js";
 export { describeUsage } from "./describeUsage.js";
 export { describeEnding } from "./describeEnding.js";
 export { offeredDecisions, problemWithDecision } from "../protocol/approvalOffer.js";
+export { TurnTree, describeTreeProgress } from "./turnTree.js";
+export type { TreeProgress, TreeTurn, TreeTurnState, TurnTreeOptions } from "./turnTree.js";

@@ -63,8 +63,10 @@ describe("public surface", () => {
     expect(Object.keys(ui).sort()).toEqual([
       "StopController",
       "StopStates",
+      "TurnTree",
       "describeEnding",
       "describeTerminal",
+      "describeTreeProgress",
       "describeUsage",
       "offeredDecisions",
       "problemWithDecision",
