@@ -103,8 +103,8 @@ export function checkApprovalAnswer(
   if (approves) gate.approved = true;
   // Only an approveForSession answer creates a grant, and only with the rule its question offered.
   const offered = request.question.grant;
-  if (decision === ApprovalDecisions.approveForSession && isObject(offered)) {
-    history.grantOffers.set(request.itemId, { rule: ruleOf(offered), at: at(line) });
+  if (decision === ApprovalDecisions.approveForSession) {
+    history.grantOffers.set(request.itemId, { ...(isObject(offered) ? { rule: ruleOf(offered) } : {}), at: at(line) });
   }
   // denyAndStop is the user's Stop, given in the dialog: it cancels as a default turn/cancel does.
   if (decision === ApprovalDecisions.denyAndStop && !history.stopAnswers.has(request.turnId)) {
@@ -173,7 +173,7 @@ function checkGrant(method: string, item: Record<string, unknown>, sessionId: st
       say(
         `${method}: item ${itemId} names grant ${grantId}, which no earlier item of session ${sessionId} named and no approveForSession answer to its own question created: a grant comes from an approveForSession answer (invariant 6)`,
       );
-    } else if (offer !== undefined && offer.rule !== rule) {
+    } else if (offer?.rule !== undefined && offer.rule !== rule) {
       say(
         `${method}: item ${itemId} names grant ${grantId} with rule ${rule}, but its question offered ${offer.rule}, answered approveForSession at ${offer.at} (invariant 6)`,
       );

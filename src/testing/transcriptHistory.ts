@@ -62,9 +62,10 @@ export class SessionHistory {
   readonly grants = new Map<string, Map<string, { rule: string; at: string }>>();
   /**
    * itemId -> the rule (`[tool, args, match]` as JSON) its pending question offered in `grant`,
-   * once the client answered it `approveForSession`: only such an item may first name a new grant.
+   * once the client answered it `approveForSession` (no rule when the question stated none): only
+   * such an item may first name a new grant.
    */
-  readonly grantOffers = new Map<string, { rule: string; at: string }>();
+  readonly grantOffers = new Map<string, { rule?: string; at: string }>();
   /** Sessions the transcript saw from their start (a `session/create` answer, or cursor 1): every grant of theirs is in it. */
   readonly sessionsFromStart = new Set<string>();
   /**

@@ -148,6 +148,18 @@ describe("checkTranscript on the broken transcripts", () => {
       expect.stringMatching(/^line 46: turn\/completed of turn \S+ is completed with cause.kind missing, but the client answered denyAndStop at line 36: /),
     ]);
   });
+  it("an approveForSession answer to a question that stated no grant rule may create a grant with the rule the host chose", () => {
+    const lines = read("transcripts/approve-for-session.jsonl")
+      .trim()
+      .split("\n")
+      .map((text) => {
+        const entry = JSON.parse(text) as { dir: string; raw: string };
+        const msg = JSON.parse(entry.raw) as { method?: string; params?: Record<string, unknown> };
+        if (msg.method === "tool/approve") delete msg.params?.["grant"];
+        return JSON.stringify({ dir: entry.dir, raw: JSON.stringify(msg) });
+      });
+    expect(checkTranscript(lines).problems).toEqual([]);
+  });
   it("the mid-session mark allows a foreign session, but an item of a session created in the transcript still starts first", () => {
     expect(checkExcerpt(read("transcripts/broken/foreign-session.jsonl")).problems).toEqual([]);
     expect(checkExcerpt(read("transcripts/broken/invariant-A-completed-never-started.jsonl")).problems).toHaveLength(1);
