@@ -408,10 +408,12 @@ export class MuseHost {
     const session = this.#requireSession(params, commandId);
     const turnId = stringParam(params, "turnId");
     const input = inputParam(params);
-    if (input.length === 0) throw invalid("input must not be empty");
+    if (input.every((part) => part.text === "")) throw invalid("input must have some text: an empty input steers nothing");
     // A retry of an accepted steer answers it again (its turn may have ended since).
     const steered = session.steeredTurn(commandId);
-    if (steered !== undefined) return { result: { turnId: steered, steerId: commandId } };
+    // Answered like the first attempt: once its item is durable (the agent waits for that).
+    if (steered !== undefined)
+      return { result: { turnId: steered, steerId: commandId }, after: (callback) => session.steer(steered, commandId, input, (_, error) => callback(error)) };
     const state = session.turnState(turnId);
     if (state === undefined) throw rejection(commandId, RejectionReasons.unknownTurn, `unknown turn ${turnId}`, { turnId });
     if (state.state === "queued") {

@@ -154,7 +154,9 @@ export class ToolCallRunner {
       args: item.args,
     };
     // What this question offers: the script's narrower list, or all four; never `approveForSession` once the session's grants are full.
-    const offered = (call.decisions ?? ALL_OFFERS).filter((d) => d !== "approveForSession" || !this.#grants.full);
+    const narrowed = (call.decisions ?? ALL_OFFERS).filter((d) => d !== "approveForSession" || !this.#grants.full);
+    // A question always offers an answer that decides: a script offering only approveForSession, once the grants are full, gets approve and deny.
+    const offered: ApprovalOffer[] = narrowed.length > 0 ? narrowed : ["approve", "deny"];
     params.decisions = offered;
     if (offered.includes("approveForSession")) params.grant = { tool: item.tool, args: item.args, match: "exact" };
     let answer: ApprovalAnswer | undefined;

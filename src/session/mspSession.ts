@@ -96,7 +96,8 @@ export interface MspSession {
    * may have moved on or ended, so the user decides again). Rejects with `commandRejected` when the
    * host refuses it (`already_terminal` with `data.terminal`, `turn_not_running`, `inbox_full`),
    * `timeout` past `timeoutMs` (default: the connection's `defaultTimeoutMs`), `aborted` on
-   * `signal` or after `close()`, and throws a TypeError for an empty input.
+   * `signal` or after `close()`, and throws a TypeError for an empty input (no parts, or only
+   * empty text).
    *
    * @example
    * ```ts

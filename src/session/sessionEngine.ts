@@ -526,7 +526,7 @@ export class SessionEngine implements MspSession {
   async steer(turnId: string, input: string | readonly TurnInput[], options: WaitOptions = {}): Promise<CommandResult<"turn/steer">> {
     if (this.#closed) throw new MspError("aborted", "steer: the session is closed", { method: "turn/steer", turnId });
     const parts = typeof input === "string" ? [{ type: "text" as const, text: input }] : [...input];
-    if (parts.length === 0) throw new TypeError("steer: input must be a text or at least one input part");
+    if (parts.every((part) => part.text === "")) throw new TypeError("steer: input must have some text (an empty text steers nothing)");
     const client = this.#client;
     const sessionId = this.#sessionId;
     if (client === undefined || sessionId === undefined || this.#connection.state !== "open") {

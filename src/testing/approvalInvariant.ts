@@ -1,12 +1,14 @@
 /**
  * checkTranscript's approval invariant (6, extended by MSP 2.1): the host asks only about a pending
  * tool call, the client answers each question once with a decision it offered, and a gated call
- * runs only after an `approve` or `approveForSession`, or under a session grant that covers it
- * exactly (named by its item).
+ * runs only after an `approve` or `approveForSession`, or under a grant of its session that an
+ * `approveForSession` answer created and that covers it (named by its item); a `denyAndStop`
+ * answer ends the turn `cancelled`, cause `user`, and runs nothing more.
  */
 import { ApprovalDecisions, ApprovalStates, isObject, problemWithApprovalAnswer, problemWithToolApprove } from "../protocol/index.js";
 import { problemWithApprovalOffer, problemWithDecision } from "../protocol/approvalOffer.js";
 import type { ApprovalDecision, ToolApproveParams } from "../protocol/index.js";
+import { noteCancelAccepted, noteCancelSent } from "./steeringInvariant.js";
 import type { SessionHistory } from "./transcriptHistory.js";
 
 /** A `tool/approve` the host sent (per connection: JSON-RPC ids reset with each part). */
@@ -96,16 +98,61 @@ export function checkApprovalAnswer(
   const gate = history.gates.get(request.itemId);
   // An approve that follows this client's own turn/cancel is late: the host withdrew the question when it read the cancel.
   const approves = decision === ApprovalDecisions.approve || decision === ApprovalDecisions.approveForSession;
-  if (approves && gate?.approval === ApprovalStates.pending && !history.cancelSent.has(request.turnId)) gate.approved = true;
+  const decides = gate?.approval === ApprovalStates.pending && !history.cancelSent.has(request.turnId);
+  if (!decides) return;
+  if (approves) gate.approved = true;
+  // Only an approveForSession answer creates a grant, and only with the rule its question offered.
+  const offered = request.question.grant;
+  if (decision === ApprovalDecisions.approveForSession) {
+    history.grantOffers.set(request.itemId, { ...(isObject(offered) ? { rule: ruleOf(offered) } : {}), at: at(line) });
+  }
+  // denyAndStop is the user's Stop, given in the dialog: it cancels as a default turn/cancel does.
+  if (decision === ApprovalDecisions.denyAndStop && !history.stopAnswers.has(request.turnId)) {
+    history.stopAnswers.set(request.turnId, { at: at(line), laterCalls: new Set() });
+    noteCancelSent(history.steering, request.turnId, false);
+    noteCancelAccepted(history.steering, request.turnId, false, history.turnsBegun.has(request.turnId), at(line));
+  }
+}
+
+/** A grant rule as checkTranscript compares it: `[tool, args, match]` as JSON. */
+function ruleOf(grant: Record<string, unknown>): string {
+  return JSON.stringify([grant["tool"], grant["args"], grant["match"]]);
+}
+
+/** The `match` kinds MSP 2.1 defines: `exact` (same tool, byte-equal args) and `anyArgs` (same tool). */
+const grantMatches: ReadonlySet<string> = new Set(["exact", "anyArgs"]);
+
+/**
+ * The terminal of a turn whose pending question the client answered `denyAndStop`: the user's
+ * Stop, so the turn ends `cancelled` with `cause.kind: "user"`.
+ *
+ * @example
+ * ```ts
+ * checkStopAnswerTerminal(turnId, { terminal: "completed" }, history, say); // say('turn/completed of turn … is completed, but the client answered denyAndStop …')
+ * ```
+ */
+export function checkStopAnswerTerminal(turnId: string, terminal: Record<string, unknown>, history: SessionHistory, say: (p: string) => void): void {
+  const stop = history.stopAnswers.get(turnId);
+  if (stop === undefined) return;
+  const cause = terminal["cause"];
+  const kind = isObject(cause) ? cause["kind"] : undefined;
+  if (terminal["terminal"] !== "cancelled" || kind !== "user") {
+    say(
+      `turn/completed of turn ${turnId} is ${String(terminal["terminal"])} with cause.kind ${JSON.stringify(kind) ?? "missing"}, but the client answered denyAndStop at ${stop.at}: the turn ends cancelled, cause "user" (invariant 6)`,
+    );
+  }
 }
 
 /**
  * A toolCall item that names the session grant that approved it (MSP 2.1, invariant 6 extended):
- * the grant is well-formed, keeps one rule under one `grantId`, and an `exact` grant covers the
- * call: the same `tool` with byte-equal `args`. A host whose grant covers a different call (too
- * wide) is caught here. A call with no open question may run only under such a grant.
+ * the grant is well-formed and belongs to the item's session. A grantId is first accepted only on
+ * an item whose pending question the client answered `approveForSession`, with the rule that
+ * question offered in `grant`; a later item names a grant already recorded in its session, with the
+ * same rule, and is covered by it (`exact`: the same `tool` with byte-equal `args`; `anyArgs`: the
+ * same `tool`). Any other `match` is a problem. A session the transcript joined mid-way may name a
+ * grant recorded before the transcript began: that one is recorded as it comes.
  */
-function checkGrant(method: string, item: Record<string, unknown>, history: SessionHistory, say: (p: string) => void): void {
+function checkGrant(method: string, item: Record<string, unknown>, sessionId: string, history: SessionHistory, say: (p: string) => void): void {
   const grant = item["grant"];
   const itemId = item["itemId"] as string;
   if (!isObject(grant) || typeof grant["grantId"] !== "string" || typeof grant["tool"] !== "string" || typeof grant["match"] !== "string") {
@@ -114,31 +161,60 @@ function checkGrant(method: string, item: Record<string, unknown>, history: Sess
   if (history.grantedItems.has(itemId)) return; // checked once per item, at the first notification that names its grant
   history.grantedItems.add(itemId);
   const grantId = grant["grantId"];
-  const rule = JSON.stringify([grant["tool"], grant["args"], grant["match"]]);
-  const known = history.grants.get(grantId);
-  if (known === undefined) history.grants.set(grantId, { rule, at: itemId });
-  else if (known.rule !== rule)
+  const match = grant["match"];
+  const rule = ruleOf(grant);
+  const grants = history.grants.get(sessionId) ?? new Map<string, { rule: string; at: string }>();
+  history.grants.set(sessionId, grants);
+  const known = grants.get(grantId);
+  const offer = history.grantOffers.get(itemId);
+  if (known === undefined) {
+    grants.set(grantId, { rule, at: itemId });
+    if (offer === undefined && history.sessionsFromStart.has(sessionId)) {
+      say(
+        `${method}: item ${itemId} names grant ${grantId}, which no earlier item of session ${sessionId} named and no approveForSession answer to its own question created: a grant comes from an approveForSession answer (invariant 6)`,
+      );
+    } else if (offer?.rule !== undefined && offer.rule !== rule) {
+      say(
+        `${method}: item ${itemId} names grant ${grantId} with rule ${rule}, but its question offered ${offer.rule}, answered approveForSession at ${offer.at} (invariant 6)`,
+      );
+    }
+  } else if (known.rule !== rule) {
     say(`${method}: item ${itemId} names grant ${grantId} with rule ${rule}, but item ${known.at} named it with ${known.rule} (invariant 6)`);
+  }
   if (item["approval"] !== undefined && item["approval"] !== ApprovalStates.approved) {
     say(`${method}: item ${itemId} names grant ${grantId} but its approval is ${JSON.stringify(item["approval"])}, not "approved" (invariant 6)`);
   }
+  if (!grantMatches.has(match)) {
+    return say(
+      `${method}: item ${itemId} names grant ${grantId} with match ${JSON.stringify(match)}, which MSP 2.1 does not define ("exact" or "anyArgs") (invariant 6)`,
+    );
+  }
   const tool = item["tool"];
   const args = item["args"];
-  if (grant["match"] === "exact" && typeof tool === "string" && typeof args === "string" && (grant["tool"] !== tool || grant["args"] !== args)) {
+  const covered = match === "exact" ? grant["tool"] === tool && grant["args"] === args : grant["tool"] === tool;
+  if (!covered && typeof tool === "string" && typeof args === "string") {
     say(
-      `${method}: tool call ${itemId} (${tool} ${args}) ran under grant ${grantId}, whose exact rule covers ${String(grant["tool"])} ${String(grant["args"])}: a grant covers only the same call (invariant 6)`,
+      `${method}: tool call ${itemId} (${tool} ${args}) ran under grant ${grantId}, whose ${match} rule covers ${String(grant["tool"])} ${match === "exact" ? String(grant["args"]) : "with any args"}: a grant covers only the same call (invariant 6)`,
     );
   }
 }
 
 /** Item notifications of a tool call behind an approval gate: it may not run before an `approve` (invariant 6). */
-export function checkGate(method: string, item: Record<string, unknown>, here: string, history: SessionHistory, say: (p: string) => void): void {
+export function checkGate(
+  method: string,
+  item: Record<string, unknown>,
+  sessionId: string,
+  here: string,
+  history: SessionHistory,
+  say: (p: string) => void,
+): void {
   const itemId = item["itemId"] as string;
   const approval = item["approval"];
   if (approval !== undefined && !approvalStates.has(approval as string)) {
     return say(`${method}: item.approval ${JSON.stringify(approval)} is not one of ${[...approvalStates].join(", ")}`);
   }
-  if (item["grant"] !== undefined) checkGrant(method, item, history, say);
+  checkAfterStopAnswer(method, item, history, say);
+  if (item["grant"] !== undefined) checkGrant(method, item, sessionId, history, say);
   let gate = history.gates.get(itemId);
   if (approval === ApprovalStates.pending) {
     if (gate === undefined || gate.approval !== ApprovalStates.pending)
@@ -155,4 +231,22 @@ export function checkGate(method: string, item: Record<string, unknown>, here: s
           : undefined;
   if (ran !== undefined)
     say(`${method}: tool call ${itemId}, pending approval since ${gate.at}, ${ran} with no approve answered while it was pending (invariant 6)`);
+}
+
+/** A tool call of a turn the client stopped with `denyAndStop`, started after that answer: it may not run (show output or complete `completed`). */
+function checkAfterStopAnswer(method: string, item: Record<string, unknown>, history: SessionHistory, say: (p: string) => void): void {
+  const stop = history.stopAnswers.get(item["turnId"] as string);
+  if (stop === undefined) return;
+  const itemId = item["itemId"] as string;
+  if (method === "item/started") stop.laterCalls.add(itemId);
+  if (!stop.laterCalls.has(itemId)) return;
+  const ran =
+    typeof item["visibleOutput"] === "string" && item["visibleOutput"] !== ""
+      ? "shows output"
+      : item["status"] === "completed"
+        ? "completes completed"
+        : undefined;
+  if (ran === undefined) return;
+  stop.laterCalls.delete(itemId); // one problem per call
+  say(`${method}: tool call ${itemId} ${ran} after the client answered denyAndStop at ${stop.at}: the turn is stopping, nothing more runs (invariant 6)`);
 }

@@ -160,6 +160,7 @@ function checkResult(
   if (request.method === "session/create") {
     history.sessions.set(sessionId, true);
     history.connectionSessions?.add(sessionId);
+    history.sessionsFromStart.add(sessionId);
   }
   if (request.method === "session/resume" && request.params["afterCursor"] !== undefined) seedItems(sessionId, result["items"], here, part, history, say);
   if (request.method === "session/resume") seedLinks(sessionId, result["items"], here, history);

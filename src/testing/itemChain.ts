@@ -184,8 +184,13 @@ export function foldIntoChain(
  */
 function checkInterrupted(completed: Item, say: (p: string) => void): void {
   if (completed.kind !== "message" && completed.kind !== "reasoning") return;
-  if (completed.kind === "message" && completed.steerId !== undefined) return; // steering input: never cut, discarded or carried whole (invariant S)
   const interrupted = (completed as unknown as Record<string, unknown>)["interrupted"];
+  // The user's steering input (invariant S) is never cut: discarded or carried whole, so it never says interrupted.
+  if (completed.kind === "message" && completed.steerId !== undefined && completed.author === "user") {
+    if (interrupted === true)
+      say(`item/completed of steering message ${completed.itemId} says interrupted: true: steering input is never cut, it ends whole (invariant S)`);
+    return;
+  }
   if (completed.status === "cancelled" && interrupted !== true) {
     say(`item/completed of ${completed.kind} ${completed.itemId} is "cancelled" without interrupted: true: a text cut by a Stop must say so (cut-off text)`);
   }

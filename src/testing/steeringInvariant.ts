@@ -34,8 +34,12 @@ export class SteeringHistory {
   readonly carried = new Map<string, Array<{ steerId: string; at: At }>>();
   /** turnId -> the carried-over steerIds it must begin with. */
   readonly expecting = new Map<string, Array<{ steerId: string; at: At }>>();
-  /** steerIds whose item completed cancelled as discarded (no `carriedOver`), with where. */
-  readonly discarded = new Map<string, At>();
+  /** steerIds whose item completed cancelled as discarded (no `carriedOver`), with where and the turn it belonged to. */
+  readonly discarded = new Map<string, { at: At; turnId: string }>();
+  /** turnId -> where a splice came that no default `turn/cancel` or `denyAndStop` asked for: only a shutdown (cause `disposed`) explains it. */
+  readonly unasked = new Map<string, At>();
+  /** sessionId -> the turn whose splice came and whose terminal has not yet: a queued turn discarded meanwhile is listed in it. */
+  readonly openSplices = new Map<string, string>();
   /** Turns with a discarded steering item no splice listed (already reported: their terminal does not report the missing splice again). */
   readonly unlisted = new Set<string>();
 }
@@ -101,6 +105,11 @@ export function noteSteeringCompleted(steering: SteeringHistory, sessionId: stri
   const turnId = item["turnId"];
   if (typeof steerId !== "string" || typeof turnId !== "string") return;
   const carriedOver = item["carriedOver"] === true;
+  if (item["status"] === "failed" && item["failureReason"] !== "host restarted") {
+    say(
+      `steering item of ${steerId} completes "failed" with failureReason ${JSON.stringify(item["failureReason"])}: steering ends consumed, discarded or carried over, or "failed" only as "host restarted" (invariant S)`,
+    );
+  }
   if (carriedOver && item["status"] !== "cancelled") {
     say(
       `steering item of ${steerId} completes ${JSON.stringify(item["status"])} with carriedOver: true; carried-over steering completes "cancelled" (invariant S)`,
@@ -113,7 +122,7 @@ export function noteSteeringCompleted(steering: SteeringHistory, sessionId: stri
     steering.carried.set(sessionId, list);
     return;
   }
-  steering.discarded.set(steerId, here);
+  steering.discarded.set(steerId, { at: here, turnId });
   const listed = (steering.splices.get(turnId) ?? []).some((s) => s.steerIds.includes(steerId));
   if (!listed) {
     steering.unlisted.add(turnId);
@@ -136,15 +145,48 @@ export function noteSplice(steering: SteeringHistory, params: Record<string, unk
   const cancels = steering.cancels.get(turnId);
   if (cancels !== undefined && cancels.plain === 0 && cancels.keep > 0) {
     say(`inbox/cancelled for turn ${turnId}, whose turn/cancel kept the inbox (keepInbox: true): a keepInbox cancel records no splice (invariant S)`);
-  } else if (earlier.length >= Math.max(1, cancels?.plain ?? 0)) {
+  } else if (earlier.length > (cancels?.plain ?? 0)) {
     say(`a second inbox/cancelled for turn ${turnId} (the first at ${earlier[0]?.at ?? "?"}): at most one per default turn/cancel (invariant S)`);
+  } else if (earlier.length === (cancels?.plain ?? 0)) {
+    steering.unasked.set(turnId, here); // a shutdown's splice, or a problem: told by the terminal's cause
   }
   earlier.push(splice);
   steering.splices.set(turnId, earlier);
+  steering.openSplices.set(String(params["sessionId"]), turnId);
 }
 
-/** `turnId`'s `turn/completed` at `here`: its steering all started, its splice came if it had to, its carried-over steering began it. */
-export function checkSteeringAtTerminal(steering: SteeringHistory, turnId: string, say: (p: string) => void): void {
+/**
+ * `turnId`'s `turn/completed` (`params`): its steering all started, its splice came if it had to
+ * and only if something asked for it (a default `turn/cancel`, a `denyAndStop`, or a shutdown:
+ * cause `disposed`), its carried-over steering began it; a queued turn (`begun` false) that ends
+ * `cancelled` while another turn of its session has its splice out is listed in that splice.
+ */
+export function checkSteeringAtTerminal(
+  steering: SteeringHistory,
+  turnId: string,
+  params: Record<string, unknown>,
+  begun: boolean,
+  say: (p: string) => void,
+): void {
+  const sessionId = String(params["sessionId"]);
+  const spliced = steering.openSplices.get(sessionId);
+  if (spliced === turnId) steering.openSplices.delete(sessionId);
+  else if (spliced !== undefined && !begun && params["terminal"] === "cancelled" && !steering.cancels.has(turnId)) {
+    const listed = (steering.splices.get(spliced) ?? []).some((s) => s.turnIds.includes(turnId));
+    if (!listed) {
+      say(
+        `queued turn ${turnId} is discarded (cancelled) while turn ${spliced}'s inbox/cancelled is out, but no splice of it lists the turn: a splice lists every queued turn it discarded (invariant S)`,
+      );
+    }
+  }
+  const unasked = steering.unasked.get(turnId);
+  const cause = params["cause"];
+  const kind = typeof cause === "object" && cause !== null ? (cause as Record<string, unknown>)["kind"] : undefined;
+  if (unasked !== undefined && kind !== "disposed") {
+    say(
+      `inbox/cancelled at ${unasked} for turn ${turnId}, which no default turn/cancel or denyAndStop asked for, and the turn ends with cause.kind ${JSON.stringify(kind) ?? "missing"}: only those and a shutdown ("disposed") discard the inbox (invariant S)`,
+    );
+  }
   const started = steering.started.get(turnId);
   for (const [steerId, accepted] of steering.accepted) {
     if (accepted.turnId === turnId && started?.has(steerId) !== true) {
@@ -163,9 +205,9 @@ export function checkSteeringAtTerminal(steering: SteeringHistory, turnId: strin
   }
   for (const splice of splices) {
     for (const steerId of splice.steerIds) {
-      if (!steering.discarded.has(steerId)) {
+      if (steering.discarded.get(steerId)?.turnId !== turnId) {
         say(
-          `inbox/cancelled at ${splice.at} lists steer ${steerId}, but its steering item did not complete "cancelled" (discarded) before turn ${turnId}'s turn/completed (invariant S)`,
+          `inbox/cancelled at ${splice.at} lists steer ${steerId}, but no steering item of this turn with that steerId completed "cancelled" (discarded) before turn ${turnId}'s turn/completed (invariant S)`,
         );
       }
     }

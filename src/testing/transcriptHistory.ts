@@ -55,8 +55,25 @@ export class SessionHistory {
    * then may the call run: invariant 6).
    */
   readonly gates = new Map<string, { approval: string; at: string; approved: boolean }>();
-  /** grantId -> its rule (`[tool, args, match]` as JSON) and the item that first named it: one grant keeps one rule (invariant 6). */
-  readonly grants = new Map<string, { rule: string; at: string }>();
+  /**
+   * sessionId -> grantId -> its rule (`[tool, args, match]` as JSON) and the item that first named
+   * it: a grant belongs to one session and keeps one rule (invariant 6).
+   */
+  readonly grants = new Map<string, Map<string, { rule: string; at: string }>>();
+  /**
+   * itemId -> the rule (`[tool, args, match]` as JSON) its pending question offered in `grant`,
+   * once the client answered it `approveForSession` (no rule when the question stated none): only
+   * such an item may first name a new grant.
+   */
+  readonly grantOffers = new Map<string, { rule?: string; at: string }>();
+  /** Sessions the transcript saw from their start (a `session/create` answer, or cursor 1): every grant of theirs is in it. */
+  readonly sessionsFromStart = new Set<string>();
+  /**
+   * turnId -> where the client answered `denyAndStop` to a pending question of it, and the tool
+   * calls of the turn started after that answer: the turn ends `cancelled`, cause `user`, and none
+   * of those calls shows output or completes `completed`.
+   */
+  readonly stopAnswers = new Map<string, { at: string; laterCalls: Set<string> }>();
   /** Tool calls whose grant's coverage was checked (once per item). */
   readonly grantedItems = new Set<string>();
   /** Turns the client has sent `turn/cancel` for: their open questions are withdrawn, so a later `approve` runs nothing. */

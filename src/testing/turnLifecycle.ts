@@ -4,7 +4,7 @@
  * Each item notification is folded into its chain (itemChain: invariants A and B of MSP 2.0).
  */
 import { Notifications, parseViewCursor, problemWithNotification } from "../protocol/index.js";
-import { checkGate } from "./approvalInvariant.js";
+import { checkGate, checkStopAnswerTerminal } from "./approvalInvariant.js";
 import { foldIntoChain } from "./itemChain.js";
 import {
   checkSteeringAtTerminal,
@@ -46,6 +46,7 @@ export function checkNotification(
     const n = parseViewCursor(cursor, sessionId);
     // The session's first notification here: the transcript holds it from its start only at cursor 1.
     if (!history.sessions.has(sessionId)) history.sessions.set(sessionId, n === 1);
+    if (n === 1) history.sessionsFromStart.add(sessionId);
     if (n === undefined) {
       say(`${method}: viewCursor ${JSON.stringify(cursor)} is not a cursor of session ${sessionId} (v:<sessionId>:<n>, invariant 5)`);
     } else {
@@ -79,7 +80,7 @@ export function checkNotification(
       if (ended !== undefined) return say(`${method} (item ${itemId}) for turn ${turnId} after its turn/completed at ${ended.at} (invariant 3)`);
       // The item as it stands after this notification: whole when its chain holds it (a patch or a delta is folded in).
       const item = foldIntoChain(method, params, here, history, say);
-      if (item["kind"] === "toolCall") checkGate(method, item, here, history, say);
+      if (item["kind"] === "toolCall") checkGate(method, item, String(sessionId), here, history, say);
       if (method === Notifications.itemStarted) {
         const open = history.openItems.get(itemId);
         if (open !== undefined) say(`a second item/started for item ${itemId}; the first was at ${open.at}`);
@@ -105,7 +106,8 @@ export function checkNotification(
       checkHookCause(turnId, params, say);
       const accepted = history.cancelAccepted.get(turnId);
       if (accepted !== undefined) checkCancelCause(turnId, params, accepted, say);
-      checkSteeringAtTerminal(history.steering, turnId, say);
+      checkStopAnswerTerminal(turnId, params, history, say);
+      checkSteeringAtTerminal(history.steering, turnId, params, history.turnsBegun.has(turnId), say);
       for (const [itemId, open] of history.openItems) {
         if (open.turnId !== turnId) continue;
         say(`turn/completed for turn ${turnId} while item ${itemId}, started at ${open.at}, has no item/completed (invariant 2)`);

@@ -61,6 +61,9 @@ it("caps a turn's steering (16 inputs, 65 536 bytes: inbox_full), answers a retr
   expect(full).toMatchObject({ kind: "commandRejected", reason: "inbox_full", turnId, maxSteers: 16, maxSteerBytes: 65_536 });
   const empty = await refusal(r.host.command("turn/steer", { sessionId, turnId, input: [] }));
   expect(empty).toMatchObject({ kind: "rpcError", code: -32602 });
+  // Only empty text is empty too.
+  const blank = await refusal(r.host.command("turn/steer", { sessionId, turnId, input: input("") }));
+  expect(blank).toMatchObject({ kind: "rpcError", code: -32602 });
   await until(r.host, () => steeringOf(r, turnId).length === 16, "16 steering items");
   expect(steeringOf(r, turnId).filter((i) => i.steerId === commandId)).toHaveLength(1);
   await turn.cancel({ timeoutMs: 10_000 });

@@ -5,7 +5,7 @@
  * arguments is asked; `denyAndStop` denies and cancels the turn with cause `user`; an answer the
  * question did not offer is refused and runs nothing. A marker file counts the tool's runs.
  */
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseScriptedModel } from "../../src/host/modelLoader.js";
@@ -146,6 +146,44 @@ describe("scoped approvals on the reference host", () => {
     expect(runs(marker)).toEqual([]);
     expectClean(host);
     await host.stop();
+  });
+
+  it("a question always offers a decision: a script offering only approveForSession, with the session's grants full, offers approve and deny", async () => {
+    const dir = tempDir();
+    const data = tempDir();
+    const marker = join(dir, "marker");
+    const model = grantModel(dir, [[appendCall(marker, "one", { decisions: ["approveForSession"] })]]);
+    const before = start(["--script", model, "--data", data]);
+    const sessionId = (await before.request("session/create", {})).result?.["sessionId"] as string;
+    await before.stop();
+    // The session's log gets MAX_GRANTS_PER_SESSION grants, which the restarted host reads back: its grants are full.
+    const grants = Array.from({ length: MAX_GRANTS_PER_SESSION }, (_, i) =>
+      JSON.stringify({
+        type: "grant",
+        at: Date.now(),
+        turnId: "01a23400-0000-7000-8000-000000000001",
+        itemId: `01a23400-0000-7000-8000-${String(i).padStart(12, "0")}`,
+        callId: `call_${i}`,
+        grant: {
+          grantId: `01a23400-0001-7000-8000-${String(i).padStart(12, "0")}`,
+          tool: "shell",
+          args: JSON.stringify({ command: `echo ${i}` }),
+          match: "exact",
+        },
+      }),
+    );
+    appendFileSync(join(data, "sessions", `${sessionId}.jsonl`), `${grants.join("\n")}\n`);
+
+    const after = start(["--script", model, "--data", data]);
+    await after.request("session/resume", { sessionId });
+    const turnId = await startTurn(after, sessionId);
+    const ask = await askOf(after, turnId);
+    expect(ask.params?.["decisions"]).toEqual(["approve", "deny"]);
+    expect(ask.params?.["grant"]).toBeUndefined();
+    answer(after, ask.id, { decision: "approve" });
+    expect((await terminalOf(after, turnId)).params).toMatchObject({ terminal: "completed" });
+    expect(runs(marker)).toEqual(["one"]);
+    await after.stop();
   });
 
   it("an answer the question did not offer is refused: a deny that says so, nothing runs, no grant", async () => {

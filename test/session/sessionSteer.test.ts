@@ -70,4 +70,7 @@ it("steers the running turn on the live connection; refused with the terminal on
   const offline = await session.steer(started.turnId, "while down").catch((e: unknown) => e);
   expect(MspError.is(offline) && offline.kind).toBe("connectionClosed");
   await expect(session.steer(started.turnId, [])).rejects.toThrow(TypeError);
+  // Empty text is an empty input too: refused, typed, before anything is sent.
+  await expect(session.steer(started.turnId, "")).rejects.toThrow(TypeError);
+  await expect(session.steer(started.turnId, [{ type: "text", text: "" }])).rejects.toThrow(TypeError);
 }, 40_000);

@@ -75,6 +75,27 @@ describe("checkTranscript on the broken transcripts", () => {
       "invariant-6-grant-rule-changed",
       /^line 30: item\/updated: item \S+ names grant \S+ with rule \["shell","\{\\"command\\":\\"echo one\\"\}","anyArgs"\], but item \S+ named it with .*"exact"\] \(invariant 6\)$/,
     ],
+    // Invariant 6 (2.1) grants and denyAndStop, each approve-for-session.jsonl with lines dropped, moved or changed.
+    [
+      "invariant-6-grant-never-asked",
+      /^line 15: item\/updated: item \S+ names grant \S+, which no earlier item of session \S+ named and no approveForSession answer to its own question created: a grant comes from an approveForSession answer \(invariant 6\)$/,
+    ],
+    [
+      "invariant-6-grant-other-session",
+      /^line 36: item\/updated: item \S+ names grant \S+, which no earlier item of session \S+5e55 named and no approveForSession answer to its own question created: .* \(invariant 6\)$/,
+    ],
+    [
+      "invariant-6-grant-rule-not-offered",
+      /^line 15: item\/updated: item \S+ names grant \S+ with rule \["shell",null,"anyArgs"\], but its question offered \["shell",.*"exact"\], answered approveForSession at line 14 \(invariant 6\)$/,
+    ],
+    [
+      "invariant-6-grant-unknown-match",
+      /^line 15: item\/updated: item \S+ names grant \S+ with match "any", which MSP 2.1 does not define \("exact" or "anyArgs"\) \(invariant 6\)$/,
+    ],
+    [
+      "invariant-6-deny-and-stop-completes",
+      /^line 46: turn\/completed of turn \S+ is completed with cause.kind missing, but the client answered denyAndStop at line 40: the turn ends cancelled, cause "user" \(invariant 6\)$/,
+    ],
     [
       "cancel-cause-not-user",
       /^line 17: turn\/completed of turn \S+ is cancelled with cause.kind "disposed", but the host accepted the client's turn\/cancel at line 15: a Stop's cause is "user"$/,
@@ -111,9 +132,33 @@ describe("checkTranscript on the broken transcripts", () => {
     expect(problems[0]).toMatch(
       /^line 13: tool\/approve id "approve-1": decision "approveForSession" was not offered \(approve, deny, denyAndStop\); the host refuses it and runs nothing \(invariant 6\)$/,
     );
-    expect(problems[1]).toMatch(
-      /^line 14: item\/updated: tool call \S+, pending approval since line 11, set approval: "approved" with no approve answered while it was pending \(invariant 6\)$/,
+    expect(problems).toContainEqual(
+      expect.stringMatching(
+        /^line 14: item\/updated: tool call \S+, pending approval since line 11, set approval: "approved" with no approve answered while it was pending \(invariant 6\)$/,
+      ),
     );
+    // The refused answer created no grant: the item that names one names a grant nobody made.
+    expect(problems).toContainEqual(expect.stringMatching(/^line 14: item\/updated: item \S+ names grant \S+, which no earlier item of session/));
+  });
+  it("broken/invariant-6-runs-after-deny-and-stop.jsonl: a tool call runs after the client answered denyAndStop, and the turn completes", () => {
+    expect(checkTranscript(read("transcripts/broken/invariant-6-runs-after-deny-and-stop.jsonl")).problems).toEqual([
+      expect.stringMatching(
+        /^line 41: item\/delta: tool call \S+ shows output after the client answered denyAndStop at line 36: the turn is stopping, nothing more runs \(invariant 6\)$/,
+      ),
+      expect.stringMatching(/^line 46: turn\/completed of turn \S+ is completed with cause.kind missing, but the client answered denyAndStop at line 36: /),
+    ]);
+  });
+  it("an approveForSession answer to a question that stated no grant rule may create a grant with the rule the host chose", () => {
+    const lines = read("transcripts/approve-for-session.jsonl")
+      .trim()
+      .split("\n")
+      .map((text) => {
+        const entry = JSON.parse(text) as { dir: string; raw: string };
+        const msg = JSON.parse(entry.raw) as { method?: string; params?: Record<string, unknown> };
+        if (msg.method === "tool/approve") delete msg.params?.["grant"];
+        return JSON.stringify({ dir: entry.dir, raw: JSON.stringify(msg) });
+      });
+    expect(checkTranscript(lines).problems).toEqual([]);
   });
   it("the mid-session mark allows a foreign session, but an item of a session created in the transcript still starts first", () => {
     expect(checkExcerpt(read("transcripts/broken/foreign-session.jsonl")).problems).toEqual([]);

@@ -202,11 +202,15 @@ function offerLegend(request: ToolApproveParams): string {
   const keys: string[] = [];
   if (offered.includes("approve")) keys.push("y = once");
   if (offered.includes("approveForSession")) {
-    // The rule exactly: "this exact call" when it is the call's own tool and arguments, matched exactly; else as the host states it.
+    // The rule exactly: "this exact call" when it is the call's own tool and arguments, matched exactly; else as the host states it, or that it states none.
     const rule = request.grant;
-    const exact = rule === undefined || (rule.match === "exact" && rule.tool === request.tool && rule.args === request.args);
+    const exact = rule !== undefined && rule.match === "exact" && rule.tool === request.tool && rule.args === request.args;
     keys.push(
-      exact ? "a = always this exact call in this session" : `a = always in this session: ${rule.match} ${rule.tool} ${rule.args ?? "(any arguments)"}`,
+      rule === undefined
+        ? "a = always in this session, by a rule the host does not state"
+        : exact
+          ? "a = always this exact call in this session"
+          : `a = always in this session: ${rule.match} ${rule.tool} ${rule.args ?? "(any arguments)"}`,
     );
   }
   if (offered.includes("deny")) keys.push("n = deny");
