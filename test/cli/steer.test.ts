@@ -8,7 +8,9 @@
  * - a line typed while an approval question is open answers the question and never steers; the
  *   next line, typed once the question is closed, steers;
  * - a line typed after the host ended the turn (a relay holds the terminal back from muse) is
- *   refused `already_terminal`, printed as one line, and muse still ends with the turn's terminal.
+ *   refused `already_terminal`, printed as one line, and muse still ends with the turn's terminal;
+ * - on a terminal (script(1)): a line typed in the terminal's line mode steers, and a half-typed
+ *   line the terminal hands over when the question switches to raw mode is not read as keys.
  */
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -16,7 +18,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { repoRoot } from "../helpers/repoRoot.js";
 import { expectInOrder } from "./expectInOrder.js";
 import { jsonLines } from "./jsonLines.js";
-import { hostCommand, startMuse, tempDir, useMuseBundles, type RunningMuse } from "./museProcess.js";
+import { hostCommand, MuseTerminal, startMuse, tempDir, useMuseBundles, type RunningMuse } from "./museProcess.js";
 
 const bundles = useMuseBundles();
 let temp: { dir: string; remove(): void };
@@ -27,7 +29,12 @@ beforeEach(() => {
   model = join(temp.dir, "model.json");
 });
 
-afterEach(() => temp.remove());
+const terminals: MuseTerminal[] = [];
+
+afterEach(() => {
+  for (const t of terminals.splice(0)) t.kill();
+  temp.remove();
+});
 
 /** A model whose turn opens with `first` steps, then waits (up to 30 s) for steering and repeats it. */
 function writeModel(first: unknown[]): void {
@@ -90,5 +97,45 @@ describe("muse run steers the running turn with a typed line", () => {
     expectInOrder(result.stdout, ["All done.", "turn completed: completed"]);
     expect(result.stdout).toMatch(/^Not steered: the turn already ended \(completed\) \("and update the README"\)$/m);
     expect(result.stdout).not.toContain("you (steering)");
+  });
+});
+
+describe("muse run steers on a terminal (script(1))", () => {
+  it("a line typed and Entered steers; a half-typed line is not read as keys when the question opens", async () => {
+    const marker = join(temp.dir, "ran");
+    // The first step waits for steering, repeats it, then asks before its tool call; then it is done.
+    writeFileSync(
+      model,
+      JSON.stringify({
+        turns: [
+          {
+            steps: [
+              {
+                consumesSteering: true,
+                awaitSteeringMs: 30_000,
+                text: "Heard: {{steering}}.",
+                toolCalls: [{ tool: "shell", args: { command: `touch ${marker}; echo published` }, approval: true }],
+              },
+              { text: "Done." },
+            ],
+          },
+        ],
+      }),
+    );
+    const t = new MuseTerminal(bundles(), ["run", "publish", "--spawn", host()]);
+    terminals.push(t);
+    await t.waitFor(/session \S+/);
+    // A whole line, then one left half-typed (no Enter): "use pnpm" holds an s, which is the key
+    // "deny and stop" if it were read as keys at the question.
+    t.type("keep the lockfile\ruse pnpm");
+    await t.waitFor(/» you \(steering\): keep the lockfile\r?\n/);
+    await t.waitFor(/Heard: keep the lockfile\./);
+    await t.waitFor(/\[y\/N\] $/m);
+    t.type("y");
+    const { code } = await t.exited;
+    expect(code, t.text).toBe(0);
+    expect(t.text).toMatch(/\[y\/N\] y\r?\n/);
+    expect(t.text).toMatch(/turn completed: completed/);
+    expect(existsSync(marker)).toBe(true);
   });
 });

@@ -131,6 +131,10 @@ export class PromptInput {
       const onData = (chunk: Buffer | string) => {
         const text = typeof chunk === "string" ? chunk : chunk.toString("utf8");
         if (this.#raw) {
+          // One key press is one character. A longer chunk is not an answer: an escape sequence
+          // (an arrow key's "\u001b[A" would read as a), a paste, or a half-typed steering line
+          // that the terminal hands over as raw mode begins.
+          if ([...text].length !== 1) return;
           const key = keyOf(text);
           if (key !== undefined) finish(key);
           return;
@@ -236,7 +240,7 @@ function answerOf(line: string): PromptKey {
   return /^\s*y(es)?\s*$/i.test(line) ? "yes" : "no";
 }
 
-/** A key's answer in raw mode: y; a (always); s (stop); n, Enter or Ctrl-D (no); Ctrl-C; other keys are ignored. */
+/** A key's answer in raw mode (one character): y; a (always); s (stop); n, Enter or Ctrl-D (no); Ctrl-C; other keys are ignored. */
 function keyOf(text: string): PromptKey | undefined {
   for (const char of text) {
     if (char === "\u0003") return "interrupt";
