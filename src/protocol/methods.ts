@@ -114,8 +114,9 @@ export type HostRequestMethod = "tool/approve";
 export const COMMAND_REJECTED_CODE = -32001;
 
 /**
- * The MSP protocol version this package speaks. Hosts report theirs in `host/info`;
- * a different major version is incompatible.
+ * The MSP protocol version this package speaks: 2.1 (steering, scoped approvals, usage, policy
+ * stops; additive over 2.0). Hosts report theirs in `host/info`; any 2.x host is compatible, a
+ * different major version is not.
  *
  * @example
  * ```ts
@@ -123,4 +124,4 @@ export const COMMAND_REJECTED_CODE = -32001;
  * if (!isCompatibleProtocol(info.protocolVersion)) throw new Error("old host");
  * ```
  */
-export const PROTOCOL_VERSION = "2.0";
+export const PROTOCOL_VERSION = "2.1";

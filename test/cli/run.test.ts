@@ -131,7 +131,7 @@ describe("muse run", () => {
 
   it("refuses a host that speaks another major version of MSP (exit 1)", async () => {
     const result = await runMuse(bundles(), ["run", "hi", "--spawn", scriptedHost("msp1")]);
-    expect([result.code, result.stdout, result.stderr]).toEqual([1, "", "muse: the host speaks MSP 1.0; muse speaks MSP 2.0\n"]);
+    expect([result.code, result.stdout, result.stderr]).toEqual([1, "", "muse: the host speaks MSP 1.0; muse speaks MSP 2.1\n"]);
   });
 
   it("exits 3 when the host command cannot start", async () => {
@@ -240,9 +240,9 @@ describe("muse run", () => {
       [
         "name              muse-host",
         "version           0.1.0",
-        "protocol version  2.0",
+        "protocol version  2.1",
         "fingerprint       sha256:<hex>",
-        "capabilities      keepInbox, resume",
+        "capabilities      keepInbox, resume, steering, scopedApprovals, usage, turnTimeLimit",
         "models            default",
         "",
       ].join("\n"),
@@ -252,6 +252,6 @@ describe("muse run", () => {
     expect(shown.stderr).toMatch(/^muse-host: serving on stdio/m); // the host's own log, passed through
     expect(result.stderr).toBe(""); // kept back without --host-stderr
     const json = await runMuse(bundles(), ["info", "--json", "--spawn", demoHost()]);
-    expect(JSON.parse(json.stdout)).toMatchObject({ status: "accepted", name: "muse-host", protocolVersion: "2.0", models: [{ id: "default" }] });
+    expect(JSON.parse(json.stdout)).toMatchObject({ status: "accepted", name: "muse-host", protocolVersion: "2.1", models: [{ id: "default" }] });
   });
 });

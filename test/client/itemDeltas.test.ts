@@ -85,7 +85,7 @@ describe("a 2.0 stream through the client", () => {
     peer.send(result(sent.id, { commandId: "c", name: "old", version: "0.9", protocolVersion: "1.0", fingerprint: "x", capabilities: {}, models: [] }));
     const error = (await info) as MspError<"protocol">;
     expect(MspError.is(error) && error.kind).toBe("protocol");
-    expect(error.data).toMatchObject({ problem: "the host speaks MSP 1.0; this SDK speaks MSP 2.0", hostVersion: "1.0", sdkVersion: "2.0" });
+    expect(error.data).toMatchObject({ problem: "the host speaks MSP 1.0; this SDK speaks MSP 2.1", hostVersion: "1.0", sdkVersion: "2.1" });
     // A host of this major is answered as usual.
     const again = peer.client.command("host/info", {});
     const second = (await peer.nth(2)) as { id: number };

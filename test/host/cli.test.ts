@@ -27,7 +27,7 @@ describe("muse-host serve --stdio", () => {
     const parseError = await host.waitFor((m) => m.error?.code === -32700);
     expect(parseError.id).toBeNull();
     const info = await host.request("host/info", { commandId: "info-1" });
-    expect(info.result).toMatchObject({ commandId: "info-1", status: "accepted", name: "muse-host", protocolVersion: "2.0", models: [{ id: "default" }] });
+    expect(info.result).toMatchObject({ commandId: "info-1", status: "accepted", name: "muse-host", protocolVersion: "2.1", models: [{ id: "default" }] });
     expect(info.result?.["fingerprint"]).toMatch(/^sha256:[0-9a-f]{64}$/);
     expect((await host.request("nope/nope", {})).error?.code).toBe(-32601);
     expect((await host.request("turn/start", { sessionId: 42, input: [] })).error?.code).toBe(-32602);

@@ -8,7 +8,7 @@ import { isCompatibleProtocol, MspError, PROTOCOL_VERSION, type MspClient } from
  *
  * @example
  * ```ts
- * await checkedHostInfo(host.client); // throws Error("the host speaks MSP 1.0; muse speaks MSP 2.0") for a 1.0 host
+ * await checkedHostInfo(host.client); // throws Error("the host speaks MSP 1.0; muse speaks MSP 2.1") for a 1.0 host
  * ```
  */
 export async function checkedHostInfo(client: MspClient): Promise<Record<string, unknown>> {

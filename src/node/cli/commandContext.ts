@@ -1,6 +1,7 @@
 /** CommandContext: what each `muse` command runs with: the connection, the view, Ctrl-C, stderr. */
 import type { OpenedHost } from "./openedHost.js";
 import type { Interrupts } from "./interrupts.js";
+import type { TypedLine } from "./promptInput.js";
 import type { SessionView } from "./sessionView.js";
 
 /**
@@ -21,4 +22,9 @@ export interface CommandContext {
   out: (line: string) => void;
   /** Hold the host's approval questions until the returned function is called (see ApprovalPrompt.hold). */
   holdQuestions: () => () => void;
+  /**
+   * Listen to the lines the user types while no question is open (stdin, see PromptInput.listen);
+   * returns the function that stops. Absent when there is no stdin.
+   */
+  typedLines?: (onLine: (line: TypedLine) => void) => () => void;
 }

@@ -78,6 +78,11 @@ terminal, which it prints with its reason (exit 130 when it says cancelled; the 
 have finished first). A second Ctrl-C closes the connection at once and kills a spawned host's
 process group.
 
+A line typed while the turn runs steers it (turn/steer, MSP 2.1): it is shown as
+">> you (steering): …" and then its fate ("steering: heard", "steering: discarded", "steering:
+carried into the next turn"); a refusal prints one "Not steered: …" line. While an approval
+question is open, a typed line answers it and never steers. From a pipe, each line steers too.
+
 ${CONNECT}
 
 ${OUTPUT}

@@ -16,7 +16,7 @@ import { infoCommand } from "./infoCommand.js";
 import type { Interrupts } from "./interrupts.js";
 import { resumeCommand } from "./resumeCommand.js";
 import { describeError } from "./describeError.js";
-import { PromptInput, type PromptStream } from "./promptInput.js";
+import { PromptInput, type PromptStream, type TypedLine } from "./promptInput.js";
 import { runTurnCommand } from "./runCommand.js";
 import { Screen } from "./screen.js";
 import { JsonView, TextView } from "./sessionView.js";
@@ -135,7 +135,15 @@ export async function runMuse(argv: readonly string[], io: MuseIo): Promise<numb
         for (const press of [...keys]) press();
       },
     });
-    const ctx: CommandContext = { host, view, interrupts, err, out, holdQuestions: () => prompt.hold() };
+    const ctx: CommandContext = {
+      host,
+      view,
+      interrupts,
+      err,
+      out,
+      holdQuestions: () => prompt.hold(),
+      ...(input === undefined ? {} : { typedLines: (onLine: (line: TypedLine) => void) => input.listen(onLine) }),
+    };
     const detachPrompt = args.command === "info" ? () => {} : prompt.attach(host.client);
     const offStopping = interrupts.on(() => prompt.stopping());
     let code: number;

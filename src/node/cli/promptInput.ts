@@ -1,7 +1,9 @@
 /**
  * PromptInput: the answers to `muse run`'s y/N questions, read from stdin. On a terminal it reads
  * one key in raw mode (y, n, Enter, Ctrl-C); otherwise one line per question (`y` or `yes` is
- * yes, anything else no), keeping what follows for the next question.
+ * yes, anything else no), keeping what follows for the next question. Between questions, a
+ * listener ({@link PromptInput.listen}) gets each whole line typed (steering): a line read while a
+ * question is open answers it and never reaches the listener.
  */
 
 /**
@@ -40,6 +42,20 @@ export interface PromptStream {
 /** Most bytes of one answer line kept; a longer line is read as "no". @unit characters */
 const MAX_LINE = 1_024;
 
+/** Longest line a {@link PromptInput.listen} listener gets; a longer one is reported as too long, not cut. @unit characters */
+export const MAX_TYPED_LINE = 16_384;
+
+/**
+ * A line typed between questions: its text (without the newline), or, for a line longer than
+ * {@link MAX_TYPED_LINE}, how long it was (it is not delivered).
+ *
+ * @example
+ * ```ts
+ * const off = input.listen((typed: TypedLine) => console.log("text" in typed ? typed.text : `too long: ${typed.tooLong}`));
+ * ```
+ */
+export type TypedLine = { text: string } | { tooLong: number };
+
 /**
  * Reads one answer per {@link PromptInput.read}. stdin is read only while a question waits (so
  * an idle `muse` does not hold it), and raw mode is on only then.
@@ -58,6 +74,11 @@ export class PromptInput {
   #buffer = "";
   #ended = false;
   #reading = false;
+  /** The listener of lines typed between questions, and whether its stdin listeners are on. */
+  #listener: ((line: TypedLine) => void) | undefined;
+  #listening = false;
+  /** Line mode between questions: the length of an over-long line being skipped, else -1. @unit characters */
+  #skipping = -1;
 
   constructor(stdin: PromptStream) {
     this.#stdin = stdin;
@@ -69,6 +90,23 @@ export class PromptInput {
     return this.#raw;
   }
 
+  /**
+   * Between questions, give each whole line read from stdin (in line mode: a terminal's own line
+   * editing and echo, Ctrl-C still a signal) to `onLine`; while a question is open, lines answer
+   * it instead. Returns the function that stops listening (stdin is paused again). One listener at
+   * a time: a second replaces the first.
+   */
+  listen(onLine: (line: TypedLine) => void): () => void {
+    this.#listener = onLine;
+    this.#startListening();
+    return () => {
+      if (this.#listener !== onLine) return;
+      this.#listener = undefined;
+      this.#stopListening();
+      if (!this.#reading) this.#stdin.pause();
+    };
+  }
+
   /** Read one answer, or `withdrawn` once `signal` aborts. One read at a time. */
   read(signal: AbortSignal): Promise<PromptKey> {
     if (this.#reading) throw new Error("PromptInput: one question at a time");
@@ -77,6 +115,8 @@ export class PromptInput {
     if (fromBuffer !== undefined) return Promise.resolve(fromBuffer);
     if (this.#ended) return Promise.resolve("ended");
     this.#reading = true;
+    // The question reads stdin now: lines typed while it is open answer it and never steer.
+    this.#stopListening();
     return new Promise<PromptKey>((resolve) => {
       const finish = (key: PromptKey) => {
         this.#stdin.off("data", onData);
@@ -85,11 +125,16 @@ export class PromptInput {
         if (this.#raw) this.#stdin.setRawMode?.(false);
         this.#stdin.pause();
         this.#reading = false;
+        this.#startListening();
         resolve(key);
       };
       const onData = (chunk: Buffer | string) => {
         const text = typeof chunk === "string" ? chunk : chunk.toString("utf8");
         if (this.#raw) {
+          // One key press is one character. A longer chunk is not an answer: an escape sequence
+          // (an arrow key's "\u001b[A" would read as a), a paste, or a half-typed steering line
+          // that the terminal hands over as raw mode begins.
+          if ([...text].length !== 1) return;
           const key = keyOf(text);
           if (key !== undefined) finish(key);
           return;
@@ -120,7 +165,62 @@ export class PromptInput {
   /** Leave the terminal as it was (raw mode off) and stop reading. */
   close(): void {
     if (this.#raw && this.#reading) this.#stdin.setRawMode?.(false);
+    this.#listener = undefined;
+    this.#stopListening();
     this.#stdin.pause();
+  }
+
+  /** Between questions, with a listener: read lines (line mode, never raw) and hand them over. */
+  #startListening(): void {
+    if (this.#listener === undefined || this.#listening || this.#reading || this.#ended) return;
+    this.#listening = true;
+    this.#stdin.on("data", this.#onTyped);
+    this.#stdin.on("end", this.#onTypedEnd);
+    this.#stdin.resume();
+    this.#deliverLines(); // lines already read past the last answer
+  }
+
+  #stopListening(): void {
+    if (!this.#listening) return;
+    this.#listening = false;
+    this.#stdin.off("data", this.#onTyped);
+    this.#stdin.off("end", this.#onTypedEnd);
+  }
+
+  readonly #onTyped = (chunk: Buffer | string): void => {
+    this.#buffer += typeof chunk === "string" ? chunk : chunk.toString("utf8");
+    this.#deliverLines();
+  };
+
+  readonly #onTypedEnd = (): void => {
+    this.#ended = true;
+    this.#stopListening();
+    // A last line without its newline is still a line.
+    if (this.#buffer !== "") this.#buffer += "\n";
+    this.#deliverLines();
+  };
+
+  /** Hand each whole line in the buffer to the listener; an over-long line is skipped up to its newline and reported once. */
+  #deliverLines(): void {
+    for (;;) {
+      const listener = this.#listener;
+      if (listener === undefined || this.#reading) return;
+      const at = this.#buffer.indexOf("\n");
+      if (at < 0) {
+        if (this.#buffer.length > MAX_TYPED_LINE) {
+          this.#skipping = Math.max(this.#skipping, 0) + this.#buffer.length;
+          this.#buffer = "";
+        }
+        return;
+      }
+      const line = this.#buffer.slice(0, at).replace(/\r$/, "");
+      this.#buffer = this.#buffer.slice(at + 1);
+      if (this.#skipping >= 0 || line.length > MAX_TYPED_LINE) {
+        const length = Math.max(this.#skipping, 0) + line.length;
+        this.#skipping = -1;
+        listener({ tooLong: length });
+      } else listener({ text: line });
+    }
   }
 
   /** Line mode: the next whole line's answer, if one is buffered. */
@@ -140,7 +240,7 @@ function answerOf(line: string): PromptKey {
   return /^\s*y(es)?\s*$/i.test(line) ? "yes" : "no";
 }
 
-/** A key's answer in raw mode: y; a (always); s (stop); n, Enter or Ctrl-D (no); Ctrl-C; other keys are ignored. */
+/** A key's answer in raw mode (one character): y; a (always); s (stop); n, Enter or Ctrl-D (no); Ctrl-C; other keys are ignored. */
 function keyOf(text: string): PromptKey | undefined {
   for (const char of text) {
     if (char === "\u0003") return "interrupt";

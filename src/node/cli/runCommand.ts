@@ -1,7 +1,9 @@
 /**
  * `muse run`: start one turn and stream it until its own terminal. Ctrl-C is Stop: the first sends
  * `turn/cancel` (TurnHandle.cancel) and keeps streaming until the terminal, which says how the
- * turn really ended; the second closes the connection at once.
+ * turn really ended; the second closes the connection at once. A line typed while the turn runs
+ * (and no approval question is open) steers it (`turn/steer`, MSP 2.1): the stream then shows it
+ * as the user's message and what became of it; a refusal is printed as one line.
  */
 import { MspError, type MspNotification, type TurnCompletedParams } from "@muse-code/sdk";
 import { checkedHostInfo } from "./checkedHostInfo.js";
@@ -11,6 +13,11 @@ import { ExitCodes, exitCodeOf, type ExitCode } from "./exitCodes.js";
 import { STOP_NOTICE_MS } from "./interrupts.js";
 import { notificationItem } from "./notificationItem.js";
 import { notificationTurn } from "./notificationTurn.js";
+import { MAX_TYPED_LINE } from "./promptInput.js";
+import { steerRefusal } from "./steerRefusal.js";
+
+/** Bound on one `turn/steer` (its answer); past it the line is reported not steered. @unit milliseconds */
+export const STEER_TIMEOUT_MS = 10_000;
 
 /**
  * Options of {@link runTurnCommand}.
@@ -117,10 +124,26 @@ export async function runTurnCommand(ctx: CommandContext, options: RunTurnOption
     if (notification.method === "turn/completed") done.resolve(exitCodeOf((notification.params as unknown as TurnCompletedParams).terminal));
   };
   client.events.on("notification", onNotification);
+  // Steering: from the ack until the terminal, each line typed (no question open) is a turn/steer.
+  const steers = new Set<Promise<void>>();
+  let offLines: () => void = () => {};
+  const steer = (text: string) => {
+    const sent = turn.steer([{ type: "text", text }], { timeoutMs: STEER_TIMEOUT_MS }).then(
+      () => undefined, // taken: the stream shows it (a message item by the user) and its fate
+      (error: unknown) => view.steerRefused(text, steerRefusal(error)),
+    );
+    steers.add(sent);
+    void sent.finally(() => steers.delete(sent));
+  };
   turn.accepted.then(
     (ack) => {
       ours.add(ack.turnId);
       if (ack.disposition === "queued") view.queued(ack.turnId);
+      if (done.settled || ctx.typedLines === undefined) return;
+      offLines = ctx.typedLines((line) => {
+        if ("tooLong" in line) view.note(`not steered: the line is ${line.tooLong} characters; at most ${MAX_TYPED_LINE} are sent`);
+        else if (line.text.trim() !== "") steer(line.text.trim());
+      });
     },
     (error: unknown) => {
       if (MspError.is(error) && error.kind === "connectionClosed") return; // `lost` says it
@@ -152,8 +175,11 @@ export async function runTurnCommand(ctx: CommandContext, options: RunTurnOption
     }
   };
   const code = await done.promise;
+  offLines();
   // The stop's answer comes after the terminal (cancelTurn resolves with it): show it before the end.
   await stop;
+  // A steer still unanswered says what became of it (each is bounded by STEER_TIMEOUT_MS).
+  await Promise.allSettled([...steers]);
   offInterrupt();
   client.events.off("notification", onNotification);
   return code;

@@ -16,6 +16,7 @@ import {
 } from "@muse-code/sdk";
 import { describeEnding, describeUsage } from "@muse-code/sdk/ui";
 import type { Screen } from "./screen.js";
+import type { SteerRefusal } from "./steerRefusal.js";
 import type { Styles } from "./style.js";
 
 /**
@@ -65,6 +66,12 @@ export interface SessionView {
   stopAnswered(turnId: string, ack: "accepted" | "already_terminal"): void;
   /** A sentence about the run (not an error): a stop that takes long, a second Ctrl-C. */
   note(text: string): void;
+  /**
+   * A line typed while the turn ran was not taken as steering (`turn/steer` refused or failed):
+   * `Not steered: <why>`. A steer that was taken shows on the stream instead, as the turn's
+   * `message` item with `author: "user"`.
+   */
+  steerRefused(text: string, refusal: SteerRefusal): void;
   /** The host asked before running a tool (`tool/approve`), as the SDK delivered it. */
   approvalAsked(request: ToolApproveParams): void;
   /** The question was answered on the wire: by muse (its prompt, `--approve`) or by the SDK (`cancelled`: withdrawn). */
@@ -238,15 +245,43 @@ export class TextView implements SessionView {
     this.#screen.close();
   }
 
+  steerRefused(text: string, refusal: SteerRefusal): void {
+    this.#screen.line(this.#s.yellow(`Not steered: ${refusal.why}`) + this.#s.dim(` (${JSON.stringify(text)})`));
+  }
+
   #item(item: Item, completed: boolean): void {
     let shown = this.#items.get(item.itemId);
     if (shown === undefined) {
       shown = { text: "", printed: 0, headed: false, pending: "" };
       this.#items.set(item.itemId, shown);
     }
-    if (item.kind === "toolCall") this.#tool(item, shown, completed);
+    if (item.kind === "message" && item.author === "user") this.#steering(item, shown, completed);
+    else if (item.kind === "toolCall") this.#tool(item, shown, completed);
     else this.#text(item.itemId, item.kind === "reasoning", item.text, shown, completed, item.kind === "message" && item.interrupted === true);
     if (completed) this.#items.delete(item.itemId);
+  }
+
+  /**
+   * A steering message (MSP 2.1, `author: "user"`): the user's words once, `» you (steering): …`,
+   * then what became of them in the demo's words: heard, discarded, carried into the next turn,
+   * or lost.
+   */
+  #steering(item: Item & { kind: "message" }, shown: Shown, completed: boolean): void {
+    if (!shown.headed) {
+      shown.headed = true;
+      this.#screen.line(`${this.#s.cyan(this.#s.enabled ? "»" : ">>")} ${this.#s.bold("you (steering):")} ${item.text}`);
+    }
+    if (!completed) return;
+    const fate =
+      item.status === "completed"
+        ? "steering: heard"
+        : item.carriedOver === true
+          ? "steering: carried into the next turn"
+          : item.status === "failed"
+            ? "steering: lost (the host restarted)"
+            : "steering: discarded";
+    const why = item.status === "cancelled" && item.failureReason !== undefined && item.carriedOver !== true ? ` (${item.failureReason})` : "";
+    this.#screen.line(this.#s.dim(`   ${fate}${why}`));
   }
 
   /** An `item/delta` of a message or reasoning already shown: its `append` is written as it is. */
@@ -335,7 +370,7 @@ export class TextView implements SessionView {
  * The NDJSON view (`--json`): one JSON object a line, `type` first: `session` (`sessionId`,
  * `model?`, `replayed?`, `after?`, `items?`), `notification` (`method`, `params`, `emittedAtMs?`:
  * the wire's, so an `item/delta` is its `append`; fold with `foldItem`), `queued`, `stopping`, `stopAnswered` (`ack`), `note`
- * (`text`), `approvalAsked` (the `tool/approve` params), `approvalAnswered` (`sessionId`,
+ * (`text`), `steerRefused` (`text`, `reason?`, `why`: a typed line the host did not take as steering), `approvalAsked` (the `tool/approve` params), `approvalAnswered` (`sessionId`,
  * `turnId`, `itemId`, `callId`, `decision`, `reason?`), and last `exit` (`code`, `why?`).
  *
  * @example
@@ -373,6 +408,10 @@ export class JsonView implements SessionView {
 
   note(text: string): void {
     this.#out({ type: "note", text });
+  }
+
+  steerRefused(text: string, refusal: SteerRefusal): void {
+    this.#out({ type: "steerRefused", text, ...refusal });
   }
 
   approvalAsked(request: ToolApproveParams): void {
