@@ -64,7 +64,7 @@ describe("muse run steers the running turn with a typed line", () => {
       .map(({ raw }) => JSON.parse(raw) as { method?: string; params?: { input?: unknown } })
       .filter((m) => m.method === "turn/steer");
     expect(steers.map((m) => m.params?.input)).toEqual([[{ type: "text", text: "keep the lockfile" }]]);
-  });
+  }, 60_000);
 
   it("a line typed while a question is open answers it and does not steer; the next line steers", async () => {
     const marker = join(temp.dir, "ran");
@@ -81,7 +81,7 @@ describe("muse run steers the running turn with a typed line", () => {
     expectInOrder(result.stdout, ["[y/N] y\n", "  | published", ">> you (steering): only the unit tests\n", "Heard: only the unit tests", "turn completed"]);
     expect(result.stdout.match(/you \(steering\)/g)).toHaveLength(1);
     expect(result.stdout).not.toContain("you (steering): y");
-  });
+  }, 60_000);
 
   it("a line typed after the turn ended is refused already_terminal, printed as one line; muse ends with the terminal", async () => {
     writeFileSync(model, JSON.stringify({ turns: [{ steps: [{ text: "All done." }] }] }));
@@ -97,7 +97,7 @@ describe("muse run steers the running turn with a typed line", () => {
     expectInOrder(result.stdout, ["All done.", "turn completed: completed"]);
     expect(result.stdout).toMatch(/^Not steered: the turn already ended \(completed\) \("and update the README"\)$/m);
     expect(result.stdout).not.toContain("you (steering)");
-  });
+  }, 60_000);
 });
 
 describe("muse run steers on a terminal (script(1))", () => {
@@ -137,5 +137,5 @@ describe("muse run steers on a terminal (script(1))", () => {
     expect(t.text).toMatch(/\[y\/N\] y\r?\n/);
     expect(t.text).toMatch(/turn completed: completed/);
     expect(existsSync(marker)).toBe(true);
-  });
+  }, 60_000);
 });
