@@ -128,6 +128,11 @@ export class MuseHost {
       ask: (question, signal) => this.#approvals.ask(question, signal),
       fatal: (error, what) => this.#fatal(error, what),
       log: (line) => this.#log(line),
+      link: (parent, child) => {
+        // Who hears the parent hears the child, and the parent's questions' connections are asked the child's.
+        this.#delivery.linkChild(parent, child);
+        this.#approvals.inherit(parent, child);
+      },
     });
     this.#delivery = new Delivery({
       read: (sessionId, from, upTo) =>
@@ -310,6 +315,8 @@ export class MuseHost {
     const sessionId = method === Commands.sessionCreate && isObject(outcome.result) ? outcome.result["sessionId"] : params["sessionId"];
     if (typeof sessionId !== "string" || !this.#delivery.isPeer(subscriber)) return;
     this.#approvals.attach(sessionId, subscriber, { reask: method === Commands.sessionResume });
+    // The tree below it (issue 23): its child sessions' questions go to this connection too.
+    for (const child of this.#delivery.descendantsOf(sessionId)) this.#approvals.attach(child, subscriber, { reask: method === Commands.sessionResume });
   }
 
   #execute(method: CommandMethod, params: Record<string, unknown>, commandId: string): Handled {
