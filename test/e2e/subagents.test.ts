@@ -15,8 +15,11 @@ import type { MspClient } from "../../src/index.js";
 import { checkTranscriptParts, formatTranscriptEntry, recordingWebSocket } from "../../src/testing/index.js";
 import { connectWebSocket, type WebSocketConstructor } from "../../src/websocket/index.js";
 import { waitGone } from "../helpers/processGone.js";
-import { model, startHost, tempDataDir, until } from "../helpers/referenceHost.js";
+import { createHost } from "../../src/host/museHost.js";
+import { loadScriptedModel } from "../../src/host/modelLoader.js";
+import { crashHost, killGroups, model, startHost, tempDataDir, until } from "../helpers/referenceHost.js";
 import { startWsHost } from "../helpers/wsHost.js";
+import { HostProcess } from "../host/hostProcess.js";
 
 const input = [{ type: "text" as const, text: "go" }];
 const cleanups: Array<() => Promise<unknown> | void> = [];
@@ -234,5 +237,69 @@ describe.each<Transport>(["stdio", "websocket"])("subagents over %s", (transport
     const refused = calls.filter((c) => c["status"] === "failed").map((c) => c["failureReason"]);
     expect(refused.sort()).toEqual(["subagent depth limit (2)", "subagent fan-out limit (1)"]);
     await expectWellFormed(hosted);
+  });
+});
+
+describe("subagents across a shutdown and a restart (stdio)", () => {
+  it("a host shutdown (SIGTERM) ends the running tree disposed, leaves first, every tool process gone", async () => {
+    const data = tempDataDir();
+    cleanups.push(data.remove);
+    const host = HostProcess.start(["--script", model("subagents-tree.json"), "--data", data.dir]);
+    cleanups.push(() => host.stop());
+    const sessionId = String((await host.request("session/create", {})).result?.["sessionId"]);
+    const turnId = String((await host.request("turn/start", { sessionId, input })).result?.["turnId"]);
+    await host.waitFor(() => toolPids(host.transcript).length === 4, 15_000);
+    const pids = toolPids(host.transcript);
+    host.child.kill("SIGTERM");
+    expect(await host.exited).toEqual({ code: 0, signal: null });
+    const wire = host.transcript;
+    const ends = terminals(wire);
+    expect(ends).toHaveLength(4);
+    for (const t of ends) expect(t).toMatchObject({ terminal: "cancelled", cause: { kind: "disposed" } });
+    expect(ends.at(-1)?.["turnId"]).toBe(turnId);
+    const grandchild = childStarts(wire).find((s) => s["depth"] === 2) as Record<string, unknown>;
+    const link = grandchild["parent"] as { turnId: string };
+    const order = ends.map((t) => t["turnId"]);
+    expect(order.indexOf(grandchild["turnId"])).toBeLessThan(order.indexOf(link.turnId));
+    expect(delegatingCalls(wire).map((c) => c["status"])).toEqual(["cancelled", "cancelled", "cancelled"]);
+    expect(await waitGone(pids, 5_000)).toBe(true);
+    expect(checkTranscriptParts([wire]).flatMap((part) => part.problems)).toEqual([]);
+  });
+
+  it("a restart mid-tree closes every turn of the tree failed: host restarted, leaves first, and no tool of it survives", async () => {
+    const data = tempDataDir();
+    cleanups.push(data.remove);
+    const run = startHost(model("subagents-tree.json"), data.dir);
+    cleanups.push(() => run.host.close());
+    const { sessionId } = await run.host.command("session/create", {});
+    const parent = run.host.startTurn({ sessionId, input });
+    await parent.accepted;
+    await until(run.host, () => toolPids(run.wire).length === 4, "four running tools", 15_000);
+    const pids = toolPids(run.wire);
+    const starts = childStarts(run.wire);
+    const orphans = crashHost(run.host.pid);
+    cleanups.push(() => killGroups(orphans));
+    await run.host.close();
+
+    // The next host on the same data: recovery closes the tree from the leaves up.
+    const again = createHost({
+      dataDir: data.dir,
+      models: new Map([["default", loadScriptedModel(model("subagents-tree.json"), "default")]]),
+      defaultModel: "default",
+    });
+    cleanups.push(() => again.shutdown());
+    const depthOf = new Map<string, number>([[sessionId, 0], ...starts.map((s): [string, number] => [String(s["sessionId"]), Number(s["depth"])])]);
+    const recovered = again.recovered.map((r) => r.sessionId);
+    expect(new Set(recovered)).toEqual(new Set(depthOf.keys()));
+    const depths = recovered.map((id) => depthOf.get(id));
+    expect(depths).toEqual([...depths].sort((a, b) => (b ?? 0) - (a ?? 0))); // deepest first
+    expect(depths[0]).toBe(2);
+    expect(depths.at(-1)).toBe(0);
+    for (const r of again.recovered) expect(r.closedTurns).toHaveLength(1);
+    // The parent's two delegating calls are closed too (failed), with the tree's other open items.
+    const parentRecovery = again.recovered.find((r) => r.sessionId === sessionId);
+    for (const s of starts.filter((x) => x["depth"] === 1)) expect(parentRecovery?.closedItems).toContain((s["parent"] as { itemId: string }).itemId);
+    // The restarted host killed the tool groups the crashed one left running.
+    expect(await waitGone(pids, 5_000)).toBe(true);
   });
 });
