@@ -79,6 +79,7 @@ export interface MuseHostOptions {
    * @unit levels below a top-level turn
    * @example
    * ```ts
+   * const models = new Map([["default", loadScriptedModel("models/hello.json", "default")]]);
    * const host = createHost({ models, defaultModel: "default", maxSubagentDepth: 2 });
    * ```
    */
@@ -90,6 +91,7 @@ export interface MuseHostOptions {
    * @unit child turns running at once, per turn
    * @example
    * ```ts
+   * const models = new Map([["default", loadScriptedModel("models/hello.json", "default")]]);
    * const host = createHost({ models, defaultModel: "default", maxSubagentsPerTurn: 4 });
    * ```
    */
