@@ -162,8 +162,9 @@ export class ToolCallRunner {
         running: this.#children,
       });
     } catch (error) {
-      if (!(error instanceof DelegationRefused)) throw error;
-      return close("failed", "", error.message);
+      // A bound, or no child session could be made (no descriptor free): this call fails, the turn goes on.
+      if (this.#out.logFailure() !== undefined) throw this.#out.logFailure();
+      return close("failed", "", error instanceof DelegationRefused ? error.message : `subagent failed: ${(error as Error).message}`);
     }
     this.#children++;
     try {
