@@ -303,3 +303,54 @@ describe("subagents across a shutdown and a restart (stdio)", () => {
     expect(await waitGone(pids, 5_000)).toBe(true);
   });
 });
+
+describe("who hears a tree (WebSocket, two connections)", () => {
+  it("a connection that resumes the parent mid-tree hears the child sessions from then on and is asked the child's question", async () => {
+    const marker = join(tempDataDir().dir, "marker");
+    const ws = await startWsHost(model("subagents-approval.json"), { env: { ...process.env, MUSE_MARKER: marker } });
+    cleanups.push(() => ws.stop());
+    const connect = async () => {
+      const client = await connectWebSocket(`ws://127.0.0.1:${ws.port}/`, {
+        token: ws.token,
+        WebSocket: WebSocket as unknown as WebSocketConstructor,
+        defaultTimeoutMs: 15_000,
+      });
+      cleanups.push(() => client.close());
+      return client;
+    };
+    const a = await connect();
+    let askedA: () => void = () => {};
+    const questionA = new Promise<void>((resolve) => (askedA = resolve));
+    a.onApproval(() => {
+      askedA();
+      return new Promise(() => {}); // A never answers
+    });
+    const { sessionId } = await a.command("session/create", {});
+    const parent = a.startTurn({ sessionId, input });
+    await parent.accepted;
+    await questionA;
+
+    // B hears of the parent session only; resuming it, it hears the child session too, and is asked its open question.
+    const b = await connect();
+    const heardByB = new Set<string>();
+    b.events.on("notification", (n) => {
+      const id = n.params?.["sessionId"];
+      if (typeof id === "string") heardByB.add(id);
+    });
+    const askedB: string[] = [];
+    b.onApproval((request) => {
+      askedB.push(request.sessionId);
+      return { decision: "approve" };
+    });
+    await b.command("session/resume", { sessionId });
+    const done = await Promise.race([
+      parent.completed,
+      new Promise<never>((_, reject) => setTimeout(() => reject(new Error("the parent did not end within 10 s: B was not asked")), 10_000)),
+    ]);
+    expect(done.terminal).toBe("completed");
+    expect(askedB).toHaveLength(1);
+    expect(askedB[0]).not.toBe(sessionId); // the child session's question
+    expect(heardByB.has(askedB[0] as string)).toBe(true); // B heard the child's notifications live
+    expect(existsSync(marker)).toBe(true); // B's approve ran the child's tool
+  });
+});
