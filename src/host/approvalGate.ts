@@ -260,6 +260,15 @@ export class ApprovalGate {
   }
 
   /**
+   * Child session `child` was created below `parent` (issue 23): the connections that speak for
+   * `parent` speak for `child`, in the same order.
+   */
+  inherit(parent: string, child: string): void {
+    const speakers = this.#speakers.get(parent);
+    if (speakers !== undefined && speakers.length > 0) this.#speakers.set(child, [...speakers]);
+  }
+
+  /**
    * `target` closed. Its answers can no longer come: each question it had outstanding is asked on
    * the session's next most recent connection, or, when there is none, waits for a resume.
    */

@@ -117,6 +117,8 @@ export class Delivery {
   readonly #pumping = new Set<Subscriber>();
   /** Subscribers with a batch scheduled for the next turn of the event loop. */
   readonly #scheduled = new Set<Subscriber>();
+  /** The child sessions linked below each session (issue 23): whoever hears a session hears them. */
+  readonly #children = new Map<string, string[]>();
   /** Waiters of {@link Delivery.fed}. */
   #fedWaiters: Array<() => void> = [];
 
@@ -355,13 +357,40 @@ export class Delivery {
     for (const resolve of waiters) resolve();
   }
 
-  /** From now on `subscriber` hears `sessionId`; answers whether it did not before. */
+  /**
+   * Child session `child` was created below `parent` (issue 23): every subscriber that hears
+   * `parent` hears `child` from now on (before anything of it is published), and so does every
+   * later subscriber of `parent`.
+   */
+  linkChild(parent: string, child: string): void {
+    const children = this.#children.get(parent) ?? [];
+    children.push(child);
+    this.#children.set(parent, children);
+    for (const subscriber of [...(this.#subscribers.get(parent) ?? [])]) this.#subscribe(subscriber, child);
+  }
+
+  /** The sessions linked below `sessionId` in this host's run, children before grandchildren. */
+  descendantsOf(sessionId: string): string[] {
+    const found: string[] = [];
+    const seen = new Set([sessionId]);
+    for (let i = -1; i < found.length; i++) {
+      for (const child of this.#children.get(i < 0 ? sessionId : (found[i] as string)) ?? []) {
+        if (seen.has(child)) continue;
+        seen.add(child);
+        found.push(child);
+      }
+    }
+    return found;
+  }
+
+  /** From now on `subscriber` hears `sessionId` (and the sessions linked below it); answers whether it did not before. */
   #subscribe(subscriber: Subscriber, sessionId: string): boolean {
     if (subscriber.sessions === undefined || subscriber.closed || subscriber.sessions.has(sessionId)) return false;
     subscriber.sessions.add(sessionId);
     let set = this.#subscribers.get(sessionId);
     if (set === undefined) this.#subscribers.set(sessionId, (set = new Set()));
     set.add(subscriber);
+    for (const child of this.descendantsOf(sessionId)) this.#subscribe(subscriber, child);
     return true;
   }
 

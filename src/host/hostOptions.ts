@@ -72,6 +72,30 @@ export interface MuseHostOptions {
    * ```
    */
   turnTimeLimitMs?: number;
+  /**
+   * The deepest a subagent's turn may be (issue 23): a `task` call in a turn at this depth fails
+   * `subagent depth limit (N)`. Default 3.
+   *
+   * @unit levels below a top-level turn
+   * @example
+   * ```ts
+   * const models = new Map([["default", loadScriptedModel("models/hello.json", "default")]]);
+   * const host = createHost({ models, defaultModel: "default", maxSubagentDepth: 2 });
+   * ```
+   */
+  maxSubagentDepth?: number;
+  /**
+   * The most child turns one turn runs at once (issue 23): a `task` call beyond it fails
+   * `subagent fan-out limit (N)`. Default 8.
+   *
+   * @unit child turns running at once, per turn
+   * @example
+   * ```ts
+   * const models = new Map([["default", loadScriptedModel("models/hello.json", "default")]]);
+   * const host = createHost({ models, defaultModel: "default", maxSubagentsPerTurn: 4 });
+   * ```
+   */
+  maxSubagentsPerTurn?: number;
   /** @unit bytes of a tool call's visible output (default 65536) */
   outputCapBytes?: number;
   /** How many commandIds are remembered for idempotency (default 10 000). */

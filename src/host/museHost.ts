@@ -102,6 +102,8 @@ export class MuseHost {
         logger: (line) => this.#log(line),
       });
     }
+    /** The subagent links in the logs (issue 23): who resumes a session hears the tree below it. */
+    const links: Array<[string, string]> = [];
     try {
       const lock = this.#lock;
       this.#logFiles = new LogFilePool({
@@ -112,7 +114,11 @@ export class MuseHost {
       ensureRealDirectory(join(this.dataDir, "sessions"));
       // Only once the lock is ours: kills the groups a killed host left running, before recovery closes their turns.
       this.#toolGroups = openToolGroups(this.dataDir, options.logger);
-      this.recovered = recoverSessions(this.dataDir, { pool: this.#logFiles, logger: (line) => this.#log(line) });
+      this.recovered = recoverSessions(this.dataDir, {
+        pool: this.#logFiles,
+        logger: (line) => this.#log(line),
+        onLink: (parent, child) => links.push([parent, child]),
+      });
     } catch (error) {
       this.#lock?.release();
       this.#tempDataDir?.remove();
@@ -128,6 +134,11 @@ export class MuseHost {
       ask: (question, signal) => this.#approvals.ask(question, signal),
       fatal: (error, what) => this.#fatal(error, what),
       log: (line) => this.#log(line),
+      link: (parent, child) => {
+        // Who hears the parent hears the child, and the parent's questions' connections are asked the child's.
+        this.#delivery.linkChild(parent, child);
+        this.#approvals.inherit(parent, child);
+      },
     });
     this.#delivery = new Delivery({
       read: (sessionId, from, upTo) =>
@@ -139,6 +150,7 @@ export class MuseHost {
       },
       log: (line) => this.#log(line),
     });
+    for (const [parent, child] of links) this.#delivery.linkChild(parent, child);
     for (const r of this.recovered) {
       this.#log(`recovered session ${r.sessionId}: closed ${r.closedTurns.length} turn(s) as "host restarted"`);
     }
@@ -310,6 +322,8 @@ export class MuseHost {
     const sessionId = method === Commands.sessionCreate && isObject(outcome.result) ? outcome.result["sessionId"] : params["sessionId"];
     if (typeof sessionId !== "string" || !this.#delivery.isPeer(subscriber)) return;
     this.#approvals.attach(sessionId, subscriber, { reask: method === Commands.sessionResume });
+    // The tree below it (issue 23): its child sessions' questions go to this connection too.
+    for (const child of this.#delivery.descendantsOf(sessionId)) this.#approvals.attach(child, subscriber, { reask: method === Commands.sessionResume });
   }
 
   #execute(method: CommandMethod, params: Record<string, unknown>, commandId: string): Handled {

@@ -131,6 +131,8 @@ export async function runCli(argv: readonly string[]): Promise<number> {
     if (options.dataDir !== undefined) hostOptions.dataDir = options.dataDir;
     if (options.killGraceMs !== undefined) hostOptions.killGraceMs = options.killGraceMs;
     if (options.turnTimeLimitMs !== undefined) hostOptions.turnTimeLimitMs = options.turnTimeLimitMs;
+    if (options.maxSubagentDepth !== undefined) hostOptions.maxSubagentDepth = options.maxSubagentDepth;
+    if (options.maxSubagentsPerTurn !== undefined) hostOptions.maxSubagentsPerTurn = options.maxSubagentsPerTurn;
     if (options.outputCapBytes !== undefined) hostOptions.outputCapBytes = options.outputCapBytes;
     if (options.maxOpenLogs !== undefined) hostOptions.maxOpenLogs = options.maxOpenLogs;
     if (options.maxLiveSessions !== undefined) hostOptions.maxLiveSessions = options.maxLiveSessions;

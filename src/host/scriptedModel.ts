@@ -24,6 +24,17 @@ export interface ScriptedToolCall {
   decisions?: ApprovalOffer[];
 }
 
+/**
+ * The scripted tool that delegates (issue 23): `{"tool": "task", "args": {"prompt": "…", "agent":
+ * "<name>"}}` runs a child turn, in a child session, playing the script's agent `<name>`.
+ *
+ * @example
+ * ```ts
+ * const call: ScriptedToolCall = { tool: TASK_TOOL, args: { prompt: "find the failing test", agent: "searcher" } };
+ * ```
+ */
+export const TASK_TOOL = "task";
+
 /** The decisions a scripted call's `decisions` may list. */
 const OFFERS: readonly ApprovalOffer[] = ["approve", "approveForSession", "deny", "denyAndStop"];
 
@@ -90,6 +101,11 @@ export interface ScriptedModel {
   readonly declaresUsage?: boolean;
   /** The script's `turnTimeLimitMs`: its turns are stopped by a hook past it (overrides the host's). @unit milliseconds */
   readonly turnTimeLimitMs?: number;
+  /**
+   * The model's subagents (issue 23), by name: the turn a `task` call naming one plays in its
+   * child session (its script's first turn). Absent when the script has no `agents`.
+   */
+  readonly agents?: ReadonlyMap<string, ScriptedTurn>;
   /** The turn played for the `index`-th turn of a session (0-based, wraps around). */
   turnAt(index: number): ScriptedTurn;
   /**
@@ -121,7 +137,8 @@ function fail(where: string, what: string): never {
 
 /** The keys each object of a script may have; any other key is a typo and is rejected. */
 const KNOWN_KEYS = {
-  script: ["turns", "description", "turnTimeLimitMs"],
+  script: ["turns", "description", "turnTimeLimitMs", "agents"],
+  agent: ["turns", "description"],
   turn: ["steps"],
   step: ["reasoning", "text", "chunkSize", "chunkDelayMs", "toolCalls", "usage", "stopByHook", "consumesSteering", "awaitSteeringMs"],
   toolCall: ["tool", "args", "approval", "decisions"],
@@ -269,21 +286,16 @@ export function parseTurnsScript(value: unknown, name: string): ScriptedModel {
   if (value["description"] !== undefined && typeof value["description"] !== "string") fail("$.description", "description must be a string");
   const limit = value["turnTimeLimitMs"];
   if (limit !== undefined && !(Number.isSafeInteger(limit) && (limit as number) >= 1)) fail("$.turnTimeLimitMs", "turnTimeLimitMs must be a positive integer");
-  const turnsRaw = value["turns"];
-  if (!Array.isArray(turnsRaw) || turnsRaw.length === 0) fail("$.turns", "turns must be a non-empty array");
-  const turns = turnsRaw.map((t: unknown, i: number): ScriptedTurn => {
-    const where = `$.turns[${i}]`;
-    if (!isObject(t)) fail(where, "a turn must be an object");
-    rejectUnknownKeys(t, KNOWN_KEYS.turn, where);
-    const steps = t["steps"];
-    if (!Array.isArray(steps) || steps.length === 0) fail(`${where}.steps`, "steps must be a non-empty array");
-    return { steps: steps.map((s: unknown, j: number) => parseStep(s, `${where}.steps[${j}]`)) };
-  });
+  const turns = parseTurns(value["turns"], "$");
+  const agents = parseAgents(value["agents"]);
+  checkDelegations(turns, agents, "$");
+  for (const [agentName, agentTurns] of agents ?? []) checkDelegations(agentTurns, agents, pathOf("$.agents", agentName));
   const declaresUsage = turns.some((t) => t.steps.some((step) => step.usage !== undefined));
   return {
     name,
     turns,
     ...(declaresUsage ? { declaresUsage } : {}),
+    ...(agents === undefined ? {} : { agents: new Map([...agents].map(([n, t]) => [n, t[0] as ScriptedTurn])) }),
     ...(limit === undefined ? {} : { turnTimeLimitMs: limit as number }),
     turnAt(index: number): ScriptedTurn {
       const turn = turns[((index % turns.length) + turns.length) % turns.length];
@@ -291,6 +303,52 @@ export function parseTurnsScript(value: unknown, name: string): ScriptedModel {
       return turn;
     },
   };
+}
+
+/** A script's `turns`: a non-empty array of turns, each a non-empty array of steps. */
+function parseTurns(turnsRaw: unknown, where: string): ScriptedTurn[] {
+  if (!Array.isArray(turnsRaw) || turnsRaw.length === 0) fail(`${where}.turns`, "turns must be a non-empty array");
+  return turnsRaw.map((t: unknown, i: number): ScriptedTurn => {
+    const at = `${where}.turns[${i}]`;
+    if (!isObject(t)) fail(at, "a turn must be an object");
+    rejectUnknownKeys(t, KNOWN_KEYS.turn, at);
+    const steps = t["steps"];
+    if (!Array.isArray(steps) || steps.length === 0) fail(`${at}.steps`, "steps must be a non-empty array");
+    return { steps: steps.map((s: unknown, j: number) => parseStep(s, `${at}.steps[${j}]`)) };
+  });
+}
+
+/** A script's `agents` (issue 23): an object of named sub-scripts, each with its own `turns`. */
+function parseAgents(raw: unknown): Map<string, ScriptedTurn[]> | undefined {
+  if (raw === undefined) return undefined;
+  if (!isObject(raw)) fail("$.agents", "agents must be an object of named scripts");
+  const agents = new Map<string, ScriptedTurn[]>();
+  for (const [agentName, script] of Object.entries(raw)) {
+    const where = pathOf("$.agents", agentName);
+    if (agentName === "") fail(where, "an agent's name must be non-empty");
+    if (!isObject(script)) fail(where, "an agent must be an object with turns");
+    rejectUnknownKeys(script, KNOWN_KEYS.agent, where);
+    if (script["description"] !== undefined && typeof script["description"] !== "string") fail(`${where}.description`, "description must be a string");
+    agents.set(agentName, parseTurns(script["turns"], where));
+  }
+  return agents;
+}
+
+/** Every `task` call names an agent of the script and carries a string `prompt`. */
+function checkDelegations(turns: readonly ScriptedTurn[], agents: ReadonlyMap<string, unknown> | undefined, where: string): void {
+  for (const [i, turn] of turns.entries()) {
+    for (const [j, step] of turn.steps.entries()) {
+      for (const [k, call] of step.toolCalls.entries()) {
+        if (call.tool !== TASK_TOOL) continue;
+        const at = `${where}.turns[${i}].steps[${j}].toolCalls[${k}].args`;
+        const agent = call.args["agent"];
+        if (typeof agent !== "string" || agents?.has(agent) !== true) {
+          fail(`${at}.agent`, `a task call's agent must name one of the script's agents (${[...(agents?.keys() ?? [])].join(", ") || "none"})`);
+        }
+        if (typeof call.args["prompt"] !== "string") fail(`${at}.prompt`, "a task call's prompt must be a string");
+      }
+    }
+  }
 }
 
 function* chunksOf(text: string, size: number): Generator<string> {

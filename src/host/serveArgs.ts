@@ -49,6 +49,10 @@ export interface ServeOptions {
   killGraceMs?: number;
   /** `--turn-time-limit-ms N`: a turn running past N is stopped with cause `hook`. @unit milliseconds */
   turnTimeLimitMs?: number;
+  /** `--max-subagent-depth N`: the deepest a subagent's turn may be. @unit levels */
+  maxSubagentDepth?: number;
+  /** `--max-subagents-per-turn N`: child turns one turn runs at once. @unit child turns */
+  maxSubagentsPerTurn?: number;
   /** @unit bytes */
   outputCapBytes?: number;
   /** @unit file descriptors */
@@ -69,7 +73,7 @@ export interface ServeOptions {
  */
 export const USAGE = `usage: muse-host serve (--stdio | --ws [ADDR:]PORT | both) --script PATH [--data DIR]
                        [--model NAME=PATH ...] [--default-model NAME] [--kill-grace-ms N]
-                       [--turn-time-limit-ms N]
+                       [--turn-time-limit-ms N] [--max-subagent-depth N] [--max-subagents-per-turn N]
                        [--output-cap-bytes N] [--max-open-logs N] [--max-live-sessions N] [--lock-stale-ms N]
                        [--max-message-bytes N] [--token-file FILE] [--allow-origin ORIGIN ...]
                        [--allow-remote] [--ui] [--ui-dir DIR] [--max-send-queue-bytes N]
@@ -108,6 +112,11 @@ serve flags (each also takes --flag=VALUE):
   --turn-time-limit-ms N a turn running past N milliseconds is cancelled with cause
                          {kind: "hook", reason: "turn time limit (N ms)"} (default: none; a
                          model's "turnTimeLimitMs" wins)
+  --max-subagent-depth N a "task" call in a turn N levels below a top-level turn fails
+                         "subagent depth limit (N)" (default: 3)
+  --max-subagents-per-turn N
+                         a turn runs at most N child turns at once; a "task" call beyond it
+                         fails "subagent fan-out limit (N)" (default: 8)
   --output-cap-bytes N   bytes of output kept per tool call; the rest is cut, truncated: true
                          (default: ${DEFAULT_OUTPUT_CAP_BYTES})
   --max-open-logs N      session-log file descriptors kept open for idle sessions, least
@@ -243,6 +252,12 @@ export function parseServeArgs(args: readonly string[]): ServeOptions {
         break;
       case "--turn-time-limit-ms":
         options.turnTimeLimitMs = positive(name, value());
+        break;
+      case "--max-subagent-depth":
+        options.maxSubagentDepth = positive(name, value());
+        break;
+      case "--max-subagents-per-turn":
+        options.maxSubagentsPerTurn = positive(name, value());
         break;
       case "--output-cap-bytes":
         options.outputCapBytes = nonNegativeInt(name, value());

@@ -11,6 +11,7 @@ import type { SessionLog } from "./sessionLog.js";
 import type { SessionLogRecord } from "./sessionLogRecord.js";
 import type { ShellOptions } from "./shellTool.js";
 import { ToolCallRunner } from "./toolCalls.js";
+import type { ChildOutcome, ChildTurnSpec, Delegate } from "./delegation.js";
 import { SessionGrants } from "./sessionGrants.js";
 import { itemChange } from "./itemChanges.js";
 import { formatViewCursor } from "../protocol/cursor.js";
@@ -55,6 +56,8 @@ interface AcceptedTurn {
   turnId: string;
   input: TurnInput[];
   acceptedAt: number;
+  /** Set on a child turn (issue 23): its parent link, depth and agent script. */
+  child?: ChildTurnSpec;
 }
 
 /**
@@ -129,6 +132,8 @@ export interface SessionAgentOptions {
    * @unit milliseconds
    */
   turnTimeLimitMs?: number;
+  /** Creates the child session of a `task` call (issue 23); without it, a `task` call fails. */
+  delegate?: Delegate;
 }
 
 /**
@@ -173,6 +178,10 @@ export class SessionAgent {
   #splicedTurn: string | undefined;
   /** Steers of the running turn that came before its `turn/started`: run again right after it. */
   #early: Array<() => void> = [];
+  /** Who waits for a child turn's terminal (issue 23), by turnId. */
+  readonly #endWaiters = new Map<string, Array<(outcome: ChildOutcome) => void>>();
+  /** The last message text of each running child turn so far, by turnId. */
+  readonly #lastMessages = new Map<string, string>();
 
   constructor(options: SessionAgentOptions) {
     this.sessionId = options.sessionId;
@@ -204,6 +213,7 @@ export class SessionAgent {
       grants: new SessionGrants(options.grants),
       ask: options.ask ?? (async () => ({ decision: "deny", invalid: "the host has no client to ask" })),
       shell: options.shell ?? {},
+      ...(options.delegate === undefined ? {} : { delegate: options.delegate }),
     });
   }
 
@@ -267,6 +277,37 @@ export class SessionAgent {
     if (disposition === "started") this.#begin(turn);
     else this.#inbox.push(turn);
     return disposition;
+  }
+
+  /**
+   * Accepts child turn `turnId` (issue 23): it plays `child.script`, and its `turn/started` carries
+   * `parent` and `depth`. A child session runs only this turn, so it starts at once.
+   */
+  startChildTurn(turnId: string, input: TurnInput[], child: ChildTurnSpec): "started" | "queued" {
+    const turn: AcceptedTurn = { turnId, input, acceptedAt: Date.now(), child };
+    const disposition = this.#running === undefined && this.#inbox.length === 0 ? "started" : "queued";
+    this.#records.appendOrThrow({ type: "turnAccepted", at: turn.acceptedAt, turnId, input, disposition });
+    this.#accepted.set(turnId, disposition);
+    if (disposition === "started") this.#begin(turn);
+    else this.#inbox.push(turn);
+    return disposition;
+  }
+
+  /**
+   * Resolves once turn `turnId` has ended and its terminal is durable and sent, with its last
+   * message's text (issue 23: a delegating call's output).
+   */
+  whenTurnEnds(turnId: string): Promise<ChildOutcome> {
+    const params = this.#terminals.get(turnId);
+    if (params !== undefined) {
+      const lastMessage = this.#lastMessages.get(turnId) ?? "";
+      return this.#log.durable().then(() => ({ params, lastMessage }));
+    }
+    return new Promise((resolve) => {
+      const waiters = this.#endWaiters.get(turnId) ?? [];
+      waiters.push(resolve);
+      this.#endWaiters.set(turnId, waiters);
+    });
   }
 
   /**
@@ -462,11 +503,31 @@ export class SessionAgent {
     this.#emit(method, { item: { ...item } });
   }
 
+  /** A child turn's message item, sent whole: the text its delegating call returns (the last one wins). */
+  #noteMessage(method: NotificationMethod, body: Record<string, unknown>): void {
+    if (method !== "item/completed" || this.#running?.child === undefined) return;
+    const item = body["item"] as Item | undefined;
+    if (item?.kind === "message" && item.text !== "") this.#lastMessages.set(item.turnId, item.text);
+  }
+
   #complete(turnId: string, terminal: Terminal, reason: string, cause: CancelCause | undefined, since: number, usage?: TurnUsage): void {
     const body: Record<string, unknown> = { turnId, terminal, reason, durationMs: Date.now() - since };
     if (cause !== undefined) body["cause"] = { ...cause };
     if (usage !== undefined) body["usage"] = { ...usage };
     const sent = this.#emit("turn/completed", body);
+    const waiters = this.#endWaiters.get(turnId);
+    if (waiters !== undefined) {
+      // A child turn's delegating call completes after this terminal is durable and sent (leaves first).
+      this.#endWaiters.delete(turnId);
+      const outcome: ChildOutcome = {
+        params: (sent ?? { sessionId: this.sessionId, ...body }) as unknown as TurnCompletedParams,
+        lastMessage: this.#lastMessages.get(turnId) ?? "",
+      };
+      void this.#log.durable().then(
+        () => waiters.forEach((w) => w(outcome)),
+        () => waiters.forEach((w) => w(outcome)),
+      );
+    }
     if (sent === undefined) return; // not durable, so not sent: a restart closes it ("host restarted")
     this.#terminals.set(turnId, sent as unknown as TurnCompletedParams);
     const at = Date.now();
@@ -512,7 +573,8 @@ export class SessionAgent {
       const index = this.#startedTurns++;
       const model = this.#models.get(modelName);
       this.#records.write({ type: "turnStarted", at: startedAt, turnId: turn.turnId, turn: index });
-      this.#emit("turn/started", { turnId: turn.turnId, model: modelName });
+      const link = turn.child === undefined ? {} : { parent: { ...turn.child.parent }, depth: turn.child.depth };
+      this.#emit("turn/started", { turnId: turn.turnId, model: modelName, ...link });
       this.#steering.beginTurn(turn.turnId);
       // Steering an earlier turn carried over: this turn begins with it, and takes it in its prompt.
       const heard: string[] = [];
@@ -534,7 +596,7 @@ export class SessionAgent {
       }
       try {
         if (model === undefined) throw new Error(`model ${modelName} is not loaded`);
-        const script = model.turnFor?.(index, turn.input) ?? model.turnAt(index);
+        const script = turn.child?.script ?? model.turnFor?.(index, turn.input) ?? model.turnAt(index);
         // A directed turn (the msp-check model) declares usage per turn, not per model.
         if (usage === undefined && script.steps.some((step) => step.usage !== undefined)) usage = { inputTokens: 0, outputTokens: 0, reasoningTokens: 0 };
         await nextTick(); // prompt assembly (the scripted model has none; yield like real I/O would)
@@ -552,9 +614,15 @@ export class SessionAgent {
           }
           const played = step.text?.includes(HEARD_PLACEHOLDER) === true ? { ...step, text: step.text.replaceAll(HEARD_PLACEHOLDER, heard.join("; ")) } : step;
           where = "modelStream";
-          const calls = await streamModelStep(turn.turnId, played, signal, { emit: (method, body) => this.#emit(method, body), log: this.#log });
+          const calls = await streamModelStep(turn.turnId, played, signal, {
+            emit: (method, body) => {
+              this.#noteMessage(method, body);
+              return this.#emit(method, body);
+            },
+            log: this.#log,
+          });
           where = "toolExecution";
-          await this.#tools.dispatch(turn.turnId, calls, signal);
+          await this.#tools.dispatch({ turnId: turn.turnId, depth: turn.child?.depth ?? 0, modelName }, calls, signal);
         }
         this.#consumeSteering(); // the last step boundary: what is still pending is taken in
         this.#complete(turn.turnId, "completed", TurnReasons.completed, undefined, startedAt, usage);

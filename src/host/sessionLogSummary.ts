@@ -1,5 +1,5 @@
 /** The session log's summary: what a log says about its session, enough to load or recover it. */
-import { foldItem, type ApprovalGrant, type Item, type TurnCompletedParams } from "../protocol/index.js";
+import { foldItem, isObject, type ApprovalGrant, type Item, type TurnCompletedParams } from "../protocol/index.js";
 import { MAX_GRANTS_PER_SESSION } from "./sessionGrants.js";
 import type { SessionLogRecord, SkippedRecord } from "./sessionLogRecord.js";
 import type { CarriedSteer } from "./steeringInbox.js";
@@ -50,6 +50,8 @@ export interface SessionLogSummary {
   steers: Map<string, string>;
   /** Steering carried over (`carriedOver: true`) that no later turn has begun with yet, in order. */
   carriedSteers: CarriedSteer[];
+  /** For a subagent's session (issue 23): the session its turn's `turn/started.parent` names. */
+  parentSessionId?: string;
 }
 
 /**
@@ -114,6 +116,8 @@ export function summarizeSessionLog(records: Iterable<SessionLogRecord | Skipped
         break;
       case "notification": {
         summary.lastCursor = Math.max(summary.lastCursor, r.n);
+        const parent = r.method === "turn/started" ? r.params["parent"] : undefined;
+        if (isObject(parent) && typeof parent["sessionId"] === "string") summary.parentSessionId = parent["sessionId"];
         const item = r.params["item"] as Item | undefined;
         if (r.method === "item/started" && item?.kind === "message" && typeof item.steerId === "string") {
           if (!summary.steers.has(item.steerId)) summary.steers.set(item.steerId, item.turnId);

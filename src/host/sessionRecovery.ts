@@ -55,6 +55,8 @@ export interface RecoverSessionsOptions {
   pool?: LogFilePool;
   /** Told, one line each, about entries skipped (not a regular file, unreadable) and lines skipped in a log. */
   logger?: (line: string) => void;
+  /** Told every subagent link found (issue 23): session `child` was created below session `parent`. */
+  onLink?: (parent: string, child: string) => void;
 }
 
 /**
@@ -76,6 +78,10 @@ export function recoverSessions(dataDir: string, options: RecoverSessionsOptions
   if (!existsSync(dir)) return [];
   const report = options.logger ?? (() => {});
   const recovered: RecoveredSession[] = [];
+  // First every log is read; then the open ones are closed, a subagent's session before its
+  // parent's (issue 23: leaves first, so a child's terminal precedes its parent's).
+  const parents = new Map<string, string>();
+  const toClose: Array<{ name: string; path: string; summary: SessionLogSummary }> = [];
   for (const name of readdirSync(dir).sort()) {
     if (!name.endsWith(".jsonl")) continue;
     const path = join(dir, name);
@@ -90,7 +96,19 @@ export function recoverSessions(dataDir: string, options: RecoverSessionsOptions
       report(`skipping sessions/${name}: it is the log of session ${summary.sessionId}`);
       continue;
     }
+    if (summary?.parentSessionId !== undefined) parents.set(summary.sessionId, summary.parentSessionId);
     if (summary === undefined || (summary.openTurns.length === 0 && summary.openItems.size === 0)) continue;
+    toClose.push({ name, path, summary });
+  }
+  /** How deep a session is below its tree's root (bounded by the number of links: a cycle stops). */
+  const depthOf = (sessionId: string): number => {
+    let depth = 0;
+    for (let at = parents.get(sessionId); at !== undefined && depth <= parents.size; at = parents.get(at)) depth++;
+    return depth;
+  };
+  for (const [child, parent] of parents) options.onLink?.(parent, child);
+  const order = toClose.map((entry) => ({ ...entry, depth: depthOf(entry.summary.sessionId) })).sort((a, b) => b.depth - a.depth);
+  for (const { name, path, summary } of order) {
     let log: SessionLog;
     try {
       log = options.pool === undefined ? SessionLog.open(path, { mode: "existing" }) : SessionLog.open(path, { mode: "existing", pool: options.pool });

@@ -11,6 +11,8 @@ import { sessionLogPath } from "./sessionLogRecord.js";
 import { summarizeSessionLog, type SessionLogSummary } from "./sessionLogSummary.js";
 import type { ShellOptions } from "./shellTool.js";
 import type { ToolGroupRegistry } from "./toolGroups.js";
+import { uuidv7 } from "../protocol/uuidv7.js";
+import { DEFAULT_MAX_SUBAGENT_DEPTH, DEFAULT_MAX_SUBAGENTS_PER_TURN, DelegationRefused, type ChildTurn, type DelegationRequest } from "./delegation.js";
 
 /** What the registry needs of its host. */
 export interface SessionRegistryOptions {
@@ -30,6 +32,8 @@ export interface SessionRegistryOptions {
   fatal: (error: Error, what: string) => void;
   /** Diagnostics sink. */
   log: (line: string) => void;
+  /** Child session `child` was created below `parent` (issue 23): whoever hears `parent` hears it from now on. */
+  link?: (parent: string, child: string) => void;
 }
 
 /** The loaded sessions, least recently named first; beyond the bound, idle ones are unloaded. */
@@ -98,6 +102,7 @@ export class SessionRegistry {
       publish: this.#options.publish,
       onLogFailure: (error) => this.#options.fatal(error, `session log of ${sessionId}`),
       ask: this.#options.ask,
+      delegate: (request) => this.delegate(request),
       shell,
       ...(host.turnTimeLimitMs === undefined ? {} : { turnTimeLimitMs: host.turnTimeLimitMs }),
       ...seed,
@@ -131,6 +136,42 @@ export class SessionRegistry {
       this.#options.log(`session ${sessionId}: ${(error as Error).message}`);
       return undefined;
     }
+  }
+
+  /**
+   * Creates the child session of a `task` call (issue 23) on the parent's model, linked below the
+   * parent session, its turn not started yet. Throws {@link DelegationRefused} past a bound.
+   */
+  delegate(request: DelegationRequest): ChildTurn {
+    const { host } = this.#options;
+    const maxDepth = host.maxSubagentDepth ?? DEFAULT_MAX_SUBAGENT_DEPTH;
+    const maxFanOut = host.maxSubagentsPerTurn ?? DEFAULT_MAX_SUBAGENTS_PER_TURN;
+    if (request.depth > maxDepth) throw new DelegationRefused(`subagent depth limit (${maxDepth})`);
+    if (request.running >= maxFanOut) throw new DelegationRefused(`subagent fan-out limit (${maxFanOut})`);
+    const script = host.models.get(request.modelName)?.agents?.get(request.agent);
+    if (script === undefined) throw new DelegationRefused(`unknown agent ${request.agent}`);
+    const sessionId = uuidv7();
+    this.create(sessionId, request.modelName);
+    const agent = this.#sessions.get(sessionId);
+    if (agent === undefined) throw new Error(`child session ${sessionId} was not loaded`);
+    this.#options.link?.(request.parent.sessionId, sessionId);
+    const turnId = uuidv7();
+    let ended = false;
+    return {
+      sessionId,
+      turnId,
+      start: () => {
+        agent.startChildTurn(turnId, [{ type: "text", text: request.prompt }], { parent: { ...request.parent }, depth: request.depth, script });
+      },
+      cancel: (cause) => {
+        if (!ended) agent.cancelTurn(turnId, cause, false);
+      },
+      ended: async () => {
+        const outcome = await agent.whenTurnEnds(turnId);
+        ended = true;
+        return outcome;
+      },
+    };
   }
 
   /** The session in memory, or loaded from its log; `undefined` when neither exists. */

@@ -5,7 +5,8 @@ import { TOOL_ABORTED_BEFORE_DISPATCH, TOOL_DENIED_REASON } from "../protocol/re
 import { uuidv7 } from "../protocol/uuidv7.js";
 import type { ApprovalAnswer } from "./approvalGate.js";
 import { isoNow } from "./recordedAt.js";
-import type { ScriptedToolCall } from "./scriptedModel.js";
+import { TASK_TOOL, type ScriptedToolCall } from "./scriptedModel.js";
+import { DelegationRefused, type ChildTurn, type Delegate } from "./delegation.js";
 import type { SessionGrants } from "./sessionGrants.js";
 import type { SessionLogRecord } from "./sessionLogRecord.js";
 import { runShell, TOOL_PROCESSES_ESCAPED, type ShellOptions, type ToolResult } from "./shellTool.js";
@@ -43,6 +44,16 @@ export interface ToolCallOutput {
   stopTurn(): void;
 }
 
+/**
+ * The turn a dispatch runs for: its id, its depth (0 for a top-level turn) and its model (a
+ * `task` call plays that model's agents).
+ */
+export interface DispatchTurn {
+  turnId: string;
+  depth: number;
+  modelName: string;
+}
+
 /** What the reference host offers when a call's script does not narrow it. */
 const ALL_OFFERS: readonly ApprovalOffer[] = ["approve", "approveForSession", "deny", "denyAndStop"];
 
@@ -57,6 +68,10 @@ export class ToolCallRunner {
   readonly #shell: ShellOptions;
   /** The session's grants: a call one covers runs without a question. */
   readonly #grants: SessionGrants;
+  /** Creates a `task` call's child session; without it, a `task` call fails. */
+  readonly #delegate: Delegate | undefined;
+  /** The child turns the running turn runs now (its `task` calls in flight). */
+  #children = 0;
   /** The running turn's abort was observed while its tool call awaited approval (the agent resets it per turn). */
   abortedWhileAsking = false;
 
@@ -66,7 +81,9 @@ export class ToolCallRunner {
     ask: (params: ToolApproveParams, signal: AbortSignal) => Promise<ApprovalAnswer>;
     shell: ShellOptions;
     grants: SessionGrants;
+    delegate?: Delegate;
   }) {
+    this.#delegate = options.delegate;
     this.#grants = options.grants;
     this.#sessionId = options.sessionId;
     this.#out = options.out;
@@ -75,15 +92,117 @@ export class ToolCallRunner {
   }
 
   /** Dispatches tool calls in order. On abort, in-flight calls are drained and the rest get synthetic results. */
-  async dispatch(turnId: string, calls: ScriptedToolCall[], signal: AbortSignal): Promise<void> {
-    for (const [i, call] of calls.entries()) {
-      if (signal.aborted) {
-        for (const skipped of calls.slice(i)) this.#skipCall(turnId, skipped);
-        signal.throwIfAborted();
+  async dispatch(turn: DispatchTurn | string, calls: ScriptedToolCall[], signal: AbortSignal): Promise<void> {
+    const context: DispatchTurn = typeof turn === "string" ? { turnId: turn, depth: 0, modelName: "" } : turn;
+    const { turnId } = context;
+    // A step's `task` calls run at once (each its child turn); the step ends when all have ended.
+    const delegated: Array<Promise<void>> = [];
+    let thrown: { error: unknown } | undefined;
+    try {
+      for (const [i, call] of calls.entries()) {
+        if (signal.aborted) {
+          for (const skipped of calls.slice(i)) this.#skipCall(turnId, skipped);
+          break;
+        }
+        if (call.tool === TASK_TOOL) delegated.push(this.#runTask(context, call, signal));
+        else await this.#runCall(turnId, call, signal);
       }
-      await this.#runCall(turnId, call, signal);
+    } catch (error) {
+      thrown = { error };
     }
+    // Leaves first: the turn goes on (or ends) only once every child's call has completed.
+    const settled = await Promise.allSettled(delegated);
+    if (thrown !== undefined) throw thrown.error;
+    const failed = settled.find((s): s is PromiseRejectedResult => s.status === "rejected");
+    if (failed !== undefined && !signal.aborted) throw failed.reason;
     signal.throwIfAborted();
+  }
+
+  /**
+   * A `task` call: a child session plays the named agent in a child turn. The call is linked to it
+   * (`subagent` patch, durable and sent) before the child's turn starts, and completes only after
+   * the child's terminal: `completed` with the child's last message; `cancelled` with what it wrote
+   * so far when this turn was cancelled (the child is cancelled with cause `parent`, or `disposed`
+   * at a shutdown); `failed` `subagent cancelled` / `subagent failed: <reason>` when the child
+   * ended so on its own (this turn goes on).
+   */
+  async #runTask(turn: DispatchTurn, call: ScriptedToolCall, signal: AbortSignal): Promise<void> {
+    let item = this.#newCallItem(turn.turnId, call);
+    this.#out.emitItem("item/started", item);
+    const close = (status: "completed" | "failed" | "cancelled", visibleOutput: string, failureReason?: string) => {
+      const final: ToolCallItem = { ...item, revision: item.revision + 1, status, recordedAt: isoNow(), visibleOutput, truncated: false };
+      if (failureReason !== undefined) final.failureReason = failureReason;
+      this.#out.emitItem("item/completed", final);
+    };
+    if (call.approval === true) {
+      const approved = await this.#approve(item, call, signal);
+      if (approved === undefined) return;
+      item = approved;
+    }
+    if (signal.aborted) {
+      this.#out.emitItem("item/completed", {
+        ...item,
+        revision: item.revision + 1,
+        status: "cancelled",
+        recordedAt: isoNow(),
+        failureReason: TOOL_ABORTED_BEFORE_DISPATCH.failureReason,
+        error: { ...TOOL_ABORTED_BEFORE_DISPATCH.error },
+      });
+      return;
+    }
+    let child: ChildTurn;
+    try {
+      if (this.#delegate === undefined) throw new DelegationRefused("this host runs no subagents");
+      child = this.#delegate({
+        parent: { sessionId: this.#sessionId, turnId: turn.turnId, itemId: item.itemId },
+        depth: turn.depth + 1,
+        agent: String(call.args["agent"]),
+        prompt: String(call.args["prompt"] ?? ""),
+        modelName: turn.modelName,
+        running: this.#children,
+      });
+    } catch (error) {
+      // A bound, or no child session could be made (no descriptor free): this call fails, the turn goes on.
+      if (this.#out.logFailure() !== undefined) throw this.#out.logFailure();
+      return close("failed", "", error instanceof DelegationRefused ? error.message : `subagent failed: ${(error as Error).message}`);
+    }
+    this.#children++;
+    try {
+      const linked: ToolCallItem = {
+        ...item,
+        subagent: { sessionId: child.sessionId, turnId: child.turnId },
+        revision: item.revision + 1,
+        recordedAt: isoNow(),
+      };
+      this.#out.changeItem(item, linked);
+      item = linked;
+      this.#out.settle(); // the link is durable and sent before anything of the child session
+      if (this.#out.logFailure() !== undefined) throw this.#out.logFailure();
+      let ended = false;
+      const stopChild = () => {
+        if (ended) return;
+        const reason = signal.reason as { kind?: string } | undefined;
+        child.cancel(reason?.kind === "disposed" ? { kind: "disposed" } : { kind: "parent" });
+      };
+      signal.addEventListener("abort", stopChild, { once: true });
+      child.start();
+      let outcome;
+      try {
+        outcome = await child.ended();
+      } finally {
+        ended = true;
+        signal.removeEventListener("abort", stopChild);
+      }
+      const { params, lastMessage } = outcome;
+      if (params.terminal === "completed") return close("completed", lastMessage);
+      if (params.terminal === "cancelled" && (params.cause?.kind === "parent" || (signal.aborted && params.cause?.kind === "disposed"))) {
+        return close("cancelled", lastMessage, "subagent cancelled by its parent");
+      }
+      if (params.terminal === "cancelled") return close("failed", lastMessage, "subagent cancelled");
+      return close("failed", lastMessage, `subagent failed: ${params.reason.replace(/^failed: /, "")}`);
+    } finally {
+      this.#children--;
+    }
   }
 
   #newCallItem(turnId: string, call: ScriptedToolCall): ToolCallItem {

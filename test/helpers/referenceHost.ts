@@ -29,7 +29,7 @@ export function tempDataDir(): { dir: string; remove(): void } {
 }
 
 /** Spawn `muse-host serve --stdio` with the given model and extra flags, recording the wire. */
-export function startHost(modelFile: string, data: string, extra: string[] = []): HostRun {
+export function startHost(modelFile: string, data: string, extra: string[] = [], env?: NodeJS.ProcessEnv): HostRun {
   const wire: string[] = [];
   const host = spawnHost({
     command: process.execPath,
@@ -38,6 +38,7 @@ export function startHost(modelFile: string, data: string, extra: string[] = [])
     stderr: "ignore",
     killGraceMs: 1_000,
     defaultTimeoutMs: 15_000,
+    ...(env === undefined ? {} : { env }),
     wrapChannel: (c) => recordingChannel(c, (e) => wire.push(formatTranscriptEntry(e))),
   });
   return { host, wire };

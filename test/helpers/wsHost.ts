@@ -32,7 +32,7 @@ export interface WsHost {
 const READY = /^muse-host: serving on \S*?127\.0\.0\.1:(\d+)/m;
 
 /** Start the reference host with `model` on a free port (or `port`). */
-export async function startWsHost(model: string, options: { port?: number; args?: string[] } = {}): Promise<WsHost> {
+export async function startWsHost(model: string, options: { port?: number; args?: string[]; env?: NodeJS.ProcessEnv } = {}): Promise<WsHost> {
   const dataDir = mkdtempSync(join(tmpdir(), "muse-session-host-"));
   const tokenFile = join(dataDir, "token");
   const token = "session-test-token";
@@ -58,7 +58,7 @@ export async function startWsHost(model: string, options: { port?: number; args?
         join(dataDir, "data"),
         ...(options.args ?? []),
       ],
-      { cwd: repoRoot, stdio: ["ignore", "ignore", "pipe"], detached: true },
+      { cwd: repoRoot, stdio: ["ignore", "ignore", "pipe"], detached: true, ...(options.env === undefined ? {} : { env: options.env }) },
     );
     let stderr = "";
     exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));

@@ -59,7 +59,7 @@ describe("loadScriptedModel", () => {
       /\$\.turns\[0\]\.steps\[0\]\.toolCalls\[0\]\.arg: unknown key \(expected one of tool, args, approval, decisions; did you mean args\?\)/,
     );
     expect(() => parseScriptedModel({ turn: [] }, "x")).toThrow(
-      /\$\.turn: unknown key \(expected one of turns, description, turnTimeLimitMs; did you mean turns\?\)/,
+      /\$\.turn: unknown key \(expected one of turns, description, turnTimeLimitMs, agents; did you mean turns\?\)/,
     );
     expect(() => parseScriptedModel({ description: 3, turns: [{ steps: [{}] }] }, "x")).toThrow(/\$\.description: description must be a string/);
     expect(parseScriptedModel({ description: "what this model shows", turns: [{ steps: [{}] }] }, "x").turns).toHaveLength(1);
@@ -108,6 +108,33 @@ describe("loadScriptedModel", () => {
     expect(() => parseScriptedModel(step({ stopByHook: "" }), "x")).toThrow(/steps\[0\]\.stopByHook: stopByHook must be a non-empty string/);
     expect(() => parseScriptedModel({ turnTimeLimitMs: 0, turns: [{ steps: [{}] }] }, "x")).toThrow(
       /\$\.turnTimeLimitMs: turnTimeLimitMs must be a positive integer/,
+    );
+  });
+
+  it("reads the script's agents (issue 23) and checks every task call names one, with a prompt; rejects bad ones with their path", () => {
+    const task = (args: Record<string, unknown>) => ({ turns: [{ steps: [{ toolCalls: [{ tool: "task", args }] }] }] });
+    const model = parseScriptedModel(
+      { ...task({ prompt: "go", agent: "a" }), agents: { a: { description: "one", turns: [{ steps: [{ text: "A" }] }, { steps: [{ text: "never" }] }] } } },
+      "x",
+    );
+    expect(model.agents?.get("a")?.steps[0]?.text).toBe("A");
+    expect(parseScriptedModel({ turns: [{ steps: [{ text: "hi" }] }] }, "x").agents).toBeUndefined();
+    expect(() => parseScriptedModel(task({ prompt: "go", agent: "b" }), "x")).toThrow(
+      /\$\.turns\[0\]\.steps\[0\]\.toolCalls\[0\]\.args\.agent: a task call's agent must name one of the script's agents \(none\)/,
+    );
+    expect(() => parseScriptedModel({ ...task({ agent: "a" }), agents: { a: { turns: [{ steps: [{}] }] } } }, "x")).toThrow(
+      /args\.prompt: a task call's prompt must be a string/,
+    );
+    expect(() => parseScriptedModel({ ...task({ prompt: "go", agent: "a" }), agents: [] }, "x")).toThrow(/\$\.agents: agents must be an object/);
+    expect(() => parseScriptedModel({ ...task({ prompt: "go", agent: "a" }), agents: { a: { turns: [] } } }, "x")).toThrow(
+      /\$\.agents\.a\.turns: turns must be a non-empty array/,
+    );
+    expect(() => parseScriptedModel({ ...task({ prompt: "go", agent: "a" }), agents: { a: { turns: [{ steps: [{}] }], agents: {} } } }, "x")).toThrow(
+      /\$\.agents\.a\.agents: unknown key/,
+    );
+    // An agent's own task calls are checked too (a grandchild names an agent of the same script).
+    expect(() => parseScriptedModel({ ...task({ prompt: "go", agent: "a" }), agents: { a: task({ prompt: "deeper", agent: "zz" }) } }, "x")).toThrow(
+      /\$\.agents\.a\.turns\[0\]\.steps\[0\]\.toolCalls\[0\]\.args\.agent: .*\(a\)/,
     );
   });
 
