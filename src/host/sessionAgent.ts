@@ -270,13 +270,7 @@ export class SessionAgent {
 
   /** Accepts a turn: it starts now when nothing is running, else it waits in the inbox. */
   startTurn(turnId: string, input: TurnInput[]): "started" | "queued" {
-    const turn: AcceptedTurn = { turnId, input, acceptedAt: Date.now() };
-    const disposition = this.#running === undefined && this.#inbox.length === 0 ? "started" : "queued";
-    this.#records.appendOrThrow({ type: "turnAccepted", at: turn.acceptedAt, turnId, input, disposition });
-    this.#accepted.set(turnId, disposition);
-    if (disposition === "started") this.#begin(turn);
-    else this.#inbox.push(turn);
-    return disposition;
+    return this.#accept({ turnId, input, acceptedAt: Date.now() });
   }
 
   /**
@@ -284,7 +278,12 @@ export class SessionAgent {
    * `parent` and `depth`. A child session runs only this turn, so it starts at once.
    */
   startChildTurn(turnId: string, input: TurnInput[], child: ChildTurnSpec): "started" | "queued" {
-    const turn: AcceptedTurn = { turnId, input, acceptedAt: Date.now(), child };
+    return this.#accept({ turnId, input, acceptedAt: Date.now(), child });
+  }
+
+  /** Logs the acceptance of `turn`, then begins it when nothing is running or queued, else queues it. */
+  #accept(turn: AcceptedTurn): "started" | "queued" {
+    const { turnId, input } = turn;
     const disposition = this.#running === undefined && this.#inbox.length === 0 ? "started" : "queued";
     this.#records.appendOrThrow({ type: "turnAccepted", at: turn.acceptedAt, turnId, input, disposition });
     this.#accepted.set(turnId, disposition);
