@@ -36,7 +36,12 @@ export class SteeringHistory {
   readonly expecting = new Map<string, Array<{ steerId: string; at: At }>>();
   /** steerIds whose item completed cancelled as discarded (no `carriedOver`), with where and the turn it belonged to. */
   readonly discarded = new Map<string, { at: At; turnId: string }>();
-  /** turnId -> where a splice came that no default `turn/cancel` or `denyAndStop` asked for: only a shutdown (cause `disposed`) or a parent's cancel (cause `parent`) explains it. */
+  /**
+   * turnId -> where a splice came that no default `turn/cancel` or `denyAndStop` of this
+   * connection asked for. Its terminal's cause tells whether something did: `user` (a Stop sent
+   * on another connection, seen live or replayed by a resume), `disposed` (a shutdown) or `parent`
+   * (a parent's cancel carried down); `hook`, or no cause, means nothing asked for it.
+   */
   readonly unasked = new Map<string, At>();
   /** sessionId -> the turn whose splice came and whose terminal has not yet: a queued turn discarded meanwhile is listed in it. */
   readonly openSplices = new Map<string, string>();
@@ -157,8 +162,9 @@ export function noteSplice(steering: SteeringHistory, params: Record<string, unk
 
 /**
  * `turnId`'s `turn/completed` (`params`): its steering all started, its splice came if it had to
- * and only if something asked for it (a default `turn/cancel`, a `denyAndStop`, a shutdown:
- * cause `disposed`, or a parent's cancel carried down to a subagent: cause `parent`), its carried-over steering began it; a queued turn (`begun` false) that ends
+ * and only if something asked for it (a default `turn/cancel` or a `denyAndStop`, of this
+ * connection or another: cause `user`; a shutdown: `disposed`; a parent's cancel carried down to
+ * a subagent: `parent`), its carried-over steering began it; a queued turn (`begun` false) that ends
  * `cancelled` while another turn of its session has its splice out is listed in that splice.
  */
 export function checkSteeringAtTerminal(
@@ -182,9 +188,9 @@ export function checkSteeringAtTerminal(
   const unasked = steering.unasked.get(turnId);
   const cause = params["cause"];
   const kind = typeof cause === "object" && cause !== null ? (cause as Record<string, unknown>)["kind"] : undefined;
-  if (unasked !== undefined && kind !== "disposed" && kind !== "parent") {
+  if (unasked !== undefined && kind !== "disposed" && kind !== "parent" && kind !== "user") {
     say(
-      `inbox/cancelled at ${unasked} for turn ${turnId}, which no default turn/cancel or denyAndStop asked for, and the turn ends with cause.kind ${JSON.stringify(kind) ?? "missing"}: only those, a shutdown ("disposed") and a parent's cancel ("parent") discard the inbox (invariant S)`,
+      `inbox/cancelled at ${unasked} for turn ${turnId}, which no default turn/cancel or denyAndStop of this connection asked for, and the turn ends with cause.kind ${JSON.stringify(kind) ?? "missing"}: only a user's default cancel ("user"), a shutdown ("disposed") and a parent's cancel ("parent") discard the inbox; a policy stop keeps it (invariant S)`,
     );
   }
   const started = steering.started.get(turnId);

@@ -56,7 +56,7 @@ describe("invariant S on mutations of steer-a-running-turn.jsonl", () => {
     expect(checkTranscript(transcript(lines)).problems).toEqual([]);
   });
 
-  it("a splice of a turn nobody cancelled is a problem, unless the turn ends with a shutdown (cause disposed)", () => {
+  it("a splice of a turn nobody cancelled is a problem, unless its terminal's cause explains it (disposed; user: a Stop from another connection)", () => {
     const lines = recording();
     const turnId = at(lines, 29).msg.params?.["turnId"];
     const sessionId = at(lines, 29).msg.params?.["sessionId"];
@@ -67,11 +67,23 @@ describe("invariant S on mutations of steer-a-running-turn.jsonl", () => {
     lines.splice(28, 0, splice);
     expect(checkTranscript(transcript(lines)).problems).toEqual([
       expect.stringMatching(
-        /^line 30: inbox\/cancelled at line 29 for turn \S+, which no default turn\/cancel or denyAndStop asked for, and the turn ends with cause.kind missing: .* \(invariant S\)$/,
+        /^line 30: inbox\/cancelled at line 29 for turn \S+, which no default turn\/cancel or denyAndStop of this connection asked for, and the turn ends with cause.kind missing: .* \(invariant S\)$/,
       ),
     ]);
-    Object.assign(at(lines, 30).msg.params as object, { terminal: "cancelled", reason: "host shutting down", cause: { kind: "disposed" } });
+    // A policy stop keeps the inbox: its splice is a problem too.
+    Object.assign(at(lines, 30).msg.params as object, {
+      terminal: "cancelled",
+      reason: "cancelled during model stream",
+      cause: { kind: "hook", reason: "turn time limit (1000 ms)" },
+    });
     ((at(lines, 32).msg["error"] as { data: Record<string, unknown> }).data as Record<string, unknown>)["terminal"] = "cancelled"; // the later steer's rejection names it
+    expect(checkTranscript(transcript(lines)).problems).toEqual([
+      expect.stringMatching(/^line 30: .*cause.kind "hook": .*a policy stop keeps it \(invariant S\)$/),
+    ]);
+    // A user's Stop sent on another connection (seen here live, or replayed by a resume) explains it.
+    Object.assign(at(lines, 30).msg.params as object, { reason: "cancelled during model stream", cause: { kind: "user" } });
+    expect(checkTranscript(transcript(lines)).problems).toEqual([]);
+    Object.assign(at(lines, 30).msg.params as object, { terminal: "cancelled", reason: "host shutting down", cause: { kind: "disposed" } });
     expect(checkTranscript(transcript(lines)).problems).toEqual([]);
   });
 
