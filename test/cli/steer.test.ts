@@ -53,7 +53,7 @@ describe("muse run steers the running turn with a typed line", () => {
   it("a line typed mid-turn is steered, shown as the user's message, heard, and quoted by the model", async () => {
     writeModel([{ text: "Working on it." }]);
     const record = join(temp.dir, "wire.jsonl");
-    const muse = withStdin(["run", "tidy the repo", "--record", record, "--spawn", host()]);
+    const muse = withStdin(["run", "tidy the repo", "--steer-stdin", "--record", record, "--spawn", host()]);
     await until(muse, "Working on it.", "the first step");
     muse.child.stdin?.write("keep the lockfile\n");
     const result = await muse.result;
@@ -69,7 +69,7 @@ describe("muse run steers the running turn with a typed line", () => {
   it("a line typed while a question is open answers it and does not steer; the next line steers", async () => {
     const marker = join(temp.dir, "ran");
     writeModel([{ text: "Publishing.", toolCalls: [{ tool: "shell", args: { command: `touch ${marker}; echo published` }, approval: true }] }]);
-    const muse = withStdin(["run", "publish", "--approve", "ask", "--spawn", host()]);
+    const muse = withStdin(["run", "publish", "--approve", "ask", "--steer-stdin", "--spawn", host()]);
     await until(muse, "[y/N] ", "the question");
     muse.child.stdin?.write("y\n");
     await until(muse, "= completed", "the tool's end");
@@ -87,7 +87,7 @@ describe("muse run steers the running turn with a typed line", () => {
     writeFileSync(model, JSON.stringify({ turns: [{ steps: [{ text: "All done." }] }] }));
     const relay = join(repoRoot, "test/cli/fixtures/holdTerminalRelay.mjs");
     const spawnLine = `${JSON.stringify(process.execPath)} ${JSON.stringify(relay)} -- ${host()}`;
-    const muse = withStdin(["run", "finish", "--spawn", spawnLine]);
+    const muse = withStdin(["run", "finish", "--steer-stdin", "--spawn", spawnLine]);
     // The host ended the turn; the relay holds its terminal back from muse until a refusal passes.
     await until(muse, "All done.", "the reply");
     muse.child.stdin?.write("and update the README\n");
@@ -96,6 +96,32 @@ describe("muse run steers the running turn with a typed line", () => {
     // The refusal and the terminal reach muse together; each is printed whole, after the reply.
     expectInOrder(result.stdout, ["All done.", "turn completed: completed"]);
     expect(result.stdout).toMatch(/^Not steered: the turn already ended \(completed\) \("and update the README"\)$/m);
+    expect(result.stdout).not.toContain("you (steering)");
+  }, 60_000);
+});
+
+describe("muse run without --steer-stdin, stdin a pipe", () => {
+  it("a line piped before the question opens answers it, as scripts expect: it does not steer", async () => {
+    const marker = join(temp.dir, "ran");
+    writeFileSync(
+      model,
+      JSON.stringify({
+        turns: [
+          {
+            steps: [
+              { text: "Publishing.", toolCalls: [{ tool: "shell", args: { command: `touch ${marker}; echo published` }, approval: true }] },
+              { text: "Done." },
+            ],
+          },
+        ],
+      }),
+    );
+    const muse = withStdin(["run", "publish", "--approve", "ask", "--spawn", host()]);
+    muse.child.stdin?.end("y\n"); // written at once, before any question
+    const result = await muse.result;
+    expect(result.code, result.stdout + result.stderr).toBe(0);
+    expect(existsSync(marker)).toBe(true);
+    expect(result.stdout).toContain("[y/N] y\n");
     expect(result.stdout).not.toContain("you (steering)");
   }, 60_000);
 });

@@ -144,10 +144,14 @@ export class ApprovalPrompt {
     if (this.#stopping) return { decision: ApprovalDecisions.cancelled, reason: "muse is stopping the turn" };
     const offered = offeredDecisions(request);
     const question = `${plain}${offerLegend(request)}`;
-    // Raw mode first, then the question: a key typed the moment it shows is read as a key, not echoed.
-    const reading = input?.read(signal);
-    view.promptOpened(`${question} [y/N]`);
-    echo?.(`${question} [y/N] `);
+    // Raw mode first, then the question: a key typed the moment it shows is read as a key, not
+    // echoed, and what was half-typed before it is not an answer (PromptInput.read's `shown`).
+    const open = () => {
+      view.promptOpened(`${question} [y/N]`);
+      echo?.(`${question} [y/N] `);
+    };
+    const reading = input?.read(signal, open);
+    if (reading === undefined) open();
     const close = (text: string) => {
       view.promptClosed(text);
       echo?.(`${text}\n`);

@@ -81,18 +81,20 @@ export interface MuseOptions {
   after?: string;
   /** `--approve`: how tool/approve questions are answered; undefined: ask on a terminal, else none. */
   approve?: "ask" | "all" | "none";
+  /** `--steer-stdin`: lines read from a stdin that is not a terminal (a pipe) steer the turn too. */
+  steerStdin?: boolean;
 }
 
 /** Which options each command takes (connection options and --color go with every command). */
 const ALLOWED: Record<MuseCommandName, readonly string[]> = {
   info: ["--json"],
-  run: ["--json", "--record", "--session", "--model", "--keep-inbox", "--approve"],
+  run: ["--json", "--record", "--session", "--model", "--keep-inbox", "--approve", "--steer-stdin"],
   resume: ["--json", "--record", "--session", "--after", "--approve"],
   check: [],
 };
 
 const VALUE_FLAGS = new Set(["--spawn", "--framing", "--ws", "--token-file", "--record", "--session", "--model", "--after", "--approve"]);
-const BOOLEAN_FLAGS = new Set(["--json", "--keep-inbox", "--color", "--no-color", "--host-stderr", "--help", "-h", "--version"]);
+const BOOLEAN_FLAGS = new Set(["--json", "--keep-inbox", "--steer-stdin", "--color", "--no-color", "--host-stderr", "--help", "-h", "--version"]);
 
 /**
  * Parse `muse`'s arguments (without `node` and the script). Options may come before or after the
@@ -161,6 +163,7 @@ export function parseMuseArgs(argv: readonly string[]): MuseArgs {
     if (!ALLOWED[cmd].includes(flag)) fail(`muse ${cmd} does not take ${flag}`);
   }
   const options: MuseOptions = { json: flags.has("--json"), keepInbox: flags.has("--keep-inbox") };
+  if (flags.has("--steer-stdin")) options.steerStdin = true;
   if (flags.has("--color") && flags.has("--no-color")) fail("--color and --no-color contradict each other");
   if (flags.has("--color")) options.color = true;
   if (flags.has("--no-color")) options.color = false;

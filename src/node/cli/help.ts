@@ -62,7 +62,7 @@ ${CONNECT}
 
 ${EXITS}`,
   run: `usage: muse run "PROMPT" (--spawn "CMD ARGS…" | --ws URL) [--session ID] [--model NAME]
-                [--keep-inbox] [--approve ask|all|none] [--json] [--record FILE]
+                [--keep-inbox] [--approve ask|all|none] [--steer-stdin] [--json] [--record FILE]
 
 Start a turn with PROMPT and stream it as it happens: the message text inline, reasoning dimmed,
 each tool call with its command, live output and final status, then the turn's terminal.
@@ -71,6 +71,7 @@ each tool call with its command, live output and final status, then the turn's t
                          new one
   --model NAME           the model: of the new session, or switched to (session/setModel)
   --keep-inbox           Ctrl-C keeps the session's queued turns (turn/cancel keepInbox)
+  --steer-stdin          lines read from a piped stdin steer the turn (a terminal's always do)
 ${APPROVE}
 
 Ctrl-C is Stop: the first sends turn/cancel, prints "stopping…", and waits for the turn's own
@@ -81,7 +82,9 @@ process group.
 A line typed while the turn runs steers it (turn/steer, MSP 2.1): it is shown as
 ">> you (steering): …" and then its fate ("steering: heard", "steering: discarded", "steering:
 carried into the next turn"); a refusal prints one "Not steered: …" line. While an approval
-question is open, a typed line answers it and never steers. From a pipe, each line steers too.
+question is open, a typed line answers it and never steers. A line half-typed when a question
+opens is kept for the next line, never read as an answer. From a pipe, lines steer only with
+--steer-stdin (without it they answer questions, as scripts expect).
 
 ${CONNECT}
 

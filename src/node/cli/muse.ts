@@ -142,7 +142,9 @@ export async function runMuse(argv: readonly string[], io: MuseIo): Promise<numb
       err,
       out,
       holdQuestions: () => prompt.hold(),
-      ...(input === undefined ? {} : { typedLines: (onLine: (line: TypedLine) => void) => input.listen(onLine) }),
+      // Typed lines steer from a terminal; from a pipe only with --steer-stdin, so a script's
+      // piped answers (`printf 'y\n' | muse run --approve ask …`) stay answers.
+      ...(input === undefined || (!input.raw && args.steerStdin !== true) ? {} : { typedLines: (onLine: (line: TypedLine) => void) => input.listen(onLine) }),
     };
     const detachPrompt = args.command === "info" ? () => {} : prompt.attach(host.client);
     const offStopping = interrupts.on(() => prompt.stopping());

@@ -44,6 +44,12 @@ const MAX_LINE = 1_024;
 
 /** Longest line a {@link PromptInput.listen} listener gets; a longer one is reported as too long, not cut. @unit characters */
 export const MAX_TYPED_LINE = 16_384;
+/**
+ * Raw mode: how long after raw mode begins the question is shown. What arrives before is what the
+ * terminal held of a line half-typed before the question (handed over as raw mode begins), never
+ * a key press answering it. @unit milliseconds
+ */
+const HALF_TYPED_MS = 100;
 
 /**
  * A line typed between questions: its text (without the newline), or, for a line longer than
@@ -107,18 +113,38 @@ export class PromptInput {
     };
   }
 
-  /** Read one answer, or `withdrawn` once `signal` aborts. One read at a time. */
-  read(signal: AbortSignal): Promise<PromptKey> {
+  /**
+   * Read one answer, or `withdrawn` once `signal` aborts. One read at a time. `shown` is called
+   * once, when the question may be shown: in raw mode {@link HALF_TYPED_MS} after raw mode begins,
+   * so that what the terminal hands over of a line half-typed before the question (it arrives as
+   * raw mode begins) comes before the question is on screen and is kept as the start of the next
+   * typed line, never read as an answer (a half-typed "a" must not grant a session rule); at once
+   * otherwise. A key pressed once the question shows is an answer.
+   */
+  read(signal: AbortSignal, shown: () => void = () => {}): Promise<PromptKey> {
     if (this.#reading) throw new Error("PromptInput: one question at a time");
-    if (signal.aborted) return Promise.resolve("withdrawn");
+    let isShown = false;
+    const show = () => {
+      if (isShown) return;
+      isShown = true;
+      shown();
+    };
+    const now = (key: PromptKey) => {
+      show();
+      return Promise.resolve(key);
+    };
+    if (signal.aborted) return now("withdrawn");
     const fromBuffer = this.#raw ? undefined : this.#takeLine();
-    if (fromBuffer !== undefined) return Promise.resolve(fromBuffer);
-    if (this.#ended) return Promise.resolve("ended");
+    if (fromBuffer !== undefined) return now(fromBuffer);
+    if (this.#ended) return now("ended");
     this.#reading = true;
     // The question reads stdin now: lines typed while it is open answer it and never steer.
     this.#stopListening();
     return new Promise<PromptKey>((resolve) => {
+      let showing: ReturnType<typeof setTimeout> | undefined;
       const finish = (key: PromptKey) => {
+        clearTimeout(showing);
+        show();
         this.#stdin.off("data", onData);
         this.#stdin.off("end", onEnd);
         signal.removeEventListener("abort", onAbort);
@@ -131,9 +157,15 @@ export class PromptInput {
       const onData = (chunk: Buffer | string) => {
         const text = typeof chunk === "string" ? chunk : chunk.toString("utf8");
         if (this.#raw) {
+          // What the terminal hands over as raw mode begins is a line half-typed before the
+          // question opened, never an answer (a half-typed "a" must not grant a session rule):
+          // it is kept as the start of the next typed line.
+          if (!isShown) {
+            this.#buffer += text;
+            return;
+          }
           // One key press is one character. A longer chunk is not an answer: an escape sequence
-          // (an arrow key's "\u001b[A" would read as a), a paste, or a half-typed steering line
-          // that the terminal hands over as raw mode begins.
+          // (an arrow key's "\u001b[A" would read as a) or a paste.
           if ([...text].length !== 1) return;
           const key = keyOf(text);
           if (key !== undefined) finish(key);
@@ -157,7 +189,10 @@ export class PromptInput {
       this.#stdin.on("data", onData);
       this.#stdin.on("end", onEnd);
       signal.addEventListener("abort", onAbort, { once: true });
-      if (this.#raw) this.#stdin.setRawMode?.(true);
+      if (this.#raw) {
+        this.#stdin.setRawMode?.(true);
+        showing = setTimeout(show, HALF_TYPED_MS);
+      } else show();
       this.#stdin.resume();
     });
   }

@@ -18,6 +18,8 @@ import { steerRefusal } from "./steerRefusal.js";
 
 /** Bound on one `turn/steer` (its answer); past it the line is reported not steered. @unit milliseconds */
 export const STEER_TIMEOUT_MS = 10_000;
+/** At most this many typed steers wait for the host's answer at once; a line past it is not sent (the host takes 16 a turn). @unit steers */
+export const MAX_STEERS_IN_FLIGHT = 16;
 
 /**
  * Options of {@link runTurnCommand}.
@@ -128,6 +130,10 @@ export async function runTurnCommand(ctx: CommandContext, options: RunTurnOption
   const steers = new Set<Promise<void>>();
   let offLines: () => void = () => {};
   const steer = (text: string) => {
+    if (steers.size >= MAX_STEERS_IN_FLIGHT) {
+      view.note(`not steered: ${MAX_STEERS_IN_FLIGHT} steers are already waiting for the host's answer`);
+      return;
+    }
     const sent = turn.steer([{ type: "text", text }], { timeoutMs: STEER_TIMEOUT_MS }).then(
       () => undefined, // taken: the stream shows it (a message item by the user) and its fate
       (error: unknown) => view.steerRefused(text, steerRefusal(error)),
