@@ -114,9 +114,8 @@ serve flags (each also takes --flag=VALUE):
                          model's "turnTimeLimitMs" wins)
   --max-subagent-depth N a "task" call in a turn N levels below a top-level turn fails
                          "subagent depth limit (N)" (default: 3)
-  --max-subagents-per-turn N
-                         a turn runs at most N child turns at once; a "task" call beyond it
-                         fails "subagent fan-out limit (N)" (default: 8)
+  --max-subagents-per-turn N at most N child turns of one turn run at once; a "task" call
+                         beyond it fails "subagent fan-out limit (N)" (default: 8)
   --output-cap-bytes N   bytes of output kept per tool call; the rest is cut, truncated: true
                          (default: ${DEFAULT_OUTPUT_CAP_BYTES})
   --max-open-logs N      session-log file descriptors kept open for idle sessions, least
