@@ -16,6 +16,7 @@ import { recipe as staleTurn } from "./stale-turn.js";
 import { recipe as steerARunningTurn } from "./steer-a-running-turn.js";
 import { recipe as stopButton } from "./stop-button.js";
 import { recipe as stopByTimeLimit } from "./stop-by-time-limit.js";
+import { recipe as stopASubagentTree } from "./stop-a-subagent-tree.js";
 import { recipe as stopWhileAsking } from "./stop-while-asking.js";
 import { recipe as surviveHostCrash } from "./survive-host-crash.js";
 import { recipe as switchModel } from "./switch-model.js";
@@ -40,4 +41,5 @@ export const recipes: readonly Recipe[] = [
   stopByTimeLimit,
   approveForSession,
   steerARunningTurn,
+  stopASubagentTree,
 ];

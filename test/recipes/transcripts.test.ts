@@ -27,6 +27,19 @@ function scenarios(): string[][] {
 /** Fields an item/completed may set that no delta or patch did before it. */
 const SET_BY_COMPLETION = new Set(["status", "revision", "recordedAt", "interrupted", "failureReason", "error"]);
 
+/**
+ * A delegating tool call (issue 23: it carries a `subagent` link) gets its `visibleOutput` at
+ * completion: its subagent's last message, so far (docs/protocol.md, "The result"). True when the
+ * completed call's output is exactly the text of the last message item of the linked child turn.
+ */
+function delegatedResult(held: ReadonlyMap<string, Item>, folded: Record<string, unknown>, completed: Record<string, unknown>): boolean {
+  const link = folded["subagent"] as { turnId?: unknown } | undefined;
+  if (link === undefined || typeof link.turnId !== "string") return false;
+  const messages = [...held.values()].filter((item) => item.turnId === link.turnId && item.kind === "message" && item.author === undefined);
+  const last = messages.at(-1);
+  return last?.kind === "message" && completed["visibleOutput"] === last.text;
+}
+
 describe("the committed transcripts", () => {
   it("come from a recipe's live arm: every recipe but canned-host-test has one", () => {
     const withoutLiveArm = recipes.filter((r) => r.liveModel === undefined).map((r) => r.name);
@@ -72,6 +85,7 @@ describe("the committed transcripts", () => {
             else {
               const folded = before as unknown as Record<string, unknown>;
               for (const key of new Set([...Object.keys(folded), ...Object.keys(completed)])) {
+                if (key === "visibleOutput" && delegatedResult(held, folded, completed)) continue;
                 if (!SET_BY_COMPLETION.has(key) && JSON.stringify(folded[key]) !== JSON.stringify(completed[key])) {
                   problems.push(`${where}: item/completed ${key} is ${JSON.stringify(completed[key])}, the fold has ${JSON.stringify(folded[key])}`);
                 }
