@@ -18,6 +18,8 @@ import { recipe as stopButton } from "./stop-button.js";
 import { recipe as stopByTimeLimit } from "./stop-by-time-limit.js";
 import { recipe as stopASubagentTree } from "./stop-a-subagent-tree.js";
 import { recipe as stopWhileAsking } from "./stop-while-asking.js";
+import { recipe as stopWhileSubagentAsks } from "./stop-while-subagent-asks.js";
+import { recipe as subagentFailsOnItsOwn } from "./subagent-fails-on-its-own.js";
 import { recipe as surviveHostCrash } from "./survive-host-crash.js";
 import { recipe as switchModel } from "./switch-model.js";
 import { recipe as twoWaiters } from "./two-waiters.js";
@@ -42,4 +44,6 @@ export const recipes: readonly Recipe[] = [
   approveForSession,
   steerARunningTurn,
   stopASubagentTree,
+  subagentFailsOnItsOwn,
+  stopWhileSubagentAsks,
 ];
