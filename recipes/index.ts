@@ -20,6 +20,7 @@ import { recipe as stopASubagentTree } from "./stop-a-subagent-tree.js";
 import { recipe as stopWhileAsking } from "./stop-while-asking.js";
 import { recipe as stopWhileSubagentAsks } from "./stop-while-subagent-asks.js";
 import { recipe as subagentFailsOnItsOwn } from "./subagent-fails-on-its-own.js";
+import { recipe as subagentTreeRestart } from "./subagent-tree-restart.js";
 import { recipe as surviveHostCrash } from "./survive-host-crash.js";
 import { recipe as switchModel } from "./switch-model.js";
 import { recipe as twoWaiters } from "./two-waiters.js";
@@ -46,4 +47,5 @@ export const recipes: readonly Recipe[] = [
   stopASubagentTree,
   subagentFailsOnItsOwn,
   stopWhileSubagentAsks,
+  subagentTreeRestart,
 ];

@@ -18,6 +18,10 @@ const required = [
   "stop-while-asking",
   "approve-for-session",
   "steer-a-running-turn",
+  "stop-a-subagent-tree",
+  "subagent-fails-on-its-own",
+  "stop-while-subagent-asks",
+  "subagent-tree-restart",
 ];
 
 describe("the cookbook", () => {
