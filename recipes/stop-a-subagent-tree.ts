@@ -27,20 +27,18 @@ export const recipe: Recipe = {
     // Fold every notification into the tree: which turns run below which, and which have ended.
     const tree = new TurnTree();
     const ended: TurnCompletedParams[] = []; // every turn/completed, in wire order
-    let stopping = false;
+    let stopping: string | undefined = undefined; // the turn the user stopped, once they click Stop
     const shown: string[] = [];
-    let rootTurnId: string | undefined;
     msp.events.on("notification", (n) => {
       if (n.method === "turn/completed") ended.push(n.params as unknown as TurnCompletedParams);
-      if (!tree.observe(n) || rootTurnId === undefined || !stopping) return;
-      const line = describeTreeProgress(tree.progressOf(rootTurnId), { stopping });
+      if (!tree.observe(n) || stopping === undefined) return;
+      const line = describeTreeProgress(tree.progressOf(stopping), { stopping: true });
       if (shown.at(-1) !== line) shown.push(line); // your status bar
     });
     // #endregion tree
 
     const turn = msp.startTurn({ sessionId, input: [{ type: "text", text: "Check the release" }] });
     const { turnId } = await turn.accepted;
-    rootTurnId = turnId;
     const treeTurns = () => [turnId, ...tree.descendantsOf(turnId).map((t) => t.turnId)];
     const items = (): LedgerItem[] => treeTurns().flatMap((id) => msp.items.itemsOf(id));
     const runningShells = () => items().filter((i) => i.kind === "toolCall" && i.tool === "shell" && i.status === "inProgress" && i.visibleOutput !== "");
@@ -51,8 +49,8 @@ export const recipe: Recipe = {
     // #region stop
     // The user clicks Stop: one turn/cancel, of the parent only. Then wait for the parent's own
     // terminal: by invariant 7 every subagent below it has ended before it.
-    stopping = true;
-    shown.push(describeTreeProgress(tree.progressOf(turnId), { stopping })); // "stopping 3 of 3 subagents…"
+    stopping = turnId;
+    shown.push(describeTreeProgress(tree.progressOf(turnId), { stopping: true })); // "stopping 3 of 3 subagents…"
     const { ack, turnCompleted } = await turn.cancel({ timeoutMs: 30_000 });
     const progress = tree.progressOf(turnId); // { started: 3, ended: 3, running: 0 }
     // #endregion stop

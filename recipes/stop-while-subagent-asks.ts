@@ -51,7 +51,9 @@ export const recipe: Recipe = {
     assert.ok(asked?.kind === "toolCall");
     const childEnd = tree.turn(child.turnId)?.terminal;
     env.log(`the asked call: ${asked.status}, approval ${asked.approval}, "${asked.failureReason}", output ${JSON.stringify(asked.visibleOutput)}`);
-    env.log(`subagent: ${childEnd?.terminal} (${childEnd === undefined ? "?" : describeTerminal(childEnd)}); parent: ${turnCompleted.terminal} (${describeTerminal(turnCompleted)})`);
+    env.log(
+      `subagent: ${childEnd?.terminal} (${childEnd === undefined ? "?" : describeTerminal(childEnd)}); parent: ${turnCompleted.terminal} (${describeTerminal(turnCompleted)})`,
+    );
     assert.equal(asked.approval, "cancelled");
     assert.equal(asked.status, "cancelled");
     assert.equal(asked.failureReason, "tool call aborted before dispatch");

@@ -65,17 +65,20 @@ export const recipe: Recipe = {
     );
     assert.equal(lost, "connectionClosed");
     const subagents = tree.descendantsOf(turnId);
-    env.log(`host killed with ${subagents.length} subagents running (${[...cursors.values()].map((c) => c.slice(c.lastIndexOf(":") + 1)).join(", ")} notifications seen per session)`);
+    env.log(
+      `host killed with ${subagents.length} subagents running (${[...cursors.values()].map((c) => c.slice(c.lastIndexOf(":") + 1)).join(", ")} notifications seen per session)`,
+    );
     assert.deepEqual(
       subagents.map((t) => t.depth),
       [1, 2],
     );
 
-    // #region resume
-    // After the restart: resume every session of the tree, the deepest first, each after its own
-    // last cursor. The host replays what each missed: its turn closed "failed: host restarted".
     const again = await env.restartHost();
     track(again);
+    // #region resume
+    // After the restart: resume every session of the tree, the deepest first, each after its own
+    // last cursor (`again` is the client connected to the restarted host). The host replays what
+    // each missed: its turn closed "failed: host restarted".
     const deepestFirst = [...tree.descendantsOf(turnId)].sort((a, b) => b.depth - a.depth);
     for (const sub of [...deepestFirst, { sessionId, turnId }]) {
       await again.command("session/resume", { sessionId: sub.sessionId, afterCursor: cursors.get(sub.sessionId as string) });
