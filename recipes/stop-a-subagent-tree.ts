@@ -82,7 +82,8 @@ export const recipe: Recipe = {
     // #region salvage
     // Each delegating call is cancelled ("subagent cancelled by its parent") and keeps what its
     // subagent wrote before the Stop: its last message so far.
-    const delegating = items().filter((i) => i.kind === "toolCall" && i.subagent !== undefined);
+    const everyItem = [turnId, ...tree.descendantsOf(turnId).map((t) => t.turnId)].flatMap((id) => msp.items.itemsOf(id));
+    const delegating = everyItem.filter((i) => i.kind === "toolCall" && i.subagent !== undefined);
     const kept = delegating.map((call) => (call.kind === "toolCall" ? call.visibleOutput : ""));
     // kept: "Reading CHANGELOG.md.", "Building; a helper scans the lockfile.", "Scanning package-lock.json."
     // #endregion salvage
