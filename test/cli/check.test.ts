@@ -4,18 +4,40 @@
  * lines, on broken hosts (test/fixtures/broken-hosts and test/cli/fixtures: the reference host
  * behind a relay that tells one lie).
  */
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { runCheck, spawnForCheck, type CheckOptions, type CheckOutcome } from "../../src/node/cli/check/index.js";
 import { repoRoot } from "../helpers/repoRoot.js";
 import { useMuseBundles } from "./museProcess.js";
 
 const bundles = useMuseBundles();
 
-/** The command line (after node) of the reference host serving the msp-check model: its bundle, which starts faster than tsx. */
+const dataDirs: string[] = [];
+afterAll(() => {
+  for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
+});
+
+/**
+ * The command line (after node) of the reference host serving the msp-check model: its bundle,
+ * which starts faster than tsx. Its data in a temp dir, so "restart mid-tree" can start it again
+ * on the same data.
+ */
 function referenceHost(): string[] {
-  return [bundles().host, "serve", "--stdio", "--script", join(repoRoot, "models/hello.json"), "--model", `msp-check=${join(repoRoot, "models/check.json")}`];
+  const data = mkdtempSync(join(tmpdir(), "muse-check-"));
+  dataDirs.push(data);
+  return [
+    bundles().host,
+    "serve",
+    "--stdio",
+    "--data",
+    data,
+    "--script",
+    join(repoRoot, "models/hello.json"),
+    "--model",
+    `msp-check=${join(repoRoot, "models/check.json")}`,
+  ];
 }
 
 function brokenHost(name: string, ...modeArgs: string[]): string[] {
@@ -68,11 +90,15 @@ describe("runCheck", () => {
       "steer after terminal rejected",
       "a splice on default cancel",
       "no splice with keepInbox",
+      "stop a tree",
+      "a child fails on its own",
+      "a child's question withdrawn",
+      "restart mid-tree",
       "shutdown mid-tool",
     ]);
     for (const result of outcome.results) expect(result.wire.length).toBeGreaterThan(0);
     expect(outcome.output).toMatch(/^cancel mid-tool +PASS/m);
-    expect(outcome.output).toMatch(/muse check: all 23 scenarios passed/);
+    expect(outcome.output).toMatch(/muse check: all 27 scenarios passed/);
     // docs/checkable-hosts.md shows this output, times aside.
     const page = readFileSync(join(repoRoot, "docs/checkable-hosts.md"), "utf8");
     const sample = /<!-- muse check sample: pass -->\n```text\n([^`]*)```/.exec(page)?.[1];
@@ -393,7 +419,7 @@ describe("runCheck", () => {
       expect(result.problems).toEqual([expect.stringMatching(/^not run: "host info" failed: host\/info lists no model "msp-check"/)]);
       expect(result.wire).toEqual([]);
     }
-    expect(outcome.output).toMatch(/23 of 23 scenarios failed/);
+    expect(outcome.output).toMatch(/27 of 27 scenarios failed/);
   }, 60_000);
 
   it("fails, without hanging, when the host cannot be started", async () => {
