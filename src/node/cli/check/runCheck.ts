@@ -41,8 +41,9 @@ export interface CheckedHost {
   close(): Promise<void>;
   /**
    * The host's process, when the opener spawned it (`spawnForCheck`): the "shutdown mid-tool"
-   * scenario signals it and waits for its exit. Without it (a WebSocket host the check did not
-   * start) that scenario is not run.
+   * scenario signals it and waits for its exit, and "restart mid-tree" kills it and calls `open`
+   * again (the same command: a restart). Without it (a WebSocket host the check did not start)
+   * those scenarios are not run.
    */
   spawned?: SpawnedProcess;
 }
