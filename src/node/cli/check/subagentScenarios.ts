@@ -8,7 +8,7 @@
  */
 import { MspError } from "@muse-code/sdk";
 import { checkTranscriptParts } from "@muse-code/sdk/testing";
-import { answerTo, ranLines, unanswered } from "./approvalSteps.js";
+import { ranLines, unanswered } from "./approvalSteps.js";
 import type { WireLine, WireTap } from "./checkWire.js";
 import { CHILD_ASKS, CHILD_FAILS, CHILD_FAILURE, FAILING_CHILD_TEXT, PARENT_WENT_ON, TREE } from "./directives.js";
 import type { Scenario } from "./scenario.js";
@@ -296,9 +296,6 @@ export const childQuestionWithdrawn: Scenario = {
     );
     const ran = ranLines(ctx.wire.lines, itemId);
     ctx.expect(ran.length === 0, "the child's tool call ran although its question was withdrawn", [ran[0]?.line]);
-    const answer = answerTo(ctx.wire.lines, ask);
-    const decision = record(answer?.message?.["result"])?.["decision"];
-    ctx.expect(answer === undefined || decision !== "approve", "the check never approves the child's question", [answer?.line]);
     const wentOn = ctx.completedItems(childTurn).find((i) => i.item["text"] === "Child: went on.");
     ctx.expect(wentOn === undefined, "the child's step after its withdrawn tool call must not run", [wentOn?.line]);
   },
