@@ -4,7 +4,7 @@
  * host through its conformance scenarios with it.
  */
 import { isObject, type TurnInput, type TurnUsage } from "../protocol/index.js";
-import type { ScriptedModel, ScriptedStep, ScriptedToolCall, ScriptedTurn } from "./scriptedModel.js";
+import { TASK_TOOL, type ScriptedModel, type ScriptedStep, type ScriptedToolCall, type ScriptedTurn } from "./scriptedModel.js";
 
 /**
  * The `kind` of a model file that loads the checkable model, and the model name `muse check`
@@ -26,7 +26,13 @@ const MAX_TOOL_RUN_MS = 600_000;
 /** Shortest output interval of a tool run. @unit milliseconds */
 const MIN_OUTPUT_EVERY_MS = 10;
 
-const STEP_KEYS = ["reasoning", "text", "chunkSize", "chunkDelayMs", "tool", "usage", "stopByHook"];
+const STEP_KEYS = ["reasoning", "text", "chunkSize", "chunkDelayMs", "tool", "usage", "stopByHook", "delegate", "fail"];
+/** Most delegating calls one step makes (a directive is a test's, not a fan-out benchmark). @unit calls */
+const MAX_DELEGATES_PER_STEP = 8;
+/** Deepest nesting of `delegate` in one directive (the host's own depth bound applies too). @unit levels */
+const MAX_DELEGATE_NESTING = 8;
+/** The prompt of a delegating call: the child plays the directive its `agent` names. */
+const DELEGATE_PROMPT = "msp-check: play the directive this call's agent names";
 const USAGE_KEYS = ["inputTokens", "outputTokens", "reasoningTokens"] as const;
 const TOOL_KEYS = ["runMs", "outputEveryMs", "approval"];
 
@@ -89,7 +95,7 @@ function parseUsage(raw: unknown, where: string): TurnUsage {
   return usage;
 }
 
-function parseStep(raw: unknown, where: string): ScriptedStep {
+function parseStep(raw: unknown, where: string, nesting: number): ScriptedStep {
   if (!isObject(raw)) bad(where, "a step must be an object");
   for (const key of Object.keys(raw)) if (!STEP_KEYS.includes(key)) bad(`${where}.${key}`, `unknown key (expected one of ${STEP_KEYS.join(", ")})`);
   const { reasoning, text, chunkSize, tool } = raw;
@@ -101,6 +107,8 @@ function parseStep(raw: unknown, where: string): ScriptedStep {
     chunkDelayMs: nonNegative(raw["chunkDelayMs"], `${where}.chunkDelayMs`) ?? 0,
     toolCalls: tool === undefined ? [] : [parseTool(tool, `${where}.tool`)],
   };
+  // Issue 23: delegating calls, after the tool call; the step's `task` calls run at once.
+  if (raw["delegate"] !== undefined) step.toolCalls.push(...parseDelegates(raw["delegate"], `${where}.delegate`, nesting));
   if (reasoning !== undefined) step.reasoning = reasoning;
   if (text !== undefined) step.text = text;
   // MSP 2.1: what the step costs (summed into the turn's usage), and a policy stop as it begins.
@@ -110,7 +118,77 @@ function parseStep(raw: unknown, where: string): ScriptedStep {
     if (typeof stopByHook !== "string" || stopByHook.trim() === "") bad(`${where}.stopByHook`, "must be a non-empty string");
     step.stopByHook = stopByHook;
   }
+  const fail = raw["fail"];
+  if (fail !== undefined) {
+    if (typeof fail !== "string" || fail.trim() === "") bad(`${where}.fail`, "must be a non-empty string");
+    return failingStep(step, fail);
+  }
   return step;
+}
+
+/**
+ * A step that fails its turn as it begins, with `reason`: the turn ends `failed`, its reason
+ * `failed: <reason>`, as a model that errs mid-turn ends it. A scripted step has no such key, so
+ * the step's `text` cannot be read: the agent loop reads it first when it plays the step, and
+ * fails the turn with the error it throws. Nothing of the step streams.
+ */
+function failingStep(step: ScriptedStep, reason: string): ScriptedStep {
+  const failing = { ...step };
+  delete failing.text;
+  Object.defineProperty(failing, "text", {
+    enumerable: true,
+    get(): never {
+      throw new Error(reason);
+    },
+  });
+  return failing;
+}
+
+/** A step's `delegate`: a non-empty array of directives, each a `task` call whose child turn plays it. */
+function parseDelegates(raw: unknown, where: string, nesting: number): ScriptedToolCall[] {
+  if (!Array.isArray(raw) || raw.length === 0 || raw.length > MAX_DELEGATES_PER_STEP)
+    bad(where, `delegate must be an array of 1 to ${MAX_DELEGATES_PER_STEP} directives`);
+  if (nesting >= MAX_DELEGATE_NESTING) bad(where, `delegate nests deeper than ${MAX_DELEGATE_NESTING} levels`);
+  return raw.map((child: unknown, i: number) => {
+    // Checked now, so a bad child directive fails the turn that delegates, naming its path.
+    parseDirective(child, `${where}[${i}]`, nesting + 1);
+    return { tool: TASK_TOOL, args: { prompt: DELEGATE_PROMPT, agent: JSON.stringify(child) } };
+  });
+}
+
+/** A directive's value: `{"steps": [...]}`, each step checked. */
+function parseDirective(value: unknown, where: string, nesting: number): ScriptedTurn {
+  if (!isObject(value)) bad(where, "a directive must be an object");
+  for (const key of Object.keys(value)) if (key !== "steps") bad(`${where}.${key}`, "unknown key (expected steps)");
+  const steps = value["steps"];
+  if (!Array.isArray(steps) || steps.length === 0) bad(`${where}.steps`, "steps must be a non-empty array");
+  return { steps: steps.map((step: unknown, i: number) => parseStep(step, `${where}.steps[${i}]`, nesting)) };
+}
+
+/**
+ * The check model's subagents (issue 23): every child directive is an agent, named by its JSON
+ * text, so a delegating call's `agent` says what its child turn plays. `get` parses the name; a
+ * name that is no directive is no agent (the call fails `unknown agent …`). It lists none.
+ */
+class DirectiveAgents implements ReadonlyMap<string, ScriptedTurn> {
+  readonly size = 0;
+  get(name: string): ScriptedTurn | undefined {
+    try {
+      return parseDirective(JSON.parse(name), "$", 1);
+    } catch {
+      return undefined;
+    }
+  }
+  has(name: string): boolean {
+    return this.get(name) !== undefined;
+  }
+  forEach(): void {}
+  *entries(): MapIterator<[string, ScriptedTurn]> {}
+  *keys(): MapIterator<string> {}
+  *values(): MapIterator<ScriptedTurn> {}
+  [Symbol.iterator](): MapIterator<[string, ScriptedTurn]> {
+    return this.entries();
+  }
 }
 
 /**
@@ -134,10 +212,7 @@ export function checkTurnOf(input: readonly TurnInput[]): ScriptedTurn {
     return HELP_TURN;
   }
   if (!isObject(value)) return HELP_TURN;
-  for (const key of Object.keys(value)) if (key !== "steps") bad(`$.${key}`, "unknown key (expected steps)");
-  const steps = value["steps"];
-  if (!Array.isArray(steps) || steps.length === 0) bad("$.steps", "steps must be a non-empty array");
-  return { steps: steps.map((step: unknown, i: number) => parseStep(step, `$.steps[${i}]`)) };
+  return parseDirective(value, "$", 0);
 }
 
 /**
@@ -163,5 +238,6 @@ export function parseCheckModel(value: Record<string, unknown>, name: string): S
     turns: [HELP_TURN],
     turnAt: () => HELP_TURN,
     turnFor: (_index, input) => checkTurnOf(input),
+    agents: new DirectiveAgents(),
   };
 }

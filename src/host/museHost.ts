@@ -338,7 +338,7 @@ export class MuseHost {
             version: HOST_VERSION,
             protocolVersion: PROTOCOL_VERSION,
             fingerprint: this.fingerprint,
-            capabilities: { keepInbox: true, resume: true, steering: true, scopedApprovals: true, usage: true, turnTimeLimit: true },
+            capabilities: { keepInbox: true, resume: true, steering: true, scopedApprovals: true, usage: true, turnTimeLimit: true, subagents: true },
             models: [...this.#options.models.keys()].sort().map((id) => ({ id })),
           },
         };

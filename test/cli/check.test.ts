@@ -4,18 +4,44 @@
  * lines, on broken hosts (test/fixtures/broken-hosts and test/cli/fixtures: the reference host
  * behind a relay that tells one lie).
  */
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { runCheck, spawnForCheck, type CheckOptions, type CheckOutcome } from "../../src/node/cli/check/index.js";
 import { repoRoot } from "../helpers/repoRoot.js";
 import { useMuseBundles } from "./museProcess.js";
 
 const bundles = useMuseBundles();
 
-/** The command line (after node) of the reference host serving the msp-check model: its bundle, which starts faster than tsx. */
-function referenceHost(): string[] {
-  return [bundles().host, "serve", "--stdio", "--script", join(repoRoot, "models/hello.json"), "--model", `msp-check=${join(repoRoot, "models/check.json")}`];
+const dataDirs: string[] = [];
+afterAll(() => {
+  for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
+});
+
+/**
+ * The command line (after node) of the reference host serving the msp-check model: its bundle,
+ * which starts faster than tsx. With `data`, its data in a fresh temp dir, so "restart mid-tree"
+ * can start it again on the same data (without, each host keeps its own temp dir, and a host
+ * behind a relay that lingers after its scenario never holds the next one's data).
+ */
+function referenceHost({ data = false }: { data?: boolean } = {}): string[] {
+  const dataArgs: string[] = [];
+  if (data) {
+    const dir = mkdtempSync(join(tmpdir(), "muse-check-"));
+    dataDirs.push(dir);
+    dataArgs.push("--data", dir);
+  }
+  return [
+    bundles().host,
+    "serve",
+    "--stdio",
+    ...dataArgs,
+    "--script",
+    join(repoRoot, "models/hello.json"),
+    "--model",
+    `msp-check=${join(repoRoot, "models/check.json")}`,
+  ];
 }
 
 function brokenHost(name: string, ...modeArgs: string[]): string[] {
@@ -42,7 +68,7 @@ function resultOf(outcome: CheckOutcome, scenario: string) {
 
 describe("runCheck", () => {
   it("passes on the reference host, every scenario", async () => {
-    const outcome = await check(referenceHost());
+    const outcome = await check(referenceHost({ data: true }));
     expect(outcome.results.filter((r) => !r.passed).map((r) => [r.scenario, r.problems])).toEqual([]);
     expect(outcome.passed).toBe(true);
     expect(outcome.results.map((r) => r.scenario)).toEqual([
@@ -68,11 +94,15 @@ describe("runCheck", () => {
       "steer after terminal rejected",
       "a splice on default cancel",
       "no splice with keepInbox",
+      "stop a tree",
+      "a child fails on its own",
+      "a child's question withdrawn",
+      "restart mid-tree",
       "shutdown mid-tool",
     ]);
     for (const result of outcome.results) expect(result.wire.length).toBeGreaterThan(0);
     expect(outcome.output).toMatch(/^cancel mid-tool +PASS/m);
-    expect(outcome.output).toMatch(/muse check: all 23 scenarios passed/);
+    expect(outcome.output).toMatch(/muse check: all 27 scenarios passed/);
     // docs/checkable-hosts.md shows this output, times aside.
     const page = readFileSync(join(repoRoot, "docs/checkable-hosts.md"), "utf8");
     const sample = /<!-- muse check sample: pass -->\n```text\n([^`]*)```/.exec(page)?.[1];
@@ -393,7 +423,7 @@ describe("runCheck", () => {
       expect(result.problems).toEqual([expect.stringMatching(/^not run: "host info" failed: host\/info lists no model "msp-check"/)]);
       expect(result.wire).toEqual([]);
     }
-    expect(outcome.output).toMatch(/23 of 23 scenarios failed/);
+    expect(outcome.output).toMatch(/27 of 27 scenarios failed/);
   }, 60_000);
 
   it("fails, without hanging, when the host cannot be started", async () => {

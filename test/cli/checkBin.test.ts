@@ -3,22 +3,33 @@
  * reference host serving the msp-check model, and 1 on a broken host, naming the failed
  * scenario on stdout.
  */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { repoRoot } from "../helpers/repoRoot.js";
 import { hostCommand, runMuse, useMuseBundles } from "./museProcess.js";
 
 const bundles = useMuseBundles();
 const q = (word: string) => JSON.stringify(word);
-const checkable = () => `--script ${q(join(repoRoot, "models/hello.json"))} --model ${q(`msp-check=${join(repoRoot, "models/check.json")}`)}`;
+const dataDirs: string[] = [];
+afterAll(() => {
+  for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
+});
+/** The reference host's checkable flags, its data in a fresh temp dir ("restart mid-tree" starts it again on the same data). */
+const checkable = () => {
+  const data = mkdtempSync(join(tmpdir(), "muse-check-bin-"));
+  dataDirs.push(data);
+  return `--data ${q(data)} --script ${q(join(repoRoot, "models/hello.json"))} --model ${q(`msp-check=${join(repoRoot, "models/check.json")}`)}`;
+};
 
 describe("muse check (the bin)", () => {
   it("exits 0 on the reference host, every scenario passing", async () => {
     const result = await runMuse(bundles(), ["check", "--spawn", hostCommand(bundles(), checkable())], { timeoutMs: 150_000 });
     expect(result.stderr).toBe("");
-    expect(result.stdout).toMatch(/^muse check: 23 scenarios, each bounded by 20000 ms$/m);
+    expect(result.stdout).toMatch(/^muse check: 27 scenarios, each bounded by 20000 ms$/m);
     expect(result.stdout).toMatch(/^malformed input +PASS/m);
-    expect(result.stdout).toMatch(/muse check: all 23 scenarios passed/);
+    expect(result.stdout).toMatch(/muse check: all 27 scenarios passed/);
     expect(result.code).toBe(0);
   }, 160_000);
 
@@ -28,7 +39,7 @@ describe("muse check (the bin)", () => {
     expect(result.stdout).toMatch(/^start and complete +FAIL/m);
     expect(result.stdout).toMatch(/^FAIL start and complete$/m);
     expect(result.stdout).toMatch(/after its turn\/completed at line \d+ \(invariant 3\)/);
-    expect(result.stdout).toMatch(/muse check: \d+ of 23 scenarios failed: .*start and complete/);
+    expect(result.stdout).toMatch(/muse check: \d+ of 27 scenarios failed: .*start and complete/);
     expect(result.code).toBe(1);
   }, 310_000);
 });

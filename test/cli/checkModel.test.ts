@@ -59,6 +59,48 @@ describe("the msp-check model", () => {
     expect(() => checkTurnOf(prompt({ steps: [{ stopByHook: " " }] }))).toThrow(/\$\.steps\[0\]\.stopByHook: must be a non-empty string/);
   });
 
+  it("plays a delegate as one task call per child directive, whose agent the model's agents read back as that directive", () => {
+    const worker = { steps: [{ text: "working", tool: { runMs: 100 } }] };
+    const delegator = { steps: [{ text: "asking", delegate: [{ steps: [{ text: "deep" }] }] }] };
+    const turn = checkTurnOf(prompt({ steps: [{ text: "go", tool: { runMs: 50 }, delegate: [worker, delegator] }] }));
+    const calls = turn.steps[0]?.toolCalls ?? [];
+    expect(calls.map((c) => c.tool)).toEqual(["shell", "task", "task"]);
+    const model = parseCheckModel({ kind: "msp-check" }, "msp-check");
+    const agentOf = (i: number) => String(calls[i]?.args["agent"]);
+    expect(model.agents?.get(agentOf(1))).toEqual(checkTurnOf(prompt(worker)));
+    const child = model.agents?.get(agentOf(2));
+    expect(child?.steps[0]?.toolCalls.map((c) => c.tool)).toEqual(["task"]);
+    expect(model.agents?.get(String(child?.steps[0]?.toolCalls[0]?.args["agent"]))?.steps[0]?.text).toBe("deep");
+    expect(typeof calls[1]?.args["prompt"]).toBe("string");
+    // A name that is no directive is no agent.
+    expect(model.agents?.get("searcher")).toBeUndefined();
+    expect(model.agents?.has(JSON.stringify({ steps: [] }))).toBe(false);
+    // A bad child directive fails the turn that delegates, naming its path.
+    expect(() => checkTurnOf(prompt({ steps: [{ delegate: [{ steps: [{ txt: "x" }] }] }] }))).toThrow(
+      /at \$\.steps\[0\]\.delegate\[0\]\.steps\[0\]\.txt: unknown key/,
+    );
+    expect(() => checkTurnOf(prompt({ steps: [{ delegate: [] }] }))).toThrow(/\$\.steps\[0\]\.delegate: delegate must be an array of 1 to 8 directives/);
+    let nested: unknown = { steps: [{ text: "leaf" }] };
+    for (let i = 0; i < 9; i++) nested = { steps: [{ delegate: [nested] }] };
+    expect(() => checkTurnOf(prompt(nested))).toThrow(/delegate nests deeper than 8 levels/);
+  });
+
+  it("plays fail as a step that fails its turn as it begins", async () => {
+    const turn = checkTurnOf(prompt({ steps: [{ text: "first" }, { fail: "the model erred" }] }));
+    expect(() => turn.steps[1]?.text).toThrow("the model erred");
+    expect(() => checkTurnOf(prompt({ steps: [{ fail: "" }] }))).toThrow(/\$\.steps\[0\]\.fail: must be a non-empty string/);
+    await using host = spawnReferenceHost({ models: { "msp-check": join(repoRoot, "models", "check.json") }, stderr: "ignore", defaultTimeoutMs: 15_000 });
+    const { sessionId } = await host.command("session/create", { model: "msp-check" });
+    const failing = host.startTurn({
+      sessionId,
+      input: prompt({ steps: [{ text: "first" }, { fail: "the model erred", text: "never" }, { text: "never either" }] }),
+    });
+    const terminal = await failing.terminal;
+    expect(terminal).toMatchObject({ terminal: "failed", reason: "failed: the model erred" });
+    const texts = host.items.itemsOf((await failing.accepted).turnId).map((item) => ("text" in item ? item.text : undefined));
+    expect(texts).toEqual(["first"]);
+  });
+
   it("names the problem in a directive that is not one", () => {
     expect(() => checkTurnOf(prompt({ steps: [] }))).toThrow(/at \$\.steps: steps must be a non-empty array/);
     expect(() => checkTurnOf(prompt({ steps: [{ txt: "x" }] }))).toThrow(/at \$\.steps\[0\]\.txt: unknown key/);

@@ -23,7 +23,7 @@ function blocksAfter(marker: string): string[] {
 describe("docs/checkable-hosts.md", () => {
   it("shows directives the msp-check model accepts", () => {
     const directives = blocksAfter("checked directive");
-    expect(directives).toHaveLength(4);
+    expect(directives).toHaveLength(6);
     for (const text of directives) {
       const turn = checkTurnOf([{ type: "text", text }]);
       expect(turn.steps.length).toBeGreaterThan(0);

@@ -8,7 +8,7 @@ import { lastClientRequest, pause } from "./scenarioContext.js";
 
 export const approveScenario: Scenario = {
   name: "approve",
-  needs: "approvals",
+  needs: ["approvals"],
   async run(ctx) {
     const asking = await askingTurn(ctx, () => pause(THINK_MS).then(() => ({ decision: ApprovalDecisions.approve })));
     if (asking === undefined) return;
@@ -36,7 +36,7 @@ export const approveScenario: Scenario = {
 
 export const denyScenario: Scenario = {
   name: "deny",
-  needs: "approvals",
+  needs: ["approvals"],
   async run(ctx) {
     const asking = await askingTurn(ctx, () => pause(THINK_MS).then(() => ({ decision: ApprovalDecisions.deny, reason: "muse check says no" })));
     if (asking === undefined) return;
@@ -63,7 +63,7 @@ export const denyScenario: Scenario = {
 
 export const stopWhileAsking: Scenario = {
   name: "stop while asking",
-  needs: "approvals",
+  needs: ["approvals"],
   async run(ctx) {
     const asking = await askingTurn(ctx, unanswered);
     if (asking === undefined) return;
@@ -105,7 +105,7 @@ const lateApproves = new WeakMap<WireTap, Set<string>>();
 
 export const lateApprove: Scenario = {
   name: "late approve after a cancel",
-  needs: "approvals",
+  needs: ["approvals"],
   async run(ctx) {
     const asking = await askingTurn(ctx, unanswered);
     if (asking === undefined) return;

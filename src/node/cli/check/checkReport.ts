@@ -85,7 +85,16 @@ export function formatSummary(results: readonly CheckResult[], color: boolean): 
   if (failed.length === 0 && (skipped.length > 0 || notRun.length > 0)) {
     const ran = results.length - skipped.length - notRun.length;
     const unsupported = skipped.length === 0 ? "" : `; ${skipped.length} not supported by this host: ${skipped.map((r) => r.scenario).join(", ")}`;
-    return ["", paint(color, 32, `muse check: ${ran === 1 ? "the 1 scenario run" : `all ${ran} scenarios run`} passed${unsupported}${notRunNote}`)];
+    return [
+      "",
+      paint(
+        color,
+        32,
+        ran === 0
+          ? `muse check: no scenario run failed${unsupported}${notRunNote}`
+          : `muse check: ${ran === 1 ? "the 1 scenario run" : `all ${ran} scenarios run`} passed${unsupported}${notRunNote}`,
+      ),
+    ];
   }
   if (failed.length === 0)
     return ["", paint(color, 32, results.length === 1 ? "muse check: the 1 scenario passed" : `muse check: all ${results.length} scenarios passed`)];

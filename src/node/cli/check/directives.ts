@@ -52,3 +52,51 @@ export const GRANT_COVERS: DirectiveStep[] = [
   { text: "A different call.", tool: { runMs: 250, outputEveryMs: 50, approval: true } },
   { text: "The turn went on." },
 ];
+
+/** Issue 23: how long each leaf tool of a tree runs when nothing stops it (a stop comes long before). @unit milliseconds */
+const TREE_TOOL_MS = 30_000;
+/** The text a child that runs a tool writes first: what a stop salvages into its delegating call's output. */
+export const WORKER_TEXT = "Worker: partial findings so far.";
+/** The text the grandchild writes before its tool runs. */
+export const GRANDCHILD_TEXT = "Grandchild: digging deeper.";
+/** The text the parent's step after its delegating calls writes (never, when the tree is stopped). */
+export const PARENT_WENT_ON = "The parent went on.";
+/**
+ * A tree: a parent that delegates, at once, to a worker that runs a tool and to a delegator that
+ * delegates to a grandchild that runs a tool; each would go on with a last step.
+ */
+export const TREE: DirectiveStep[] = [
+  {
+    text: "Delegating to two helpers.",
+    delegate: [
+      { steps: [{ text: WORKER_TEXT, tool: { runMs: TREE_TOOL_MS, outputEveryMs: 100 } }, { text: "Worker: done." }] },
+      {
+        steps: [
+          {
+            text: "Delegator: asking a grandchild.",
+            delegate: [{ steps: [{ text: GRANDCHILD_TEXT, tool: { runMs: TREE_TOOL_MS, outputEveryMs: 100 } }, { text: "Grandchild: done." }] }],
+          },
+          { text: "Delegator: done." },
+        ],
+      },
+    ],
+  },
+  { text: PARENT_WENT_ON },
+];
+/** What the failing child of {@link CHILD_FAILS} writes before it fails. */
+export const FAILING_CHILD_TEXT = "Child: half of an answer.";
+/** Why the failing child's model errs. */
+export const CHILD_FAILURE = "muse check: the child's model erred";
+/** A parent that delegates to a child that writes a message, then fails; the parent then goes on. */
+export const CHILD_FAILS: DirectiveStep[] = [
+  { text: "Delegating to a helper that fails.", delegate: [{ steps: [{ text: FAILING_CHILD_TEXT }, { fail: CHILD_FAILURE }, { text: "Child: never." }] }] },
+  { text: PARENT_WENT_ON },
+];
+/** A parent that delegates to a child whose tool call asks first (300 ms, a line every 50 ms); each would go on. */
+export const CHILD_ASKS: DirectiveStep[] = [
+  {
+    text: "Delegating to a helper that asks.",
+    delegate: [{ steps: [{ text: "Child: asking first.", tool: { runMs: 300, outputEveryMs: 50, approval: true } }, { text: "Child: went on." }] }],
+  },
+  { text: PARENT_WENT_ON },
+];

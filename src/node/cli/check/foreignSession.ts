@@ -1,8 +1,10 @@
 /**
  * Foreign sessions, checked on every scenario's wire: a connection hears only of sessions it
  * created or resumed (an accepted `session/create` or `session/resume` on it), so a notification
- * for any other session is a problem (docs/protocol.md, Notifications). Each scenario runs on a
- * fresh connection, so its wire holds every session it may hear of.
+ * for any other session is a problem (docs/protocol.md, Notifications). A session linked below
+ * one it hears (issue 23: a delegating call's `subagent` patch, or a child turn's `turn/started`
+ * naming a heard parent session) is heard too, from the link on. Each scenario runs on a fresh
+ * connection, so its wire holds every session it may hear of.
  */
 import type { WireLine } from "./checkWire.js";
 import { paramsOf } from "./scenarioContext.js";
@@ -37,10 +39,31 @@ export function foreignSessionProblems(lines: readonly WireLine[]): string[] {
       if (typeof sessionId === "string") joined.add(sessionId);
       continue;
     }
-    const sessionId = paramsOf(message)["sessionId"];
-    if (typeof sessionId !== "string" || joined.has(sessionId) || reported.has(sessionId)) continue;
+    const params = paramsOf(message);
+    const sessionId = params["sessionId"];
+    if (typeof sessionId === "string" && joined.has(sessionId)) {
+      const linked = linkedSession(params["item"]);
+      if (linked !== undefined) joined.add(linked);
+      continue;
+    }
+    const parent = method === "turn/started" ? params["parent"] : undefined;
+    const parentSession = typeof parent === "object" && parent !== null ? (parent as Record<string, unknown>)["sessionId"] : undefined;
+    if (typeof sessionId === "string" && typeof parentSession === "string" && joined.has(parentSession)) {
+      joined.add(sessionId);
+      continue;
+    }
+    if (typeof sessionId !== "string" || reported.has(sessionId)) continue;
     reported.add(sessionId);
     problems.push(`line ${l.line}: ${method} for session ${sessionId}, which this connection neither created nor resumed (foreign session)`);
   }
   return problems;
+}
+
+/** The child session an item's `subagent` link names (issue 23), if it names one. */
+function linkedSession(item: unknown): string | undefined {
+  if (typeof item !== "object" || item === null) return undefined;
+  const link = (item as Record<string, unknown>)["subagent"];
+  if (typeof link !== "object" || link === null) return undefined;
+  const sessionId = (link as Record<string, unknown>)["sessionId"];
+  return typeof sessionId === "string" ? sessionId : undefined;
 }

@@ -26,7 +26,7 @@ function toolCalls(ctx: ScenarioContext, turnId: string): Array<{ line: number; 
 
 export const grantCoversExactly: Scenario = {
   name: "session grant is exact",
-  needs: "approvals",
+  needs: ["approvals"],
   async run(ctx) {
     // The check's "user": "always" for the first call it is asked about, when offered; no to anything else.
     let granted: string | undefined;

@@ -9,7 +9,7 @@ import { WireTap, type CheckWire, type WireLine } from "./checkWire.js";
 import { formatFailure, formatHeader, formatRow, formatSummary } from "./checkReport.js";
 import type { CheckOutcome, CheckResult } from "./checkResult.js";
 import { ScenarioContext } from "./scenarioContext.js";
-import type { Scenario } from "./scenario.js";
+import type { Scenario, ScenarioNeed } from "./scenario.js";
 import { SCENARIOS } from "./scenarios.js";
 import { checkTranscript } from "@muse-code/sdk/testing";
 import { cancelCauseProblems } from "./cancelCause.js";
@@ -41,8 +41,9 @@ export interface CheckedHost {
   close(): Promise<void>;
   /**
    * The host's process, when the opener spawned it (`spawnForCheck`): the "shutdown mid-tool"
-   * scenario signals it and waits for its exit. Without it (a WebSocket host the check did not
-   * start) that scenario is not run.
+   * scenario signals it and waits for its exit, and "restart mid-tree" kills it and calls `open`
+   * again (the same command: a restart). Without it (a WebSocket host the check did not start)
+   * those scenarios are not run.
    */
   spawned?: SpawnedProcess;
 }
@@ -99,6 +100,8 @@ async function runScenario(scenario: Scenario, options: CheckOptions, timeoutMs:
   const problems: Array<{ text: string; lines: number[] }> = [];
   let timedOut = false;
   let checked: CheckedHost | undefined;
+  /** Hosts a scenario opened after its first (a restart), closed with it. */
+  const reopened: CheckedHost[] = [];
   let timer: ReturnType<typeof setTimeout> | undefined;
   let ctx: ScenarioContext | undefined;
   const deadline = new Promise<"timeout">((resolve) => (timer = setTimeout(resolve, timeoutMs, "timeout")));
@@ -115,6 +118,12 @@ async function runScenario(scenario: Scenario, options: CheckOptions, timeoutMs:
       return;
     }
     ctx = new ScenarioContext(checked.client, wire, checked.spawned);
+    ctx.reopen = async () => {
+      // The same command again, recorded on the same wire: a restart of a spawned host.
+      const again = await options.open(wire);
+      reopened.push(again);
+      return again;
+    };
     await scenario.run(ctx);
     notRun = ctx.notRunReason;
   })();
@@ -138,8 +147,9 @@ async function runScenario(scenario: Scenario, options: CheckOptions, timeoutMs:
   // The scenario's own findings, as they stood when it ended (a timed-out scenario's later steps do not count).
   if (ctx !== undefined) problems.unshift(...ctx.problems.splice(0));
   wire.close(new Error("the scenario is over"));
-  if (checked !== undefined) {
-    const closing = checked.close().catch(() => {});
+  for (const host of [checked, ...reopened]) {
+    if (host === undefined) continue;
+    const closing = host.close().catch(() => {});
     await Promise.race([closing, new Promise((resolve) => setTimeout(resolve, CLOSE_TIMEOUT_MS).unref())]);
   }
   if (wire.overflow !== undefined) problems.push({ text: wire.overflow, lines: [] });
@@ -174,11 +184,14 @@ async function runScenario(scenario: Scenario, options: CheckOptions, timeoutMs:
 }
 
 /**
- * The features the host opts out of in its host/info answer (on the "host info" scenario's
- * wire): `capabilities.approvals: false` says it never asks before a tool runs.
+ * What the host's host/info answer (on the "host info" scenario's wire) says of the features
+ * scenarios need: `notSupported`, the ones it opts out of (`capabilities.approvals: false` says
+ * it never asks before a tool runs); `lacking`, the opt-in ones it does not list
+ * (`capabilities.subagents`, issue 23: a host that delegates lists it).
  */
-function optedOut(hostInfo: CheckResult): Map<NonNullable<Scenario["needs"]>, string> {
-  const out = new Map<NonNullable<Scenario["needs"]>, string>();
+function featuresOf(hostInfo: CheckResult): { notSupported: Map<ScenarioNeed, string>; lacking: Map<ScenarioNeed, string> } {
+  const out = new Map<ScenarioNeed, string>();
+  let subagents = false;
   for (const { dir, raw } of hostInfo.wire) {
     if (dir !== "server") continue;
     let capabilities: unknown;
@@ -187,10 +200,14 @@ function optedOut(hostInfo: CheckResult): Map<NonNullable<Scenario["needs"]>, st
     } catch {
       continue;
     }
-    if (typeof capabilities === "object" && capabilities !== null && (capabilities as Record<string, unknown>)["approvals"] === false)
+    if (typeof capabilities !== "object" || capabilities === null) continue;
+    if ((capabilities as Record<string, unknown>)["approvals"] === false)
       out.set("approvals", "host/info says capabilities.approvals: false (the host never asks before a tool runs)");
+    if ((capabilities as Record<string, unknown>)["subagents"] === true) subagents = true;
   }
-  return out;
+  const lacking = new Map<ScenarioNeed, string>();
+  if (!subagents) lacking.set("subagents", "host/info does not list capabilities.subagents: true (the host runs no subagents)");
+  return { notSupported: out, lacking };
 }
 
 /** Why the other scenarios cannot run after "host info", if they cannot: no msp-check model, or no working host/info at all. */
@@ -206,7 +223,8 @@ function whyNotCheckable(hostInfo: CheckResult): string | undefined {
  * scenario that hangs fails by timeout, naming what it waited for, and the run goes on. The host
  * must serve the msp-check model (docs/checkable-hosts.md); if `host/info` lists none, or does not
  * answer, the other scenarios are not run and fail saying so. The approval scenarios are reported
- * "not supported" (and count as passed) when host/info says `capabilities.approvals: false`. A
+ * "not supported" (and count as passed) when host/info says `capabilities.approvals: false`; the
+ * subagent scenarios are "not run" when it does not list `capabilities.subagents: true`. A
  * scenario that must shut the host down ("shutdown mid-tool") is "not run" when `open` did not
  * spawn the host (no `spawned`): neither passed nor failed, it does not fail the run.
  * Never rejects for a host's fault.
@@ -235,19 +253,23 @@ export async function runCheck(options: CheckOptions): Promise<CheckOutcome> {
   for (const line of formatHeader(scenarios.length, timeoutMs, color)) out(line);
   const results: CheckResult[] = [];
   let notCheckable: string | undefined;
-  let unsupported = new Map<NonNullable<Scenario["needs"]>, string>();
+  let features = { notSupported: new Map<ScenarioNeed, string>(), lacking: new Map<ScenarioNeed, string>() };
   for (const scenario of scenarios) {
     let result: CheckResult;
-    const notSupported = scenario.needs === undefined ? undefined : unsupported.get(scenario.needs);
+    const needs = scenario.needs ?? [];
+    const notSupported = needs.map((need) => features.notSupported.get(need)).find((why) => why !== undefined);
+    const lacking = needs.map((need) => features.lacking.get(need)).find((why) => why !== undefined);
     if (notCheckable !== undefined) {
       result = { scenario: scenario.name, passed: false, timedOut: false, durationMs: 0, problems: [`not run: ${notCheckable}`], lines: [], wire: [] };
+    } else if (lacking !== undefined) {
+      result = { scenario: scenario.name, passed: false, timedOut: false, durationMs: 0, problems: [], lines: [], wire: [], notRun: lacking };
     } else if (notSupported !== undefined) {
       result = { scenario: scenario.name, passed: true, timedOut: false, durationMs: 0, problems: [], lines: [], wire: [], notSupported };
     } else {
       result = await runScenario(scenario, options, timeoutMs);
       if (scenario.name === "host info") {
         notCheckable = whyNotCheckable(result);
-        unsupported = optedOut(result);
+        features = featuresOf(result);
       }
     }
     results.push(result);

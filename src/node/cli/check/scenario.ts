@@ -3,6 +3,16 @@ import type { WireTap } from "./checkWire.js";
 import type { ScenarioContext } from "./scenarioContext.js";
 
 /**
+ * An optional MSP feature a scenario needs (see {@link Scenario.needs}).
+ *
+ * @example
+ * ```ts
+ * const needs: ScenarioNeed[] = ["subagents", "approvals"];
+ * ```
+ */
+export type ScenarioNeed = "approvals" | "subagents";
+
+/**
  * One conformance scenario.
  *
  * @example
@@ -19,8 +29,12 @@ export interface Scenario {
    * `line <n>:`. Default: `checkTranscript` over the whole wire.
    */
   checkWire?(wire: WireTap): string[];
-  /** An optional MSP feature the scenario needs: a host whose host/info opts out of it is reported "not supported". */
-  needs?: "approvals";
+  /**
+   * The optional MSP features the scenario needs. `approvals`: a host whose host/info says
+   * `capabilities.approvals: false` has it reported "not supported". `subagents` (issue 23): a
+   * host whose host/info does not list `capabilities.subagents` has it reported "not run".
+   */
+  needs?: readonly ScenarioNeed[];
   /**
    * The scenario signals the host's process, so it runs only where the check spawned the host
    * (`CheckedHost.spawned`); elsewhere it is reported "not run".

@@ -37,6 +37,10 @@ export interface DirectiveStep {
   usage?: { inputTokens?: number; outputTokens?: number; reasoningTokens?: number };
   /** MSP 2.1: a named hook stops the turn as this step begins (`cause: {kind: "hook", reason}`). */
   stopByHook?: string;
+  /** Issue 23: after the tool call, one delegating tool call per directive, run at once, each a child turn (in a child session) that plays it. */
+  delegate?: Array<{ steps: DirectiveStep[] }>;
+  /** The turn fails as this step begins, as a model that errs mid-turn fails it: terminal `failed`, its reason naming this text. */
+  fail?: string;
 }
 
 /**
@@ -99,11 +103,16 @@ export function pause(ms: number): Promise<void> {
  * ```
  */
 export class ScenarioContext {
-  readonly client: MspClient;
+  /** The client on the scenario's connection (another after {@link ScenarioContext.reconnect}). */
+  client: MspClient;
   readonly wire: WireTap;
   readonly problems: Problem[] = [];
   /** The host's process, when the check spawned it (see `CheckedHost.spawned`). */
-  readonly spawned: SpawnedProcess | undefined;
+  spawned: SpawnedProcess | undefined;
+  /** Opens another connection the way the scenario's first was opened, recorded on the same wire (runCheck sets it). */
+  reopen: (() => Promise<{ client: MspClient; spawned?: SpawnedProcess }>) | undefined;
+  /** Set by {@link ScenarioContext.reconnect}: the number of wire lines recorded before the second connection opened. */
+  reconnectedAfter: number | undefined;
   /** Set when the scenario shut the host down: the number of wire lines recorded before it signalled the host. */
   shutdownAfter: number | undefined;
   /** What the scenario is doing now: a timeout names it. */
@@ -135,6 +144,20 @@ export class ScenarioContext {
    */
   notRun(reason: string): void {
     this.notRunReason = reason;
+  }
+
+  /**
+   * Open a second connection the way the first was opened (with `--spawn`, a fresh host process
+   * on the same command line: a restart) and make it the scenario's client. Its messages are
+   * recorded on the same wire, after line {@link ScenarioContext.reconnectedAfter}.
+   */
+  async reconnect(): Promise<void> {
+    if (this.reopen === undefined) throw new Error("this scenario cannot open another connection (runCheck gave it no reopen)");
+    this.step("opening a second connection to the host");
+    this.reconnectedAfter = this.wire.lines.length;
+    const again = await this.reopen();
+    this.client = again.client;
+    this.spawned = again.spawned;
   }
 
   /** Set what the scenario is doing (named by a timeout). */

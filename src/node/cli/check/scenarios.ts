@@ -1,8 +1,9 @@
 /**
  * The list of scenarios `muse check` drives a host through, in the order it runs them: the ones
  * the cookbook recipes cover, each on its own connection, each told what to do through the
- * msp-check model's directives. The last, "shutdown mid-tool", shuts its host down (it runs only
- * where the check spawned the host). Each scenario file states what it expects of the host on top of
+ * msp-check model's directives. The subagent scenarios run only on a host that lists
+ * `capabilities.subagents`; "restart mid-tree" kills its host and starts it again, and the last,
+ * "shutdown mid-tool", shuts its host down (both run only where the check spawned the host). Each scenario file states what it expects of the host on top of
  * the invariants, which runCheck checks on every scenario's wire.
  */
 import { approveScenario, denyScenario, lateApprove, stopWhileAsking } from "./approvalScenarios.js";
@@ -16,6 +17,7 @@ import { duplicateCommandId, resumeAfterCursor } from "./replayScenarios.js";
 import type { Scenario } from "./scenario.js";
 import { shutdownMidTool } from "./shutdownScenario.js";
 import { streamedDeltas } from "./streamScenario.js";
+import { childFails, childQuestionWithdrawn, restartMidTree, stopTree } from "./subagentScenarios.js";
 import { spliceOnDefaultCancel, steerAfterTerminal, noSpliceWithKeepInbox } from "./steerScenarios.js";
 
 /**
@@ -50,5 +52,9 @@ export const SCENARIOS: readonly Scenario[] = [
   steerAfterTerminal,
   spliceOnDefaultCancel,
   noSpliceWithKeepInbox,
+  stopTree,
+  childFails,
+  childQuestionWithdrawn,
+  restartMidTree,
   shutdownMidTool,
 ];
