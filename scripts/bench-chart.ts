@@ -26,7 +26,7 @@ interface Results {
   recorder?: { heapMB: number };
   bundle?: { gzipBytes: number };
   reconnect?: { session: Percentiles; floor: Percentiles };
-  subagentTreeCancel?: { sizes: Array<{ children: number; tree: { p50: number }; floor: { p50: number } }>; msPerChildBeyondFloor: number };
+  subagentTreeCancel?: { date: string; sizes: Array<{ children: number; tree: { p50: number }; floor: { p50: number } }>; msPerChildBeyondFloor: number };
 }
 
 const input = process.argv[2] ?? fileURLToPath(new URL("../bench/results.json", import.meta.url));
@@ -116,9 +116,11 @@ const lines = [
   r.reconnect &&
     `(r) socket drop → first notification shown after the reconnect p50/p99: ${r.reconnect.session.p50.toFixed(1)}/${r.reconnect.session.p99.toFixed(1)} ms (floor ${r.reconnect.floor.p50.toFixed(1)}/${r.reconnect.floor.p99.toFixed(1)} ms)`,
   r.subagentTreeCancel &&
-    `(t) cancel a tree of N subagents, p50 (floor): ${r.subagentTreeCancel.sizes
-      .map((s) => `N=${s.children} ${s.tree.p50.toFixed(0)} (${s.floor.p50.toFixed(0)}) ms`)
-      .join(", ")}; ${r.subagentTreeCancel.msPerChildBeyondFloor.toFixed(1)} ms per child beyond the floor`,
+    `(t) cancel a tree, p50 (floor): ${r.subagentTreeCancel.sizes
+      .map((s) => `N=${s.children} ${s.tree.p50.toFixed(0)} (${s.floor.p50.toFixed(0)})`)
+      .join(
+        ", ",
+      )} ms: +${r.subagentTreeCancel.msPerChildBeyondFloor.toFixed(1)} ms/child beyond the floor${r.subagentTreeCancel.date.slice(0, 10) === r.date.slice(0, 10) ? "" : ` (${r.subagentTreeCancel.date.slice(0, 10)})`}`,
 ].filter((line): line is string => typeof line === "string");
 lines.forEach((l, i) => parts.push(`<text x="20" y="${y0 + i * 20}">${esc(l)}</text>`));
 parts[0] = parts[0]?.replace(/height="\d+"/, `height="${y0 + lines.length * 20 + 10}"`) ?? "";
