@@ -22,10 +22,12 @@
  * Each repetition runs every N, tree then floor, so machine noise hits both alike. Median and p95
  * (nearest rank) per N, and how the gap grows with N: milliseconds per child beyond the floor.
  *
- * Alone: `npx tsx bench/subagentTree.ts [--sizes=1,10,50] [--reps=20] [--trace] [--write]`.
+ * Alone: `npx tsx bench/subagentTree.ts [--sizes=1,10,50] [--reps=20] [--trace] [--tmp=DIR] [--write]`.
  * `--trace` runs the host with `MUSE_HOST_TRACE` (src/host/traceMarks.ts) and breaks each cancel
  * down into stages on the one monotonic clock (where the time per child goes); `--write` stores
- * the result as `subagentTreeCancel` in bench/results.json, leaving its other rows as they were.
+ * the result as `subagentTreeCancel` in bench/results.json, leaving its other rows as they were;
+ * `--tmp=DIR` puts the host's data dir (its session logs) under DIR instead of the OS temp dir
+ * (`--tmp=/dev/shm`: a tmpfs, where `fdatasync` costs next to nothing).
  * `npm run bench` runs it as the group `tree` (`--only=tree`).
  */
 import { spawn } from "node:child_process";
@@ -76,6 +78,8 @@ export interface TreeCancelResult {
   /** The 1, 5 and 15 minute load averages when the row started. */
   loadAverage: number[];
   reps: number;
+  /** Where the host's data dir (its session logs) was: the OS temp dir unless `tmp` named one. */
+  dataUnder: string;
   sizes: TreeCancelSize[];
   /** Slope of the tree's median over N. @unit milliseconds per child */
   treeMsPerChild: number;
@@ -286,11 +290,11 @@ function traceStages(traceFile: string, sessionId: string, timed: readonly Timed
 export async function subagentTreeCancel(
   sizes: readonly number[] = DEFAULT_SIZES,
   reps = 20,
-  options: { trace?: boolean; log?: (line: string) => void } = {},
+  options: { trace?: boolean; tmp?: string; log?: (line: string) => void } = {},
 ): Promise<TreeCancelResult> {
   const log = options.log ?? (() => undefined);
   const loadAverage = loadavg().map((x) => Math.round(x * 100) / 100);
-  const dir = mkdtempSync(join(tmpdir(), "muse-bench-tree-"));
+  const dir = mkdtempSync(join(options.tmp ?? tmpdir(), "muse-bench-tree-"));
   const modelFile = join(dir, "tree.json");
   const traceFile = join(dir, "trace.txt");
   writeFileSync(modelFile, JSON.stringify(treeModel(sizes)));
@@ -364,6 +368,7 @@ export async function subagentTreeCancel(
     cpus: cpus().length,
     loadAverage,
     reps,
+    dataUnder: options.tmp ?? tmpdir(),
     sizes: rows,
     treeMsPerChild: slope(
       xs,
@@ -426,7 +431,8 @@ async function main(): Promise<void> {
       .map((x) => x.toFixed(2))
       .join(" ")})`,
   );
-  const result = await subagentTreeCancel(sizes, reps, { trace: args.includes("--trace"), log });
+  const tmp = value("tmp");
+  const result = await subagentTreeCancel(sizes, reps, { trace: args.includes("--trace"), ...(tmp === undefined ? {} : { tmp }), log });
   const rows = treeCancelRows(result);
   const widths = [0, 1, 2].map((i) => Math.max(...rows.map((row) => row[i]?.length ?? 0)));
   for (const row of rows)
