@@ -142,8 +142,8 @@ interface ToolDelta {
 
 /**
  * One (t) measurement: start turn `run` of the session (the model makes it delegate to `n`
- * sleepers), wait until all n tools printed, cancel the parent, time to its `turn/completed`.
- * Milliseconds.
+ * sleepers), wait until all n tools printed, cancel the parent, and take the client's marks on
+ * the monotonic clock: `turn/cancel` about to be sent, the parent's `turn/completed` received.
  */
 async function cancelOneTree(host: SpawnedHost, sessionId: string, n: number, run: number): Promise<Timed> {
   const printed = new Set<string>();
