@@ -3,14 +3,16 @@
  * (the MCP and ACP TypeScript SDKs, bench/peers/), in one run, against real child processes. Prints one table with ratios and writes bench/results.json
  * (rendered to docs/benchmarks.svg by scripts/bench-chart.ts). Not part of `npm test`.
  *
- * Usage: npm run bench [-- --quick] [--only=a,b,c,d,e,ws,cancel,stream,reconnect] [--out=FILE]
+ * Usage: npm run bench [-- --quick] [--only=a,b,c,d,e,ws,cancel,stream,reconnect,tree] [--out=FILE]
  *
  * `--only` runs some row groups: (a) throughput (peers included), (b) round trips (peers included), (c) cancel latency, (d) recorder
  * heap, (e) bundle, `ws` the WebSocket rows (f, g, g0, h; f measures the SDK NDJSON row of (a) again, in
  * the same run, for its ratio), `cancel` the traced cancel breakdown and its floors (c1, c2),
  * `stream` the reference host as a streamer (s1, s2; they measure the SDK NDJSON row of (a) again
  * for their ratio), `reconnect` a socket drop to the first notification after the reconnect, the
- * session layer (r) beside its floor (r0), a bare socket and a raw resume (bench/reconnect.ts). A
+ * session layer (r) beside its floor (r0), a bare socket and a raw resume (bench/reconnect.ts),
+ * `tree` a cancel of a parent turn with N running subagents (t) beside the floor of killing their
+ * N tool process groups directly (t0) (bench/subagentTree.ts). A
  * partial run prints its table and writes nothing, unless `--out` names a file
  * for its results (bench/results.json stays the full run's).
  */
@@ -30,6 +32,7 @@ import { mcpEcho, mcpThroughput } from "./peers/mcp.js";
 import { fdatasyncFloor, idlePipeFloor, killFloor, tracedCancel } from "./cancelTrace.js";
 import { hostStream } from "./hostStream.js";
 import { reconnectLatency } from "./reconnect.js";
+import { DEFAULT_SIZES, subagentTreeCancel, treeCancelRows } from "./subagentTree.js";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
 const child = (name: string) => fileURLToPath(new URL(`./children/${name}`, import.meta.url));
@@ -49,12 +52,14 @@ const WS_STOP_WINDOW_MS = 2_000;
 const WS_IDLE = 500;
 /** Drops of each side of rows (r) and (r0). */
 const RECONNECTS = quick ? 30 : 100;
+/** Repetitions of rows (t) and (t0), each N = 1, 10, 50. */
+const TREE_REPS = quick ? 3 : 10;
 const only = process.argv
   .find((arg) => arg.startsWith("--only="))
   ?.slice("--only=".length)
   .split(",");
 const out = process.argv.find((arg) => arg.startsWith("--out="))?.slice("--out=".length);
-const want = (group: "a" | "b" | "c" | "d" | "e" | "ws" | "cancel" | "stream" | "reconnect") => only === undefined || only.includes(group);
+const want = (group: "a" | "b" | "c" | "d" | "e" | "ws" | "cancel" | "stream" | "reconnect" | "tree") => only === undefined || only.includes(group);
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 const log = (s: string) => process.stderr.write(`${s}\n`);
@@ -354,6 +359,8 @@ async function main() {
   const s2 = want("stream") ? await hostStream(100, quick ? 1 : 2) : undefined;
   if (want("reconnect")) log(`  (r, r0) ${RECONNECTS} socket drops each, the session layer and its floor…`);
   const r = want("reconnect") ? await reconnectLatency(RECONNECTS, log) : undefined;
+  if (want("tree")) log(`  (t, t0) a tree of N = ${DEFAULT_SIZES.join(", ")} running subagents cancelled, ${TREE_REPS} reps, and its floor…`);
+  const treeCancel = want("tree") ? await subagentTreeCancel(DEFAULT_SIZES, TREE_REPS, { log }) : undefined;
 
   const fl = a["floor"]?.median ?? NaN;
   const br = a["bare"]?.median ?? NaN;
@@ -513,6 +520,7 @@ async function main() {
       [`(r0) floor: bare ws socket, raw session/resume -> first notification frame`, "-", `${ms(r.floor)} (n=${r.n})`, ""],
     );
   }
+  if (treeCancel !== undefined) rows.push(...treeCancelRows(treeCancel));
   const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => r[i]?.length ?? 0), ["what", "target", "measured", "status"][i]?.length ?? 0));
   const line = (r: string[]) => `| ${r.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join(" | ")} |`;
   console.log(line(["what", "target", "measured", "status"]));
@@ -534,6 +542,7 @@ async function main() {
       webSocketClients: WS_CLIENTS,
       idleWebSockets: WS_IDLE,
       reconnects: RECONNECTS,
+      treeReps: TREE_REPS,
     },
     throughput: a,
     ratios: {
@@ -565,6 +574,7 @@ async function main() {
     cancelFloor: c2,
     hostStream: { oneSession: s1, hundredSessions: s2, sdkNdjson: sd },
     reconnect: r,
+    subagentTreeCancel: treeCancel,
     table: rows,
   };
   const file = out ?? fileURLToPath(new URL("./results.json", import.meta.url));

@@ -1,7 +1,8 @@
 /**
  * Render bench/results.json (written by `npm run bench`) as an SVG bar chart at
  * docs/benchmarks.svg: notifications/s per variant (the MCP and ACP SDKs included), with the
- * targets drawn as lines, then the round-trip p50 and p99 of the floor, the SDK and its peers.
+ * targets drawn as lines, then the round-trip p50 and p99 of the floor, the SDK and its peers,
+ * and one line per other row (cancel, heap, bundle, reconnect, a tree's cancel).
  * Rows a partial run (`--only … --out=FILE`) did not measure are left out.
  *
  * Usage: tsx scripts/bench-chart.ts [results.json] [out.svg]
@@ -25,6 +26,7 @@ interface Results {
   recorder?: { heapMB: number };
   bundle?: { gzipBytes: number };
   reconnect?: { session: Percentiles; floor: Percentiles };
+  subagentTreeCancel?: { date: string; sizes: Array<{ children: number; tree: { p50: number }; floor: { p50: number } }>; msPerChildBeyondFloor: number };
 }
 
 const input = process.argv[2] ?? fileURLToPath(new URL("../bench/results.json", import.meta.url));
@@ -113,6 +115,12 @@ const lines = [
   r.bundle && `(e) browser core bundle: ${(r.bundle.gzipBytes / 1024).toFixed(1)} KB min+gz (target ≤ 24 KB)`,
   r.reconnect &&
     `(r) socket drop → first notification shown after the reconnect p50/p99: ${r.reconnect.session.p50.toFixed(1)}/${r.reconnect.session.p99.toFixed(1)} ms (floor ${r.reconnect.floor.p50.toFixed(1)}/${r.reconnect.floor.p99.toFixed(1)} ms)`,
+  r.subagentTreeCancel &&
+    `(t) cancel a tree, p50 (floor): ${r.subagentTreeCancel.sizes
+      .map((s) => `N=${s.children} ${s.tree.p50.toFixed(0)} (${s.floor.p50.toFixed(0)})`)
+      .join(
+        ", ",
+      )} ms: +${r.subagentTreeCancel.msPerChildBeyondFloor.toFixed(1)} ms/child beyond the floor${r.subagentTreeCancel.date.slice(0, 10) === r.date.slice(0, 10) ? "" : ` (${r.subagentTreeCancel.date.slice(0, 10)})`}`,
 ].filter((line): line is string => typeof line === "string");
 lines.forEach((l, i) => parts.push(`<text x="20" y="${y0 + i * 20}">${esc(l)}</text>`));
 parts[0] = parts[0]?.replace(/height="\d+"/, `height="${y0 + lines.length * 20 + 10}"`) ?? "";
