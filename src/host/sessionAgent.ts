@@ -501,7 +501,9 @@ export class SessionAgent {
     // `hold` is handed the publishing instead: the caller sends it later, in order (a steer's answer goes first).
     const onDurable = hold === undefined ? publish : (json?: string) => hold(() => publish(json));
     const record: NotificationRecord =
-      this.#hostOrder === undefined ? { type: "notification", at: emittedAtMs, n, method, params } : { type: "notification", at: emittedAtMs, n, h: this.#hostOrder.next(), method, params };
+      this.#hostOrder === undefined
+        ? { type: "notification", at: emittedAtMs, n, method, params }
+        : { type: "notification", at: emittedAtMs, n, h: this.#hostOrder.next(), method, params };
     if (!this.#records.write(record, onDurable)) return undefined;
     this.#cursor = n;
     return params;
