@@ -41,6 +41,8 @@ export interface ReplayRange {
   after: number;
   /** @unit cursor sequence, inclusive */
   upTo: number;
+  /** The sessions of its tree replayed with it (issue 23), each after its own cursor, merged in host order. */
+  children?: Array<{ sessionId: string; after: number; upTo: number }>;
 }
 
 /**

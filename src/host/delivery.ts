@@ -3,10 +3,21 @@ import { Commands, isObject, type NotificationMethod, type TurnCompletedParams }
 import { parseViewCursor } from "../protocol/cursor.js";
 import type { CommandOutcome } from "./commandCache.js";
 import { notificationMessage, withJson, type JsonRpcId } from "./jsonRpc.js";
-import { feedBatch, replayStart, sendDueRequests, type FeedOutcome, type LogFeed, type LogRead } from "./logFeed.js";
+import {
+  feedBatch,
+  feedTreeBatch,
+  replayStart,
+  sendDueRequests,
+  type FeedOutcome,
+  type FeedStep,
+  type LogFeed,
+  type LogRead,
+  type TreeReplay,
+} from "./logFeed.js";
 import { transportTakes, type MessageTransport } from "./messageTransport.js";
 import { logStart, type SessionLogPosition } from "./sessionLogReader.js";
 import type { SessionLogRecord, SkippedRecord } from "./sessionLogRecord.js";
+import { BoundedMap } from "../internal/boundedMap.js";
 
 /** @unit bytes of session log one batch of a feed reads before it lets other work run (it goes on at once after). */
 const FEED_BATCH_READ_BYTES = 4 * 1024 * 1024;
@@ -49,6 +60,28 @@ export interface Subscriber {
   readonly feeds: Map<string, LogFeed>;
   /** Where the log reader of each session stood when its last feed caught up: the next one goes on from there. */
   readonly kept: Map<string, SessionLogPosition>;
+}
+
+/**
+ * @unit links: the parent→child session links (issue 23) a host remembers by default; beyond it
+ * the oldest are forgotten first, and a forgotten child is no longer part of its parent's tree.
+ */
+export const DEFAULT_MAX_SUBAGENT_LINKS = 10_000;
+
+/**
+ * Options of a {@link Delivery}.
+ *
+ * @example
+ * ```ts
+ * const delivery = new Delivery(source, { maxLinks: 1000 });
+ * ```
+ */
+export interface DeliveryOptions {
+  /**
+   * @unit links: parent→child session links remembered, the oldest forgotten first
+   * @defaultValue {@link DEFAULT_MAX_SUBAGENT_LINKS}
+   */
+  maxLinks?: number;
 }
 
 /** A transport attached with `MuseHost.connect`, and its subscriber. */
@@ -117,13 +150,33 @@ export class Delivery {
   readonly #pumping = new Set<Subscriber>();
   /** Subscribers with a batch scheduled for the next turn of the event loop. */
   readonly #scheduled = new Set<Subscriber>();
-  /** The child sessions linked below each session (issue 23): whoever hears a session hears them. */
-  readonly #children = new Map<string, string[]>();
+  /**
+   * The parent of each child session linked (issue 23), at most `maxLinks`, the oldest forgotten
+   * first (its entry in `#children` goes with it).
+   */
+  readonly #parents: BoundedMap<string, string>;
+  /** The child sessions linked below each session (issue 23): whoever hears a session hears them. Holds only links `#parents` keeps. */
+  readonly #children = new Map<string, Set<string>>();
   /** Waiters of {@link Delivery.fed}. */
   #fedWaiters: Array<() => void> = [];
 
-  constructor(source: DeliverySource) {
+  constructor(source: DeliverySource, options: DeliveryOptions = {}) {
     this.#source = source;
+    const maxLinks = options.maxLinks ?? DEFAULT_MAX_SUBAGENT_LINKS;
+    if (!(Number.isInteger(maxLinks) && maxLinks >= 1)) throw new RangeError(`maxLinks must be an integer of at least 1, got ${maxLinks}`);
+    this.#parents = new BoundedMap({
+      capacity: maxLinks,
+      onEvict: (child, parent) => {
+        const children = this.#children.get(parent);
+        children?.delete(child);
+        if (children?.size === 0) this.#children.delete(parent);
+      },
+    });
+  }
+
+  /** How many parent→child links are remembered (at most {@link DeliveryOptions.maxLinks}). */
+  get linkCount(): number {
+    return this.#parents.size;
   }
 
   #newSubscriber(write: (message: unknown) => void, subscribes: boolean, transport?: MessageTransport): Subscriber {
@@ -294,8 +347,12 @@ export class Delivery {
     this.#pumping.add(subscriber);
     let outcome: FeedOutcome = "caughtUp";
     try {
+      const groups = new Set<TreeReplay>();
       for (const feed of [...subscriber.feeds.values()]) {
-        outcome = this.#feed(subscriber, feed, flow === undefined ? undefined : FEED_BATCH_READ_BYTES);
+        const budget = flow === undefined ? undefined : FEED_BATCH_READ_BYTES;
+        if (feed.group !== undefined && groups.has(feed.group)) continue;
+        if (feed.group !== undefined) groups.add(feed.group);
+        outcome = feed.group === undefined ? this.#feed(subscriber, feed, budget) : this.#feedGroup(subscriber, feed.group, budget);
         if (outcome === "caughtUp") continue;
         // The next run starts with another session: one long feed does not starve the others.
         subscriber.feeds.delete(feed.sessionId);
@@ -315,33 +372,59 @@ export class Delivery {
     this.#checkFed();
   }
 
+  /** How one batch of `feed` is fed to `subscriber` (up to `upTo`, or its target). */
+  #stepOf(subscriber: Subscriber, feed: LogFeed, budgetBytes: number | undefined, upTo?: number): FeedStep {
+    const { sessionId } = feed;
+    return {
+      read: this.#reader(sessionId),
+      target: upTo ?? this.#targetOf(feed, subscriber.sessions?.has(sessionId) === true),
+      cursor: () => subscriber.cursors.get(sessionId) ?? 0,
+      fits: (message) => budgetBytes === undefined || transportTakes(subscriber.flow, message),
+      send: (message, record) => subscriber.sendNotification(message, record.method, record.params, sessionId, record.n),
+      budgetBytes,
+    };
+  }
+
   /** Runs one batch of `feed`; a feed that caught up ends, and its subscriber hears the session live again. */
   #feed(subscriber: Subscriber, feed: LogFeed, budgetBytes: number | undefined, upTo?: number): FeedOutcome {
     const { sessionId } = feed;
-    const hears = subscriber.sessions?.has(sessionId) === true;
-    const target = this.#targetOf(feed, hears);
+    const target = this.#targetOf(feed, subscriber.sessions?.has(sessionId) === true);
     let outcome: FeedOutcome;
     try {
-      outcome = feedBatch(
-        feed,
-        {
-          read: this.#reader(sessionId),
-          target: upTo ?? target,
-          cursor: () => subscriber.cursors.get(sessionId) ?? 0,
-          fits: (message) => budgetBytes === undefined || transportTakes(subscriber.flow, message),
-          send: (message, record) => subscriber.sendNotification(message, record.method, record.params, sessionId, record.n),
-          budgetBytes,
-        },
-        subscriber.sendNow,
-      );
+      outcome = feedBatch(feed, this.#stepOf(subscriber, feed, budgetBytes, upTo), subscriber.sendNow);
     } catch (error) {
       this.#source.log(`feeding session ${sessionId} from its log stopped: ${(error as Error).message}`);
       outcome = "caughtUp";
     }
     if (outcome !== "caughtUp" || (upTo !== undefined && upTo < target)) return outcome;
+    this.#caughtUp(subscriber, feed);
+    return outcome;
+  }
+
+  /** `feed` has sent everything: it ends, and its subscriber hears the session live again. */
+  #caughtUp(subscriber: Subscriber, feed: LogFeed): void {
+    const { sessionId } = feed;
     subscriber.feeds.delete(sessionId);
     sendDueRequests(feed, Infinity, subscriber.sendNow);
-    if (hears && subscriber.flow !== undefined) subscriber.kept.set(sessionId, feed.position);
+    if (subscriber.sessions?.has(sessionId) === true && subscriber.flow !== undefined) subscriber.kept.set(sessionId, feed.position);
+  }
+
+  /** Runs one batch of a tree replay (issue 23); once every member caught up, they all end at once. */
+  #feedGroup(subscriber: Subscriber, group: TreeReplay, budgetBytes: number | undefined): FeedOutcome {
+    const feeds = group.sessions.map((id) => subscriber.feeds.get(id)).filter((f): f is LogFeed => f?.group === group);
+    let outcome: FeedOutcome;
+    try {
+      outcome = feedTreeBatch(
+        feeds.map((feed) => ({ feed, step: this.#stepOf(subscriber, feed, budgetBytes) })),
+        budgetBytes,
+        subscriber.sendNow,
+      );
+    } catch (error) {
+      this.#source.log(`replay of the tree of session ${group.sessions[0] ?? ""} stopped: ${(error as Error).message}`);
+      outcome = "caughtUp";
+    }
+    if (outcome !== "caughtUp") return outcome;
+    for (const feed of feeds) this.#caughtUp(subscriber, feed);
     return outcome;
   }
 
@@ -363,10 +446,25 @@ export class Delivery {
    * later subscriber of `parent`.
    */
   linkChild(parent: string, child: string): void {
-    const children = this.#children.get(parent) ?? [];
-    children.push(child);
-    this.#children.set(parent, children);
-    for (const subscriber of [...(this.#subscribers.get(parent) ?? [])]) this.#subscribe(subscriber, child);
+    if (parent === child) return;
+    const previous = this.#parents.get(child);
+    if (previous !== undefined) this.#children.get(previous)?.delete(child);
+    let children = this.#children.get(parent);
+    if (children === undefined) this.#children.set(parent, (children = new Set()));
+    children.add(child);
+    this.#parents.set(child, parent); // may forget the oldest link (onEvict edits #children)
+    for (const subscriber of [...(this.#subscribers.get(parent) ?? [])]) {
+      // A tree replay that is feeding `parent` feeds the new child too, in host order.
+      const group = subscriber.feeds.get(parent)?.group;
+      if (group !== undefined && !subscriber.feeds.has(child) && this.#subscribe(subscriber, child)) {
+        subscriber.cursors.set(child, 0);
+        const feed: LogFeed = { sessionId: child, position: logStart(), upTo: 0, deferredFrom: 1, requests: [], group };
+        group.sessions.push(child);
+        subscriber.feeds.set(child, feed);
+        continue;
+      }
+      this.#subscribe(subscriber, child);
+    }
   }
 
   /** The sessions linked below `sessionId` in this host's run, children before grandchildren. */
@@ -415,39 +513,52 @@ export class Delivery {
     const replayOf = outcome.replay.sessionId;
     // A retried resume answered from the cache to a subscriber that did not hear the session yet:
     // its replay runs up to now, so nothing between the first answer and this one is missed.
-    const upTo = newlySubscribed ? Math.max(outcome.replay.upTo, this.#source.lastCursor(replayOf) ?? 0) : outcome.replay.upTo;
+    const upToNow = (sessionId: string, upTo: number) => (newlySubscribed ? Math.max(upTo, this.#source.lastCursor(sessionId) ?? 0) : upTo);
     // A client caught up with what it had been sent gets only what is new to it: records sent live
     // while its resume was handled (their log sync finished) are not sent twice. A client that
     // asks for records it already saw gets them again: the replay starts the subscriber's cursor at
     // `after`. Either way a live notification the replay covered is not sent a second time.
     const from = sentBefore !== undefined && after >= sentBefore ? Math.max(after, subscriber.cursors.get(replayOf) ?? 0) : after;
-    // One scan counts the replay and finds where it starts; the records are then fed from the log.
-    let start: { replayed: number; position: SessionLogPosition } | undefined;
-    try {
-      start = replayStart(this.#reader(replayOf), from, upTo);
-    } catch (error) {
-      this.#source.log(`replay of session ${replayOf} stopped: ${(error as Error).message}`);
-    }
-    const replayed = start?.replayed ?? 0;
+    // The sessions replayed: the resumed one, then (issue 23) each session of its tree after its own cursor.
+    const ranges = [
+      { sessionId: replayOf, from, upTo: upToNow(replayOf, outcome.replay.upTo) },
+      ...(outcome.replay.children ?? []).map((c) => ({ sessionId: c.sessionId, from: c.after, upTo: upToNow(c.sessionId, c.upTo) })),
+    ];
+    // One scan of each log counts its replay and finds where it starts; the records are then fed from the logs.
+    const starts = ranges.map(({ sessionId, from: after, upTo }) => {
+      try {
+        return replayStart(this.#reader(sessionId), after, upTo);
+      } catch (error) {
+        this.#source.log(`replay of session ${sessionId} stopped: ${(error as Error).message}`);
+        return undefined;
+      }
+    });
+    const replayed = starts.reduce((sum, start) => sum + (start?.replayed ?? 0), 0);
     // `replayed` is what this subscriber is sent now (the cached answer counted the log when the
     // resume was accepted: a retry, or a subscriber already sent some of it, gets another number).
     const answered = isObject(result) && result["replayed"] !== replayed ? { ...result, replayed } : outcome.result;
     subscriber.send({ jsonrpc: "2.0", id, result: answered });
-    subscriber.cursors.set(replayOf, from);
-    subscriber.kept.delete(replayOf);
-    // A feed it was behind on gives way to the replay, keeping what it held back: its requests,
-    // and where live notifications stopped being sent (those after it are fed too).
-    const behind = subscriber.feeds.get(replayOf);
-    const requests = behind?.requests ?? [];
-    if (start === undefined) {
-      subscriber.feeds.delete(replayOf);
-      for (const request of requests) subscriber.sendNow(request.message);
-      return this.#checkFed();
-    }
-    const feed: LogFeed = { sessionId: replayOf, position: start.position, upTo, requests };
-    if (behind?.deferredFrom !== undefined) feed.deferredFrom = behind.deferredFrom;
-    subscriber.feeds.set(replayOf, feed);
+    const group: TreeReplay | undefined = ranges.length > 1 ? { sessions: ranges.map((r) => r.sessionId) } : undefined;
+    ranges.forEach(({ sessionId, from: after, upTo }, i) => {
+      const start = starts[i];
+      subscriber.cursors.set(sessionId, after);
+      subscriber.kept.delete(sessionId);
+      // A feed it was behind on gives way to the replay, keeping what it held back: its requests,
+      // and where live notifications stopped being sent (those after it are fed too).
+      const behind = subscriber.feeds.get(sessionId);
+      const requests = behind?.requests ?? [];
+      if (start === undefined) {
+        subscriber.feeds.delete(sessionId);
+        for (const request of requests) subscriber.sendNow(request.message);
+        return;
+      }
+      const feed: LogFeed = { sessionId, position: start.position, upTo, requests };
+      if (behind?.deferredFrom !== undefined) feed.deferredFrom = behind.deferredFrom;
+      if (group !== undefined) feed.group = group;
+      subscriber.feeds.set(sessionId, feed);
+    });
     this.#pump(subscriber);
+    this.#checkFed();
   }
 
   /**

@@ -6,6 +6,7 @@
 import { notificationMessage, withJson } from "./jsonRpc.js";
 import { copyPosition, logStart, type SessionLogPosition } from "./sessionLogReader.js";
 import type { SessionLogRecord, SkippedRecord } from "./sessionLogRecord.js";
+import { firstInHostOrder } from "./hostOrder.js";
 
 /**
  * Reads a session's log from a position (advancing it) up to a cursor: `readSessionLog` with
@@ -45,6 +46,34 @@ export interface LogFeed {
    * far, so it follows the `item/updated` that shows its question pending.
    */
   requests: Array<{ at: number; message: unknown }>;
+  /** The tree replay this feed is a member of (issue 23): its sessions are fed together, merged in host order. */
+  group?: TreeReplay;
+}
+
+/**
+ * A resume's replay of a tree (issue 23): the feeds of these sessions (the resumed one first) are
+ * fed as one, each record sent in host order (`h`), until every one has caught up.
+ *
+ * @example
+ * ```ts
+ * const group: TreeReplay = { sessions: [parentId, childId] };
+ * ```
+ */
+export interface TreeReplay {
+  readonly sessions: string[];
+}
+
+/**
+ * One member of a {@link feedTreeBatch}: a session's feed and how it is fed.
+ *
+ * @example
+ * ```ts
+ * const member: TreeFeedMember = { feed, step };
+ * ```
+ */
+export interface TreeFeedMember {
+  feed: LogFeed;
+  step: FeedStep;
 }
 
 /**
@@ -109,6 +138,66 @@ export function feedBatch(feed: LogFeed, step: FeedStep, sendRequest: (message: 
   }
   // The log has nothing more up to the target (a record that could not be read is not waited for).
   return "caughtUp";
+}
+
+/** Whether `record` is one `feed` sends: a notification after the cursor, not already sent live. */
+function feedSends(feed: LogFeed, step: FeedStep, record: SessionLogRecord | SkippedRecord): record is NotificationRecord {
+  if (record.type !== "notification" || record.n <= step.cursor()) return false;
+  return !(record.n > feed.upTo && feed.deferredFrom !== undefined && record.n < feed.deferredFrom); // sent live already
+}
+
+type NotificationRecord = Extract<SessionLogRecord, { type: "notification" }>;
+
+/**
+ * Feeds one batch of a tree replay (issue 23): reads each member's log from its position, and
+ * sends the notifications every member's {@link feedBatch} would send, merged: always the one first
+ * in host order (`h`, see `firstInHostOrder`) among the members' next ones. Holds one record per
+ * member. Stops as {@link feedBatch} does: `full` when the next one does not fit (it stays unread),
+ * `budget` after `budgetBytes` of log read (all members together), `caughtUp` only once every
+ * member has sent everything up to its target. Throws what reading a log throws.
+ *
+ * @example
+ * ```ts
+ * const outcome = feedTreeBatch([{ feed: parentFeed, step: parentStep }, { feed: childFeed, step: childStep }], 4 << 20, sendNow);
+ * ```
+ */
+export function feedTreeBatch(members: readonly TreeFeedMember[], budgetBytes: number | undefined, sendRequest: (message: unknown) => void): FeedOutcome {
+  const iterators: Array<Iterator<SessionLogRecord | SkippedRecord> | undefined> = [];
+  const heads: Array<NotificationRecord | undefined> = [];
+  const starts = members.map((m) => m.feed.position.offset);
+  const readBytes = () => members.reduce((sum, m, i) => sum + m.feed.position.offset - (starts[i] ?? 0), 0);
+  /** The member's next record to send, or `undefined` when it has none up to its target. */
+  const next = (i: number): NotificationRecord | undefined => {
+    const { feed, step } = members[i] as TreeFeedMember;
+    const iterator = iterators[i];
+    if (iterator === undefined) return undefined;
+    for (let r = iterator.next(); r.done !== true; r = iterator.next()) if (feedSends(feed, step, r.value)) return r.value;
+    iterators[i] = undefined;
+    return undefined;
+  };
+  try {
+    members.forEach(({ feed, step }, i) => {
+      sendDueRequests(feed, step.cursor(), sendRequest);
+      iterators[i] = step.cursor() >= step.target ? undefined : step.read(feed.position, step.target)[Symbol.iterator]();
+      heads[i] = next(i);
+    });
+    for (;;) {
+      if (budgetBytes !== undefined && readBytes() >= budgetBytes) return "budget";
+      const k = firstInHostOrder(heads);
+      const record = heads[k];
+      if (record === undefined) return "caughtUp"; // every member is sent up to its target
+      const { feed, step } = members[k] as TreeFeedMember;
+      const message = notificationMessage(record.method, record.params);
+      withJson(message, JSON.stringify(message));
+      if (!step.fits(message)) return "full";
+      step.send(message, record);
+      sendDueRequests(feed, step.cursor(), sendRequest);
+      heads[k] = next(k);
+    }
+  } finally {
+    // A record not sent stays unread: each position stands before its member's next record.
+    for (const iterator of iterators) iterator?.return?.();
+  }
 }
 
 /**

@@ -9,7 +9,9 @@ import { ApprovalGate } from "./approvalGate.js";
 import { CommandCache, type CommandOutcome, type ReplayRange } from "./commandCache.js";
 import { descriptorsExhausted, inputParam, invalid, optionalString, rejection, stringParam } from "./commandParams.js";
 import { DEFAULT_LOCK_STALE_MS, lockDataDir, type DataDirLock } from "./dataDirLock.js";
-import { Delivery, type Subscriber } from "./delivery.js";
+import { DEFAULT_MAX_SUBAGENT_LINKS, Delivery, type Subscriber } from "./delivery.js";
+import { BoundedMap } from "../internal/boundedMap.js";
+import { HostOrder } from "./hostOrder.js";
 import { DEFAULT_MAX_LIVE_SESSIONS, HOST_NAME, HOST_VERSION, type MuseHostOptions } from "./hostOptions.js";
 import { readIncoming } from "./incomingMessage.js";
 import { CommandError, JsonRpcErrorCodes, errorResponse } from "./jsonRpc.js";
@@ -82,6 +84,8 @@ export class MuseHost {
   readonly #logFiles: LogFilePool;
   /** Tool process groups on record in the data dir (killed at the next start if this host is killed). */
   readonly #toolGroups: ToolGroupRegistry;
+  /** The host order (issue 23): the `h` stamped on every notification record, above every one in the data dir. */
+  readonly #order = new HostOrder();
 
   constructor(options: MuseHostOptions) {
     if (!options.models.has(options.defaultModel)) throw new Error(`default model ${options.defaultModel} is not loaded`);
@@ -102,8 +106,8 @@ export class MuseHost {
         logger: (line) => this.#log(line),
       });
     }
-    /** The subagent links in the logs (issue 23): who resumes a session hears the tree below it. */
-    const links: Array<[string, string]> = [];
+    /** The subagent links in the logs (issue 23), child to parent: who resumes a session hears the tree below it. Bounded as Delivery bounds them. */
+    const links = new BoundedMap<string, string>({ capacity: DEFAULT_MAX_SUBAGENT_LINKS });
     try {
       const lock = this.#lock;
       this.#logFiles = new LogFilePool({
@@ -117,7 +121,8 @@ export class MuseHost {
       this.recovered = recoverSessions(this.dataDir, {
         pool: this.#logFiles,
         logger: (line) => this.#log(line),
-        onLink: (parent, child) => links.push([parent, child]),
+        onLink: (parent, child) => links.set(child, parent),
+        order: this.#order,
       });
     } catch (error) {
       this.#lock?.release();
@@ -134,6 +139,7 @@ export class MuseHost {
       ask: (question, signal) => this.#approvals.ask(question, signal),
       fatal: (error, what) => this.#fatal(error, what),
       log: (line) => this.#log(line),
+      hostOrder: this.#order,
       link: (parent, child) => {
         // Who hears the parent hears the child, and the parent's questions' connections are asked the child's.
         this.#delivery.linkChild(parent, child);
@@ -150,7 +156,7 @@ export class MuseHost {
       },
       log: (line) => this.#log(line),
     });
-    for (const [parent, child] of links) this.#delivery.linkChild(parent, child);
+    for (const [child, parent] of links) this.#delivery.linkChild(parent, child);
     for (const r of this.recovered) {
       this.#log(`recovered session ${r.sessionId}: closed ${r.closedTurns.length} turn(s) as "host restarted"`);
     }
@@ -391,25 +397,57 @@ export class MuseHost {
   #sessionResume(params: Record<string, unknown>, commandId: string): Handled {
     const session = this.#requireSession(params, commandId);
     const afterCursor = optionalString(params, "afterCursor");
-    let after = 0;
-    if (afterCursor !== undefined) {
-      const n = parseViewCursor(afterCursor, session.sessionId);
-      if (n === undefined) throw invalid(`afterCursor ${afterCursor} is not a cursor of session ${session.sessionId}`);
-      after = n;
-    }
-    // A cursor this session never reached: accepting it would hand the client a future cursor, and
-    // every later notification would look like a step back. lastCursor is a valid afterCursor to retry with.
-    if (after > session.lastCursor) {
-      throw new CommandError(JsonRpcErrorCodes.invalidParams, `afterCursor ${afterCursor ?? ""} is beyond the last cursor of session ${session.sessionId}`, {
-        commandId,
-        lastCursor: formatViewCursor(session.sessionId, session.lastCursor),
-      });
+    const after = afterCursor === undefined ? 0 : this.#resumeCursor(session, afterCursor, "afterCursor", commandId);
+    // The tree below it (issue 23): each session after its own cursor in childCursors (all of one not named).
+    const tree = this.#delivery.descendantsOf(session.sessionId);
+    const named = childCursorsParam(params, session.sessionId, tree);
+    const children: Array<{ session: SessionAgent; after: number }> = [];
+    for (const childId of tree) {
+      const child = this.#sessions.load(childId);
+      const cursor = named.get(childId);
+      if (child === undefined) {
+        if (cursor !== undefined) throw invalid(`childCursors names session ${childId}, whose log cannot be read`);
+        this.#log(`resume of session ${session.sessionId}: child session ${childId} cannot be loaded, not replayed`);
+        continue;
+      }
+      children.push({ session: child, after: cursor === undefined ? 0 : this.#resumeCursor(child, cursor, `childCursors.${childId}`, commandId) });
     }
     // With a cursor, the items in progress there come whole in the answer: the base the replay's
     // deltas and patches apply to, for a client that holds them and one that holds nothing alike.
-    const { replayed, upTo, items } = resumePoint(readSessionLog(session.logPath), after);
-    const result = afterCursor === undefined ? { sessionId: session.sessionId, replayed } : { sessionId: session.sessionId, replayed, items };
-    return { result, replay: { sessionId: session.sessionId, after, upTo } };
+    const root = resumePoint(readSessionLog(session.logPath), after);
+    let replayed = root.replayed;
+    const items = [...root.items];
+    const replayChildren: NonNullable<ReplayRange["children"]> = [];
+    for (const { session: child, after: childAfter } of children) {
+      const point = resumePoint(readSessionLog(child.logPath), childAfter);
+      replayed += point.replayed;
+      items.push(...point.items);
+      replayChildren.push({ sessionId: child.sessionId, after: childAfter, upTo: point.upTo });
+    }
+    const withItems = afterCursor !== undefined || named.size > 0;
+    const result = withItems ? { sessionId: session.sessionId, replayed, items } : { sessionId: session.sessionId, replayed };
+    const replay: ReplayRange = { sessionId: session.sessionId, after, upTo: root.upTo };
+    if (replayChildren.length > 0) replay.children = replayChildren;
+    return { result, replay };
+  }
+
+  /**
+   * The cursor number of `cursor`, a resume cursor of `session` given as `name`: refused (invalid
+   * params) when it is no cursor of that session, or one beyond its last (with `lastCursor`, a
+   * valid cursor to retry with): accepting it would hand the client a future cursor, and every
+   * later notification would look like a step back.
+   */
+  #resumeCursor(session: SessionAgent, cursor: string, name: string, commandId: string): number {
+    const n = parseViewCursor(cursor, session.sessionId);
+    if (n === undefined) throw invalid(`${name} ${cursor} is not a cursor of session ${session.sessionId}`);
+    if (n > session.lastCursor) {
+      throw new CommandError(JsonRpcErrorCodes.invalidParams, `${name} ${cursor} is beyond the last cursor of session ${session.sessionId}`, {
+        commandId,
+        sessionId: session.sessionId,
+        lastCursor: formatViewCursor(session.sessionId, session.lastCursor),
+      });
+    }
+    return n;
   }
 
   /**
@@ -477,6 +515,25 @@ export class MuseHost {
       },
     };
   }
+}
+
+/**
+ * `session/resume.childCursors` (issue 23), checked: an object whose keys are sessions of the tree
+ * below `sessionId` and whose values are strings (each is checked as a cursor of its session by
+ * the caller). Absent: none named.
+ */
+function childCursorsParam(params: Record<string, unknown>, sessionId: string, tree: readonly string[]): Map<string, string> {
+  const value = params["childCursors"];
+  const named = new Map<string, string>();
+  if (value === undefined) return named;
+  if (!isObject(value) || Array.isArray(value)) throw invalid("childCursors must be an object: sessionId to afterCursor");
+  const below = new Set(tree);
+  for (const [childId, cursor] of Object.entries(value)) {
+    if (!below.has(childId)) throw invalid(`childCursors names session ${childId}, which is not below session ${sessionId}`);
+    if (typeof cursor !== "string") throw invalid(`childCursors.${childId} must be a cursor string`);
+    named.set(childId, cursor);
+  }
+  return named;
 }
 
 /** The answer to a refused command: its JSON-RPC error, and for `already_terminal` the terminal that must precede it. */

@@ -88,6 +88,8 @@ function hasKeys(value: object, keys: readonly string[]): boolean {
 }
 
 const RECORD_KEYS = ["type", "at", "n", "method", "params"] as const;
+/** A record with its place in the host order (issue 23). */
+const RECORD_KEYS_ORDERED = ["type", "at", "n", "h", "method", "params"] as const;
 /** The params of every item notification a session agent emits, in its order. */
 const ITEM_PARAMS_KEYS = ["sessionId", "viewCursor", "emittedAtMs", "item"] as const;
 
@@ -250,7 +252,9 @@ export class NotificationEncoder {
     const emittedAtMs = params["emittedAtMs"];
     if (typeof sessionId !== "string" || typeof viewCursor !== "string" || !isJsonNumber(emittedAtMs) || !isJsonNumber(record.at) || !isJsonNumber(record.n))
       return undefined;
-    if (!hasKeys(record, RECORD_KEYS) || !hasKeys(params, ITEM_PARAMS_KEYS)) return undefined;
+    const ordered = record.h !== undefined;
+    if (ordered && !isJsonNumber(record.h)) return undefined;
+    if (!hasKeys(record, ordered ? RECORD_KEYS_ORDERED : RECORD_KEYS) || !hasKeys(params, ITEM_PARAMS_KEYS)) return undefined;
     // The item's JSON around its growing field's value: `head` ends with its opening quote, `tail`
     // starts with its closing one.
     let head = "{";
@@ -298,7 +302,7 @@ export class NotificationEncoder {
     // young-generation GC to copy.
     return {
       line: flat(
-        `{"type":"notification","at":${record.at},"n":${record.n},"method":${method},"params":${ids},"emittedAtMs":${emittedAtMs},"item":${head}${logText}${tail}}${deltaJson}}`,
+        `{"type":"notification","at":${record.at},"n":${record.n},${ordered ? `"h":${record.h},` : ""}"method":${method},"params":${ids},"emittedAtMs":${emittedAtMs},"item":${head}${logText}${tail}}${deltaJson}}`,
       ),
       wire: flat(`{"jsonrpc":"2.0","method":${method},"params":${ids},"item":${head}${wireText}${tail}},"emittedAtMs":${emittedAtMs}}`),
     };

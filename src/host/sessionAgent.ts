@@ -9,6 +9,8 @@ import { addUsage, type ScriptedModel } from "./scriptedModel.js";
 import { AgentLog } from "./agentLog.js";
 import type { SessionLog } from "./sessionLog.js";
 import type { SessionLogRecord } from "./sessionLogRecord.js";
+import type { HostOrder } from "./hostOrder.js";
+import type { NotificationRecord } from "./notificationEncoder.js";
 import type { ShellOptions } from "./shellTool.js";
 import { ToolCallRunner } from "./toolCalls.js";
 import type { ChildOutcome, ChildTurnSpec, Delegate } from "./delegation.js";
@@ -134,6 +136,8 @@ export interface SessionAgentOptions {
   turnTimeLimitMs?: number;
   /** Creates the child session of a `task` call (issue 23); without it, a `task` call fails. */
   delegate?: Delegate;
+  /** Stamps each notification record with its place in the host order (`h`, issue 23); without it, records carry none. */
+  hostOrder?: HostOrder;
 }
 
 /**
@@ -182,6 +186,8 @@ export class SessionAgent {
   readonly #endWaiters = new Map<string, Array<(outcome: ChildOutcome) => void>>();
   /** The last message text of each running child turn so far, by turnId. */
   readonly #lastMessages = new Map<string, string>();
+  /** The host-wide sequence stamped on each notification record (issue 23). */
+  readonly #hostOrder: HostOrder | undefined;
 
   constructor(options: SessionAgentOptions) {
     this.sessionId = options.sessionId;
@@ -189,6 +195,7 @@ export class SessionAgent {
     this.#models = options.models;
     this.#modelName = options.modelName;
     this.#publish = options.publish;
+    this.#hostOrder = options.hostOrder;
     this.#cursor = options.lastCursor ?? 0;
     this.#startedTurns = options.startedTurns ?? 0;
     this.#terminals = options.terminals ?? new Map();
@@ -493,7 +500,11 @@ export class SessionAgent {
       : (json?: string) => this.#publish(method, params, json);
     // `hold` is handed the publishing instead: the caller sends it later, in order (a steer's answer goes first).
     const onDurable = hold === undefined ? publish : (json?: string) => hold(() => publish(json));
-    if (!this.#records.write({ type: "notification", at: emittedAtMs, n, method, params }, onDurable)) return undefined;
+    const record: NotificationRecord =
+      this.#hostOrder === undefined
+        ? { type: "notification", at: emittedAtMs, n, method, params }
+        : { type: "notification", at: emittedAtMs, n, h: this.#hostOrder.next(), method, params };
+    if (!this.#records.write(record, onDurable)) return undefined;
     this.#cursor = n;
     return params;
   }

@@ -4,7 +4,8 @@ import type { ApprovalGrant, ApprovalState, CancelCause, NotificationMethod, Ter
 
 /**
  * One line of a session log. `at` is milliseconds since the Unix epoch. `notification` records
- * carry the exact params sent on the wire, with their cursor sequence `n`. On disk, an
+ * carry the exact params sent on the wire, with their cursor sequence `n` and (issue 23) their
+ * place `h` in the host order, one sequence across every session of the data dir (see `HostOrder`). On disk, an
  * `item/updated` may carry `delta`: then its item's `delta.field` holds only the text appended to
  * the item's previous logged state, which was `delta.from` characters long; {@link readSessionLog}
  * puts the whole text back.
@@ -23,7 +24,7 @@ export type SessionLogRecord =
   | { type: "turnCompleted"; at: number; turnId: string; terminal: Terminal; reason: string; cause?: CancelCause; usage?: TurnUsage }
   | ApprovalRecord
   | GrantRecord
-  | { type: "notification"; at: number; n: number; method: NotificationMethod; params: Record<string, unknown>; delta?: ItemDelta };
+  | { type: "notification"; at: number; n: number; h?: number; method: NotificationMethod; params: Record<string, unknown>; delta?: ItemDelta };
 
 /**
  * A tool call's approval question changed state: asked (`pending`), answered (`approved`,

@@ -52,6 +52,8 @@ export interface SessionLogSummary {
   carriedSteers: CarriedSteer[];
   /** For a subagent's session (issue 23): the session its turn's `turn/started.parent` names. */
   parentSessionId?: string;
+  /** The highest host-order stamp `h` logged (0 when none, issue 23). */
+  lastOrder: number;
 }
 
 /**
@@ -83,6 +85,7 @@ export function summarizeSessionLog(records: Iterable<SessionLogRecord | Skipped
         grants: [],
         steers: new Map(),
         carriedSteers: [],
+        lastOrder: 0,
       };
       carried.clear();
       continue;
@@ -116,6 +119,7 @@ export function summarizeSessionLog(records: Iterable<SessionLogRecord | Skipped
         break;
       case "notification": {
         summary.lastCursor = Math.max(summary.lastCursor, r.n);
+        if (typeof r.h === "number" && r.h > summary.lastOrder) summary.lastOrder = r.h;
         const parent = r.method === "turn/started" ? r.params["parent"] : undefined;
         if (isObject(parent) && typeof parent["sessionId"] === "string") summary.parentSessionId = parent["sessionId"];
         const item = r.params["item"] as Item | undefined;

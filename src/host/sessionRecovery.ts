@@ -8,6 +8,7 @@ import { summarizeSessionLog, type SessionLogSummary } from "./sessionLogSummary
 import type { LogFilePool } from "./logFilePool.js";
 import type { SessionLogRecord } from "./sessionLogRecord.js";
 import { UnsafeFileError } from "./safeFiles.js";
+import type { HostOrder } from "./hostOrder.js";
 import { formatViewCursor } from "../protocol/cursor.js";
 import { HOST_RESTARTED_REASON } from "../protocol/reasons.js";
 
@@ -57,6 +58,11 @@ export interface RecoverSessionsOptions {
   logger?: (line: string) => void;
   /** Told every subagent link found (issue 23): session `child` was created below session `parent`. */
   onLink?: (parent: string, child: string) => void;
+  /**
+   * The host order (issue 23): it is told the highest `h` of every log, and the closings recovery
+   * appends are stamped from it, leaves first. Without it they carry no `h`.
+   */
+  order?: HostOrder;
 }
 
 /**
@@ -96,6 +102,7 @@ export function recoverSessions(dataDir: string, options: RecoverSessionsOptions
       report(`skipping sessions/${name}: it is the log of session ${summary.sessionId}`);
       continue;
     }
+    if (summary !== undefined) options.order?.seen(summary.lastOrder);
     if (summary?.parentSessionId !== undefined) parents.set(summary.sessionId, summary.parentSessionId);
     if (summary === undefined || (summary.openTurns.length === 0 && summary.openItems.size === 0)) continue;
     toClose.push({ name, path, summary });
@@ -124,7 +131,9 @@ export function recoverSessions(dataDir: string, options: RecoverSessionsOptions
     const note = (method: "item/completed" | "turn/completed", body: Record<string, unknown>): Record<string, unknown> => {
       n += 1;
       const params = { sessionId, viewCursor: formatViewCursor(sessionId, n), emittedAtMs: now, ...body };
-      const record: SessionLogRecord = { type: "notification", at: now, n, method, params };
+      const h = options.order?.next();
+      const record: SessionLogRecord =
+        h === undefined ? { type: "notification", at: now, n, method, params } : { type: "notification", at: now, n, h, method, params };
       log.append(record);
       return params;
     };

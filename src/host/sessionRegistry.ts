@@ -8,6 +8,7 @@ import { SessionAgent } from "./sessionAgent.js";
 import { SessionLog } from "./sessionLog.js";
 import { readSessionLog } from "./sessionLogReader.js";
 import { sessionLogPath } from "./sessionLogRecord.js";
+import type { HostOrder } from "./hostOrder.js";
 import { summarizeSessionLog, type SessionLogSummary } from "./sessionLogSummary.js";
 import type { ShellOptions } from "./shellTool.js";
 import type { ToolGroupRegistry } from "./toolGroups.js";
@@ -34,6 +35,8 @@ export interface SessionRegistryOptions {
   log: (line: string) => void;
   /** Child session `child` was created below `parent` (issue 23): whoever hears `parent` hears it from now on. */
   link?: (parent: string, child: string) => void;
+  /** The host order stamped on every notification record (issue 23). */
+  hostOrder?: HostOrder;
 }
 
 /** The loaded sessions, least recently named first; beyond the bound, idle ones are unloaded. */
@@ -103,6 +106,7 @@ export class SessionRegistry {
       onLogFailure: (error) => this.#options.fatal(error, `session log of ${sessionId}`),
       ask: this.#options.ask,
       delegate: (request) => this.delegate(request),
+      ...(this.#options.hostOrder === undefined ? {} : { hostOrder: this.#options.hostOrder }),
       shell,
       ...(host.turnTimeLimitMs === undefined ? {} : { turnTimeLimitMs: host.turnTimeLimitMs }),
       ...seed,

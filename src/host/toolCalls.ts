@@ -185,7 +185,15 @@ export class ToolCallRunner {
         child.cancel(reason?.kind === "disposed" ? { kind: "disposed" } : { kind: "parent" });
       };
       signal.addEventListener("abort", stopChild, { once: true });
-      child.start();
+      try {
+        child.start();
+      } catch (error) {
+        // The child turn could not begin (its log could not be written): this call still completes.
+        ended = true;
+        signal.removeEventListener("abort", stopChild);
+        if (this.#out.logFailure() !== undefined) throw this.#out.logFailure();
+        return close("failed", "", `subagent failed: the child turn could not start: ${(error as Error).message}`);
+      }
       let outcome;
       try {
         outcome = await child.ended();
