@@ -75,8 +75,8 @@ export interface SessionTurnView {
   /** Every subagent turn below the turn, depth-first (each before its children): the rows of an indented tree. */
   readonly subagents: readonly TreeTurn[];
   /**
-   * How many subagent turns below it started and ended, for `describeTreeProgress(progress,
-   * { stopping: turn.stopRequested })` from `@muse-code/sdk/ui`: "stopping 3 of 5 subagents…".
+   * How many subagent turns below it started and ended, ready for `describeTreeProgress` from
+   * `@muse-code/sdk/ui` (with `stopping` set from `turn.stopRequested`): "stopping 3 of 5 subagents…".
    */
   readonly progress: TreeProgress;
 }

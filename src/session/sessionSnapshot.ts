@@ -124,10 +124,11 @@ export interface SessionApproval {
   readonly answered?: ApprovalDecision;
   /**
    * Set when a subagent below the turn asks (issue 23): the child session asking and how deep it
-   * is (1 for a child of the turn, 2 for a grandchild, …); `turnId` is then the subagent's turn.
-   * Answer it like any other question, with `answerApproval(itemId, …)`.
+   * is (`depth` in levels below the session's turn: 1 for a child of the turn, 2 for a grandchild,
+   * …); `turnId` is then the subagent's turn. Answer it like any other question, with
+   * `answerApproval(itemId, …)`.
    */
-  readonly subagent?: { readonly sessionId: string; /** @unit levels below the session's turn */ readonly depth: number };
+  readonly subagent?: { readonly sessionId: string; readonly depth: number };
 }
 
 /**

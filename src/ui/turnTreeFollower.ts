@@ -3,11 +3,10 @@
  * (issue 23), with a bounded wait for "every turn below turn X has ended". The client already
  * delivers its child sessions' notifications, so nothing else is needed to follow the tree.
  */
-import type { MspClient } from "../client/mspClient.js";
 import { MspError } from "../errors.js";
 import { boundedWait, type BoundedWait, type WaitOptions } from "../internal/boundedWait.js";
 import type { CloseInfo } from "../rpc/jsonRpcEndpoint.js";
-import type { MspNotification } from "../turns/mspEvents.js";
+import type { MspEventEmitter, MspNotification } from "../turns/mspEvents.js";
 import { TurnTree, type TreeTurn } from "./turnTree.js";
 
 /**
@@ -15,6 +14,7 @@ import { TurnTree, type TreeTurn } from "./turnTree.js";
  *
  * @example
  * ```ts
+ * const follower = followTurnTree(client);
  * const { turn, descendants }: EndedTree = await follower.treeEnded(turnId, { timeoutMs: 60_000 });
  * console.log(turn.terminal?.terminal, descendants.map((d) => d.terminal?.cause?.kind));
  * ```
@@ -84,13 +84,17 @@ export interface TurnTreeFollower {
  * import { followTurnTree, describeTreeProgress } from "@muse-code/sdk/ui";
  *
  * const follower = followTurnTree(client);
+ * let stopping = false; // set when the app presses Stop
  * client.events.on("notification", () => {
  *   status.textContent = describeTreeProgress(follower.tree.progressOf(turnId), { stopping });
  * });
  * const { descendants } = await follower.treeEnded(turnId, { timeoutMs: 120_000 });
  * ```
  */
-export function followTurnTree(client: Pick<MspClient, "events" | "isClosed">, options: FollowTurnTreeOptions = {}): TurnTreeFollower {
+export function followTurnTree(
+  client: { readonly events: Pick<MspEventEmitter, "on" | "off">; readonly isClosed: boolean },
+  options: FollowTurnTreeOptions = {},
+): TurnTreeFollower {
   const tree = options.tree ?? new TurnTree();
   const waiters = new Map<string, Set<BoundedWait<EndedTree>>>();
   let closed: CloseInfo | undefined;
