@@ -152,6 +152,7 @@ function shrink(value: KeptSession, maxBytes: number): KeptSession {
   const fits = (v: KeptSession) => JSON.stringify(v).length <= maxBytes;
   for (;;) {
     const candidate: KeptSession = { ...value, turns };
+    if (value.tree !== undefined) candidate.tree = treeBelow(value.tree, turns);
     if (fits(candidate)) return candidate;
     const oldestEnded = turns.findIndex((turn) => turn.phase === "ended" || turn.phase === "unknown");
     if (oldestEnded === -1) break;
@@ -161,6 +162,12 @@ function shrink(value: KeptSession, maxBytes: number): KeptSession {
   const bare: KeptSession = { turns: turns.map((turn) => ({ ...turn, items: [], droppedItems: 0 })) };
   if (value.sessionId !== undefined) bare.sessionId = value.sessionId;
   return fits(bare) ? bare : value.sessionId === undefined ? { turns: [] } : { sessionId: value.sessionId, turns: [] };
+}
+
+/** The kept child turns still below a kept turn (each is after its parent, so one pass finds them). */
+function treeBelow(tree: readonly KeptTreeTurn[], turns: readonly KeptTurn[]): KeptTreeTurn[] {
+  const below = new Set(turns.map((turn) => turn.turnId));
+  return tree.filter((turn) => below.has(turn.parent.turnId) && below.add(turn.turnId) !== undefined);
 }
 
 function parseKept(raw: unknown): KeptSession {

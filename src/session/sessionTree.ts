@@ -7,7 +7,7 @@
  * sits below, so its questions and its progress show on that turn.
  */
 import { MspError } from "../errors.js";
-import { isObject } from "../protocol/guards.js";
+import { isObject, problemWithNotification, problemWithSubagentLinks } from "../protocol/guards.js";
 import type { ChildCursors, Item, ParentTurnLink, TurnCompletedParams } from "../protocol/index.js";
 import { TurnTree, type TreeProgress, type TreeTurn } from "../ui/turnTree.js";
 
@@ -162,8 +162,7 @@ export class SessionTree {
     for (const turn of kept.turns) {
       const depth = turn.parent.sessionId === own ? 0 : this.#sessions.get(turn.parent.sessionId)?.depth;
       if (depth === undefined) continue;
-      this.#follow(turn.sessionId, depth + 1);
-      // The notifications that placed it, as they came: the link, its start, its end.
+      // The notifications that placed it, as they came: the link, its start, its end; all of them checked before any is applied.
       const viewCursor = "";
       const item = {
         itemId: turn.parent.itemId,
@@ -172,19 +171,22 @@ export class SessionTree {
         revision: 0,
         subagent: { sessionId: turn.sessionId, turnId: turn.turnId },
       };
-      try {
-        this.#tree.observe({ method: "item/updated", params: { sessionId: turn.parent.sessionId, viewCursor, item } });
-        if (turn.state === "linked") continue;
-        this.#tree.observe({
-          method: "turn/started",
-          params: { sessionId: turn.sessionId, viewCursor, turnId: turn.turnId, parent: turn.parent, depth: turn.depth },
-        });
-        if (turn.terminal !== undefined)
-          this.#tree.observe({ method: "turn/completed", params: { sessionId: turn.sessionId, viewCursor, turnId: turn.turnId, ...turn.terminal } });
-      } catch (error) {
-        if (!MspError.is(error)) throw error;
-        this.#onWarning(`a kept subagent turn was dropped: ${error.message}`); // a storage edited by hand: not trusted
+      const placed: Array<{ method: string; params: Record<string, unknown> }> = [
+        { method: "item/updated", params: { sessionId: turn.parent.sessionId, viewCursor, item } },
+      ];
+      if (turn.state !== "linked")
+        placed.push({ method: "turn/started", params: { sessionId: turn.sessionId, viewCursor, turnId: turn.turnId, parent: turn.parent, depth: turn.depth } });
+      if (turn.state !== "linked" && turn.terminal !== undefined)
+        placed.push({ method: "turn/completed", params: { sessionId: turn.sessionId, viewCursor, turnId: turn.turnId, ...turn.terminal } });
+      const problem = placed
+        .map((n) => problemWithNotification(n.method, n.params) ?? problemWithSubagentLinks(n.method, n.params))
+        .find((p) => p !== undefined);
+      if (problem !== undefined) {
+        this.#onWarning(`a kept subagent turn was dropped: ${problem}`); // a storage edited by hand: not trusted
+        continue;
       }
+      this.#follow(turn.sessionId, depth + 1);
+      for (const notification of placed) this.#tree.observe(notification);
     }
     for (const [sessionId, cursor] of Object.entries(kept.childCursors)) {
       const entry = this.#sessions.get(sessionId);
