@@ -3,11 +3,15 @@
  * re-renders only when what it reads changed (snapshots are immutable and share what did not
  * change), and nothing is opened, subscribed twice or sent by rendering.
  */
-import { useCallback, useSyncExternalStore } from "react";
+import { useCallback, useMemo, useSyncExternalStore } from "react";
 import type { MspSession } from "../session/mspSession.js";
 import type { SessionConnection, SessionSnapshot, SessionTurn } from "../session/sessionSnapshot.js";
 import type { WaitOptions } from "../internal/boundedWait.js";
 import type { ApprovalDecision, CommandResult, TurnInput } from "../protocol/index.js";
+import type { TreeProgress, TreeTurn } from "../ui/turnTree.js";
+
+const NO_TURNS: readonly TreeTurn[] = Object.freeze([]);
+const NO_PROGRESS: TreeProgress = Object.freeze({ started: 0, ended: 0, running: 0 });
 
 /**
  * The session's snapshot, kept current: the connection, the turns with their items, phases,
@@ -62,10 +66,39 @@ export interface SessionTurnView {
   readonly answer: (itemId: string, decision: ApprovalDecision, reason?: string) => void;
   /** Steer the running turn (`MspSession.steer`): resolves with `{turnId, steerId}`, rejects with a typed `MspError`. */
   readonly steer: (input: string | readonly TurnInput[], options?: WaitOptions) => Promise<CommandResult<"turn/steer">>;
+  /**
+   * The turn's own subagent turns (issue 23), one level down, in the order they were linked: each
+   * with its `state`, its own `terminal` once it came, and `children` (their ids) to go deeper.
+   * Empty when the turn delegated nothing.
+   */
+  readonly children: readonly TreeTurn[];
+  /** Every subagent turn below the turn, depth-first (each before its children): the rows of an indented tree. */
+  readonly subagents: readonly TreeTurn[];
+  /**
+   * How many subagent turns below it started and ended, ready for `describeTreeProgress` from
+   * `@muse-code/sdk/ui` (with `stopping` set from `turn.stopRequested`): "stopping 3 of 5 subagents…".
+   */
+  readonly progress: TreeProgress;
 }
 
 /**
- * One turn of the session, re-rendered only when that turn changed, with its Stop.
+ * One turn of the session, re-rendered only when that turn changed, with its Stop, and the
+ * subagent turns below it (issue 23) with their progress.
+ *
+ * @example
+ * ```tsx
+ * import { describeTerminal, describeTreeProgress } from "@muse-code/sdk/ui";
+ *
+ * function Subagents({ session, turnId }: { session: MspSession; turnId: string }) {
+ *   const { turn, subagents, progress } = useSessionTurn(session, turnId);
+ *   return (
+ *     <section>
+ *       <p role="status">{describeTreeProgress(progress, { stopping: turn?.stopRequested === true })}</p>
+ *       <ul>{subagents.map((s) => <li key={s.turnId} style={{ marginLeft: `${s.depth}em` }}>{s.terminal === undefined ? s.state : describeTerminal(s.terminal)}</li>)}</ul>
+ *     </section>
+ *   );
+ * }
+ * ```
  *
  * @example
  * ```tsx
@@ -82,5 +115,8 @@ export function useSessionTurn(session: MspSession, turnId: string): SessionTurn
   const stop = useCallback(() => session.stop(turnId), [session, turnId]);
   const answer = useCallback((itemId: string, decision: ApprovalDecision, reason?: string) => session.answerApproval(itemId, decision, reason), [session]);
   const steer = useCallback((input: string | readonly TurnInput[], options?: WaitOptions) => session.steer(turnId, input, options), [session, turnId]);
-  return { turn, stop, answer, steer };
+  // A turn's view is the same object until it changed, so these are too (nothing new per render when nothing moved).
+  const subagents = turn?.subagents ?? NO_TURNS;
+  const children = useMemo(() => subagents.filter((child) => child.parent?.turnId === turnId), [subagents, turnId]);
+  return { turn, stop, answer, steer, children, subagents, progress: turn?.subagentProgress ?? NO_PROGRESS };
 }

@@ -8,6 +8,7 @@ import type { MspSession } from "./mspSession.js";
 import { SessionEngine } from "./sessionEngine.js";
 import type { SessionOptions } from "./sessionOptions.js";
 import { memoryStorage, SessionKeeper } from "./sessionStorage.js";
+import { SessionTree } from "./sessionTree.js";
 import { SessionTurns } from "./sessionTurns.js";
 
 /** The key a session is kept under unless `storageKey` says otherwise. */
@@ -36,7 +37,7 @@ export async function openSession(options: SessionOptions): Promise<MspSession> 
   if (options.sessionId !== undefined && (typeof options.sessionId !== "string" || options.sessionId === "")) {
     throw new TypeError("openSession: options.sessionId must be a non-empty string");
   }
-  const limits = { turns: 100, itemsPerTurn: 1000, storedBytes: 1024 * 1024, ...options.limits };
+  const limits = { turns: 100, itemsPerTurn: 1000, storedBytes: 1024 * 1024, subagentSessions: 256, ...options.limits };
   for (const [field, value] of Object.entries(limits)) {
     if (typeof value !== "number" || !Number.isInteger(value) || value < 1)
       throw new RangeError(`openSession: limits.${field} must be a whole number ≥ 1, got ${String(value)}`);
@@ -56,11 +57,15 @@ export async function openSession(options: SessionOptions): Promise<MspSession> 
   };
   const keeper = new SessionKeeper(options.storage ?? memoryStorage(), options.storageKey ?? DEFAULT_KEY, limits.storedBytes, onWarning);
   const kept = keeper.read();
-  const turns = new SessionTurns(limits.turns, limits.itemsPerTurn);
+  const tree = new SessionTree(limits.subagentSessions, limits.turns, onWarning);
+  const turns = new SessionTurns(limits.turns, limits.itemsPerTurn, (turnId) => tree.below(turnId));
   // A given session that is not the kept one starts with nothing kept.
-  if (options.sessionId === undefined || options.sessionId === kept.sessionId) for (const turn of kept.turns) turns.restore(turn);
+  if (options.sessionId === undefined || options.sessionId === kept.sessionId) {
+    for (const turn of kept.turns) turns.restore(turn);
+    if (kept.sessionId !== undefined) tree.restore(kept.sessionId, { childCursors: kept.childCursors ?? {}, turns: kept.tree ?? [] });
+  }
   const session = new SessionEngine(
-    { connect: options.connect, sessionId: options.sessionId, keeper, turns, reconnect: reconnectPolicy(options.reconnect), commandTimeoutMs, onWarning },
+    { connect: options.connect, sessionId: options.sessionId, keeper, turns, tree, reconnect: reconnectPolicy(options.reconnect), commandTimeoutMs, onWarning },
     kept,
   );
   await session.start();

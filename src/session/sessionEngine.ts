@@ -12,6 +12,7 @@ import {
   RejectionReasons,
   uuidv7,
   type ApprovalDecision,
+  type ChildCursors,
   type CommandResult,
   type Item,
   type ToolApproveParams,
@@ -19,7 +20,7 @@ import {
   type TurnInput,
 } from "../protocol/index.js";
 import type { CloseInfo } from "../rpc/jsonRpcEndpoint.js";
-import type { MspEvents } from "../turns/mspEvents.js";
+import type { MspEvents, MspNotification } from "../turns/mspEvents.js";
 import type { ApprovalQuestion } from "../turns/approvals.js";
 import { problemWithDecision } from "../protocol/approvalOffer.js";
 import { backoffDelay, type ReconnectPolicy } from "./reconnectPolicy.js";
@@ -27,6 +28,7 @@ import type { SessionCloseReason, SessionConnection, SessionSnapshot, SessionTur
 import type { MspSession, SessionTurnHandle } from "./mspSession.js";
 import type { SessionKeeper } from "./sessionStorage.js";
 import { touch, type SessionTurns, type TurnState } from "./sessionTurns.js";
+import type { SessionTree, TreeChange } from "./sessionTree.js";
 
 /** What the session needs, filled in by `openSession`. */
 export interface SessionParts {
@@ -34,6 +36,8 @@ export interface SessionParts {
   sessionId: string | undefined;
   keeper: SessionKeeper;
   turns: SessionTurns;
+  /** The subagent tree below the turns: descendant sessions, their cursors, their turns. */
+  tree: SessionTree;
   reconnect: ReconnectPolicy | undefined;
   commandTimeoutMs: number;
   onWarning: (message: string) => void;
@@ -248,19 +252,23 @@ export class SessionEngine implements MspSession {
     let sessionId = this.#sessionId;
     if (sessionId !== undefined) {
       try {
-        const params: { sessionId: string; afterCursor?: string } = { sessionId };
+        const params: { sessionId: string; afterCursor?: string; childCursors?: ChildCursors } = { sessionId };
         if (this.#cursor !== undefined) params.afterCursor = this.#cursor;
+        // Each descendant session from its own cursor (issue 23); a host that does not know childCursors ignores them.
+        const childCursors = this.#parts.tree.childCursors();
+        if (Object.keys(childCursors).length > 0) params.childCursors = childCursors;
         let result: { items?: Item[] };
         try {
           result = await client.command<"session/resume">("session/resume", params, { timeoutMs });
         } catch (error) {
           // A cursor the host refuses (past what it has: a log cut short, storage from a backup): replay the session whole instead.
-          if (!(MspError.is(error) && error.kind === "rpcError" && params.afterCursor !== undefined)) throw error;
+          if (!(MspError.is(error) && error.kind === "rpcError" && (params.afterCursor !== undefined || params.childCursors !== undefined))) throw error;
           this.#cursor = undefined;
+          this.#parts.tree.dropCursors();
           result = await client.command<"session/resume">("session/resume", { sessionId }, { timeoutMs });
         }
         if (this.#closed || this.#client !== client) return;
-        for (const item of result.items ?? []) this.#parts.turns.putItem(item);
+        for (const item of result.items ?? []) this.#putResumedItem(sessionId, item);
       } catch (error) {
         if (!(MspError.is(error) && error.kind === "commandRejected" && error.data["reason"] === RejectionReasons.unknownSession)) throw error;
         // The host no longer knows the session (restarted without its data): what its turns did is not known.
@@ -282,6 +290,25 @@ export class SessionEngine implements MspSession {
       if (turn.input !== undefined) void this.#sendStart(client, turn);
       else if (turn.stopRequested) void this.#sendCancel(client, turn);
     }
+  }
+
+  /** An item the resume's answer lists as in progress at the cursor: the session's own, or one of a child turn (only the tree's). */
+  #putResumedItem(sessionId: string, item: Item): void {
+    const own = this.#parts.turns.get(item.turnId) !== undefined;
+    const change = own
+      ? this.#parts.tree.observe(sessionId, { method: "item/updated", params: { sessionId, viewCursor: "", item } })
+      : this.#parts.tree.observeItem(item);
+    if (change !== undefined) this.#treeChanged(change);
+    if (own || change === undefined) this.#parts.turns.putItem(item);
+  }
+
+  /** The tree changed below one of the session's turns: that turn shows again. */
+  #treeChanged(change: TreeChange): void {
+    if (change.changed === false) return;
+    const turn = typeof change.changed === "string" ? this.#parts.turns.get(change.changed) : undefined;
+    if (turn !== undefined) touch(turn);
+    else for (const each of this.#parts.turns.all()) touch(each);
+    this.#changed();
   }
 
   /** `turn/start` for `turn` (first time, or a retry with the same commandId: the host runs it once). */
@@ -342,12 +369,17 @@ export class SessionEngine implements MspSession {
     const put = ({ sessionId, item }: { sessionId: string; item: Item }) => {
       if (mine(sessionId) && this.#parts.turns.putItem(item)) this.#changed();
     };
-    const onNotification = ({ params }: { params?: unknown }) => {
-      const p = params as { sessionId?: unknown; viewCursor?: unknown } | undefined;
+    const onNotification = (notification: MspNotification) => {
+      if (this.#client !== client) return;
+      const p = notification.params as { sessionId?: unknown; viewCursor?: unknown } | undefined;
       if (p !== undefined && mine(p.sessionId) && typeof p.viewCursor === "string") {
         this.#cursor = p.viewCursor;
         this.#scheduleWrite();
       }
+      // The subagent tree: links, child turns and their terminals, each descendant session's cursor.
+      const change = this.#parts.tree.observe(this.#sessionId, notification);
+      if (change.child) this.#scheduleWrite();
+      this.#treeChanged(change);
     };
     const onStarted = ({ sessionId, turnId }: { sessionId: string; turnId: string }) => {
       if (!mine(sessionId)) return;
@@ -363,7 +395,7 @@ export class SessionEngine implements MspSession {
     const onAnswered = (question: ApprovalQuestion, answer: { decision: string; reason?: string }) => {
       // The connection went (the SDK withdraws its questions as it closes): the question stays shown until it is asked again.
       if (this.#client !== client || client.isClosed || (answer.decision === "cancelled" && answer.reason === "connection closed")) return;
-      const turn = this.#parts.turns.get(question.request.turnId);
+      const turn = this.#holderOf(question.request);
       const open = turn?.approvals.get(question.request.itemId);
       if (turn === undefined || open?.request !== question.request) return;
       turn.approvals.delete(question.request.itemId);
@@ -403,8 +435,10 @@ export class SessionEngine implements MspSession {
       const reply = (decision: ApprovalDecision, reason?: string) => resolve(reason === undefined ? { decision } : { decision, reason });
       // Closed without this answer (withdrawn, the turn ended, the connection went): what resolves here is not sent.
       signal.addEventListener("abort", () => resolve({ decision: "cancelled" }), { once: true });
-      if (request.sessionId !== this.#sessionId) return reply("deny", "not a question of this session");
-      const turn = this.#parts.turns.ensure(request.turnId);
+      // A subagent's question shows on the session's own turn it runs below, saying which subagent asks.
+      const depth = request.sessionId === this.#sessionId ? 0 : this.#parts.tree.depthOf(request.sessionId);
+      const turn = depth === 0 ? this.#parts.turns.ensure(request.turnId) : this.#holderOf(request);
+      if (turn === undefined || depth === undefined) return reply("deny", "not a question of this session or of a subagent below it");
       const earlier = turn.approvals.get(request.itemId);
       if (earlier?.answered !== undefined) {
         // Answered while offline: the answer goes now, and the question leaves the snapshot.
@@ -413,10 +447,18 @@ export class SessionEngine implements MspSession {
         this.#changed();
         return reply(earlier.answered, earlier.reason);
       }
-      turn.approvals.set(request.itemId, { request, live: true, reply });
+      turn.approvals.set(request.itemId, { request, live: true, reply, ...(depth === 0 ? {} : { subagent: { sessionId: request.sessionId, depth } }) });
       touch(turn);
       this.#changed();
     });
+  }
+
+  /** The session's own turn a question shows on: its own turn, or the one a subagent's turn runs below. */
+  #holderOf(request: ToolApproveParams): TurnState | undefined {
+    if (request.sessionId === this.#sessionId) return this.#parts.turns.get(request.turnId);
+    if (!this.#parts.tree.isChild(request.sessionId)) return undefined;
+    const root = this.#parts.tree.rootOf(request.turnId);
+    return root === undefined ? undefined : this.#parts.turns.get(root);
   }
 
   #detachClient(): void {
@@ -514,6 +556,9 @@ export class SessionEngine implements MspSession {
     const kept: Parameters<SessionKeeper["write"]>[0] = { turns: this.#parts.turns.kept() };
     if (this.#sessionId !== undefined) kept.sessionId = this.#sessionId;
     if (this.#cursor !== undefined) kept.cursor = this.#cursor;
+    const tree = this.#parts.tree.kept(kept.turns.map((turn) => turn.turnId));
+    if (tree.turns.length > 0) kept.tree = tree.turns;
+    if (Object.keys(tree.childCursors).length > 0) kept.childCursors = tree.childCursors;
     const wasPersistent = this.#parts.keeper.persistent;
     this.#parts.keeper.write(kept);
     if (wasPersistent && !this.#parts.keeper.persistent) this.#notify(); // the snapshot's storage is now memory

@@ -27,6 +27,15 @@ export interface SessionLimits {
    * @defaultValue 1048576
    */
   storedBytes?: number;
+  /**
+   * Subagent sessions (issue 23) followed below the session's turns, at any depth: their turns
+   * show in `SessionTurn.subagents`, their questions in the turn's `approvals`, and each one's
+   * cursor is kept for `session/resume.childCursors`. Past it the oldest is no longer followed
+   * (one warning).
+   * @unit sessions
+   * @defaultValue 256
+   */
+  subagentSessions?: number;
 }
 
 /**

@@ -5,6 +5,7 @@
  */
 import type { ApprovalDecision, Item, TurnCompletedParams, TurnInput } from "../protocol/index.js";
 import type { ApprovalGrantRule, ApprovalOffer } from "../protocol/index.js";
+import type { TreeProgress, TreeTurn } from "../ui/turnTree.js";
 
 /**
  * Where the session's connection is: `connecting` (the first one), `open`, `reconnecting` (lost,
@@ -121,6 +122,13 @@ export interface SessionApproval {
   readonly live: boolean;
   /** An answer given while the question was not live: sent when the host asks again. */
   readonly answered?: ApprovalDecision;
+  /**
+   * Set when a subagent below the turn asks (issue 23): the child session asking and how deep it
+   * is (`depth` in levels below the session's turn: 1 for a child of the turn, 2 for a grandchild,
+   * …); `turnId` is then the subagent's turn. Answer it like any other question, with
+   * `answerApproval(itemId, …)`.
+   */
+  readonly subagent?: { readonly sessionId: string; readonly depth: number };
 }
 
 /**
@@ -147,6 +155,15 @@ export interface SessionTurn {
   readonly approvals: readonly SessionApproval[];
   /** Stop was pressed (kept across drops and reloads until the terminal). */
   readonly stopRequested: boolean;
+  /**
+   * The subagent turns below this turn (issue 23): children, grandchildren, …, depth-first (each
+   * before its own children, `depth` 1 for a child), each with its state and, once it came, its
+   * own terminal. Empty when the turn delegated nothing. By invariant 7 the turn's own terminal
+   * comes after every one of theirs: once `phase` is `ended`, each has its terminal here.
+   */
+  readonly subagents: readonly TreeTurn[];
+  /** How many of {@link SessionTurn.subagents} started and ended, ready for `describeTreeProgress` (`@muse-code/sdk/ui`). */
+  readonly subagentProgress: TreeProgress;
   /** Why the phase is `unknown`. */
   readonly unknownReason?: string;
 }

@@ -5,7 +5,9 @@
  * written together so that they describe one moment. Bounded in bytes; a storage that throws
  * (a full quota, a disabled storage) is dropped for memory, with one warning.
  */
-import { isItem, isTurnCompleted, type Item, type TurnCompletedParams, type TurnInput } from "../protocol/index.js";
+import { isItem, isTurnCompleted, type ChildCursors, type Item, type TurnCompletedParams, type TurnInput } from "../protocol/index.js";
+import { isObject } from "../protocol/guards.js";
+import type { KeptTreeTurn } from "./sessionTree.js";
 
 /**
  * The part of the Web Storage API a session uses. `sessionStorage` and `localStorage` are one;
@@ -70,6 +72,10 @@ export interface KeptSession {
   /** The last `viewCursor` seen when `turns` were written; absent: resume replays the whole session. */
   cursor?: string;
   turns: KeptTurn[];
+  /** The last `viewCursor` seen of each subagent session below (issue 23), written with `cursor`. */
+  childCursors?: ChildCursors;
+  /** The subagent turns below the turns, parents first. */
+  tree?: KeptTreeTurn[];
 }
 
 const PHASES: readonly string[] = ["starting", "queued", "running", "ended", "unknown"];
@@ -146,6 +152,7 @@ function shrink(value: KeptSession, maxBytes: number): KeptSession {
   const fits = (v: KeptSession) => JSON.stringify(v).length <= maxBytes;
   for (;;) {
     const candidate: KeptSession = { ...value, turns };
+    if (value.tree !== undefined) candidate.tree = treeBelow(value.tree, turns);
     if (fits(candidate)) return candidate;
     const oldestEnded = turns.findIndex((turn) => turn.phase === "ended" || turn.phase === "unknown");
     if (oldestEnded === -1) break;
@@ -157,12 +164,24 @@ function shrink(value: KeptSession, maxBytes: number): KeptSession {
   return fits(bare) ? bare : value.sessionId === undefined ? { turns: [] } : { sessionId: value.sessionId, turns: [] };
 }
 
+/** The kept child turns still below a kept turn (each is after its parent, so one pass finds them). */
+function treeBelow(tree: readonly KeptTreeTurn[], turns: readonly KeptTurn[]): KeptTreeTurn[] {
+  const below = new Set(turns.map((turn) => turn.turnId));
+  return tree.filter((turn) => below.has(turn.parent.turnId) && below.add(turn.turnId) !== undefined);
+}
+
 function parseKept(raw: unknown): KeptSession {
   if (typeof raw !== "object" || raw === null) return { turns: [] };
   const { sessionId, cursor, turns } = raw as Record<string, unknown>;
   const kept: KeptSession = { turns: [] };
   if (typeof sessionId === "string" && sessionId !== "") kept.sessionId = sessionId;
   if (typeof cursor === "string" && cursor !== "") kept.cursor = cursor;
+  const { childCursors, tree } = raw as Record<string, unknown>;
+  if (isObject(childCursors)) {
+    const cursors = Object.entries(childCursors).filter((entry): entry is [string, string] => typeof entry[1] === "string" && entry[1] !== "");
+    if (cursors.length > 0) kept.childCursors = Object.fromEntries(cursors);
+  }
+  if (Array.isArray(tree)) kept.tree = tree.filter(isKeptTreeTurn);
   if (!Array.isArray(turns)) return kept;
   for (const turn of turns) {
     if (typeof turn !== "object" || turn === null) continue;
@@ -182,6 +201,18 @@ function parseKept(raw: unknown): KeptSession {
     kept.turns.push(one);
   }
   return kept;
+}
+
+const TREE_STATES: readonly unknown[] = ["linked", "running", "ended"];
+
+function isKeptTreeTurn(value: unknown): value is KeptTreeTurn {
+  if (!isObject(value) || !isObject(value["parent"])) return false;
+  const parent = value["parent"];
+  const strings = [value["turnId"], value["sessionId"], parent["sessionId"], parent["turnId"], parent["itemId"]];
+  if (!strings.every((s) => typeof s === "string" && s !== "")) return false;
+  if (!Number.isSafeInteger(value["depth"]) || (value["depth"] as number) < 1 || !TREE_STATES.includes(value["state"])) return false;
+  const terminal = value["terminal"];
+  return terminal === undefined || (isObject(terminal) && typeof terminal["terminal"] === "string" && typeof terminal["reason"] === "string");
 }
 
 function isTextInput(value: unknown): value is TurnInput {

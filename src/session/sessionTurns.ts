@@ -9,6 +9,10 @@ import type { ApprovalDecision, Item, ToolApproveParams, TurnCompletedParams, Tu
 import { offeredDecisions } from "../protocol/approvalOffer.js";
 import type { SessionApproval, SessionConnectionState, SessionTurn, SessionTurnPhase } from "./sessionSnapshot.js";
 import type { KeptPhase, KeptTurn } from "./sessionStorage.js";
+import type { TreeProgress, TreeTurn } from "../ui/turnTree.js";
+
+/** The subagent turns below a turn, and their counts (from the session's tree). */
+export type TurnsBelow = (turnId: string) => { turns: readonly TreeTurn[]; progress: TreeProgress };
 
 /** One turn as the session holds it (mutable; its view is {@link SessionTurn}). */
 export interface TurnState {
@@ -21,7 +25,15 @@ export interface TurnState {
   /** Open questions by itemId. */
   readonly approvals: Map<
     string,
-    { request: ToolApproveParams; live: boolean; answered?: ApprovalDecision; reason?: string; reply?: (decision: ApprovalDecision, reason?: string) => void }
+    {
+      request: ToolApproveParams;
+      live: boolean;
+      answered?: ApprovalDecision;
+      reason?: string;
+      reply?: (decision: ApprovalDecision, reason?: string) => void;
+      /** Asked by a subagent below the turn: its session, and how deep. */
+      subagent?: { sessionId: string; depth: number };
+    }
   >;
   stopRequested: boolean;
   cancelCommandId: string | undefined;
@@ -44,10 +56,13 @@ export class SessionTurns {
   readonly #turns = new Map<string, TurnState>();
   readonly #maxTurns: number;
   readonly #maxItems: number;
+  readonly #below: TurnsBelow;
 
-  constructor(maxTurns: number, maxItems: number) {
+  /** `below` gives a turn's subagent turns (none by default). */
+  constructor(maxTurns: number, maxItems: number, below: TurnsBelow = () => ({ turns: [], progress: { started: 0, ended: 0, running: 0 } })) {
     this.#maxTurns = maxTurns;
     this.#maxItems = maxItems;
+    this.#below = below;
   }
 
   get(turnId: string): TurnState | undefined {
@@ -153,7 +168,7 @@ export class SessionTurns {
   view(turn: TurnState, connection: SessionConnectionState): SessionTurn {
     if (turn.view !== undefined && turn.viewConnection === connection) return turn.view;
     const online = connection === "open";
-    const approvals: SessionApproval[] = [...turn.approvals.values()].map(({ request, live, answered }) =>
+    const approvals: SessionApproval[] = [...turn.approvals.values()].map(({ request, live, answered, subagent }) =>
       Object.freeze({
         turnId: request.turnId,
         itemId: request.itemId,
@@ -164,8 +179,10 @@ export class SessionTurns {
         ...(request.grant === undefined ? {} : { grant: request.grant }),
         live: live && online,
         ...(answered === undefined ? {} : { answered }),
+        ...(subagent === undefined ? {} : { subagent: Object.freeze({ ...subagent }) }),
       }),
     );
+    const below = this.#below(turn.turnId);
     const view: SessionTurn = Object.freeze({
       turnId: turn.turnId,
       ...(turn.input === undefined ? {} : { input: Object.freeze([...turn.input]) }),
@@ -175,6 +192,8 @@ export class SessionTurns {
       ...(turn.terminal === undefined ? {} : { terminal: turn.terminal }),
       approvals: Object.freeze(approvals),
       stopRequested: turn.stopRequested,
+      subagents: below.turns,
+      subagentProgress: below.progress,
       ...(turn.unknownReason === undefined ? {} : { unknownReason: turn.unknownReason }),
     });
     turn.view = view;

@@ -17,3 +17,5 @@ export { describeEnding } from "./describeEnding.js";
 export { offeredDecisions, problemWithDecision } from "../protocol/approvalOffer.js";
 export { TurnTree, describeTreeProgress } from "./turnTree.js";
 export type { TreeProgress, TreeTurn, TreeTurnState, TurnTreeOptions } from "./turnTree.js";
+export { followTurnTree } from "./turnTreeFollower.js";
+export type { EndedTree, FollowTurnTreeOptions, TurnTreeFollower } from "./turnTreeFollower.js";

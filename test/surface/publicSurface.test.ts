@@ -68,6 +68,7 @@ describe("public surface", () => {
       "describeTerminal",
       "describeTreeProgress",
       "describeUsage",
+      "followTurnTree",
       "offeredDecisions",
       "problemWithDecision",
     ]);
