@@ -121,27 +121,9 @@ function parseStep(raw: unknown, where: string, nesting: number): ScriptedStep {
   const fail = raw["fail"];
   if (fail !== undefined) {
     if (typeof fail !== "string" || fail.trim() === "") bad(`${where}.fail`, "must be a non-empty string");
-    return failingStep(step, fail);
+    step.fail = fail;
   }
   return step;
-}
-
-/**
- * A step that fails its turn as it begins, with `reason`: the turn ends `failed`, its reason
- * `failed: <reason>`, as a model that errs mid-turn ends it. A scripted step has no such key, so
- * the step's `text` cannot be read: the agent loop reads it first when it plays the step, and
- * fails the turn with the error it throws. Nothing of the step streams.
- */
-function failingStep(step: ScriptedStep, reason: string): ScriptedStep {
-  const failing = { ...step };
-  delete failing.text;
-  Object.defineProperty(failing, "text", {
-    enumerable: true,
-    get(): never {
-      throw new Error(reason);
-    },
-  });
-  return failing;
 }
 
 /** A step's `delegate`: a non-empty array of directives, each a `task` call whose child turn plays it. */

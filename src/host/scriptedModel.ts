@@ -59,6 +59,11 @@ export interface ScriptedStep {
   /** When set, the host cancels the turn as this step begins (nothing of the step runs), with a cause of kind `hook` and this reason. */
   stopByHook?: string;
   /**
+   * When set, the model errs as this step begins (nothing of the step runs): the turn ends
+   * `failed`, its reason `failed: <this text>`, as a model whose provider errs mid-turn ends it.
+   */
+  fail?: string;
+  /**
    * The model takes in the turn's pending steering (`turn/steer`) as this step begins: each
    * steering item completes `completed`, and `{{steering}}` in this step's text reads what the
    * turn has consumed so far (joined with `; `).
@@ -140,7 +145,7 @@ const KNOWN_KEYS = {
   script: ["turns", "description", "turnTimeLimitMs", "agents"],
   agent: ["turns", "description"],
   turn: ["steps"],
-  step: ["reasoning", "text", "chunkSize", "chunkDelayMs", "toolCalls", "usage", "stopByHook", "consumesSteering", "awaitSteeringMs"],
+  step: ["reasoning", "text", "chunkSize", "chunkDelayMs", "toolCalls", "usage", "stopByHook", "fail", "consumesSteering", "awaitSteeringMs"],
   toolCall: ["tool", "args", "approval", "decisions"],
 } as const;
 
@@ -174,6 +179,7 @@ function parseStep(raw: unknown, where: string): ScriptedStep {
   if (!isObject(raw)) fail(where, "a step must be an object");
   rejectUnknownKeys(raw, KNOWN_KEYS.step, where);
   const { reasoning, text, chunkSize, chunkDelayMs, toolCalls, usage, stopByHook, consumesSteering, awaitSteeringMs } = raw;
+  const failWith = raw["fail"];
   if (reasoning !== undefined && typeof reasoning !== "string") fail(where, "reasoning must be a string");
   if (text !== undefined && typeof text !== "string") fail(where, "text must be a string");
   if (chunkSize !== undefined && !(Number.isInteger(chunkSize) && (chunkSize as number) >= 1)) {
@@ -219,6 +225,10 @@ function parseStep(raw: unknown, where: string): ScriptedStep {
   if (stopByHook !== undefined) {
     if (typeof stopByHook !== "string" || stopByHook.trim() === "") fail(`${where}.stopByHook`, "stopByHook must be a non-empty string");
     step.stopByHook = stopByHook;
+  }
+  if (failWith !== undefined) {
+    if (typeof failWith !== "string" || failWith.trim() === "") fail(`${where}.fail`, "fail must be a non-empty string");
+    step.fail = failWith;
   }
   if (consumesSteering !== undefined) {
     if (typeof consumesSteering !== "boolean") fail(`${where}.consumesSteering`, "consumesSteering must be a boolean");

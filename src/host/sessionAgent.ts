@@ -616,6 +616,7 @@ export class SessionAgent {
           this.#machine.setStep(s);
           if (step.stopByHook !== undefined) this.#stopByHook(turn, step.stopByHook);
           signal.throwIfAborted();
+          if (step.fail !== undefined) throw new Error(step.fail);
           if (usage !== undefined) usage = addUsage(usage, step.usage);
           if (step.consumesSteering === true) {
             await this.#steering.whenPending(step.awaitSteeringMs ?? 0, signal);

@@ -168,6 +168,23 @@ describe.each<Transport>(["stdio", "websocket"])("subagents over %s", (transport
     await expectWellFormed(hosted);
   });
 
+  it('a child whose model errs ends failed: its call fails "subagent failed: <reason>" with its text kept, and the parent goes on', async () => {
+    const hosted = await host(transport, "subagents-child-fails.json");
+    const { client, wire } = hosted;
+    const { sessionId } = await client.command("session/create", {});
+    const done = await client.startTurn({ sessionId, input }).completed;
+    expect(done.terminal).toBe("completed");
+    const [call] = delegatingCalls(wire);
+    expect(call).toMatchObject({ status: "failed", failureReason: "subagent failed: provider error 529: overloaded", visibleOutput: "Found two files" });
+    const childEnds = terminals(wire).filter((t) => t["turnId"] !== done.turnId);
+    expect(childEnds).toHaveLength(1);
+    expect(childEnds[0]).toMatchObject({ terminal: "failed", reason: "failed: provider error 529: overloaded" });
+    expect(childEnds[0]?.["cause"]).toBeUndefined();
+    // Nothing of the failing step streamed.
+    expect(JSON.stringify(wire)).not.toContain("never streamed");
+    await expectWellFormed(hosted);
+  });
+
   it("a child's open question is withdrawn when the parent is stopped, and its tool never runs", async () => {
     const marker = join(tempDataDir().dir, "marker");
     const hosted = await host(transport, "subagents-approval.json", [], { ...process.env, MUSE_MARKER: marker });
