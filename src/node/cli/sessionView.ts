@@ -380,7 +380,8 @@ export class TextView implements SessionView {
     const id = item.itemId;
     if (!shown.headed) {
       shown.headed = true;
-      if (!this.#screen.atLineStart) this.#screen.write("\n");
+      // A new item starts on a line of its own: end the unfinished one (once, whoever wrote it).
+      this.#screen.endLine(this.#screen.lineOwner);
       if (reasoning) this.#put(item.turnId, "(thinking) ", id, this.#s.dim);
     }
     this.#put(item.turnId, piece, id, reasoning ? this.#s.dim : undefined);
