@@ -452,7 +452,9 @@ export class TextView implements SessionView {
   #headerCommand(item: ToolCallItem): string {
     const command = toolCommand(item).replace(/\s*\n\s*/g, " ");
     if (!this.#s.enabled) return command;
-    const width = (this.#screen.columns ?? 100) - item.tool.length - 5;
+    const child = this.#tree.subagent(item.turnId);
+    const lead = child === undefined ? 0 : LEVEL.length * child.depth + child.name.length + 3; // "  [name] "
+    const width = (this.#screen.columns ?? 100) - item.tool.length - 5 - lead;
     return command.length > width && width > 10 ? `${command.slice(0, width - 1)}…` : command;
   }
 }
