@@ -6,7 +6,8 @@
  * - under a pseudo-terminal, Ctrl-C on a 3-level tree with a shell tool running at each level sends
  *   one stop, says how many subagents it is stopping, prints each child stopped "because its parent
  *   turn stopped" (leaves first) before the top-level turn's own terminal, exits 130, and leaves no
- *   tool process running;
+ *   tool process running; a second Ctrl-C closes the connection at once, as without subagents, and
+ *   the grandchild's tool that ignores SIGTERM is gone too;
  * - a child's approval question is asked at muse's prompt, saying which subagent asks, and `y`
  *   runs its tool.
  */
@@ -119,6 +120,24 @@ describe("Ctrl-C stops the whole tree (a pseudo-terminal)", () => {
     expect(top).toBeGreaterThan(text.indexOf("stopping…"));
     expectInOrder(text, ["  [worker-b] started: do part B", "    [searcher] started: search", "    [searcher] Searching the tree."]);
     expect(await waitGone(pids, 10_000)).toBe(true);
+  }, 120_000);
+});
+
+describe("a second Ctrl-C on a tree (a pseudo-terminal)", () => {
+  it("closes the connection at once, as without subagents: exit 130, no terminal, the grandchild's stubborn tool gone", async () => {
+    const model = fixture("test/cli/fixtures/subagentsStubborn.json");
+    const t = start(["run", "go", "--spawn", hostCommand(bundles(), `--kill-grace-ms 20000 --script ${model}`)]);
+    const [, pid] = await t.waitFor(/ {4}\[stubborn\] +│ job pid (\d+)/, 60_000);
+    await t.waitFor(/tick 3\b/, 30_000);
+    t.interrupt();
+    await t.waitFor(/stopping… \(2 of 2 subagents running\)/, 30_000);
+    await t.waitFor(/\[stubborn\] +│ SIGTERM ignored/, 30_000); // the drain would last the 20 s grace
+    t.interrupt();
+    const { code } = await t.exited;
+    expect(code, t.text).toBe(130);
+    expect(t.text).toContain("closing the connection without waiting for the terminal");
+    expect(t.text).not.toContain("turn cancelled:");
+    expect(await waitGone([Number(pid)], 10_000)).toBe(true);
   }, 120_000);
 });
 
