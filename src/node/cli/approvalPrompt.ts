@@ -5,12 +5,15 @@
  * once, a always for this session, with the grant's rule shown exactly, n deny, s deny and stop); `all` approves and `none` denies, each printed as a line. A question the
  * SDK answers first (the turn was stopped or ended, the host withdrew it, the connection closed)
  * aborts the handler's signal: the prompt is withdrawn and says why. Ctrl-C at the prompt is Stop.
+ * A question from a subagent's turn (issue 23) is asked the same way, and says which subagent asks:
+ * `subagent worker-a asks: Run shell: ls?`.
  */
 import { ApprovalDecisions, type ApprovalHandler, type MspClient, type ToolApproveParams, type ToolApproveResult } from "@muse-code/sdk";
 import { offeredDecisions } from "@muse-code/sdk/ui";
 import type { PromptInput } from "./promptInput.js";
 import type { SessionView } from "./sessionView.js";
 import { toolCommand } from "./sessionView.js";
+import type { ShownTree } from "./shownTree.js";
 
 /**
  * `--approve`: ask (a y/N prompt), all (approve every call) or none (deny every call).
@@ -43,6 +46,8 @@ export const DENIED_BY_POLICY = "muse --approve none: pass --approve ask (on a t
 export interface ApprovalPromptOptions {
   policy: ApprovePolicy;
   view: SessionView;
+  /** The subagent trees of the shown turns: a question from a subagent's turn says which one asks. */
+  tree?: ShownTree;
   /** Where `ask` reads answers; without one, `ask` denies (nothing to read from). */
   input?: PromptInput;
   /** Also show the question here (stderr), when the view's output is not the terminal the user reads. */
@@ -125,7 +130,8 @@ export class ApprovalPrompt {
   #answer(request: ToolApproveParams, signal: AbortSignal): ToolApproveResult | Promise<ToolApproveResult> {
     const { policy, view } = this.#options;
     if (signal.aborted) return ALREADY_ANSWERED; // answered while it waited its turn: never shown
-    const question = `Run ${request.tool}: ${toolCommand(request)}?`;
+    const asker = this.#options.tree?.subagent(request.turnId);
+    const question = `${asker === undefined ? "" : `subagent ${asker.name} asks: `}Run ${request.tool}: ${toolCommand(request)}?`;
     if (policy === "all") {
       view.promptOpened(question);
       view.promptClosed("yes (--approve all)");

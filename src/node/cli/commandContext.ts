@@ -3,6 +3,7 @@ import type { OpenedHost } from "./openedHost.js";
 import type { Interrupts } from "./interrupts.js";
 import type { TypedLine } from "./promptInput.js";
 import type { SessionView } from "./sessionView.js";
+import type { ShownTree } from "./shownTree.js";
 
 /**
  * What a command gets from the dispatcher.
@@ -27,4 +28,9 @@ export interface CommandContext {
    * returns the function that stops. Absent when there is no stdin.
    */
   typedLines?: (onLine: (line: TypedLine) => void) => () => void;
+  /**
+   * The subagent trees the command feeds with every notification, which the view and the
+   * approval prompt read (nesting, names); a command without one keeps its own.
+   */
+  tree?: ShownTree;
 }

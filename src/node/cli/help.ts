@@ -79,6 +79,12 @@ terminal, which it prints with its reason (exit 130 when it says cancelled; the 
 have finished first). A second Ctrl-C closes the connection at once and kills a spawned host's
 process group.
 
+Subagents (a tool call that delegates to a child turn, e.g. the reference host's task) are shown
+nested under their tool call: each line of a child turn indented two spaces a level and starting
+with the agent's name in brackets, down to its own terminal line. Ctrl-C stops the whole tree with
+the one turn/cancel of the top-level turn, and muse exits on that turn's terminal, which comes
+after every subagent's.
+
 A line typed while the turn runs steers it (turn/steer, MSP 2.1): it is shown as
 ">> you (steering): …" and then its fate ("steering: heard", "steering: discarded", "steering:
 carried into the next turn"); a refusal prints one "Not steered: …" line. While an approval

@@ -20,6 +20,7 @@ import { PromptInput, type PromptStream, type TypedLine } from "./promptInput.js
 import { runTurnCommand } from "./runCommand.js";
 import { Screen } from "./screen.js";
 import { JsonView, TextView } from "./sessionView.js";
+import { ShownTree } from "./shownTree.js";
 import { styles } from "./style.js";
 
 /**
@@ -120,7 +121,9 @@ export async function runMuse(argv: readonly string[], io: MuseIo): Promise<numb
     const interrupts = stdoutClosedInterrupts(io, keys);
     const screen = new Screen(io.stdout, { progress: color && !args.json });
     shown.screen = screen;
-    const view = args.json ? new JsonView(out) : new TextView(screen, styles(color), { showTurnIds: args.command === "resume" });
+    // The subagent trees below the shown turns: the command feeds it, the view and the prompt read it.
+    const tree = new ShownTree();
+    const view = args.json ? new JsonView(out) : new TextView(screen, styles(color), { showTurnIds: args.command === "resume", tree });
     // tool/approve: --approve, by default a y/N prompt when stdin is a terminal, else deny (saying to pass --approve).
     const input = io.stdin === undefined ? undefined : new PromptInput(io.stdin);
     const policy = args.approve ?? (input?.raw === true ? "ask" : "none");
@@ -128,6 +131,7 @@ export async function runMuse(argv: readonly string[], io: MuseIo): Promise<numb
     const prompt = new ApprovalPrompt({
       policy,
       view,
+      tree,
       ...(input === undefined ? {} : { input }),
       // The user reads the terminal, not a piped stdout (or NDJSON): ask there too.
       ...(policy === "ask" && input?.raw === true && !promptOnScreen ? { echo: (text: string) => void io.stderr.write(text) } : {}),
@@ -142,6 +146,7 @@ export async function runMuse(argv: readonly string[], io: MuseIo): Promise<numb
       err,
       out,
       holdQuestions: () => prompt.hold(),
+      tree,
       // Typed lines steer from a terminal; from a pipe only with --steer-stdin, so a script's
       // piped answers (`printf 'y\n' | muse run --approve ask …`) stay answers.
       ...(input === undefined || (!input.raw && args.steerStdin !== true) ? {} : { typedLines: (onLine: (line: TypedLine) => void) => input.listen(onLine) }),

@@ -1,7 +1,9 @@
 /**
  * `muse resume`: session/resume a session (after `--after CURSOR`, or from its start), show the
  * replayed notifications, then follow the session while a turn in it is still running. Ctrl-C
- * stops the running turns as in `muse run`.
+ * stops the running turns as in `muse run`. The subagent turns below the session's turns (issue 23)
+ * that the host sends live are shown nested, as in `muse run`; a stop is sent for the session's own
+ * turns only (the host stops the tree below each), and only they decide when `muse` is done.
  */
 import { MspError, type Item, type MspNotification, type TurnCompletedParams } from "@muse-code/sdk";
 import type { CommandContext } from "./commandContext.js";
@@ -11,6 +13,7 @@ import { notificationTurn } from "./notificationTurn.js";
 import { checkedHostInfo } from "./checkedHostInfo.js";
 import { describeError } from "./describeError.js";
 import { STOP_NOTICE_MS } from "./interrupts.js";
+import { ShownTree } from "./shownTree.js";
 
 /** Bound on the replay: from the resume's answer until the last replayed notification. @unit milliseconds */
 const REPLAY_TIMEOUT_MS = 30_000;
@@ -55,15 +58,19 @@ export async function resumeCommand(ctx: CommandContext, options: ResumeOptions)
   let expected = Infinity;
   let seen = 0;
   /** Notifications that came before the resume's answer was read, each with its item as folded when it came. */
-  let buffered: Array<[MspNotification, Item | undefined]> | undefined = [];
+  let buffered: Array<[MspNotification, Item | undefined, boolean]> | undefined = [];
+  /** The session's own turns: a notification of a turn below one of them (a subagent's) is shown too. */
+  const own = new Set<string>();
+  const tree = ctx.tree ?? new ShownTree();
   // The question the host asks again on resume shows after the replay it follows.
   const releaseQuestions = ctx.holdQuestions();
   const settleIfIdle = () => {
     if (!replaying) releaseQuestions();
     if (!replaying && open.size === 0) resolveDone(last === undefined ? ExitCodes.completed : exitCodeOf(last.terminal));
   };
-  const show = (notification: MspNotification, item: Item | undefined) => {
+  const show = (notification: MspNotification, item: Item | undefined, mine: boolean) => {
     view.notification(notification, item);
+    if (!mine) return; // a subagent's: shown, but the session's own turns are what muse follows
     const turnId = notificationTurn(notification);
     if (turnId !== undefined) {
       if (notification.method === "turn/completed") {
@@ -76,11 +83,15 @@ export async function resumeCommand(ctx: CommandContext, options: ResumeOptions)
     settleIfIdle();
   };
   const onNotification = (notification: MspNotification) => {
-    if (notification.params?.["sessionId"] !== sessionId) return;
     // The item now: the client folds the next notification before a buffered one is shown.
     const item = notificationItem(client.items, notification);
-    if (buffered !== undefined) buffered.push([notification, item]);
-    else show(notification, item);
+    tree.observe(notification, item);
+    const turnId = notificationTurn(notification);
+    const mine = notification.params?.["sessionId"] === sessionId;
+    if (mine && turnId !== undefined) own.add(turnId);
+    if (!mine && (turnId === undefined || !tree.isBelow(turnId, own))) return;
+    if (buffered !== undefined) buffered.push([notification, item, mine]);
+    else show(notification, item, mine);
   };
   client.events.on("notification", onNotification);
   void host.lost.then((info) => {
@@ -130,7 +141,7 @@ export async function resumeCommand(ctx: CommandContext, options: ResumeOptions)
     if (expected === 0) replaying = false;
     const early = buffered ?? [];
     buffered = undefined;
-    for (const [notification, item] of early) show(notification, item);
+    for (const [notification, item, mine] of early) show(notification, item, mine);
     settleIfIdle();
     const timer = setTimeout(() => {
       if (!replaying) return;

@@ -4,6 +4,11 @@
  * turn really ended; the second closes the connection at once. A line typed while the turn runs
  * (and no approval question is open) steers it (`turn/steer`, MSP 2.1): the stream then shows it
  * as the user's message and what became of it; a refusal is printed as one line.
+ *
+ * Subagents (issue 23): the child turns the turn delegates to (and theirs) are shown too, nested
+ * under it (ShownTree, fed every notification of the connection). Ctrl-C still sends one
+ * `turn/cancel`, of the top-level turn: the host stops the tree below it, and `muse` exits on the
+ * top-level turn's own terminal, which comes after every child's.
  */
 import { MspError, type MspNotification, type TurnCompletedParams } from "@muse-code/sdk";
 import { checkedHostInfo } from "./checkedHostInfo.js";
@@ -14,6 +19,7 @@ import { STOP_NOTICE_MS } from "./interrupts.js";
 import { notificationItem } from "./notificationItem.js";
 import { notificationTurn } from "./notificationTurn.js";
 import { MAX_TYPED_LINE } from "./promptInput.js";
+import { ShownTree } from "./shownTree.js";
 import { steerRefusal } from "./steerRefusal.js";
 
 /** Bound on one `turn/steer` (its answer); past it the line is reported not steered. @unit milliseconds */
@@ -119,11 +125,16 @@ export async function runTurnCommand(ctx: CommandContext, options: RunTurnOption
 
   const turn = client.startTurn({ sessionId, input: [{ type: "text", text: options.prompt }] });
   const ours = new Set([turn.commandId]);
+  const tree = ctx.tree ?? new ShownTree();
   const onNotification = (notification: MspNotification) => {
+    const item = notificationItem(client.items, notification);
+    tree.observe(notification, item);
     const turnId = notificationTurn(notification);
-    if (turnId === undefined || !ours.has(turnId)) return;
-    view.notification(notification, notificationItem(client.items, notification));
-    if (notification.method === "turn/completed") done.resolve(exitCodeOf((notification.params as unknown as TurnCompletedParams).terminal));
+    // The turn's own notifications, and its subagents' (children, grandchildren, …).
+    if (turnId === undefined || !tree.isBelow(turnId, ours)) return;
+    view.notification(notification, item);
+    if (notification.method === "turn/completed" && ours.has(turnId))
+      done.resolve(exitCodeOf((notification.params as unknown as TurnCompletedParams).terminal));
   };
   client.events.on("notification", onNotification);
   // Steering: from the ack until the terminal, each line typed (no question open) is a turn/steer.

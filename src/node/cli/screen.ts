@@ -57,6 +57,11 @@ export class Screen {
     return this.#atLineStart;
   }
 
+  /** Who wrote the unfinished line (`undefined` at a line's start, or for a line with no owner). */
+  get lineOwner(): string | undefined {
+    return this.#lineOwner;
+  }
+
   /**
    * Write text for `owner` (an item id, say): if another owner left a line unfinished, it is
    * finished first.

@@ -14,8 +14,9 @@ import {
   type ToolCallItem,
   type TurnCompletedParams,
 } from "@muse-code/sdk";
-import { describeEnding, describeUsage } from "@muse-code/sdk/ui";
+import { describeEnding, describeTreeProgress, describeUsage } from "@muse-code/sdk/ui";
 import type { Screen } from "./screen.js";
+import { ShownTree } from "./shownTree.js";
 import type { SteerRefusal } from "./steerRefusal.js";
 import type { Styles } from "./style.js";
 
@@ -130,6 +131,12 @@ const PROMPT = "approval prompt";
 /** The progress line's label from the first Ctrl-C until the terminal. */
 const STOPPING = "stopping (Ctrl-C again closes the connection)";
 
+/** What the progress line adds while a stop waits: the second Ctrl-C's meaning. */
+const AGAIN = "(Ctrl-C again closes the connection)";
+
+/** The indent of one subagent level. */
+const LEVEL = "  ";
+
 /** What a text view remembers of one item: how much of its text or output it has printed. */
 interface Shown {
   /** The text shown so far (message, reasoning): each append is added to it, never re-rendered. */
@@ -152,6 +159,13 @@ interface Shown {
  * line (a terminal), a spinner says what is awaited. An item first seen mid-stream (a resume
  * after a cursor) is shown whole, then appended to.
  *
+ * Subagents (issue 23): given the {@link ShownTree} its command feeds, every line of a child
+ * turn is indented two spaces a level and starts with the child's name in brackets
+ * (`  [worker-a] …`): the child's start (`started: <prompt>`), its items, and its own terminal
+ * line in `describeEnding`'s words ("stopped because its parent turn stopped"). A delegating
+ * call shows its header and its status; its output (the child's last message) is not printed
+ * again. While a stop waits, the progress line says `stopping 2 of 3 subagents…`.
+ *
  * @example
  * ```ts
  * const view = new TextView(new Screen(process.stdout, { progress: true }), styles(true), { showTurnIds: false });
@@ -163,15 +177,23 @@ export class TextView implements SessionView {
   readonly #s: Styles;
   readonly #showTurnIds: boolean;
   readonly #items = new Map<string, Shown>();
-  readonly #openTools = new Set<string>();
+  /** The tool calls running, each with its turn: a turn's calls are labelled when it runs more than one. */
+  readonly #openTools = new Map<string, string>();
   #stopping = false;
+  /** The turns a stop was sent for: their descendants' progress is the progress line's. */
+  readonly #stopped = new Set<string>();
+  /** The child turns whose start was shown (their items are shown nested). */
+  readonly #children = new Set<string>();
+  /** The subagent trees, fed by the command (never observed here). */
+  readonly #tree: ShownTree;
   /** The question on the open prompt line, to repeat if other output cut the line. */
   #question: string | undefined;
 
-  constructor(screen: Screen, s: Styles, options: { showTurnIds: boolean }) {
+  constructor(screen: Screen, s: Styles, options: { showTurnIds: boolean; tree?: ShownTree }) {
     this.#screen = screen;
     this.#s = s;
     this.#showTurnIds = options.showTurnIds;
+    this.#tree = options.tree ?? new ShownTree();
   }
 
   session(details: SessionDetails): void {
@@ -187,8 +209,12 @@ export class TextView implements SessionView {
   notification({ method, params }: MspNotification, item?: Item): void {
     if (params === undefined) return;
     if (method === "turn/started") {
-      if (this.#showTurnIds) this.#screen.line(this.#s.dim(`turn ${String(params["turnId"])} started`));
-      this.#screen.status(this.#stopping ? STOPPING : "waiting for the model");
+      const turnId = String(params["turnId"]);
+      const child = this.#tree.subagent(turnId);
+      if (child !== undefined) this.#children.add(turnId);
+      if (child !== undefined) this.#screen.line(this.#prefix(turnId) + this.#s.dim(child.prompt === undefined ? "started" : `started: ${child.prompt}`));
+      else if (this.#showTurnIds) this.#screen.line(this.#s.dim(`turn ${turnId} started`));
+      this.#screen.status(this.#stopping ? this.#stoppingLabel() : "waiting for the model");
     } else if (method === "item/started" || method === "item/completed") {
       this.#item(item ?? (params["item"] as Item), method === "item/completed");
     } else if (method === "item/updated" || method === "item/delta") {
@@ -199,10 +225,17 @@ export class TextView implements SessionView {
       else this.#item(item, false);
     } else if (method === "turn/completed") {
       const t = params as unknown as TurnCompletedParams;
-      this.#screen.status(undefined);
       const colour = t.terminal === "completed" ? this.#s.green : t.terminal === "cancelled" ? this.#s.yellow : this.#s.red;
+      if (this.#tree.subagent(t.turnId) !== undefined) {
+        // A child's own ending, under its name; the top-level turn goes on.
+        this.#screen.line(this.#prefix(t.turnId) + colour(terminalLine(t)));
+        this.#screen.status(this.#stopping ? this.#stoppingLabel() : "waiting for the model");
+        return;
+      }
+      this.#screen.status(undefined);
       this.#screen.line(colour(terminalLine(t)));
       this.#stopping = false;
+      this.#stopped.clear();
     }
   }
 
@@ -210,10 +243,59 @@ export class TextView implements SessionView {
     this.#screen.line(this.#s.dim(`turn ${turnId} queued: it starts when the running turn ends`));
   }
 
-  stopping(_turnId: string): void {
+  stopping(turnId: string): void {
     this.#stopping = true;
-    this.#screen.line(this.#s.yellow("stopping…"));
-    this.#screen.status(STOPPING);
+    this.#stopped.add(turnId);
+    const progress = this.#tree.progressOf(turnId);
+    const subagents = progress.running > 0 ? ` (${describeTreeProgress(progress)})` : "";
+    this.#screen.line(this.#s.yellow(`stopping…${subagents}`));
+    this.#screen.status(this.#stoppingLabel());
+  }
+
+  /** The progress line while a stop waits: how many subagents of the stopped turns are still running, if any. */
+  #stoppingLabel(): string {
+    let started = 0;
+    let ended = 0;
+    for (const turnId of this.#stopped) {
+      const progress = this.#tree.progressOf(turnId);
+      started += progress.started;
+      ended += progress.ended;
+    }
+    if (started === 0) return STOPPING;
+    return `${describeTreeProgress({ started, ended, running: started - ended }, { stopping: true })} ${AGAIN}`;
+  }
+
+  /** The start of a line of `turnId`: nothing for a top-level turn; for a subagent's, its indent and `[name] `. */
+  #prefix(turnId: string): string {
+    const child = this.#tree.subagent(turnId);
+    return child === undefined ? "" : `${LEVEL.repeat(child.depth)}${this.#s.cyan(`[${child.name}]`)} `;
+  }
+
+  /**
+   * Write `text` for item `owner` of turn `turnId`: each line it starts begins with the turn's
+   * prefix (a subagent's indent and name), so a line another item cut is resumed under its name.
+   */
+  #put(turnId: string, text: string, owner: string, style: (text: string) => string = (t) => t): void {
+    const prefix = this.#prefix(turnId);
+    if (prefix === "") {
+      this.#screen.write(style(text), owner);
+      return;
+    }
+    let fresh = this.#screen.atLineStart || this.#screen.lineOwner !== owner;
+    let out = "";
+    const parts = text.split("\n");
+    parts.forEach((part, i) => {
+      if (part !== "") {
+        if (fresh) out += prefix;
+        out += style(part);
+        fresh = false;
+      }
+      if (i < parts.length - 1) {
+        out += "\n";
+        fresh = true;
+      }
+    });
+    this.#screen.write(out, owner);
   }
 
   stopAnswered(_turnId: string, ack: "accepted" | "already_terminal"): void {
@@ -257,7 +339,7 @@ export class TextView implements SessionView {
     }
     if (item.kind === "message" && item.author === "user") this.#steering(item, shown, completed);
     else if (item.kind === "toolCall") this.#tool(item, shown, completed);
-    else this.#text(item.itemId, item.kind === "reasoning", item.text, shown, completed, item.kind === "message" && item.interrupted === true);
+    else this.#text(item, item.kind === "reasoning", item.text, shown, completed, item.kind === "message" && item.interrupted === true);
     if (completed) this.#items.delete(item.itemId);
   }
 
@@ -269,7 +351,7 @@ export class TextView implements SessionView {
   #steering(item: Item & { kind: "message" }, shown: Shown, completed: boolean): void {
     if (!shown.headed) {
       shown.headed = true;
-      this.#screen.line(`${this.#s.cyan(this.#s.enabled ? "»" : ">>")} ${this.#s.bold("you (steering):")} ${item.text}`);
+      this.#screen.line(`${this.#prefix(item.turnId)}${this.#s.cyan(this.#s.enabled ? "»" : ">>")} ${this.#s.bold("you (steering):")} ${item.text}`);
     }
     if (!completed) return;
     const fate =
@@ -281,87 +363,98 @@ export class TextView implements SessionView {
             ? "steering: lost (the host restarted)"
             : "steering: discarded";
     const why = item.status === "cancelled" && item.failureReason !== undefined && item.carriedOver !== true ? ` (${item.failureReason})` : "";
-    this.#screen.line(this.#s.dim(`   ${fate}${why}`));
+    this.#screen.line(this.#prefix(item.turnId) + this.#s.dim(`   ${fate}${why}`));
   }
 
   /** An `item/delta` of a message or reasoning already shown: its `append` is written as it is. */
   #append(item: Item, append: string, shown: Shown): void {
     const reasoning = item.kind === "reasoning";
-    this.#write(item.itemId, reasoning, append, shown);
+    this.#write(item, reasoning, append, shown);
     shown.text += append;
-    this.#screen.status(this.#stopping ? STOPPING : reasoning ? "thinking" : "writing");
+    this.#screen.status(this.#stopping ? this.#stoppingLabel() : reasoning ? "thinking" : "writing");
   }
 
   /** Writes `piece` of an item's text, after the item's heading the first time. */
-  #write(id: string, reasoning: boolean, piece: string, shown: Shown): void {
+  #write(item: Item, reasoning: boolean, piece: string, shown: Shown): void {
     if (piece === "") return;
+    const id = item.itemId;
     if (!shown.headed) {
       shown.headed = true;
-      if (!this.#screen.atLineStart) this.#screen.write("\n");
-      if (reasoning) this.#screen.write(this.#s.dim("(thinking) "), id);
+      // A new item starts on a line of its own: end the unfinished one (once, whoever wrote it).
+      this.#screen.endLine(this.#screen.lineOwner);
+      if (reasoning) this.#put(item.turnId, "(thinking) ", id, this.#s.dim);
     }
-    this.#screen.write(reasoning ? this.#s.dim(piece) : piece, id);
+    this.#put(item.turnId, piece, id, reasoning ? this.#s.dim : undefined);
   }
 
-  #text(id: string, reasoning: boolean, text: string, shown: Shown, completed: boolean, interrupted: boolean): void {
+  #text(item: Item, reasoning: boolean, text: string, shown: Shown, completed: boolean, interrupted: boolean): void {
+    const id = item.itemId;
     // The whole text (an item started, completed, or first seen mid-stream): what extends the
     // text shown is written; a rewrite (not an extension of what was shown) is shown whole.
     const extended = text.startsWith(shown.text);
-    this.#write(id, reasoning, extended ? text.slice(shown.text.length) : `\n${text}`, shown);
+    this.#write(item, reasoning, extended ? text.slice(shown.text.length) : `\n${text}`, shown);
     shown.text = text;
     if (!completed) {
-      this.#screen.status(this.#stopping ? STOPPING : reasoning ? "thinking" : "writing");
+      this.#screen.status(this.#stopping ? this.#stoppingLabel() : reasoning ? "thinking" : "writing");
       return;
     }
-    if (interrupted) this.#screen.write(this.#s.dim(" (interrupted)"), id);
+    if (interrupted) this.#put(item.turnId, " (interrupted)", id, this.#s.dim);
     this.#screen.endLine(id);
-    this.#screen.status(this.#stopping ? STOPPING : "waiting for the model");
+    this.#screen.status(this.#stopping ? this.#stoppingLabel() : "waiting for the model");
   }
 
   #tool(item: ToolCallItem, shown: Shown, completed: boolean): void {
     const prefix = this.#s.enabled ? "  │ " : "  | ";
+    const lead = this.#prefix(item.turnId);
     if (!shown.headed) {
       shown.headed = true;
-      this.#openTools.add(item.itemId);
-      this.#screen.line(`${this.#s.cyan(this.#s.enabled ? "●" : ">")} ${this.#s.bold(item.tool)}: ${this.#headerCommand(item)}`);
+      this.#openTools.set(item.itemId, item.turnId);
+      this.#screen.line(`${lead}${this.#s.cyan(this.#s.enabled ? "●" : ">")} ${this.#s.bold(item.tool)}: ${this.#headerCommand(item)}`);
     }
     if (item.approval === ApprovalStates.pending) shown.asked = true;
     if (item.grant !== undefined && shown.asked !== true && shown.grantShown !== true) {
       // Approved with no question: say which session grant covered it.
       shown.grantShown = true;
       const rule = `${item.grant.match} ${item.grant.tool} ${item.grant.args ?? "(any arguments)"}`;
-      this.#screen.line(this.#s.dim(`${prefix}not asked: approved by session grant ${item.grant.grantId} (${rule})`));
+      this.#screen.line(lead + this.#s.dim(`${prefix}not asked: approved by session grant ${item.grant.grantId} (${rule})`));
     }
-    const output = item.visibleOutput;
+    // A delegating call's output is its child's last message: shown already, nested, when the child's stream was.
+    const output = item.subagent !== undefined && this.#children.has(item.subagent.turnId) ? "" : item.visibleOutput;
     let fresh = output.length >= shown.printed ? output.slice(shown.printed) : output;
     shown.printed = output.length;
     fresh = shown.pending + fresh;
     const cut = completed ? fresh.length : fresh.lastIndexOf("\n") + 1;
     const ready = fresh.slice(0, cut);
     shown.pending = fresh.slice(cut);
-    const label = this.#openTools.size > 1 ? `${item.tool}#${item.callId.slice(-4)} ` : "";
+    const siblings = [...this.#openTools.values()].filter((turnId) => turnId === item.turnId).length;
+    const label = siblings > 1 ? `${item.tool}#${item.callId.slice(-4)} ` : "";
     if (ready !== "") {
-      for (const line of ready.replace(/\n$/, "").split("\n")) this.#screen.line(`${this.#s.dim(prefix)}${label}${line}`);
+      for (const line of ready.replace(/\n$/, "").split("\n")) this.#screen.line(`${lead}${this.#s.dim(prefix)}${label}${line}`);
     }
     if (!completed) {
-      this.#screen.status(this.#stopping ? STOPPING : item.approval === ApprovalStates.pending ? `asking to run ${item.tool}` : `running ${item.tool}`);
+      this.#screen.status(
+        this.#stopping ? this.#stoppingLabel() : item.approval === ApprovalStates.pending ? `asking to run ${item.tool}` : `running ${item.tool}`,
+      );
       return;
     }
     this.#openTools.delete(item.itemId);
-    if (item.truncated) this.#screen.line(this.#s.dim(`${prefix}… (output truncated)`));
+    if (item.subagent !== undefined) this.#children.delete(item.subagent.turnId);
+    if (item.truncated) this.#screen.line(lead + this.#s.dim(`${prefix}… (output truncated)`));
     const end = this.#s.enabled ? "  └ " : "  = ";
     const status =
       item.status === "completed" ? this.#s.green("completed") : item.status === "cancelled" ? this.#s.yellow("cancelled") : this.#s.red(item.status);
     const message = item.approval === ApprovalStates.denied ? item.error?.["message"] : undefined;
     const why = (item.failureReason === undefined ? "" : `: ${item.failureReason}`) + (typeof message === "string" && message !== "" ? ` (${message})` : "");
-    this.#screen.line(`${this.#s.dim(end)}${status}${why}`);
-    this.#screen.status(this.#stopping ? STOPPING : "waiting for the model");
+    this.#screen.line(`${lead}${this.#s.dim(end)}${status}${why}`);
+    this.#screen.status(this.#stopping ? this.#stoppingLabel() : "waiting for the model");
   }
 
   #headerCommand(item: ToolCallItem): string {
     const command = toolCommand(item).replace(/\s*\n\s*/g, " ");
     if (!this.#s.enabled) return command;
-    const width = (this.#screen.columns ?? 100) - item.tool.length - 5;
+    const child = this.#tree.subagent(item.turnId);
+    const lead = child === undefined ? 0 : LEVEL.length * child.depth + child.name.length + 3; // "  [name] "
+    const width = (this.#screen.columns ?? 100) - item.tool.length - 5 - lead;
     return command.length > width && width > 10 ? `${command.slice(0, width - 1)}…` : command;
   }
 }
