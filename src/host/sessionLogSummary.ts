@@ -52,6 +52,12 @@ export interface SessionLogSummary {
   carriedSteers: CarriedSteer[];
   /** For a subagent's session (issue 23): the session its turn's `turn/started.parent` names. */
   parentSessionId?: string;
+  /**
+   * For a subagent's session (issue 23): each turn's last completed message text (not steering),
+   * by turnId, so a restart can close the delegating call with the child's work, not empty. A
+   * subagent's session runs one turn, so this holds one string.
+   */
+  lastMessages?: Map<string, string>;
   /** The highest host-order stamp `h` logged (0 when none, issue 23). */
   lastOrder: number;
 }
@@ -126,6 +132,9 @@ export function summarizeSessionLog(records: Iterable<SessionLogRecord | Skipped
         if (r.method === "item/started" && item?.kind === "message" && typeof item.steerId === "string") {
           if (!summary.steers.has(item.steerId)) summary.steers.set(item.steerId, item.turnId);
           else carried.delete(item.steerId); // a later turn began with it
+        }
+        if (r.method === "item/completed" && item?.kind === "message" && item.steerId === undefined && summary.parentSessionId !== undefined) {
+          (summary.lastMessages ??= new Map()).set(item.turnId, item.text);
         }
         if (r.method === "item/completed" && item?.kind === "message" && item.carriedOver === true && typeof item.steerId === "string") {
           carried.set(item.steerId, { steerId: item.steerId, text: item.text });

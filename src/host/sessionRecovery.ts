@@ -31,12 +31,14 @@ export interface RecoveredSession {
   closedItems: string[];
 }
 
-function failedItem(item: Item, recordedAt: string): Item {
+function failedItem(item: Item, recordedAt: string, childOutput: ReadonlyMap<string, string>): Item {
   const base = { ...item, revision: item.revision + 1, status: "failed" as const, recordedAt };
   if (base.kind === "toolCall") {
     // A question the restart cut off is withdrawn: the call never ran, and nobody is asked again.
     const approval = base.approval === "pending" ? { approval: "cancelled" as const } : {};
-    return { ...base, ...approval, failureReason: HOST_RESTARTED_REASON };
+    // A delegating call keeps what its subagent said so far (its session was closed first).
+    const said = base.subagent !== undefined && base.visibleOutput === "" ? childOutput.get(base.subagent.turnId) : undefined;
+    return { ...base, ...approval, ...(said === undefined ? {} : { visibleOutput: said }), failureReason: HOST_RESTARTED_REASON };
   }
   // Steering input the restart cut off was never taken in: closed as failed, its text whole.
   if (base.kind === "message" && base.steerId !== undefined) return { ...base, failureReason: HOST_RESTARTED_REASON };
@@ -115,6 +117,8 @@ export function recoverSessions(dataDir: string, options: RecoverSessionsOptions
   };
   for (const [child, parent] of parents) options.onLink?.(parent, child);
   const order = toClose.map((entry) => ({ ...entry, depth: depthOf(entry.summary.sessionId) })).sort((a, b) => b.depth - a.depth);
+  /** A closed subagent turn's last message, by turnId: its delegating call (closed later) keeps it. */
+  const childOutput = new Map<string, string>();
   for (const { name, path, summary } of order) {
     let log: SessionLog;
     try {
@@ -142,12 +146,12 @@ export function recoverSessions(dataDir: string, options: RecoverSessionsOptions
       // Items of turns that were closed already cannot be open; close any stray ones first anyway.
       const items = [...summary.openItems.values()];
       for (const item of items.filter((i) => !openTurnIds.has(i.turnId))) {
-        note("item/completed", { item: failedItem(item, recordedAt) });
+        note("item/completed", { item: failedItem(item, recordedAt, childOutput) });
         result.closedItems.push(item.itemId);
       }
       for (const turn of summary.openTurns) {
         for (const item of items.filter((i) => i.turnId === turn.turnId)) {
-          note("item/completed", { item: failedItem(item, recordedAt) });
+          note("item/completed", { item: failedItem(item, recordedAt, childOutput) });
           result.closedItems.push(item.itemId);
         }
         const body: Omit<TurnCompletedParams, "sessionId" | "viewCursor" | "emittedAtMs"> = {
@@ -156,6 +160,12 @@ export function recoverSessions(dataDir: string, options: RecoverSessionsOptions
           reason: HOST_RESTARTED_REASON,
           durationMs: Math.max(0, now - turn.since),
         };
+        if (summary.parentSessionId !== undefined) {
+          // Its last message: the one the restart cut off (folded as far as it was logged), else the last completed.
+          const cut = items.filter((i) => i.turnId === turn.turnId && i.kind === "message" && i.steerId === undefined).at(-1);
+          const said = cut?.kind === "message" ? cut.text : summary.lastMessages?.get(turn.turnId);
+          if (said !== undefined) childOutput.set(turn.turnId, said);
+        }
         note("turn/completed", { ...body });
         log.append({ type: "turnCompleted", at: now, turnId: turn.turnId, terminal: "failed", reason: HOST_RESTARTED_REASON });
         result.closedTurns.push(turn.turnId);

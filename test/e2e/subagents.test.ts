@@ -17,6 +17,8 @@ import { connectWebSocket, type WebSocketConstructor } from "../../src/websocket
 import { waitGone } from "../helpers/processGone.js";
 import { createHost } from "../../src/host/museHost.js";
 import { loadScriptedModel } from "../../src/host/modelLoader.js";
+import { readSessionLog } from "../../src/host/sessionLogReader.js";
+import { sessionLogPath } from "../../src/host/sessionLogRecord.js";
 import { crashHost, killGroups, model, startHost, tempDataDir, until } from "../helpers/referenceHost.js";
 import { startWsHost } from "../helpers/wsHost.js";
 import { HostProcess } from "../host/hostProcess.js";
@@ -316,6 +318,21 @@ describe("subagents across a shutdown and a restart (stdio)", () => {
     // The parent's two delegating calls are closed too (failed), with the tree's other open items.
     const parentRecovery = again.recovered.find((r) => r.sessionId === sessionId);
     for (const s of starts.filter((x) => x["depth"] === 1)) expect(parentRecovery?.closedItems).toContain((s["parent"] as { itemId: string }).itemId);
+    // Each delegating call is closed with what its subagent had said, never empty.
+    const closedCalls = starts.map((s) => {
+      const link = s["parent"] as { sessionId: string; itemId: string };
+      const records = [...readSessionLog(sessionLogPath(data.dir, link.sessionId))];
+      const closing = records
+        .filter((r) => r.type === "notification" && r.method === "item/completed")
+        .map((r) => (r as unknown as { params: { item: Record<string, unknown> } }).params.item);
+      return closing.find((item) => item["itemId"] === link.itemId);
+    });
+    expect(closedCalls.map((c) => c?.["failureReason"])).toEqual(["host restarted", "host restarted", "host restarted"]);
+    expect(closedCalls.map((c) => c?.["visibleOutput"]).sort()).toEqual([
+      "Part A: running the slow check.",
+      "Part B: delegating the search.",
+      "Searching the tree.",
+    ]);
     // The restarted host killed the tool groups the crashed one left running.
     expect(await waitGone(pids, 5_000)).toBe(true);
   });
