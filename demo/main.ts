@@ -223,12 +223,12 @@ async function start(): Promise<void> {
     reconnect: { initialDelayMs: 250, maxDelayMs: 5_000, maxAttempts: 30 },
   });
   session.subscribe(render);
+  render();
+  // #endregion open
   subagents.subscribe(() => {
     subagentsMoved = true;
     render();
   });
-  render();
-  // #endregion open
 }
 
 form.addEventListener("submit", (event) => {
