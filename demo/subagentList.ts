@@ -7,8 +7,8 @@
  * A child turn's state is what the stream said of it: "starting…" (linked, not started yet),
  * "running", or its own terminal in `describeEnding`'s words ("completed", "stopped because its
  * parent turn stopped (…)", "failed: …"): never a terminal the host did not send. A child the page
- * did not hear end (it ended before a reload: the session resumes its own session only) says so,
- * with what became of its delegating call.
+ * did not hear (linked before a reload: the session resumes its own session only, and the host
+ * does not replay child sessions yet) says so, with what became of its delegating call.
  */
 import type { Item, ToolCallItem } from "@muse-code/sdk";
 import { describeEnding } from "@muse-code/sdk/ui";
@@ -106,6 +106,8 @@ class SubagentList {
 function stateOf(turn: ReturnType<Subagents["turn"]>, call: ToolCallItem): { state: string; text: string } {
   if (turn?.terminal !== undefined) return { state: turn.terminal.terminal, text: describeEnding(turn.terminal) };
   if (call.status !== "inProgress") return { state: "unheard", text: `its end was not heard on this page (its call is ${call.status})` };
-  if (turn === undefined || turn.state === "linked") return { state: "starting", text: "starting…" };
+  // Live, the link itself told the tree of it: unknown to the tree, it was linked before a reload.
+  if (turn === undefined) return { state: "unheard", text: "not heard on this page since it reloaded (its call is still running)" };
+  if (turn.state === "linked") return { state: "starting", text: "starting…" };
   return { state: "running", text: "running" };
 }

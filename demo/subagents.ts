@@ -59,19 +59,18 @@ export class Subagents {
   /** Listen to `client` (a connection of the session), before the session attaches to it. */
   attach(client: MspClient): MspClient {
     const { events } = client;
-    const put = ({ item }: { item: Item }) => this.#put(item);
+    const put = ({ sessionId, item }: { sessionId: string; item: Item }) => {
+      // A link goes into the tree at once: these run before the session's own listeners, so the
+      // page never renders a linked call whose subagent the tree does not know yet.
+      if (item.kind === "toolCall" && item.subagent !== undefined) this.#observe({ method: "item/updated", params: { sessionId, item } });
+      this.#put(item);
+    };
     events.on("item/started", put);
     events.on("item/updated", put);
     events.on("item/delta", put);
     events.on("item/completed", put);
     events.on("itemSynthesized", (item) => this.#put(item));
-    events.on("notification", (notification) => {
-      try {
-        if (this.tree.observe(notification)) this.#changed();
-      } catch (error) {
-        this.#onProblem(error instanceof Error ? error.message : String(error));
-      }
-    });
+    events.on("notification", (notification) => this.#observe(notification));
     // The session installs its handler after this: a subagent's question is routed here instead.
     const install = client.onApproval.bind(client);
     client.onApproval = (handler: ApprovalHandler | undefined) =>
@@ -168,6 +167,15 @@ export class Subagents {
       );
       this.#changed();
     });
+  }
+
+  /** Fold a notification into the tree; one it cannot read is reported, and changes nothing. */
+  #observe(notification: { method: string; params?: unknown }): void {
+    try {
+      if (this.tree.observe(notification)) this.#changed();
+    } catch (error) {
+      this.#onProblem(error instanceof Error ? error.message : String(error));
+    }
   }
 
   #put(item: Item): void {

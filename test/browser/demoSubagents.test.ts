@@ -199,6 +199,28 @@ const waitForRunningTree = (page: Page, count: number) =>
 const waitForEnded = (page: Page) => page.waitForSelector('.turn:last-child[data-phase="ended"]', { timeout: WAIT_MS });
 const topOutcome = (page: Page) => page.textContent(".turn:last-child > .outcome");
 
+/** What the page showed at one change: the Stop button, the top-level turn's last line, each subagent's state. */
+interface Seen {
+  stop: string;
+  outcome: string;
+  children: string[];
+}
+
+/** Record, at every change of the page from now on, what the Stop button, the top-level turn and each subagent say. */
+const recordChanges = (page: Page) =>
+  page.evaluate(() => {
+    const seen: Seen[] = [];
+    (window as unknown as { seen: Seen[] }).seen = seen;
+    const record = () =>
+      seen.push({
+        stop: document.getElementById("stop")?.textContent ?? "",
+        outcome: document.querySelector(".turn:last-child > .outcome")?.textContent ?? "",
+        children: Array.from(document.querySelectorAll<HTMLElement>("li.subagent")).map((li) => li.dataset["state"] ?? ""),
+      });
+    new MutationObserver(record).observe(document.body, { subtree: true, childList: true, characterData: true, attributes: true });
+  });
+const recorded = (page: Page) => page.evaluate(() => (window as unknown as { seen: Seen[] }).seen);
+
 /** Every shown child sits where the host's links put it: under its delegating call, in its parent's entry, at its depth, named by its agent. */
 function expectNestedAsLogged(shown: ShownChild[], logged: ReturnType<typeof loggedTree>): void {
   expect(shown.map((c) => c.turnId).sort()).toEqual(logged.children.map((c) => c.turnId).sort());
@@ -221,6 +243,7 @@ describe("the app shows a subagent tree nested under its delegating calls", { ti
   it("the demo's tree: nested and running with their own output, the docs subagent's question names it, then every turn completed", async () => {
     const { host, page, received, problems } = await openDemo(DEMO_TREE);
     await page.fill("#prompt", "Prepare the release");
+    await recordChanges(page);
     await page.click("#start");
 
     // Running: three subagents, each streaming its own tool's output, nested as the host linked them.
@@ -262,6 +285,10 @@ describe("the app shows a subagent tree nested under its delegating calls", { ti
     }
     expect(logged.top.terminal).toMatchObject({ terminal: "completed" });
     expect(await topOutcome(page)).toBe(pageWords(logged.top.terminal as Record<string, unknown>));
+    // From the Start on, a subagent was only ever starting, running or completed, as the stream said.
+    const states = new Set((await recorded(page)).flatMap((s) => s.children));
+    expect([...states].filter((state) => !["starting", "running", "completed"].includes(state))).toEqual([]);
+    expect(states).toContain("running");
     // The answer the page sent went to the subagent's question, approved.
     const answers = host
       .sessionLogs()
@@ -279,24 +306,14 @@ describe("one Stop stops the tree", { timeout: 120_000 }, () => {
   it("Stop counts the subagents down until the top-level turn's own terminal; every subagent ends 'stopped because its parent turn stopped'", async () => {
     const { host, page, sent, problems } = await openDemo(STOPPABLE_TREE);
     await page.fill("#prompt", "Split the work");
+    await recordChanges(page);
     await page.click("#start");
     await waitForRunningTree(page, 3);
     const before = loggedTree(host);
     const started = before.children.length;
     expect(await topOutcome(page)).toBe(`running: ${describeTreeProgress({ started, ended: 0, running: started })}`);
 
-    // Record, at every change of the page, what the Stop button, the top-level turn and each subagent say.
-    await page.evaluate(() => {
-      const seen: Array<{ stop: string; outcome: string; children: string[] }> = [];
-      (window as unknown as { seen: typeof seen }).seen = seen;
-      const record = () =>
-        seen.push({
-          stop: document.getElementById("stop")?.textContent ?? "",
-          outcome: document.querySelector(".turn:last-child > .outcome")?.textContent ?? "",
-          children: Array.from(document.querySelectorAll<HTMLElement>("li.subagent")).map((li) => li.dataset["state"] ?? ""),
-        });
-      new MutationObserver(record).observe(document.body, { subtree: true, childList: true, characterData: true, attributes: true });
-    });
+    const from = (await recorded(page)).length;
     await page.click("#stop");
     await waitForEnded(page);
 
@@ -307,7 +324,10 @@ describe("one Stop stops the tree", { timeout: 120_000 }, () => {
     const cancels = sent.filter((m) => m["method"] === "turn/cancel").map((m) => (m["params"] as Record<string, unknown>)["turnId"]);
     expect(cancels).toEqual([logged.top.turnId]);
 
-    const seen = await page.evaluate(() => (window as unknown as { seen: Array<{ stop: string; outcome: string; children: string[] }> }).seen);
+    const all = await recorded(page);
+    // A subagent was only ever starting, running or cancelled, as the stream said.
+    expect([...new Set(all.flatMap((s) => s.children))].filter((state) => !["starting", "running", "cancelled"].includes(state))).toEqual([]);
+    const seen = all.slice(from);
     const stopping = describeTreeProgress({ started, ended: 0, running: started }, { stopping: true });
     expect(seen.map((s) => s.stop)).toContain(stopping);
     // Until the top-level turn's own terminal, the page counts the subagents down (or says Stopping… once they all ended), never a terminal.
