@@ -59,10 +59,10 @@ export class Subagents {
   /** Listen to `client` (a connection of the session), before the session attaches to it. */
   attach(client: MspClient): MspClient {
     const { events } = client;
-    const put = ({ sessionId, item }: { sessionId: string; item: Item }) => {
+    const put = ({ sessionId, viewCursor, item }: { sessionId: string; viewCursor: string; item: Item }) => {
       // A link goes into the tree at once: these run before the session's own listeners, so the
       // page never renders a linked call whose subagent the tree does not know yet.
-      if (item.kind === "toolCall" && item.subagent !== undefined) this.#observe({ method: "item/updated", params: { sessionId, item } });
+      if (item.kind === "toolCall" && item.subagent !== undefined) this.#observe({ method: "item/updated", params: { sessionId, viewCursor, item } });
       this.#put(item);
     };
     events.on("item/started", put);

@@ -201,6 +201,8 @@ const topOutcome = (page: Page) => page.textContent(".turn:last-child > .outcome
 
 /** What the page showed at one change: the Stop button, the top-level turn's last line, each subagent's state. */
 interface Seen {
+  /** The status line (aria-live). */
+  status: string;
   stop: string;
   outcome: string;
   children: string[];
@@ -213,6 +215,7 @@ const recordChanges = (page: Page) =>
     (window as unknown as { seen: Seen[] }).seen = seen;
     const record = () =>
       seen.push({
+        status: document.getElementById("status")?.textContent ?? "",
         stop: document.getElementById("stop")?.textContent ?? "",
         outcome: document.querySelector(".turn:last-child > .outcome")?.textContent ?? "",
         children: Array.from(document.querySelectorAll<HTMLElement>("li.subagent")).map((li) => li.dataset["state"] ?? ""),
@@ -289,6 +292,8 @@ describe("the app shows a subagent tree nested under its delegating calls", { ti
     const states = new Set((await recorded(page)).flatMap((s) => s.children));
     expect([...states].filter((state) => !["starting", "running", "completed"].includes(state))).toEqual([]);
     expect(states).toContain("running");
+    // Every link and child notification was read (the page says so on the status line when one is not).
+    expect((await recorded(page)).filter((s) => s.status.startsWith("Could not"))).toEqual([]);
     // The answer the page sent went to the subagent's question, approved.
     const answers = host
       .sessionLogs()
@@ -325,6 +330,9 @@ describe("one Stop stops the tree", { timeout: 120_000 }, () => {
     expect(cancels).toEqual([logged.top.turnId]);
 
     const all = await recorded(page);
+    expect(all.filter((s) => s.status.startsWith("Could not"))).toEqual([]);
+    // The status line counted the subagents down too, in the same words.
+    expect(all.map((s) => s.status)).toContain(describeTreeProgress({ started, ended: 0, running: started }, { stopping: true }));
     // A subagent was only ever starting, running or cancelled, as the stream said.
     expect([...new Set(all.flatMap((s) => s.children))].filter((state) => !["starting", "running", "cancelled"].includes(state))).toEqual([]);
     const seen = all.slice(from);
