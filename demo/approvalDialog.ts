@@ -14,6 +14,10 @@
  * (Approve, Deny, "Always allow in this session", "Deny and stop") and hides the others; beside
  * "Always allow" it states the grant's rule exactly (this exact command, or the wider rule the
  * host states), before the user can pick it.
+ *
+ * A subagent's question (issue 23) says which subagent asks: "The subagent “docs” (asked to
+ * “check the docs”) asks to run shell for the turn “…”", the turn being the top-level turn the
+ * user started; its answer goes back to that subagent's question.
  */
 import type { ApprovalDecision, ApprovalOffer } from "@muse-code/sdk";
 import type { SessionApproval } from "@muse-code/sdk/session";
@@ -25,8 +29,10 @@ export interface ApprovalDialogElements {
   tool: HTMLElement;
   /** The command (a shell call's `command`) or the arguments as sent. */
   command: HTMLElement;
-  /** The prompt of the turn that asks. */
+  /** The prompt of the turn that asks (a subagent's: the top-level turn above it). */
   turn: HTMLElement;
+  /** Who asks: "agent", or the subagent by name. */
+  asker?: HTMLElement;
   approve: HTMLButtonElement;
   deny: HTMLButtonElement;
   /** Shown while the question is not open on a live connection (the session waits for the host to ask again). */
@@ -74,9 +80,10 @@ export class ApprovalDialog {
 
   /**
    * Show `question`, or close the dialog when it is `undefined`. The same question again (the
-   * same item: the host asks again after a reconnect) only updates whether it is live.
+   * same item: the host asks again after a reconnect) only updates whether it is live. `asker`
+   * names a subagent that asks (e.g. `subagent “docs”`); without it, the agent asks.
    */
-  show(question: SessionApproval | undefined, prompt: string | undefined): void {
+  show(question: SessionApproval | undefined, prompt: string | undefined, asker?: string): void {
     const { dialog, tool, command, turn, deny, offline } = this.#elements;
     const same = question !== undefined && question.itemId === this.#question?.itemId;
     const wasOpen = this.#question !== undefined;
@@ -91,6 +98,7 @@ export class ApprovalDialog {
       if (!wasOpen) return;
       dialog.close();
       dialog.removeAttribute("data-item-id");
+      dialog.removeAttribute("data-asker");
       dialog.removeAttribute("data-live");
       // Back to where the user was, unless they have moved on. After Stop, focus stays with the
       // Stop button (or, once it is disabled, the browser's place for it): never on Start, where a
@@ -101,6 +109,8 @@ export class ApprovalDialog {
     }
     tool.textContent = question.tool;
     command.textContent = commandOf(question.args);
+    if (this.#elements.asker !== undefined) this.#elements.asker.textContent = asker ?? "agent";
+    dialog.dataset["asker"] = asker === undefined ? "agent" : "subagent";
     this.#showOffer(question);
     turn.textContent = prompt ?? "(a turn this page did not start)";
     dialog.dataset["itemId"] = question.itemId;

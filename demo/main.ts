@@ -7,10 +7,15 @@
  * Stop button (the turn's phase: "Stopping…" until its own terminal, across a drop too), the
  * host's `tool/approve` questions in an Approve/Deny dialog, and the connection. Only the host
  * ends a turn: after a drop a running turn reads "reconnecting…", then what the host says.
+ * Subagents (issue 23): the child turns a turn delegates to are heard on the same connection and
+ * shown nested under their delegating tool calls ({@link Subagents}, {@link SubagentLists}); a
+ * Stop counts them down ("stopping 3 of 5 subagents…") until the turn's own terminal, and a
+ * subagent's question opens the same dialog, saying which subagent asks.
  * Plain TypeScript on `@muse-code/sdk`, `@muse-code/sdk/session` and `@muse-code/sdk/websocket`;
  * bundled for the browser by scripts/build-demo.ts.
  */
 import type { ApprovalDecision } from "@muse-code/sdk";
+import { describeEnding } from "@muse-code/sdk/ui";
 import { openSession, type MspSession, type SessionSnapshot, type SessionTurn } from "@muse-code/sdk/session";
 import { connectWebSocket } from "@muse-code/sdk/websocket";
 import { Announcer } from "./announcer.js";
@@ -20,6 +25,7 @@ import { QueueList } from "./queueList.js";
 import { SteerBox } from "./steerBox.js";
 import { StopButton } from "./stopButton.js";
 import { tokenForThisTab } from "./token.js";
+import { Subagents } from "./subagents.js";
 import { outcomeOf, promptOf, TurnList } from "./turnList.js";
 
 /** Bound on the WebSocket's opening handshake. @unit milliseconds */
@@ -50,9 +56,15 @@ const indicator = new ConnectionIndicator(element("connection"), element("connec
 
 /** The session, once open. */
 let session: MspSession | undefined;
-const turnList = new TurnList(element("turns"));
+/** The subagent trees below the session's turns, heard on each of its connections. */
+const subagents = new Subagents((problem) => announcer.say(`Could not read a subagent's link: ${problem}`, "error"));
+const turnList = new TurnList(element("turns"), subagents);
 const queueList = new QueueList({ list: element("queue"), empty: element("queue-empty"), count: element("queue-count") }, (turnId) => session?.stop(turnId));
-const stopButton = new StopButton(element("stop"), (turnId) => session?.stop(turnId));
+const stopButton = new StopButton(
+  element("stop"),
+  (turnId) => session?.stop(turnId),
+  (turnId) => subagents.progressOf(turnId),
+);
 const steerBox = new SteerBox(
   { form: element("steer-form"), input: element("steer-input"), button: element("steer") },
   (turnId, text) => (session === undefined ? Promise.reject(new Error("no session")) : session.steer(turnId, text)),
@@ -64,6 +76,7 @@ const approvalDialog = new ApprovalDialog(
     tool: element("approval-tool"),
     command: element("approval-command"),
     turn: element("approval-turn"),
+    asker: element("approval-asker"),
     approve: element("approval-approve"),
     deny: element("approval-deny"),
     offline: element("approval-offline"),
@@ -72,26 +85,41 @@ const approvalDialog = new ApprovalDialog(
     grant: element("approval-grant"),
   },
   (question, decision, reason) => {
-    session?.answerApproval(question.itemId, decision, reason);
+    // A subagent's question waits in `subagents`; any other is the session's.
+    if (!subagents.answer(question.itemId, decision, reason)) session?.answerApproval(question.itemId, decision, reason);
     announcer.say(`${ANSWERED[decision]}: ${question.tool}: ${firstLine(question.args)}`);
   },
 );
 
 /** The snapshot rendered last. */
 let shown: SessionSnapshot | undefined;
+/** The subagents moved since the last render. */
+let subagentsMoved = false;
+/** What the status line last said of each subagent, by turn: said again only when it changes. */
+const subagentSaid = new Map<string, string>();
 
-/** Bring every view up to date with the session's snapshot, and announce what changed. */
+/** Bring every view up to date with the session's snapshot (and the subagents below it), and announce what changed. */
 function render(): void {
   if (session === undefined) return;
   const snapshot = session.getSnapshot();
-  if (snapshot === shown) return;
+  if (snapshot === shown && !subagentsMoved) return;
+  const moved = subagentsMoved;
+  subagentsMoved = false;
   const previous = shown;
   shown = snapshot;
+  if (snapshot === previous) {
+    // Only the subagents moved: their lists, the Stop button's count, the dialog.
+    turnList.render(snapshot.turns);
+    stopButton.render(snapshot.turns);
+    showApproval(snapshot.turns);
+    announceSubagents(snapshot.turns);
+    return;
+  }
   if (snapshot.connection !== previous?.connection) {
     indicator.render(snapshot.connection);
     startButton.disabled = snapshot.connection.state !== "open";
   }
-  if (snapshot.turns !== previous?.turns) {
+  if (snapshot.turns !== previous?.turns || moved) {
     turnList.render(snapshot.turns);
     queueList.render(snapshot.turns);
     stopButton.render(snapshot.turns);
@@ -99,19 +127,52 @@ function render(): void {
   if (snapshot.turns !== previous?.turns || snapshot.connection !== previous?.connection) steerBox.render(snapshot.turns, snapshot.connection.state === "open");
   showApproval(snapshot.turns);
   announce(previous, snapshot);
+  if (moved) announceSubagents(snapshot.turns);
 }
 
-/** Show the first unanswered question of the oldest unfinished turn, or close the dialog when there is none. */
+/**
+ * Show the first unanswered question of the oldest unfinished turn, else the oldest question of a
+ * subagent (saying which one asks), or close the dialog when there is none.
+ */
 function showApproval(turns: readonly SessionTurn[]): void {
+  const before = approvalDialog.question?.itemId;
   for (const turn of turns) {
     const question = turn.approvals.find((approval) => approval.answered === undefined);
     if (question === undefined) continue;
-    const before = approvalDialog.question?.itemId;
     approvalDialog.show(question, promptOf(turn));
     if (before !== question.itemId) announcer.say(`Approval needed: ${question.tool}: ${firstLine(question.args)}`);
     return;
   }
+  const [asked] = subagents.questions();
+  if (asked !== undefined) {
+    const task = subagents.taskOf(asked.turnId);
+    const asker = `subagent “${task?.agent ?? "subagent"}”${task === undefined || task.prompt === "" ? "" : ` (asked to “${task.prompt}”)`}`;
+    const root = turns.find((turn) => turn.turnId === subagents.rootOf(asked.turnId));
+    approvalDialog.show(asked, root === undefined ? undefined : promptOf(root), asker);
+    if (before !== asked.itemId) announcer.say(`Approval needed by the ${asker}: ${asked.tool}: ${firstLine(asked.args)}`);
+    return;
+  }
   approvalDialog.show(undefined, undefined);
+}
+
+/** Say on the status line what moved below the running turns: a subagent started or ended, and, while a turn stops, how many still run. */
+function announceSubagents(turns: readonly SessionTurn[]): void {
+  for (const turn of turns) {
+    if (turn.phase === "stopping") {
+      const { text } = outcomeOf(turn, subagents.progressOf(turn.turnId));
+      if (subagentSaid.get(turn.turnId) !== text) announcer.say(text);
+      subagentSaid.set(turn.turnId, text);
+      continue;
+    }
+    if (turn.phase !== "running") continue;
+    for (const child of subagents.tree.descendantsOf(turn.turnId)) {
+      const agent = subagents.taskOf(child.turnId)?.agent ?? "subagent";
+      const text = child.terminal === undefined ? `Subagent ${agent} started` : `Subagent ${agent}: ${describeEnding(child.terminal)}`;
+      if (child.state === "linked" || subagentSaid.get(child.turnId) === text) continue;
+      subagentSaid.set(child.turnId, text);
+      announcer.say(text);
+    }
+  }
 }
 
 /** Say on the status line what moved between two snapshots: the connection, a turn's phase. */
@@ -131,7 +192,8 @@ function announce(previous: SessionSnapshot | undefined, snapshot: SessionSnapsh
     if (was === turn || was?.phase === turn.phase) continue;
     if (turn.phase === "queued") announcer.say(`Queued: ${promptOf(turn) ?? turn.turnId}`);
     else if (turn.phase === "running" && was?.phase !== "reconnecting") announcer.say(`Running: ${promptOf(turn) ?? turn.turnId}`);
-    else if (turn.phase === "ended" || turn.phase === "unknown" || turn.phase === "stopping") announcer.say(outcomeOf(turn).text);
+    else if (turn.phase === "ended" || turn.phase === "unknown" || turn.phase === "stopping")
+      announcer.say(outcomeOf(turn, subagents.progressOf(turn.turnId)).text);
   }
 }
 
@@ -154,7 +216,8 @@ async function start(): Promise<void> {
   const url = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/msp`;
   // #region open
   session = await openSession({
-    connect: () => connectWebSocket(url, { token, handshakeTimeoutMs: HANDSHAKE_TIMEOUT_MS }),
+    // Each connection is also heard for the subagents below the session's turns (before the session attaches to it).
+    connect: async () => subagents.attach(await connectWebSocket(url, { token, handshakeTimeoutMs: HANDSHAKE_TIMEOUT_MS })),
     ...(storage === undefined ? {} : { storage }),
     storageKey: SESSION_KEY,
     reconnect: { initialDelayMs: 250, maxDelayMs: 5_000, maxAttempts: 30 },
@@ -162,6 +225,10 @@ async function start(): Promise<void> {
   session.subscribe(render);
   render();
   // #endregion open
+  subagents.subscribe(() => {
+    subagentsMoved = true;
+    render();
+  });
 }
 
 form.addEventListener("submit", (event) => {

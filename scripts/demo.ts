@@ -3,9 +3,11 @@
  * package if dist/ lacks the host or the app, starts
  * `muse-host serve --ws 127.0.0.1:PORT --ui --script models/demo.json`, and prints the URL to
  * open (it carries the host's token in its fragment). Ctrl-C stops the host cleanly: running
- * turns are cancelled and their tools drained; a second Ctrl-C stops the drain.
+ * turns are cancelled and their tools drained; a second Ctrl-C stops the drain. With
+ * `--subagents` the model is models/demo-subagents.json instead: a turn that delegates to two
+ * subagents, one of which delegates again (issue 23), so one Stop stops a tree.
  *
- *   npm run demo [-- --port N] [--build] [-- more muse-host serve flags, e.g. --data DIR]
+ *   npm run demo [-- --port N] [--build] [--subagents] [-- more muse-host serve flags, e.g. --data DIR]
  *
  * `--port 0` picks a free port. The host runs in its own process group, so the terminal's Ctrl-C
  * reaches this script alone and the host gets exactly one signal per Ctrl-C.
@@ -25,7 +27,11 @@ const STOP_BOUND_MS = 15_000;
 const REPEAT_MS = 500;
 
 const { values, positionals } = parseArgs({
-  options: { port: { type: "string", default: String(DEFAULT_PORT) }, build: { type: "boolean", default: false } },
+  options: {
+    port: { type: "string", default: String(DEFAULT_PORT) },
+    build: { type: "boolean", default: false },
+    subagents: { type: "boolean", default: false },
+  },
   allowPositionals: true,
 });
 const port = Number(values.port);
@@ -41,7 +47,9 @@ if (values.build || !existsSync(cli) || !existsSync(join(ROOT, "dist", "demo", "
   if (built.status !== 0) process.exit(built.status ?? 1);
 }
 
-const args = [cli, "serve", "--ws", `127.0.0.1:${port}`, "--ui", "--script", join(ROOT, "models", "demo.json"), ...positionals];
+/** The demo's model: the build-and-deploy turn, or (`--subagents`) the release turn and its subagent tree. */
+const model = join(ROOT, "models", values.subagents ? "demo-subagents.json" : "demo.json");
+const args = [cli, "serve", "--ws", `127.0.0.1:${port}`, "--ui", "--script", model, ...positionals];
 const host = spawn(process.execPath, args, { cwd: ROOT, stdio: ["ignore", "inherit", "pipe"], detached: true });
 
 // Pass the host's stderr through, line by line, but its one "open" line (which carries the token)
@@ -56,7 +64,10 @@ host.stderr.setEncoding("utf8").on("data", (chunk: string) => {
     newline = pending.indexOf("\n");
     const open = /^muse-host: open (http:\/\/\S+)$/.exec(line);
     if (open === null) process.stderr.write(`${line}\n`);
-    else console.log(`\n  Open the Stop-button app: ${open[1]}\n  Start a turn, press Stop, and watch the build drain. Ctrl-C stops the host.\n`);
+    else {
+      const what = values.subagents ? "watch its subagents start, press Stop, and watch the tree stop" : "press Stop, and watch the build drain";
+      console.log(`\n  Open the Stop-button app: ${open[1]}\n  Start a turn, ${what}. Ctrl-C stops the host.\n`);
+    }
   }
 });
 

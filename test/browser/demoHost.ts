@@ -45,6 +45,8 @@ export interface DemoHost {
   stderr(): string;
   /** The records of the host's one session log (the page opens one session). */
   sessionLog(): Record<string, unknown>[];
+  /** The records of every session log: the page's session and, with subagents, their child sessions (issue 23), in no particular order. */
+  sessionLogs(): Record<string, unknown>[][];
   /** SIGKILL the host and its tools' process groups at once (a crash), and wait for its exit. */
   crash(): Promise<void>;
   /** Start it again on the same port, `--data` and `--token-file` (only with `restartable`). */
@@ -128,10 +130,13 @@ export async function startDemoHost(uiDir: string, options: DemoHostOptions = {}
       const dir = join(dataDir, "sessions");
       const logs = readdirSync(dir).filter((name) => name.endsWith(".jsonl"));
       if (logs.length !== 1) throw new Error(`expected one session log in ${dir}, found ${logs.length}: ${logs.join(", ")}`);
-      return readFileSync(join(dir, logs[0] as string), "utf8")
-        .split("\n")
-        .filter((line) => line !== "")
-        .map((line) => JSON.parse(line) as Record<string, unknown>);
+      return readLog(join(dir, logs[0] as string));
+    },
+    sessionLogs() {
+      const dir = join(dataDir, "sessions");
+      return readdirSync(dir)
+        .filter((name) => name.endsWith(".jsonl"))
+        .map((name) => readLog(join(dir, name)));
     },
     async crash() {
       if (running()) killAll("SIGKILL");
@@ -152,6 +157,14 @@ export async function startDemoHost(uiDir: string, options: DemoHostOptions = {}
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** A session log's records, one per line. */
+function readLog(path: string): Record<string, unknown>[] {
+  return readFileSync(path, "utf8")
+    .split("\n")
+    .filter((line) => line !== "")
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
 }
 
 /** A port free right now (the host is then started on it). */
