@@ -87,7 +87,7 @@ describe("the msp-check model", () => {
 
   it("plays fail as a step that fails its turn as it begins", async () => {
     const turn = checkTurnOf(prompt({ steps: [{ text: "first" }, { fail: "the model erred" }] }));
-    expect(() => turn.steps[1]?.text).toThrow("the model erred");
+    expect(turn.steps[1]?.fail).toBe("the model erred");
     expect(() => checkTurnOf(prompt({ steps: [{ fail: "" }] }))).toThrow(/\$\.steps\[0\]\.fail: must be a non-empty string/);
     await using host = spawnReferenceHost({ models: { "msp-check": join(repoRoot, "models", "check.json") }, stderr: "ignore", defaultTimeoutMs: 15_000 });
     const { sessionId } = await host.command("session/create", { model: "msp-check" });

@@ -48,7 +48,7 @@ describe("loadScriptedModel", () => {
   it("rejects an unknown key with its JSON path, the keys it expected and the nearest one", () => {
     const step = (extra: Record<string, unknown>) => ({ turns: [{ steps: [{ text: "a" }, extra] }] });
     expect(() => parseScriptedModel(step({ txt: "hi" }), "x")).toThrow(
-      "invalid scripted model at $.turns[0].steps[1].txt: unknown key (expected one of reasoning, text, chunkSize, chunkDelayMs, toolCalls, usage, stopByHook, consumesSteering, awaitSteeringMs; did you mean text?)",
+      "invalid scripted model at $.turns[0].steps[1].txt: unknown key (expected one of reasoning, text, chunkSize, chunkDelayMs, toolCalls, usage, stopByHook, fail, consumesSteering, awaitSteeringMs; did you mean text?)",
     );
     expect(() => parseScriptedModel(step({ chunk_delay_ms: 5 }), "x")).toThrow(/steps\[1\]\.chunk_delay_ms: unknown key \(expected one of .*\)$/);
     expect(() => parseScriptedModel(step({ "tool calls": [] }), "x")).toThrow(/steps\[1\]\["tool calls"\]: unknown key .*did you mean toolCalls\?/);
