@@ -313,7 +313,7 @@ export class SessionEngine implements MspSession {
     held.push(item);
   }
 
-  /** A notification named `turnId` in `sessionId`: resumed items of it held so far are this session's, or dropped. */
+  /** A notification named `turnId` in `sessionId`: resumed items of it held so far are this session's, the tree's, or dropped (reported). */
   #place(sessionId: unknown, turnId: unknown): void {
     if (typeof turnId !== "string") return;
     const held = this.#unplaced.get(turnId);
@@ -322,7 +322,11 @@ export class SessionEngine implements MspSession {
     if (sessionId === this.#sessionId) {
       for (const item of held) this.#parts.turns.putItem(item);
       this.#changed();
-    } else
+      return;
+    }
+    const changes = held.map((item) => this.#parts.tree.observeItem(item));
+    for (const change of changes) if (change !== undefined) this.#treeChanged(change);
+    if (changes.some((change) => change === undefined))
       this.#parts.onWarning(
         `session/resume listed ${held.length} item(s) of turn ${turnId}, a turn of session ${String(sessionId)} outside this session's tree: dropped`,
       );
@@ -407,7 +411,6 @@ export class SessionEngine implements MspSession {
     const onNotification = (notification: MspNotification) => {
       if (this.#client !== client) return;
       const p = notification.params as { sessionId?: unknown; viewCursor?: unknown; turnId?: unknown; item?: { turnId?: unknown } } | undefined;
-      if (p !== undefined && this.#unplaced.size > 0) this.#place(p.sessionId, p.turnId ?? p.item?.turnId);
       if (p !== undefined && mine(p.sessionId) && typeof p.viewCursor === "string") {
         this.#cursor = p.viewCursor;
         this.#scheduleWrite();
@@ -416,6 +419,8 @@ export class SessionEngine implements MspSession {
       const change = this.#parts.tree.observe(this.#sessionId, notification);
       if (change.child) this.#scheduleWrite();
       this.#treeChanged(change);
+      // After the tree heard it: a replayed turn/started of a subagent places its turn's resumed items in the tree.
+      if (p !== undefined && this.#unplaced.size > 0) this.#place(p.sessionId, p.turnId ?? p.item?.turnId);
     };
     const onStarted = ({ sessionId, turnId }: { sessionId: string; turnId: string }) => {
       if (!mine(sessionId)) return;
