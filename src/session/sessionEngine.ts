@@ -64,6 +64,8 @@ export class SessionEngine implements MspSession {
   /** The attempt under way: one at a time (a drop mid-attempt and a retryNow() join it). */
   #attempting: Promise<void> | undefined;
   #warnedListener = false;
+  /** Items a resume's answer listed of turns neither shown nor in the tree, by turn, until a notification says whose turn it is. */
+  readonly #unplaced = new Map<string, Item[]>();
 
   /** @internal Made by `openSession`. */
   constructor(parts: SessionParts, kept: { sessionId?: string; cursor?: string }) {
@@ -268,11 +270,14 @@ export class SessionEngine implements MspSession {
           result = await client.command<"session/resume">("session/resume", { sessionId }, { timeoutMs });
         }
         if (this.#closed || this.#client !== client) return;
+        this.#dropUnplaced();
         for (const item of result.items ?? []) this.#putResumedItem(sessionId, item);
       } catch (error) {
         if (!(MspError.is(error) && error.kind === "commandRejected" && error.data["reason"] === RejectionReasons.unknownSession)) throw error;
         // The host no longer knows the session (restarted without its data): what its turns did is not known.
         this.#parts.turns.markUnknown(`the host no longer knows session ${sessionId}`);
+        // Its subagents, their cursors and turns went with it: none is sent as childCursors of the new session, none shows running.
+        this.#parts.tree.reset();
         sessionId = undefined;
         this.#cursor = undefined;
       }
@@ -294,12 +299,46 @@ export class SessionEngine implements MspSession {
 
   /** An item the resume's answer lists as in progress at the cursor: the session's own, or one of a child turn (only the tree's). */
   #putResumedItem(sessionId: string, item: Item): void {
-    const own = this.#parts.turns.get(item.turnId) !== undefined;
-    const change = own
-      ? this.#parts.tree.observe(sessionId, { method: "item/updated", params: { sessionId, viewCursor: "", item } })
-      : this.#parts.tree.observeItem(item);
-    if (change !== undefined) this.#treeChanged(change);
-    if (own || change === undefined) this.#parts.turns.putItem(item);
+    if (this.#parts.turns.get(item.turnId) !== undefined) {
+      this.#treeChanged(this.#parts.tree.observe(sessionId, { method: "item/updated", params: { sessionId, item } }));
+      this.#parts.turns.putItem(item);
+      return;
+    }
+    const change = this.#parts.tree.observeItem(item);
+    if (change !== undefined) return this.#treeChanged(change);
+    // The answer's items name no session: one of a turn neither shown nor in the tree may be a subagent's the tree
+    // forgot. It waits for a notification of its turn to say whose it is (never put as a turn of this session blindly).
+    const held = this.#unplaced.get(item.turnId) ?? [];
+    if (held.length === 0) this.#unplaced.set(item.turnId, held);
+    held.push(item);
+  }
+
+  /** A notification named `turnId` in `sessionId`: resumed items of it held so far are this session's, the tree's, or dropped (reported). */
+  #place(sessionId: unknown, turnId: unknown): void {
+    if (typeof turnId !== "string") return;
+    const held = this.#unplaced.get(turnId);
+    if (held === undefined) return;
+    this.#unplaced.delete(turnId);
+    if (sessionId === this.#sessionId) {
+      for (const item of held) this.#parts.turns.putItem(item);
+      this.#changed();
+      return;
+    }
+    const changes = held.map((item) => this.#parts.tree.observeItem(item));
+    for (const change of changes) if (change !== undefined) this.#treeChanged(change);
+    if (changes.some((change) => change === undefined))
+      this.#parts.onWarning(
+        `session/resume listed ${held.length} item(s) of turn ${turnId}, a turn of session ${String(sessionId)} outside this session's tree: dropped`,
+      );
+  }
+
+  /** Resumed items no notification placed before the next resume: reported, dropped. */
+  #dropUnplaced(): void {
+    for (const [turnId, held] of this.#unplaced)
+      this.#parts.onWarning(
+        `session/resume listed ${held.length} item(s) of turn ${turnId}, which no notification placed in this session or its tree: dropped`,
+      );
+    this.#unplaced.clear();
   }
 
   /** The tree changed below one of the session's turns: that turn shows again. */
@@ -371,7 +410,7 @@ export class SessionEngine implements MspSession {
     };
     const onNotification = (notification: MspNotification) => {
       if (this.#client !== client) return;
-      const p = notification.params as { sessionId?: unknown; viewCursor?: unknown } | undefined;
+      const p = notification.params as { sessionId?: unknown; viewCursor?: unknown; turnId?: unknown; item?: { turnId?: unknown } } | undefined;
       if (p !== undefined && mine(p.sessionId) && typeof p.viewCursor === "string") {
         this.#cursor = p.viewCursor;
         this.#scheduleWrite();
@@ -380,6 +419,8 @@ export class SessionEngine implements MspSession {
       const change = this.#parts.tree.observe(this.#sessionId, notification);
       if (change.child) this.#scheduleWrite();
       this.#treeChanged(change);
+      // After the tree heard it: a replayed turn/started of a subagent places its turn's resumed items in the tree.
+      if (p !== undefined && this.#unplaced.size > 0) this.#place(p.sessionId, p.turnId ?? p.item?.turnId);
     };
     const onStarted = ({ sessionId, turnId }: { sessionId: string; turnId: string }) => {
       if (!mine(sessionId)) return;
@@ -436,9 +477,18 @@ export class SessionEngine implements MspSession {
       // Closed without this answer (withdrawn, the turn ended, the connection went): what resolves here is not sent.
       signal.addEventListener("abort", () => resolve({ decision: "cancelled" }), { once: true });
       // A subagent's question shows on the session's own turn it runs below, saying which subagent asks.
-      const depth = request.sessionId === this.#sessionId ? 0 : this.#parts.tree.depthOf(request.sessionId);
-      const turn = depth === 0 ? this.#parts.turns.ensure(request.turnId) : this.#holderOf(request);
-      if (turn === undefined || depth === undefined) return reply("deny", "not a question of this session or of a subagent below it");
+      const own = request.sessionId === this.#sessionId;
+      const place = own ? undefined : this.#parts.tree.placeOf(request.sessionId, request.turnId);
+      const depth = own ? 0 : (place?.depth ?? this.#parts.tree.depthOf(request.sessionId));
+      const turn = own ? this.#parts.turns.ensure(request.turnId) : this.#holderOf(request);
+      if (turn === undefined || depth === undefined) {
+        // The host routed it here, but the tree cannot place it (a subagent turn it never heard of, or forgot): never a
+        // denial the host would act on. It stays unanswered, reported; a Stop of the turn above withdraws it.
+        this.#parts.onWarning(
+          `a question of session ${request.sessionId} (turn ${request.turnId}, item ${request.itemId}) was left unanswered: no turn of this session is known to be above it`,
+        );
+        return;
+      }
       const earlier = turn.approvals.get(request.itemId);
       if (earlier?.answered !== undefined) {
         // Answered while offline: the answer goes now, and the question leaves the snapshot.
@@ -456,8 +506,8 @@ export class SessionEngine implements MspSession {
   /** The session's own turn a question shows on: its own turn, or the one a subagent's turn runs below. */
   #holderOf(request: ToolApproveParams): TurnState | undefined {
     if (request.sessionId === this.#sessionId) return this.#parts.turns.get(request.turnId);
-    if (!this.#parts.tree.isChild(request.sessionId)) return undefined;
-    const root = this.#parts.tree.rootOf(request.turnId);
+    // The tree's place of the turn counts even when its session is no longer followed (past limits.subagentSessions).
+    const root = this.#parts.tree.placeOf(request.sessionId, request.turnId)?.root;
     return root === undefined ? undefined : this.#parts.turns.get(root);
   }
 

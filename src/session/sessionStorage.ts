@@ -212,7 +212,9 @@ function isKeptTreeTurn(value: unknown): value is KeptTreeTurn {
   if (!strings.every((s) => typeof s === "string" && s !== "")) return false;
   if (!Number.isSafeInteger(value["depth"]) || (value["depth"] as number) < 1 || !TREE_STATES.includes(value["state"])) return false;
   const terminal = value["terminal"];
-  return terminal === undefined || (isObject(terminal) && typeof terminal["terminal"] === "string" && typeof terminal["reason"] === "string");
+  // An ended turn without its terminal would come back running forever: not trusted.
+  if (terminal === undefined) return value["state"] !== "ended";
+  return isObject(terminal) && typeof terminal["terminal"] === "string" && typeof terminal["reason"] === "string";
 }
 
 function isTextInput(value: unknown): value is TurnInput {

@@ -44,17 +44,19 @@ const NO_TURNS: readonly TreeTurn[] = Object.freeze([]);
 
 /** The descendant sessions and child turns below one session's turns. */
 export class SessionTree {
-  readonly #tree: TurnTree;
+  #tree: TurnTree;
   readonly #maxSessions: number;
+  readonly #maxTurns: number;
   readonly #onWarning: (message: string) => void;
   /** Descendant sessions, oldest first: their depth below the session, and the last cursor seen of each. */
-  readonly #sessions = new Map<string, { depth: number; cursor?: string }>();
+  readonly #sessions = new Map<string, { depth: number; cursor?: string; turns: Set<string> }>();
   #warnedBound = false;
 
-  /** `maxSessions`: descendant sessions followed at once (the oldest is forgotten past it). @unit sessions */
+  /** `maxSessions`: descendant sessions followed at once (past it the oldest ended one is forgotten; a running one only when all run). @unit sessions */
   constructor(maxSessions: number, maxTurns: number, onWarning: (message: string) => void) {
     this.#maxSessions = maxSessions;
-    this.#tree = new TurnTree({ maxTurns: maxTurns + maxSessions });
+    this.#maxTurns = maxTurns + maxSessions;
+    this.#tree = new TurnTree({ maxTurns: this.#maxTurns });
     this.#onWarning = onWarning;
   }
 
@@ -80,6 +82,25 @@ export class SessionTree {
     for (const entry of this.#sessions.values()) delete entry.cursor;
   }
 
+  /** Forget every descendant session, cursor and child turn (the host no longer knows the session they were below). */
+  reset(): void {
+    this.#tree = new TurnTree({ maxTurns: this.#maxTurns });
+    this.#sessions.clear();
+    this.#warnedBound = false;
+  }
+
+  /**
+   * Where a turn of a descendant session sits, as the tree holds it, even when its session is no
+   * longer followed (past the bound): the session's own turn it runs below, and its depth. Undefined
+   * when the tree does not hold `turnId` as a turn of `sessionId`.
+   */
+  placeOf(sessionId: string, turnId: string): { root: string; depth: number } | undefined {
+    const turn = this.#tree.turn(turnId);
+    if (turn === undefined || turn.sessionId !== sessionId || turn.parent === undefined) return undefined;
+    const root = this.rootOf(turnId);
+    return root === undefined ? undefined : { root, depth: turn.depth };
+  }
+
   /**
    * Fold one notification of the session (`own`) or of a descendant in: links make descendant
    * sessions known (before anything of theirs comes, as the wire orders it), a descendant's cursor
@@ -95,15 +116,22 @@ export class SessionTree {
       const parent = params["parent"];
       const above = isObject(parent) && typeof parent["sessionId"] === "string" ? parent["sessionId"] : undefined;
       const aboveDepth = above === own ? 0 : above === undefined ? undefined : this.#sessions.get(above)?.depth;
-      if (notification.method !== "turn/started" || aboveDepth === undefined) return { child: false, changed: false };
-      this.#follow(sessionId, aboveDepth + 1);
-      return this.observe(own, notification);
+      if (notification.method === "turn/started" && aboveDepth !== undefined) {
+        this.#follow(sessionId, aboveDepth + 1);
+        return this.observe(own, notification);
+      }
+      // A session no longer followed (past the bound) whose turn the tree still holds: its end still counts (never shown running forever).
+      return this.#observeForgotten(sessionId, notification);
     }
     const entry = this.#sessions.get(sessionId);
-    if (entry !== undefined && typeof params["viewCursor"] === "string") entry.cursor = params["viewCursor"];
+    if (entry !== undefined && typeof params["viewCursor"] === "string" && params["viewCursor"] !== "") entry.cursor = params["viewCursor"];
+    if (entry !== undefined && typeof params["turnId"] === "string") entry.turns.add(params["turnId"]);
     const item = params["item"];
     const link = isObject(item) ? item["subagent"] : undefined;
-    if (isObject(link) && typeof link["sessionId"] === "string") this.#follow(link["sessionId"], depth + 1);
+    if (isObject(link) && typeof link["sessionId"] === "string") {
+      this.#follow(link["sessionId"], depth + 1);
+      if (typeof link["turnId"] === "string") this.#sessions.get(link["sessionId"])?.turns.add(link["turnId"]);
+    }
     let changed: boolean;
     try {
       changed = this.#tree.observe(notification);
@@ -121,7 +149,8 @@ export class SessionTree {
   observeItem(item: Item): TreeChange | undefined {
     const sessionId = this.#tree.turn(item.turnId)?.sessionId;
     if (sessionId === undefined || !this.#sessions.has(sessionId)) return undefined;
-    return this.observe(undefined, { method: "item/updated", params: { sessionId, viewCursor: this.#sessions.get(sessionId)?.cursor ?? "", item } });
+    // No cursor is moved by it: a resume's item carries none (an empty cursor is never kept).
+    return this.observe(undefined, { method: "item/updated", params: { sessionId, item } });
   }
 
   /** The top of the tree `turnId` sits in: one of the session's own turns (or `turnId` itself when it has no parent the tree knows). */
@@ -186,6 +215,7 @@ export class SessionTree {
         continue;
       }
       this.#follow(turn.sessionId, depth + 1);
+      this.#sessions.get(turn.sessionId)?.turns.add(turn.turnId);
       for (const notification of placed) this.#tree.observe(notification);
     }
     for (const [sessionId, cursor] of Object.entries(kept.childCursors)) {
@@ -194,14 +224,48 @@ export class SessionTree {
     }
   }
 
-  /** Follow a descendant session; past the bound the oldest is forgotten (once warned). */
+  /** A child turn runs no more: its own terminal came, the tree forgot it, or the session's own turn it sits below ended (invariant 7). */
+  #over(turnId: string): boolean {
+    const turn = this.#tree.turn(turnId);
+    if (turn === undefined || turn.state === "ended") return true;
+    const root = this.rootOf(turnId);
+    return root !== undefined && root !== turnId && this.#tree.turn(root)?.state === "ended";
+  }
+
+  /** A notification of a session not followed: folded in only when it is about a turn of that session the tree holds. */
+  #observeForgotten(sessionId: string, notification: { method: string; params?: unknown }): TreeChange {
+    const params = notification.params as Record<string, unknown>;
+    const item = params["item"];
+    const turnId = typeof params["turnId"] === "string" ? params["turnId"] : isObject(item) && typeof item["turnId"] === "string" ? item["turnId"] : undefined;
+    if (turnId === undefined || this.#tree.turn(turnId)?.sessionId !== sessionId) return { child: false, changed: false };
+    let changed: boolean;
+    try {
+      changed = this.#tree.observe(notification);
+    } catch (error) {
+      if (!MspError.is(error)) throw error;
+      this.#onWarning(`a subagent notification was refused: ${error.message}`);
+      return { child: true, changed: false };
+    }
+    return { child: true, changed: changed ? (this.rootOf(turnId) ?? true) : false };
+  }
+
+  /**
+   * Follow a descendant session. Past the bound, the oldest session whose every turn ended is
+   * forgotten; only when every followed session still runs is the oldest running one forgotten
+   * (once warned). A forgotten session's turns stay in the tree: their ends and questions still count.
+   */
   #follow(sessionId: string, depth: number): void {
     if (this.#sessions.has(sessionId)) return;
-    this.#sessions.set(sessionId, { depth });
+    this.#sessions.set(sessionId, { depth, turns: new Set() });
     if (this.#sessions.size <= this.#maxSessions) return;
+    for (const [candidate, { turns }] of this.#sessions) {
+      if (candidate === sessionId || turns.size === 0) continue;
+      if ([...turns].every((turnId) => this.#over(turnId))) return void this.#sessions.delete(candidate);
+    }
     const [oldest] = this.#sessions.keys();
     if (oldest !== undefined) this.#sessions.delete(oldest);
-    if (!this.#warnedBound) this.#onWarning(`more than ${this.#maxSessions} subagent sessions: the oldest are no longer followed (limits.subagentSessions)`);
+    if (!this.#warnedBound)
+      this.#onWarning(`more than ${this.#maxSessions} subagent sessions running: the oldest are no longer followed (limits.subagentSessions)`);
     this.#warnedBound = true;
   }
 }

@@ -67,7 +67,12 @@ export interface TreeTurn {
 export interface TreeProgress {
   /** Descendants linked or started. @unit turns */
   started: number;
-  /** Of those, the ones whose own `turn/completed` came. @unit turns */
+  /**
+   * Of those, the ones not running: whose own `turn/completed` came, or (counted as ended without
+   * a terminal, their `state` left as it was) whose delegating tool call reached a final status,
+   * or that sit below a turn that ended (invariant 7: nothing runs below an ended turn; e.g. a
+   * child linked whose start failed). @unit turns
+   */
   ended: number;
   /** `started - ended`. @unit turns */
   running: number;
@@ -103,6 +108,8 @@ interface Node {
   state: TreeTurnState;
   terminal?: TreeTurn["terminal"];
   children: string[];
+  /** Its delegating tool call reached a final status: it is not running, even without a terminal of its own. */
+  callDone?: boolean;
 }
 
 /**
@@ -210,9 +217,12 @@ export class TurnTree {
     if (method === Notifications.turnStarted) return this.#start(params["turnId"] as string, sessionId, params["parent"] as ParentTurnLink | undefined);
     const called = params["item"] as Record<string, unknown>;
     const link = called["subagent"] as { sessionId: string; turnId: string } | undefined;
-    if (link === undefined) return false;
+    const final = typeof called["status"] === "string" && called["status"] !== "inProgress";
+    const done = final && this.#callDone(called["turnId"] as string, called["itemId"] as string);
+    if (link === undefined) return done;
     const parent = { sessionId, turnId: called["turnId"] as string, itemId: called["itemId"] as string };
-    return this.#link(link.turnId, link.sessionId, parent, "linked");
+    const linked = this.#link(link.turnId, link.sessionId, parent, "linked");
+    return (final && this.#callDone(parent.turnId, parent.itemId)) || linked || done;
   }
 
   /**
@@ -264,7 +274,9 @@ export class TurnTree {
   }
 
   /**
-   * How many turns below `turnId` the tree knows of, and how many of them ended: the counts for
+   * How many turns below `turnId` the tree knows of, and how many of them ended (see
+   * {@link TreeProgress.ended}: a turn below an ended turn, or whose delegating call is over,
+   * counts as ended even without its own terminal, which it is never given): the counts for
    * "stopping 3 of 5 subagents…" ({@link describeTreeProgress}).
    *
    * @example
@@ -277,8 +289,24 @@ export class TurnTree {
    */
   progressOf(turnId: string): TreeProgress {
     const below = this.#below(turnId);
-    const ended = below.filter((n) => n.state === "ended").length;
+    // By invariant 7 nothing runs below an ended turn; a turn whose delegating call is over runs no more either.
+    const over = new Set<string>();
+    if (this.#turns.get(turnId)?.state === "ended") over.add(turnId);
+    for (const n of below) if (n.state === "ended" || n.callDone === true || (n.parent !== undefined && over.has(n.parent.turnId))) over.add(n.turnId);
+    const ended = below.filter((n) => over.has(n.turnId)).length;
     return { started: below.length, ended, running: below.length - ended };
+  }
+
+  /** The child turn the tool call `itemId` of `turnId` delegated to is not running any more (its call reached a final status). */
+  #callDone(turnId: string, itemId: string): boolean {
+    let changed = false;
+    for (const id of this.#turns.get(turnId)?.children ?? []) {
+      const child = this.#turns.get(id);
+      if (child === undefined || child.parent?.itemId !== itemId || child.callDone === true) continue;
+      child.callDone = true;
+      if (child.state !== "ended") changed = true;
+    }
+    return changed;
   }
 
   /** The turns below `turnId`, depth-first; each turn visited once (a cycle in bad links cannot loop). */

@@ -22,7 +22,11 @@ import { TurnTree, type TreeTurn } from "./turnTree.js";
 export interface EndedTree {
   /** The turn, with its own terminal. */
   readonly turn: TreeTurn;
-  /** Every turn below it, depth-first, each with its own terminal. */
+  /**
+   * Every turn below it, depth-first, each with its own terminal when the host sent one. A child
+   * that never got one (linked but never started: its start failed, or it was lost to a crash
+   * between link and start) is listed as it stood (`linked` or `running`), never with a made-up terminal.
+   */
   readonly descendants: readonly TreeTurn[];
 }
 
@@ -56,9 +60,9 @@ export interface TurnTreeFollower {
   /** The tree, fed every notification the client delivers (its child sessions' included). */
   readonly tree: TurnTree;
   /**
-   * Resolves when `turnId` has ended and so has every turn below it that the tree knows of. By
-   * invariant 7 the host sends a parent's `turn/completed` only after every child's, so this is the
-   * parent's own terminal: a Stop of the parent (`cancelTurn`, `TurnHandle.cancel`,
+   * Resolves on `turnId`'s own `turn/completed`. By invariant 7 the host sends a parent's
+   * `turn/completed` only after every child's, so the parent's own terminal is the end of the tree
+   * (a child linked but never started does not keep it waiting): a Stop of the parent (`cancelTurn`, `TurnHandle.cancel`,
    * `StopController`) already waits for exactly this, and this wait is for a UI that only follows.
    * Looks the tree up first (resolves at once when it already ended), then waits. Bounded by
    * `timeoutMs` (default: no limit) and `signal`; rejects with `MspError` `timeout`, `aborted`
@@ -102,9 +106,9 @@ export function followTurnTree(
 
   const ended = (turnId: string): EndedTree | undefined => {
     const turn = tree.turn(turnId);
+    // By invariant 7 the turn's own terminal is the end of its whole tree: a child linked but never started (its start failed) is not waited for.
     if (turn?.state !== "ended") return undefined;
-    const descendants = tree.descendantsOf(turnId);
-    return descendants.every((d) => d.state === "ended") ? { turn, descendants } : undefined;
+    return { turn, descendants: tree.descendantsOf(turnId) };
   };
   const rejectAll = (error: (turnId: string) => MspError) => {
     for (const [turnId, set] of [...waiters]) for (const wait of [...set]) wait.reject(error(turnId));

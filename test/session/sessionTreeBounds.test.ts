@@ -55,6 +55,56 @@ describe("the session's subagent tree", () => {
     expect(warnings[0]).toMatch(/more than 2 subagent sessions/);
   });
 
+  it("past the bound an ended subagent session is forgotten first, silently; a running one only when all run, and its end and place still count", () => {
+    const warnings: string[] = [];
+    const tree = new SessionTree(2, 10, (w) => warnings.push(w));
+    const under = (itemId: string) => ({ sessionId: OWN, turnId: "t", itemId });
+    const completed = (sessionId: string, turnId: string, cursor: number) => ({
+      method: "turn/completed",
+      params: { sessionId, viewCursor: `v:${sessionId}:${cursor}`, turnId, terminal: "completed", reason: "completed", durationMs: 1 },
+    });
+    tree.observe(OWN, { method: "turn/started", params: { sessionId: OWN, viewCursor: "v:s-own:1", turnId: "t" } });
+    // s1 runs (asks later); s2 ran and ended.
+    tree.observe(OWN, link(OWN, "t", "i1", "s1", "c1", 2));
+    tree.observe(OWN, started("s1", "c1", under("i1"), 1, 1));
+    tree.observe(OWN, link(OWN, "t", "i2", "s2", "c2", 3));
+    tree.observe(OWN, started("s2", "c2", under("i2"), 1, 1));
+    tree.observe(OWN, completed("s2", "c2", 2));
+    // A third session: s2 (ended) goes, though s1 is older; no warning, as nothing running was forgotten.
+    tree.observe(OWN, link(OWN, "t", "i3", "s3", "c3", 4));
+    expect([tree.isChild("s1"), tree.isChild("s2"), tree.isChild("s3")]).toEqual([true, false, true]);
+    expect(warnings).toEqual([]);
+    // A fourth while s1 and s3 both run: the oldest running (s1) goes, with the warning.
+    tree.observe(OWN, link(OWN, "t", "i4", "s4", "c4", 5));
+    expect([tree.isChild("s1"), tree.isChild("s3"), tree.isChild("s4")]).toEqual([false, true, true]);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/more than 2 subagent sessions running/);
+    // s1 is no longer followed, but its turn still has a place (its questions show on t) and its end still counts.
+    expect(tree.placeOf("s1", "c1")).toEqual({ root: "t", depth: 1 });
+    expect(tree.placeOf("s-other", "c1")).toBeUndefined();
+    expect(tree.observe(OWN, completed("s1", "c1", 9))).toEqual({ child: true, changed: "t" });
+    expect(tree.below("t").turns.find((turn) => turn.turnId === "c1")).toMatchObject({ state: "ended", terminal: { terminal: "completed" } });
+    expect(tree.childCursors()).not.toHaveProperty("s1");
+    // A turn of a session outside the tree, even with a known turn id, is not folded in.
+    expect(tree.observe(OWN, completed("s-other", "c3", 1))).toEqual({ child: false, changed: false });
+    expect(tree.below("t").turns.find((turn) => turn.turnId === "c3")?.state).toBe("linked");
+    // reset: the host no longer knows the session; its subagents, cursors and turns go with it.
+    tree.reset();
+    expect([tree.isChild("s3"), tree.isChild("s4")]).toEqual([false, false]);
+    expect(tree.childCursors()).toEqual({});
+    expect(tree.below("t").turns).toEqual([]);
+  });
+
+  it("an item of a child turn from a resume's answer never stores an empty cursor", () => {
+    const tree = new SessionTree(4, 10, () => {});
+    tree.observe(OWN, link(OWN, "t", "i1", "s1", "c1", 2));
+    tree.observe(OWN, started("s1", "c1", { sessionId: OWN, turnId: "t", itemId: "i1" }, 1, 1));
+    tree.dropCursors();
+    const change = tree.observeItem({ itemId: "x", turnId: "c1", kind: "toolCall", revision: 3, status: "inProgress" } as never);
+    expect(change).toMatchObject({ child: true });
+    expect(tree.childCursors()).toEqual({});
+  });
+
   it("a kept tree comes back with its states, terminals and cursors; a hand-edited entry is dropped, never trusted", () => {
     const warnings: string[] = [];
     const first = new SessionTree(8, 10, (w) => warnings.push(w));
@@ -77,12 +127,15 @@ describe("the session's subagent tree", () => {
       state: "ended",
       terminal: { terminal: "cancelled", reason: "x", cause: { kind: "gremlins" } },
     };
+    // Ended, but with no terminal: it would come back running forever.
+    const endless = { turnId: "c8", sessionId: "s8", parent: { sessionId: OWN, turnId: "t", itemId: "i8" }, depth: 1, state: "ended" };
     storage.setItem(
       "k",
-      JSON.stringify({ sessionId: OWN, turns: [], tree: [...kept.turns, { turnId: 7 }, bad], childCursors: { ...kept.childCursors, s2: 42 } }),
+      JSON.stringify({ sessionId: OWN, turns: [], tree: [...kept.turns, { turnId: 7 }, endless, bad], childCursors: { ...kept.childCursors, s2: 42 } }),
     );
     const read = new SessionKeeper(storage, "k", 1 << 20, () => {}).read();
-    expect(read.tree).toHaveLength(3); // the entry with no shape is dropped on read
+    expect(read.tree).toHaveLength(3); // the entries with no shape (and the ended one with no terminal) are dropped on read
+    expect(read.tree?.map((t) => t.turnId)).not.toContain("c8");
     expect(read.childCursors).toEqual({ s1: "v:s1:5" });
 
     const again = new SessionTree(8, 10, (w) => warnings.push(w));
