@@ -209,15 +209,16 @@ async function start(): Promise<void> {
   }
   indicator.show("connecting");
   const url = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/msp`;
+  // A subagent link the session could not read (or a tree past its bound) is said on the status line.
+  const onWarning = (message: string) =>
+    /subagent/.test(message) ? announcer.say(`Could not follow a subagent: ${message}`, "error") : console.warn(`@muse-code/sdk/session: ${message}`);
   // #region open
   session = await openSession({
     // Each connection is also heard for the child turns' items (the snapshot holds the session's own).
     connect: async () => subagentItems.attach(await connectWebSocket(url, { token, handshakeTimeoutMs: HANDSHAKE_TIMEOUT_MS })),
     ...(storage === undefined ? {} : { storage }),
     storageKey: SESSION_KEY,
-    // A subagent link the session could not read (or a tree past its bound) is said on the status line.
-    onWarning: (message) =>
-      /subagent/.test(message) ? announcer.say(`Could not follow a subagent: ${message}`, "error") : console.warn(`@muse-code/sdk/session: ${message}`),
+    onWarning,
     reconnect: { initialDelayMs: 250, maxDelayMs: 5_000, maxAttempts: 30 },
   });
   session.subscribe(render);
