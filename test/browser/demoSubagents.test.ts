@@ -385,6 +385,21 @@ describe("a reload while the tree runs shows the tree again", { timeout: 120_000
     const before = loggedTree(host);
     expect(before.children.every((child) => child.terminal === undefined)).toBe(true);
     const resumesBefore = sent.filter((m) => m["method"] === "session/resume").length;
+    // The session writes to the tab's storage a moment after what it heard (batched): wait until it holds every child turn and a cursor of each child session.
+    const childSessions = [...new Set(before.children.map((c) => c.sessionId))].sort();
+    const kept = await page.waitForFunction(
+      ({ turns, sessions }) => {
+        const text = sessionStorage.getItem("muse-demo:session");
+        if (text === null) return undefined;
+        const value = JSON.parse(text) as { childCursors?: Record<string, string>; tree?: Array<{ turnId: string }> };
+        const cursors = value.childCursors ?? {};
+        const keptTurns = (value.tree ?? []).map((turn) => turn.turnId);
+        return sessions.every((id) => typeof cursors[id] === "string") && turns.every((id) => keptTurns.includes(id)) ? cursors : undefined;
+      },
+      { turns: before.children.map((c) => c.turnId), sessions: childSessions },
+      { timeout: WAIT_MS },
+    );
+    const keptCursors = (await kept.jsonValue()) as Record<string, string>;
 
     await page.reload();
     await page.waitForSelector("#start:not([disabled])");
@@ -407,11 +422,12 @@ describe("a reload while the tree runs shows the tree again", { timeout: 120_000
     expect(await page.getAttribute(".turn:last-child", "data-phase")).toBe("running");
     const started = before.children.length;
     expect(await topOutcome(page)).toBe(`running: ${describeTreeProgress({ started, ended: 0, running: started })}`);
-    // The resume named each child session with its own cursor.
+    // The resume named each child session with the cursor the tab kept of it.
     const resumes = sent.filter((m) => m["method"] === "session/resume").slice(resumesBefore);
     expect(resumes).toHaveLength(1);
     const childCursors = (resumes[0]?.["params"] as { childCursors?: Record<string, unknown> }).childCursors ?? {};
-    expect(Object.keys(childCursors).sort()).toEqual([...new Set(before.children.map((c) => c.sessionId))].sort());
+    expect(Object.keys(childCursors).sort()).toEqual(childSessions);
+    expect(childCursors).toEqual(keptCursors);
 
     await page.click("#stop");
     await waitForEnded(page);
