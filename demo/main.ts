@@ -7,10 +7,13 @@
  * Stop button (the turn's phase: "Stopping…" until its own terminal, across a drop too), the
  * host's `tool/approve` questions in an Approve/Deny dialog, and the connection. Only the host
  * ends a turn: after a drop a running turn reads "reconnecting…", then what the host says.
- * Subagents (issue 23): the child turns a turn delegates to are heard on the same connection and
- * shown nested under their delegating tool calls ({@link Subagents}, {@link SubagentLists}); a
- * Stop counts them down ("stopping 3 of 5 subagents…") until the turn's own terminal, and a
- * subagent's question opens the same dialog, saying which subagent asks.
+ * Subagents (issue 23): the session follows the tree below each turn (`SessionTurn.subagents` and
+ * `subagentProgress`, kept across a reload, the host replaying each child session from its own
+ * cursor); the page shows the child turns nested under their delegating tool calls, with their
+ * items as the connection streams them ({@link SubagentItems}: the snapshot holds the session's
+ * own items only); a Stop counts them down ("stopping 3 of 5 subagents…") until the turn's own
+ * terminal, and a subagent's question (in the turn's `approvals`, with `subagent`) opens the same
+ * dialog, saying which subagent asks.
  * Plain TypeScript on `@muse-code/sdk`, `@muse-code/sdk/session` and `@muse-code/sdk/websocket`;
  * bundled for the browser by scripts/build-demo.ts.
  */
@@ -25,7 +28,7 @@ import { QueueList } from "./queueList.js";
 import { SteerBox } from "./steerBox.js";
 import { StopButton } from "./stopButton.js";
 import { tokenForThisTab } from "./token.js";
-import { Subagents } from "./subagents.js";
+import { SubagentItems, SubagentTree } from "./subagents.js";
 import { outcomeOf, promptOf, TurnList } from "./turnList.js";
 
 /** Bound on the WebSocket's opening handshake. @unit milliseconds */
@@ -56,15 +59,11 @@ const indicator = new ConnectionIndicator(element("connection"), element("connec
 
 /** The session, once open. */
 let session: MspSession | undefined;
-/** The subagent trees below the session's turns, heard on each of its connections. */
-const subagents = new Subagents((problem) => announcer.say(`Could not read a subagent's link: ${problem}`, "error"));
-const turnList = new TurnList(element("turns"), subagents);
+/** The child turns' items (not in the snapshot), heard on each of the session's connections. */
+const subagentItems = new SubagentItems(() => session?.getSnapshot().sessionId);
+const turnList = new TurnList(element("turns"));
 const queueList = new QueueList({ list: element("queue"), empty: element("queue-empty"), count: element("queue-count") }, (turnId) => session?.stop(turnId));
-const stopButton = new StopButton(
-  element("stop"),
-  (turnId) => session?.stop(turnId),
-  (turnId) => subagents.progressOf(turnId),
-);
+const stopButton = new StopButton(element("stop"), (turnId) => session?.stop(turnId));
 const steerBox = new SteerBox(
   { form: element("steer-form"), input: element("steer-input"), button: element("steer") },
   (turnId, text) => (session === undefined ? Promise.reject(new Error("no session")) : session.steer(turnId, text)),
@@ -85,20 +84,20 @@ const approvalDialog = new ApprovalDialog(
     grant: element("approval-grant"),
   },
   (question, decision, reason) => {
-    // A subagent's question waits in `subagents`; any other is the session's.
-    if (!subagents.answer(question.itemId, decision, reason)) session?.answerApproval(question.itemId, decision, reason);
+    // A subagent's question is the session's too (it shows on the turn it runs below).
+    session?.answerApproval(question.itemId, decision, reason);
     announcer.say(`${ANSWERED[decision]}: ${question.tool}: ${firstLine(question.args)}`);
   },
 );
 
 /** The snapshot rendered last. */
 let shown: SessionSnapshot | undefined;
-/** The subagents moved since the last render. */
+/** The child turns' items moved since the last render. */
 let subagentsMoved = false;
 /** What the status line last said of each subagent, by turn: said again only when it changes. */
 const subagentSaid = new Map<string, string>();
 
-/** Bring every view up to date with the session's snapshot (and the subagents below it), and announce what changed. */
+/** Bring every view up to date with the session's snapshot (and the child turns' items), and announce what changed. */
 function render(): void {
   if (session === undefined) return;
   const snapshot = session.getSnapshot();
@@ -107,66 +106,63 @@ function render(): void {
   subagentsMoved = false;
   const previous = shown;
   shown = snapshot;
+  const tree = new SubagentTree(snapshot.turns, subagentItems);
   if (snapshot === previous) {
-    // Only the subagents moved: their lists, the Stop button's count, the dialog.
-    turnList.render(snapshot.turns);
-    stopButton.render(snapshot.turns);
-    showApproval(snapshot.turns);
-    announceSubagents(snapshot.turns);
+    // Only a child turn's items moved: the subagent lists.
+    turnList.render(snapshot.turns, tree);
     return;
   }
+  if (snapshot.turns !== previous?.turns) subagentItems.prune(tree.ids());
   if (snapshot.connection !== previous?.connection) {
     indicator.render(snapshot.connection);
     startButton.disabled = snapshot.connection.state !== "open";
   }
   if (snapshot.turns !== previous?.turns || moved) {
-    turnList.render(snapshot.turns);
+    turnList.render(snapshot.turns, tree);
     queueList.render(snapshot.turns);
     stopButton.render(snapshot.turns);
   }
   if (snapshot.turns !== previous?.turns || snapshot.connection !== previous?.connection) steerBox.render(snapshot.turns, snapshot.connection.state === "open");
-  showApproval(snapshot.turns);
+  showApproval(snapshot.turns, tree);
   announce(previous, snapshot);
-  if (moved) announceSubagents(snapshot.turns);
+  announceSubagents(snapshot.turns, tree);
 }
 
 /**
- * Show the first unanswered question of the oldest unfinished turn, else the oldest question of a
- * subagent (saying which one asks), or close the dialog when there is none.
+ * Show the first unanswered question of the oldest unfinished turn (its own, or one a subagent
+ * below it asks, saying which subagent), or close the dialog when there is none.
  */
-function showApproval(turns: readonly SessionTurn[]): void {
+function showApproval(turns: readonly SessionTurn[], tree: SubagentTree): void {
   const before = approvalDialog.question?.itemId;
   for (const turn of turns) {
     const question = turn.approvals.find((approval) => approval.answered === undefined);
     if (question === undefined) continue;
-    approvalDialog.show(question, promptOf(turn));
-    if (before !== question.itemId) announcer.say(`Approval needed: ${question.tool}: ${firstLine(question.args)}`);
-    return;
-  }
-  const [asked] = subagents.questions();
-  if (asked !== undefined) {
-    const task = subagents.taskOf(asked.turnId);
+    if (question.subagent === undefined) {
+      approvalDialog.show(question, promptOf(turn));
+      if (before !== question.itemId) announcer.say(`Approval needed: ${question.tool}: ${firstLine(question.args)}`);
+      return;
+    }
+    const task = tree.taskOf(question.turnId);
     const asker = `subagent “${task?.agent ?? "subagent"}”${task === undefined || task.prompt === "" ? "" : ` (asked to “${task.prompt}”)`}`;
-    const root = turns.find((turn) => turn.turnId === subagents.rootOf(asked.turnId));
-    approvalDialog.show(asked, root === undefined ? undefined : promptOf(root), asker);
-    if (before !== asked.itemId) announcer.say(`Approval needed by the ${asker}: ${asked.tool}: ${firstLine(asked.args)}`);
+    approvalDialog.show(question, promptOf(turn), asker);
+    if (before !== question.itemId) announcer.say(`Approval needed by the ${asker}: ${question.tool}: ${firstLine(question.args)}`);
     return;
   }
   approvalDialog.show(undefined, undefined);
 }
 
 /** Say on the status line what moved below the running turns: a subagent started or ended, and, while a turn stops, how many still run. */
-function announceSubagents(turns: readonly SessionTurn[]): void {
+function announceSubagents(turns: readonly SessionTurn[], tree: SubagentTree): void {
   for (const turn of turns) {
     if (turn.phase === "stopping") {
-      const { text } = outcomeOf(turn, subagents.progressOf(turn.turnId));
+      const { text } = outcomeOf(turn);
       if (subagentSaid.get(turn.turnId) !== text) announcer.say(text);
       subagentSaid.set(turn.turnId, text);
       continue;
     }
     if (turn.phase !== "running") continue;
-    for (const child of subagents.tree.descendantsOf(turn.turnId)) {
-      const agent = subagents.taskOf(child.turnId)?.agent ?? "subagent";
+    for (const child of turn.subagents) {
+      const agent = tree.taskOf(child.turnId)?.agent ?? "subagent";
       const text = child.terminal === undefined ? `Subagent ${agent} started` : `Subagent ${agent}: ${describeEnding(child.terminal)}`;
       if (child.state === "linked" || subagentSaid.get(child.turnId) === text) continue;
       subagentSaid.set(child.turnId, text);
@@ -192,8 +188,7 @@ function announce(previous: SessionSnapshot | undefined, snapshot: SessionSnapsh
     if (was === turn || was?.phase === turn.phase) continue;
     if (turn.phase === "queued") announcer.say(`Queued: ${promptOf(turn) ?? turn.turnId}`);
     else if (turn.phase === "running" && was?.phase !== "reconnecting") announcer.say(`Running: ${promptOf(turn) ?? turn.turnId}`);
-    else if (turn.phase === "ended" || turn.phase === "unknown" || turn.phase === "stopping")
-      announcer.say(outcomeOf(turn, subagents.progressOf(turn.turnId)).text);
+    else if (turn.phase === "ended" || turn.phase === "unknown" || turn.phase === "stopping") announcer.say(outcomeOf(turn).text);
   }
 }
 
@@ -214,18 +209,22 @@ async function start(): Promise<void> {
   }
   indicator.show("connecting");
   const url = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/msp`;
+  // A subagent link the session could not read (or a tree past its bound) is said on the status line.
+  const onWarning = (message: string) =>
+    /subagent/.test(message) ? announcer.say(`Could not follow a subagent: ${message}`, "error") : console.warn(`@muse-code/sdk/session: ${message}`);
   // #region open
   session = await openSession({
-    // Each connection is also heard for the subagents below the session's turns (before the session attaches to it).
-    connect: async () => subagents.attach(await connectWebSocket(url, { token, handshakeTimeoutMs: HANDSHAKE_TIMEOUT_MS })),
+    // Each connection is also heard for the child turns' items (the snapshot holds the session's own).
+    connect: async () => subagentItems.attach(await connectWebSocket(url, { token, handshakeTimeoutMs: HANDSHAKE_TIMEOUT_MS })),
     ...(storage === undefined ? {} : { storage }),
     storageKey: SESSION_KEY,
+    onWarning,
     reconnect: { initialDelayMs: 250, maxDelayMs: 5_000, maxAttempts: 30 },
   });
   session.subscribe(render);
   render();
   // #endregion open
-  subagents.subscribe(() => {
+  subagentItems.subscribe(() => {
     subagentsMoved = true;
     render();
   });

@@ -8,27 +8,23 @@
  * `idle`) for tests and styles.
  *
  * A turn with subagents (issue 23): one Stop stops the tree. From the click until the turn's own
- * terminal the button counts the subagents down, "stopping 3 of 5 subagents…"
- * (`describeTreeProgress`), then "Stopping…" once every one ended; the host ends the tree from the
+ * terminal the button counts the subagents down from the turn's `subagentProgress`, "stopping 3 of
+ * 5 subagents…" (`describeTreeProgress`), then "Stopping…" once every one ended; the host ends the tree from the
  * leaves up, so the turn's own terminal comes last.
  */
 import type { SessionTurn } from "@muse-code/sdk/session";
-import type { TreeProgress } from "@muse-code/sdk/ui";
 import { stoppingWords } from "./turnList.js";
 
 /** Binds the page's Stop button to the turn that runs now. */
 export class StopButton {
   readonly #button: HTMLButtonElement;
   readonly #stop: (turnId: string) => void;
-  readonly #progressOf: (turnId: string) => TreeProgress;
   /** The turn the button stops, or stopped last (its final state stays on show until the next). */
   #target: SessionTurn | undefined;
 
-  /** @param progressOf - A turn's subagents: how many started and ended (`TurnTree.progressOf`). */
-  constructor(button: HTMLButtonElement, stop: (turnId: string) => void, progressOf: (turnId: string) => TreeProgress) {
+  constructor(button: HTMLButtonElement, stop: (turnId: string) => void) {
     this.#button = button;
     this.#stop = stop;
-    this.#progressOf = progressOf;
     button.addEventListener("click", () => this.#press());
   }
 
@@ -37,7 +33,7 @@ export class StopButton {
     this.#target = turns.find(isStoppable) ?? turns.find((turn) => turn.turnId === previous?.turnId) ?? previous;
     const turn = this.#target;
     const stopping = turn?.phase === "stopping";
-    const text = turn !== undefined && stopping ? stoppingWords(this.#progressOf(turn.turnId)) : "Stop";
+    const text = turn !== undefined && stopping ? stoppingWords(turn.subagentProgress) : "Stop";
     if (this.#button.textContent !== text) this.#button.textContent = text;
     this.#button.disabled = turn === undefined || !canStop(turn);
     this.#button.setAttribute("aria-busy", String(stopping));

@@ -4,48 +4,46 @@
  * turn it started: the agent and what it was asked, its own items as they stream (through an
  * {@link ItemList}), its state, and, under its own delegating calls, its children, and so on down.
  *
- * A child turn's state is what the stream said of it: "starting…" (linked, not started yet),
- * "running", or its own terminal in `describeEnding`'s words ("completed", "stopped because its
- * parent turn stopped (…)", "failed: …"): never a terminal the host did not send. A child the page
- * did not hear (linked before a reload: the session resumes its own session only, and the host
- * does not replay child sessions yet) says so, with what became of its delegating call.
+ * A child turn's state is the session's snapshot's (`SessionTurn.subagents`, kept across a reload):
+ * "starting…" (linked, not started yet), "running", or its own terminal in `describeEnding`'s
+ * words ("completed", "stopped because its parent turn stopped (…)", "failed: …"): never a
+ * terminal the host did not send. A link heard a moment before the snapshot's tree lists its child
+ * reads "starting…"; a child whose delegating call ended without its terminal being heard (its
+ * session no longer followed: past `limits.subagentSessions`) says so.
  */
 import type { Item, ToolCallItem } from "@muse-code/sdk";
-import { describeEnding } from "@muse-code/sdk/ui";
+import { describeEnding, type TreeTurn } from "@muse-code/sdk/ui";
 import { ItemList } from "./itemList.js";
-import type { Subagents } from "./subagents.js";
+import type { SubagentTree } from "./subagents.js";
 
 /** The subagent lists under the delegating calls of one turn's items. */
 export class SubagentLists {
   readonly #items: ItemList;
-  readonly #subagents: Subagents;
   readonly #lists = new Map<string, SubagentList>();
 
   /** @param items - The turn's rendered items: the delegating calls' elements hold the lists. */
-  constructor(items: ItemList, subagents: Subagents) {
+  constructor(items: ItemList) {
     this.#items = items;
-    this.#subagents = subagents;
   }
 
-  /** Render the child turn under each of `items`' delegating calls (after `items` were rendered). */
-  render(items: readonly Item[]): void {
+  /** Render the child turn under each of `items`' delegating calls (after `items` were rendered), as `tree` shows it. */
+  render(items: readonly Item[], tree: SubagentTree): void {
     for (const item of items) {
       if (item.kind !== "toolCall" || item.subagent === undefined) continue;
       let list = this.#lists.get(item.itemId);
       if (list === undefined) {
         const call = this.#items.elementOf(item.itemId);
         if (call === undefined) continue;
-        list = new SubagentList(call, this.#subagents);
+        list = new SubagentList(call);
         this.#lists.set(item.itemId, list);
       }
-      list.render(item);
+      list.render(item, tree);
     }
   }
 }
 
 /** The child turn one delegating call started, in a labelled list inside the call's element. */
 class SubagentList {
-  readonly #subagents: Subagents;
   readonly #list: HTMLOListElement;
   readonly #entry: HTMLLIElement;
   readonly #title: HTMLElement;
@@ -53,8 +51,7 @@ class SubagentList {
   readonly #items: ItemList;
   readonly #below: SubagentLists;
 
-  constructor(call: HTMLElement, subagents: Subagents) {
-    this.#subagents = subagents;
+  constructor(call: HTMLElement) {
     this.#list = document.createElement("ol");
     this.#list.className = "subagents";
     this.#entry = document.createElement("li");
@@ -72,13 +69,13 @@ class SubagentList {
     if (caption === null) call.append(this.#list);
     else caption.after(this.#list);
     this.#items = new ItemList(items);
-    this.#below = new SubagentLists(this.#items, subagents);
+    this.#below = new SubagentLists(this.#items);
   }
 
-  render(call: ToolCallItem): void {
+  render(call: ToolCallItem, tree: SubagentTree): void {
     const turnId = (call.subagent as { turnId: string }).turnId;
-    const task = this.#subagents.taskOf(turnId);
-    const turn = this.#subagents.turn(turnId);
+    const task = tree.taskOf(turnId);
+    const turn = tree.turn(turnId);
     const agent = task?.agent ?? "subagent";
     const { text, state } = stateOf(turn, call);
     const entry = this.#entry;
@@ -96,18 +93,17 @@ class SubagentList {
     if (this.#title.textContent !== title) this.#title.textContent = title;
     if (this.#state.textContent !== text) this.#state.textContent = text;
     this.#state.dataset["tone"] = state;
-    const items = this.#subagents.itemsOf(turnId);
+    const items = tree.itemsOf(turnId);
     this.#items.render(items);
-    this.#below.render(items);
+    this.#below.render(items, tree);
   }
 }
 
 /** A child turn's state (for `data-state` and styles) and its words. */
-function stateOf(turn: ReturnType<Subagents["turn"]>, call: ToolCallItem): { state: string; text: string } {
+function stateOf(turn: TreeTurn | undefined, call: ToolCallItem): { state: string; text: string } {
   if (turn?.terminal !== undefined) return { state: turn.terminal.terminal, text: describeEnding(turn.terminal) };
   if (call.status !== "inProgress") return { state: "unheard", text: `its end was not heard on this page (its call is ${call.status})` };
-  // Live, the link itself told the tree of it: unknown to the tree, it was linked before a reload.
-  if (turn === undefined) return { state: "unheard", text: "not heard on this page since it reloaded (its call is still running)" };
-  if (turn.state === "linked") return { state: "starting", text: "starting…" };
+  // The link is in the turn's items a moment before the snapshot's tree lists the child it names.
+  if (turn === undefined || turn.state === "linked") return { state: "starting", text: "starting…" };
   return { state: "running", text: "running" };
 }

@@ -7,18 +7,20 @@
  * does not flicker and a reader's scroll position in a tool's output is kept.
  *
  * Subagents (issue 23): under each delegating tool call, the child turn it started, nested
- * ({@link SubagentLists}); while a turn with subagents is stopping, its last line counts them down
- * in `describeTreeProgress`'s words ("stopping 3 of 5 subagents…") until its own terminal.
+ * ({@link SubagentLists}, from the turn's `subagents` in the snapshot); while a turn with
+ * subagents is stopping, its last line counts them down from its `subagentProgress` in
+ * `describeTreeProgress`'s words ("stopping 3 of 5 subagents…") until its own terminal.
  *
  * It renders {@link SessionTurn}s from the session's snapshots. Every snapshot is immutable and
  * a turn or item that did not change is the same object in the next one, so a render skips what
- * did not move; the subagents below a turn are rendered again when they moved.
+ * did not move; the subagents below a turn are rendered again when they moved (their items are
+ * not in the snapshot: `SubagentItems` keeps them).
  */
 import type { SessionTurn } from "@muse-code/sdk/session";
 import { describeEnding, describeTreeProgress, type TreeProgress } from "@muse-code/sdk/ui";
 import { ItemList } from "./itemList.js";
 import { SubagentLists } from "./subagentList.js";
-import type { Subagents } from "./subagents.js";
+import type { SubagentTree } from "./subagents.js";
 
 /** One turn's element and views. */
 interface Entry {
@@ -33,31 +35,29 @@ interface Entry {
 /** Renders the session's turns into the turns list, updating elements in place. */
 export class TurnList {
   readonly #root: HTMLOListElement;
-  readonly #subagents: Subagents;
   readonly #elements = new Map<string, Entry>();
 
-  constructor(root: HTMLOListElement, subagents: Subagents) {
+  constructor(root: HTMLOListElement) {
     this.#root = root;
-    this.#subagents = subagents;
   }
 
-  /** Bring the list up to date with `turns` (and their subagents): add, update or remove each turn's element. */
-  render(turns: readonly SessionTurn[]): void {
+  /** Bring the list up to date with `turns` (and their subagents, as `tree` shows them): add, update or remove each turn's element. */
+  render(turns: readonly SessionTurn[], tree: SubagentTree): void {
     const ids = new Set(turns.map((turn) => turn.turnId));
     for (const [turnId, { li }] of this.#elements) {
       if (ids.has(turnId)) continue;
       li.remove();
       this.#elements.delete(turnId);
     }
-    for (const turn of turns) this.#renderTurn(turn);
+    for (const turn of turns) this.#renderTurn(turn, tree);
   }
 
-  #renderTurn(turn: SessionTurn): void {
+  #renderTurn(turn: SessionTurn, tree: SubagentTree): void {
     let entry = this.#elements.get(turn.turnId);
     if (entry === undefined) {
       const li = turnElement(turn);
       const items = new ItemList(li.querySelector<HTMLElement>(".items") as HTMLElement);
-      entry = { li, turn: undefined, items, subagents: new SubagentLists(items, this.#subagents), outcome: "" };
+      entry = { li, turn: undefined, items, subagents: new SubagentLists(items), outcome: "" };
       this.#elements.set(turn.turnId, entry);
       this.#root.append(entry.li);
     }
@@ -68,8 +68,8 @@ export class TurnList {
       li.dataset["stopRequested"] = String(turn.stopRequested);
       entry.items.render(turn.items);
     }
-    entry.subagents.render(turn.items);
-    const { text, tone } = outcomeOf(turn, this.#subagents.progressOf(turn.turnId));
+    entry.subagents.render(turn.items, tree);
+    const { text, tone } = outcomeOf(turn);
     if (entry.outcome === `${tone}\u0000${text}`) return;
     entry.outcome = `${tone}\u0000${text}`;
     const outcome = li.querySelector<HTMLElement>(":scope > .outcome") as HTMLElement;
@@ -105,11 +105,11 @@ function turnElement(turn: SessionTurn): HTMLLIElement {
  * shutdown never look alike. While the
  * connection is down an unended turn reads "reconnecting…" (it may still be running), and a turn
  * the session gave up on reads "unknown" with why: never "failed" unless the host said so. A turn
- * with subagents (`progress`, its descendants' counts) says how many run: "2 of 3 subagents
- * running" while it runs, "stopping 2 of 3 subagents…" while it stops, until its own terminal.
+ * with subagents (its `subagentProgress`, its descendants' counts) says how many run: "2 of 3
+ * subagents running" while it runs, "stopping 2 of 3 subagents…" while it stops, until its own terminal.
  */
-export function outcomeOf(turn: SessionTurn, progress?: TreeProgress): { text: string; tone: string } {
-  const { terminal } = turn;
+export function outcomeOf(turn: SessionTurn): { text: string; tone: string } {
+  const { terminal, subagentProgress: progress } = turn;
   if (terminal !== undefined) {
     return { text: describeEnding(terminal), tone: terminal.terminal };
   }
@@ -123,7 +123,7 @@ export function outcomeOf(turn: SessionTurn, progress?: TreeProgress): { text: s
     case "starting":
       return { text: "starting…", tone: "starting" };
     case "running":
-      return { text: progress === undefined || progress.running === 0 ? "running" : `running: ${describeTreeProgress(progress)}`, tone: "running" };
+      return { text: progress.running === 0 ? "running" : `running: ${describeTreeProgress(progress)}`, tone: "running" };
     default:
       return { text: turn.phase, tone: turn.phase };
   }

@@ -8,6 +8,10 @@
  * - a tree whose tools run until stopped (test/fixtures/models/subagents-tree.json): Stop counts
  *   the subagents down ("stopping 3 of 3 subagents…") until the top-level turn's own terminal,
  *   which shows only after every subagent showed "stopped because its parent turn stopped";
+ * - the same tree, the page reloaded while it runs: the session layer kept the tree and each child
+ *   session's cursor, the resume sends them (`childCursors`) and the host replays the tree, so the
+ *   page shows every subagent again, running, nested as before; then one Stop stops it all and
+ *   every subagent shows "stopped because its parent turn stopped";
  * - a subagent that asks (test/fixtures/models/subagents-approval.json): the dialog names it, and
  *   Approve runs its tool; Stop with its question open withdraws it, and the tool never runs.
  * What the page shows is checked against the host's own session logs (the page's session and each
@@ -368,6 +372,86 @@ describe("one Stop stops the tree", { timeout: 120_000 }, () => {
     }
     expect(await page.textContent("#stop")).toBe("Stop");
     expect(await page.isDisabled("#stop")).toBe(true);
+    expect(problems).toEqual([]);
+  });
+});
+
+describe("a reload while the tree runs shows the tree again", { timeout: 120_000 }, () => {
+  it("after the reload every subagent shows, running and nested as the host linked it; one Stop then stops it all, each 'stopped because its parent turn stopped'", async () => {
+    const { host, page, sent, problems } = await openDemo(STOPPABLE_TREE);
+    await page.fill("#prompt", "Split the work");
+    await page.click("#start");
+    await waitForRunningTree(page, 3);
+    const before = loggedTree(host);
+    expect(before.children.every((child) => child.terminal === undefined)).toBe(true);
+    const resumesBefore = sent.filter((m) => m["method"] === "session/resume").length;
+    // The session writes to the tab's storage a moment after what it heard (batched): wait until it holds every child turn and a cursor of each child session.
+    const childSessions = [...new Set(before.children.map((c) => c.sessionId))].sort();
+    const kept = await page.waitForFunction(
+      ({ turns, sessions }) => {
+        const text = sessionStorage.getItem("muse-demo:session");
+        if (text === null) return undefined;
+        const value = JSON.parse(text) as { childCursors?: Record<string, string>; tree?: Array<{ turnId: string }> };
+        const cursors = value.childCursors ?? {};
+        const keptTurns = (value.tree ?? []).map((turn) => turn.turnId);
+        return sessions.every((id) => typeof cursors[id] === "string") && turns.every((id) => keptTurns.includes(id)) ? cursors : undefined;
+      },
+      { turns: before.children.map((c) => c.turnId), sessions: childSessions },
+      { timeout: WAIT_MS },
+    );
+    const keptCursors = (await kept.jsonValue()) as Record<string, string>;
+
+    await page.reload();
+    await page.waitForSelector("#start:not([disabled])");
+    await recordChanges(page);
+    // Every subagent shows again, running, where the host linked it: from the kept tree and the host's replay.
+    await page.waitForFunction(
+      (n) => {
+        const entries = Array.from(document.querySelectorAll<HTMLElement>("li.subagent"));
+        return entries.length === n && entries.every((li) => li.dataset["state"] === "running");
+      },
+      before.children.length,
+      { timeout: WAIT_MS },
+    );
+    const resumed = await shownChildren(page);
+    expectNestedAsLogged(resumed, loggedTree(host));
+    expect(resumed.every((c) => c.words === "running")).toBe(true);
+    // Each still shows its own running tool's output (the resume's items in progress: the snapshot holds none of a child's).
+    expect(resumed.every((c) => c.output.trim().startsWith("started "))).toBe(true);
+    expect(new Set(resumed.map((c) => c.output)).size).toBe(resumed.length);
+    expect(await page.getAttribute(".turn:last-child", "data-phase")).toBe("running");
+    const started = before.children.length;
+    expect(await topOutcome(page)).toBe(`running: ${describeTreeProgress({ started, ended: 0, running: started })}`);
+    // The resume named each child session with the cursor the tab kept of it.
+    const resumes = sent.filter((m) => m["method"] === "session/resume").slice(resumesBefore);
+    expect(resumes).toHaveLength(1);
+    const childCursors = (resumes[0]?.["params"] as { childCursors?: Record<string, unknown> }).childCursors ?? {};
+    expect(Object.keys(childCursors).sort()).toEqual(childSessions);
+    expect(childCursors).toEqual(keptCursors);
+
+    await page.click("#stop");
+    await waitForEnded(page);
+    const logged = loggedTree(host);
+    expect(logged.top.terminal).toMatchObject({ terminal: "cancelled", cause: { kind: "user" } });
+    const cancels = sent.filter((m) => m["method"] === "turn/cancel").map((m) => (m["params"] as Record<string, unknown>)["turnId"]);
+    expect(cancels).toEqual([logged.top.turnId]);
+    const shown = await shownChildren(page);
+    expectNestedAsLogged(shown, logged);
+    for (const child of logged.children) {
+      expect(child.terminal).toMatchObject({ terminal: "cancelled", cause: { kind: "parent" } });
+      const words = pageWords(child.terminal as Record<string, unknown>);
+      expect(words).toMatch(/^stopped because its parent turn stopped/);
+      expect(shown.find((c) => c.turnId === child.turnId)).toMatchObject({ state: "cancelled", words });
+    }
+    expect(await topOutcome(page)).toBe(pageWords(logged.top.terminal as Record<string, unknown>));
+    // From the reload on, a subagent was only ever running or cancelled, as the host said; never one the page lost.
+    const all = await recorded(page);
+    expect([...new Set(all.flatMap((s) => s.children))].filter((state) => !["running", "cancelled"].includes(state))).toEqual([]);
+    expect(all.filter((s) => s.status.startsWith("Could not"))).toEqual([]);
+    // The top-level terminal showed only once every subagent showed its own.
+    const first = all.findIndex((s) => s.outcome === pageWords(logged.top.terminal as Record<string, unknown>));
+    expect(first).toBeGreaterThan(0);
+    expect(all[first]?.children.every((state) => state === "cancelled")).toBe(true);
     expect(problems).toEqual([]);
   });
 });
