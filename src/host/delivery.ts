@@ -517,6 +517,11 @@ export class Delivery {
     }
   }
 
+  /** The session `child` is linked below (issue 23), if it is linked. */
+  parentOf(child: string): string | undefined {
+    return this.#parents.get(child);
+  }
+
   /** The sessions linked below `sessionId` in this host's run, children before grandchildren. */
   descendantsOf(sessionId: string): string[] {
     const found: string[] = [];
@@ -574,6 +579,14 @@ export class Delivery {
       { sessionId: replayOf, from, upTo: upToNow(replayOf, outcome.replay.upTo) },
       ...(outcome.replay.children ?? []).map((c) => ({ sessionId: c.sessionId, from: c.after, upTo: upToNow(c.sessionId, c.upTo) })),
     ];
+    // A session linked below it since the resume was handled (before this answer, or before this
+    // retry of it): the client cannot have heard of it, so it is replayed whole, up to now.
+    const known = outcome.replay.tree;
+    if (known !== undefined) {
+      for (const child of this.descendantsOf(replayOf)) {
+        if (!known.includes(child)) ranges.push({ sessionId: child, from: 0, upTo: this.#source.lastCursor(child) ?? 0 });
+      }
+    }
     // One scan of each log counts its replay and finds where it starts; the records are then fed from the logs.
     const starts = ranges.map(({ sessionId, from: after, upTo }) => {
       try {

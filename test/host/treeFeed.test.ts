@@ -208,3 +208,30 @@ describe("a terminal owed to a member of a tree replay", () => {
     expect(transport.notes()).toHaveLength(9);
   });
 });
+
+describe("a resume answered again from the cache (a retry with the same commandId)", () => {
+  it("replays whole a child linked since the resume was handled", async () => {
+    const { delivery, note, drainAll, cursors } = tree();
+    delivery.linkChild("P", "C");
+    for (const s of ["P", "C", "P"]) await note(s, false);
+    const outcome = {
+      kind: "result" as const,
+      method: "session/resume",
+      result: { commandId: "c", status: "accepted", sessionId: "P", replayed: 3 },
+      replay: { sessionId: "P", after: 0, upTo: 2, children: [{ sessionId: "C", after: 0, upTo: 1 }], tree: ["C"] },
+    };
+    // Meanwhile a new child starts below P (nobody hears P yet).
+    delivery.linkChild("P", "D");
+    await note("P", false);
+    await note("D", false);
+    await note("D", false);
+    const transport = new HeldTransport();
+    const subscriber = delivery.attach(transport);
+    delivery.deliver(subscriber, 1, outcome);
+    await drainAll(transport, 6);
+    const ofNew = transport.notes().filter(([s]) => s === "D");
+    expect(ofNew.map(([, n]) => n)).toEqual(Array.from({ length: cursors.get("D") ?? 0 }, (_, i) => i + 1));
+    expect(ascending(transport.notes().map(([, , h]) => h))).toBe(true);
+    expect(transport.sent[0]).toMatchObject({ id: 1, result: { replayed: 6 } });
+  });
+});
