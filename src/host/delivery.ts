@@ -497,7 +497,11 @@ export class Delivery {
   linkChild(parent: string, child: string): void {
     if (parent === child) return;
     const previous = this.#parents.get(child);
-    if (previous !== undefined) this.#children.get(previous)?.delete(child);
+    if (previous !== undefined) {
+      const siblings = this.#children.get(previous);
+      siblings?.delete(child);
+      if (siblings?.size === 0) this.#children.delete(previous);
+    }
     let children = this.#children.get(parent);
     if (children === undefined) this.#children.set(parent, (children = new Set()));
     children.add(child);
