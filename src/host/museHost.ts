@@ -417,21 +417,19 @@ export class MuseHost {
     const replaying = new Map([[session.sessionId, { after, links: root.links }]]);
     const replayChildren: NonNullable<ReplayRange["children"]> = [];
     for (const childId of tree) {
+      const cursor = named.get(childId);
+      // Only a session in memory can have a running turn: one the client forgot is not even loaded.
+      if (cursor === undefined && this.#sessions.live(childId)?.busy !== true) {
+        const parent = replaying.get(this.#delivery.parentOf(childId) ?? "");
+        const link = parent?.links.get(childId);
+        if (parent === undefined || (link !== undefined && link <= parent.after)) continue; // heard, and forgotten
+      }
       const child = this.#sessions.load(childId);
       if (child === undefined) {
         this.#log(`resume of session ${session.sessionId}: child session ${childId} cannot be loaded, not replayed`);
         continue;
       }
-      const cursor = named.get(childId);
-      let childAfter = 0;
-      if (cursor !== undefined) {
-        childAfter = this.#resumeCursor(child, cursor, `childCursors.${childId}`, commandId);
-      } else if (!child.busy) {
-        const parent = replaying.get(this.#delivery.parentOf(childId) ?? "");
-        const link = parent?.links.get(childId);
-        const heard = parent === undefined || (link !== undefined && link <= parent.after);
-        if (heard) continue;
-      }
+      const childAfter = cursor === undefined ? 0 : this.#resumeCursor(child, cursor, `childCursors.${childId}`, commandId);
       const point = resumePoint(readSessionLog(child.logPath), childAfter);
       replaying.set(childId, { after: childAfter, links: point.links });
       replayed += point.replayed;
