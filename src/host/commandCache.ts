@@ -43,6 +43,11 @@ export interface ReplayRange {
   upTo: number;
   /** The sessions of its tree replayed with it (issue 23), each after its own cursor, merged in host order. */
   children?: Array<{ sessionId: string; after: number; upTo: number }>;
+  /**
+   * Every session below it when the resume was handled (replayed or not): a session linked later
+   * (before this answer, or before a retry of it) is replayed whole with the tree.
+   */
+  tree?: string[];
 }
 
 /**

@@ -96,6 +96,17 @@ function cursorOf(params: Record<string, unknown>, sessionId: string): number | 
   return typeof cursor === "string" ? parseViewCursor(cursor, sessionId) : undefined;
 }
 
+/** `read`, except that a log that throws ends there: `onError` is told, and the records stop. */
+function readOrLeave(read: LogRead, onError: (error: Error) => void): LogRead {
+  return function* (from, upTo) {
+    try {
+      yield* read(from, upTo);
+    } catch (error) {
+      onError(error as Error);
+    }
+  };
+}
+
 /**
  * What delivery reads of the sessions: their logs (for replays and feeds), cursors and terminals.
  *
@@ -315,12 +326,30 @@ export class Delivery {
       feed.deferredFrom ??= n; // it is in the log: the feed sends it
       return;
     }
-    if (transportTakes(subscriber.flow, message)) return subscriber.sendNotification(message, method, params, sessionId, n);
+    // A child of a session it is behind on waits for its parent's feed (issue 23): the parent's
+    // `subagent` link, still queued, is sent before anything of the child.
+    const parentFeed = this.#parentFeed(subscriber, sessionId);
+    if (parentFeed === undefined && transportTakes(subscriber.flow, message)) return subscriber.sendNotification(message, method, params, sessionId, n);
     // Behind: from its cursor on, it is fed this session from the log as its transport drains.
     let position = subscriber.kept.get(sessionId);
     subscriber.kept.delete(sessionId);
     if (position === undefined || position.n > (subscriber.cursors.get(sessionId) ?? 0)) position = logStart();
-    subscriber.feeds.set(sessionId, { sessionId, position, upTo: 0, deferredFrom: n, requests: [] });
+    const behind: LogFeed = { sessionId, position, upTo: 0, deferredFrom: n, requests: [] };
+    if (parentFeed !== undefined) this.#joinGroup(parentFeed, behind);
+    subscriber.feeds.set(sessionId, behind);
+  }
+
+  /** The feed of `subscriber` on the parent of `sessionId` (issue 23), when it is behind on it. */
+  #parentFeed(subscriber: Subscriber, sessionId: string): LogFeed | undefined {
+    const parent = this.#parents.get(sessionId);
+    return parent === undefined ? undefined : subscriber.feeds.get(parent);
+  }
+
+  /** `feed` is fed with `parentFeed` from now on, merged in host order: they become (or join) one tree replay. */
+  #joinGroup(parentFeed: LogFeed, feed: LogFeed): void {
+    const group = (parentFeed.group ??= { sessions: [parentFeed.sessionId] });
+    if (!group.sessions.includes(feed.sessionId)) group.sessions.push(feed.sessionId);
+    feed.group = group;
   }
 
   /**
@@ -410,21 +439,41 @@ export class Delivery {
   }
 
   /** Runs one batch of a tree replay (issue 23); once every member caught up, they all end at once. */
-  #feedGroup(subscriber: Subscriber, group: TreeReplay, budgetBytes: number | undefined): FeedOutcome {
+  #feedGroup(subscriber: Subscriber, group: TreeReplay, budgetBytes: number | undefined, until?: { sessionId: string; n: number }): FeedOutcome {
     const feeds = group.sessions.map((id) => subscriber.feeds.get(id)).filter((f): f is LogFeed => f?.group === group);
+    // A member whose log cannot be read leaves the group alone (reported); the others go on.
+    const failed = new Map<LogFeed, Error>();
+    // With `until`, the batch stops once that record is sent (what goes after it in host order stays unread).
+    let reached = false;
+    const members = feeds.map((feed) => {
+      const step = this.#stepOf(subscriber, feed, budgetBytes);
+      return {
+        feed,
+        step: {
+          ...step,
+          read: readOrLeave(step.read, (error) => failed.set(feed, error)),
+          fits: (message: unknown) => !reached && step.fits(message),
+          send: (message: unknown, record: Parameters<FeedStep["send"]>[1]) => {
+            step.send(message, record);
+            if (until !== undefined && feed.sessionId === until.sessionId && record.n >= until.n) reached = true;
+          },
+        },
+      };
+    });
     let outcome: FeedOutcome;
     try {
-      outcome = feedTreeBatch(
-        feeds.map((feed) => ({ feed, step: this.#stepOf(subscriber, feed, budgetBytes) })),
-        budgetBytes,
-        subscriber.sendNow,
-      );
+      outcome = feedTreeBatch(members, budgetBytes, subscriber.sendNow);
     } catch (error) {
+      // Not a log read (those end their member): the whole group stops, as a lone feed would.
       this.#source.log(`replay of the tree of session ${group.sessions[0] ?? ""} stopped: ${(error as Error).message}`);
       outcome = "caughtUp";
     }
+    for (const [feed, error] of failed) {
+      this.#source.log(`feeding session ${feed.sessionId} from its log stopped: ${error.message}`);
+      this.#caughtUp(subscriber, feed);
+    }
     if (outcome !== "caughtUp") return outcome;
-    for (const feed of feeds) this.#caughtUp(subscriber, feed);
+    for (const feed of feeds) if (!failed.has(feed)) this.#caughtUp(subscriber, feed);
     return outcome;
   }
 
@@ -448,23 +497,33 @@ export class Delivery {
   linkChild(parent: string, child: string): void {
     if (parent === child) return;
     const previous = this.#parents.get(child);
-    if (previous !== undefined) this.#children.get(previous)?.delete(child);
+    if (previous !== undefined) {
+      const siblings = this.#children.get(previous);
+      siblings?.delete(child);
+      if (siblings?.size === 0) this.#children.delete(previous);
+    }
     let children = this.#children.get(parent);
     if (children === undefined) this.#children.set(parent, (children = new Set()));
     children.add(child);
     this.#parents.set(child, parent); // may forget the oldest link (onEvict edits #children)
     for (const subscriber of [...(this.#subscribers.get(parent) ?? [])]) {
-      // A tree replay that is feeding `parent` feeds the new child too, in host order.
-      const group = subscriber.feeds.get(parent)?.group;
-      if (group !== undefined && !subscriber.feeds.has(child) && this.#subscribe(subscriber, child)) {
+      // A subscriber behind on `parent` (a slow reader's feed, a replay) is fed the new child with
+      // it, in host order: the parent's `subagent` link, still queued, goes before anything of the child.
+      const parentFeed = subscriber.feeds.get(parent);
+      if (parentFeed !== undefined && !subscriber.feeds.has(child) && this.#subscribe(subscriber, child)) {
         subscriber.cursors.set(child, 0);
-        const feed: LogFeed = { sessionId: child, position: logStart(), upTo: 0, deferredFrom: 1, requests: [], group };
-        group.sessions.push(child);
+        const feed: LogFeed = { sessionId: child, position: logStart(), upTo: 0, deferredFrom: 1, requests: [] };
+        this.#joinGroup(parentFeed, feed);
         subscriber.feeds.set(child, feed);
         continue;
       }
       this.#subscribe(subscriber, child);
     }
+  }
+
+  /** The session `child` is linked below (issue 23), if it is linked. */
+  parentOf(child: string): string | undefined {
+    return this.#parents.get(child);
   }
 
   /** The sessions linked below `sessionId` in this host's run, children before grandchildren. */
@@ -524,6 +583,14 @@ export class Delivery {
       { sessionId: replayOf, from, upTo: upToNow(replayOf, outcome.replay.upTo) },
       ...(outcome.replay.children ?? []).map((c) => ({ sessionId: c.sessionId, from: c.after, upTo: upToNow(c.sessionId, c.upTo) })),
     ];
+    // A session linked below it since the resume was handled (before this answer, or before this
+    // retry of it): the client cannot have heard of it, so it is replayed whole, up to now.
+    const known = outcome.replay.tree;
+    if (known !== undefined) {
+      for (const child of this.descendantsOf(replayOf)) {
+        if (!known.includes(child)) ranges.push({ sessionId: child, from: 0, upTo: this.#source.lastCursor(child) ?? 0 });
+      }
+    }
     // One scan of each log counts its replay and finds where it starts; the records are then fed from the logs.
     const starts = ranges.map(({ sessionId, from: after, upTo }) => {
       try {
@@ -573,7 +640,9 @@ export class Delivery {
     const feed = subscriber.feeds.get(sessionId);
     const n = cursorOf(params as unknown as Record<string, unknown>, sessionId);
     if (feed !== undefined && n !== undefined && !this.#pumping.has(subscriber)) {
-      this.#feed(subscriber, feed, undefined, n);
+      // A member of a tree replay: the tree is fed up to it, in host order.
+      if (feed.group !== undefined) this.#feedGroup(subscriber, feed.group, undefined, { sessionId, n });
+      else this.#feed(subscriber, feed, undefined, n);
       this.#checkFed();
       if (subscriber.terminalsSent.has(turnId)) return;
     }

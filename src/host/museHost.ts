@@ -398,35 +398,47 @@ export class MuseHost {
     const session = this.#requireSession(params, commandId);
     const afterCursor = optionalString(params, "afterCursor");
     const after = afterCursor === undefined ? 0 : this.#resumeCursor(session, afterCursor, "afterCursor", commandId);
-    // The tree below it (issue 23): each session after its own cursor in childCursors (all of one not named).
+    // The tree below it (issue 23): each session after its own cursor in childCursors; one not
+    // named is replayed whole if the client cannot have heard its link (it comes after the cursor
+    // its parent is replayed from) or a turn of it runs, else not at all (the client forgot it).
     const tree = this.#delivery.descendantsOf(session.sessionId);
     const named = childCursorsParam(params, session.sessionId, tree);
-    const children: Array<{ session: SessionAgent; after: number }> = [];
-    for (const childId of tree) {
+    for (const [childId, cursor] of named) {
       const child = this.#sessions.load(childId);
-      const cursor = named.get(childId);
-      if (child === undefined) {
-        if (cursor !== undefined) throw invalid(`childCursors names session ${childId}, whose log cannot be read`);
-        this.#log(`resume of session ${session.sessionId}: child session ${childId} cannot be loaded, not replayed`);
-        continue;
-      }
-      children.push({ session: child, after: cursor === undefined ? 0 : this.#resumeCursor(child, cursor, `childCursors.${childId}`, commandId) });
+      if (child === undefined) throw invalid(`childCursors names session ${childId}, whose log cannot be read`);
+      this.#resumeCursor(child, cursor, `childCursors.${childId}`, commandId);
     }
     // With a cursor, the items in progress there come whole in the answer: the base the replay's
     // deltas and patches apply to, for a client that holds them and one that holds nothing alike.
     const root = resumePoint(readSessionLog(session.logPath), after);
     let replayed = root.replayed;
     const items = [...root.items];
+    /** Each session replayed: the cursor it is replayed from, and the links its log holds. */
+    const replaying = new Map([[session.sessionId, { after, links: root.links }]]);
     const replayChildren: NonNullable<ReplayRange["children"]> = [];
-    for (const { session: child, after: childAfter } of children) {
+    for (const childId of tree) {
+      const cursor = named.get(childId);
+      // Only a session in memory can have a running turn: one the client forgot is not even loaded.
+      if (cursor === undefined && this.#sessions.live(childId)?.busy !== true) {
+        const parent = replaying.get(this.#delivery.parentOf(childId) ?? "");
+        const link = parent?.links.get(childId);
+        if (parent === undefined || (link !== undefined && link <= parent.after)) continue; // heard, and forgotten
+      }
+      const child = this.#sessions.load(childId);
+      if (child === undefined) {
+        this.#log(`resume of session ${session.sessionId}: child session ${childId} cannot be loaded, not replayed`);
+        continue;
+      }
+      const childAfter = cursor === undefined ? 0 : this.#resumeCursor(child, cursor, `childCursors.${childId}`, commandId);
       const point = resumePoint(readSessionLog(child.logPath), childAfter);
+      replaying.set(childId, { after: childAfter, links: point.links });
       replayed += point.replayed;
       items.push(...point.items);
       replayChildren.push({ sessionId: child.sessionId, after: childAfter, upTo: point.upTo });
     }
     const withItems = afterCursor !== undefined || named.size > 0;
     const result = withItems ? { sessionId: session.sessionId, replayed, items } : { sessionId: session.sessionId, replayed };
-    const replay: ReplayRange = { sessionId: session.sessionId, after, upTo: root.upTo };
+    const replay: ReplayRange = { sessionId: session.sessionId, after, upTo: root.upTo, tree };
     if (replayChildren.length > 0) replay.children = replayChildren;
     return { result, replay };
   }

@@ -1,5 +1,5 @@
 /** The resume point of a `session/resume`: what its replay covers, and the items in progress at its cursor. */
-import { foldItem, type Item } from "../protocol/index.js";
+import { foldItem, isObject, type Item } from "../protocol/index.js";
 import type { SessionLogRecord, SkippedRecord } from "./sessionLogRecord.js";
 
 /**
@@ -17,6 +17,8 @@ export interface ResumePoint {
   replayed: number;
   upTo: number;
   items: Item[];
+  /** The cursor number of the first notification linking each child session (an item's `subagent`, issue 23), by child sessionId. */
+  links: Map<string, number>;
 }
 
 /**
@@ -34,8 +36,11 @@ export function resumePoint(records: Iterable<SessionLogRecord | SkippedRecord>,
   let replayed = 0;
   let upTo = after;
   const open = new Map<string, Item>();
+  const links = new Map<string, number>();
   for (const record of records) {
     if (record.type !== "notification") continue;
+    const child = linkedChild(record.params);
+    if (child !== undefined && !links.has(child)) links.set(child, record.n);
     if (record.n > after) {
       replayed += 1;
       upTo = Math.max(upTo, record.n);
@@ -50,5 +55,13 @@ export function resumePoint(records: Iterable<SessionLogRecord | SkippedRecord>,
       if (typeof folded === "object") open.set(itemId, folded);
     }
   }
-  return { replayed, upTo, items: [...open.values()] };
+  return { replayed, upTo, items: [...open.values()], links };
+}
+
+/** The child session an item notification links (its item's `subagent.sessionId`), if any. */
+function linkedChild(params: Record<string, unknown>): string | undefined {
+  const item = params["item"];
+  if (!isObject(item) || !isObject(item["subagent"])) return undefined;
+  const sessionId = item["subagent"]["sessionId"];
+  return typeof sessionId === "string" ? sessionId : undefined;
 }

@@ -447,6 +447,11 @@ export class SessionAgent {
     return this.#running === undefined && this.#inbox.length === 0 && this.#log.unsynced === 0 && this.#records.failure === undefined;
   }
 
+  /** True when a turn of this session runs or waits in its inbox. */
+  get busy(): boolean {
+    return this.#running !== undefined || this.#inbox.length > 0;
+  }
+
   /** Closes the log of an {@link SessionAgent.unloadable} session; this agent is not used again. */
   unload(): void {
     this.#log.close();

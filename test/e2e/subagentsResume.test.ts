@@ -256,3 +256,43 @@ describe("resume of a tree: bad childCursors are refused, typed", () => {
     expect(new Set(keys).size).toBe(keys.length);
   }, 120_000);
 });
+
+describe("resume of a tree: a session below that childCursors does not name", () => {
+  it("is not replayed when the client heard its link (an old ended subagent), and is replayed whole when its link comes after the cursor", async () => {
+    const data = tempDataDir();
+    cleanups.push(data.remove);
+    const run = startHost(model("subagents-child-fails.json"), data.dir);
+    cleanups.push(() => run.host.close());
+    const { sessionId } = await run.host.command("session/create", {});
+    const parent = run.host.startTurn({ sessionId, input });
+    await parent.accepted;
+    const ended = () => notifications(run.wire).some((n) => n.method === "turn/completed" && n.params["turnId"] === parent.turnId);
+    await until(run.host, ended, "the parent turn ended", 60_000);
+    const heard = notifications(run.wire);
+    const child = String(heard.find((n) => n.method === "turn/started" && n.params["parent"] !== undefined)?.params["sessionId"]);
+    const ofParent = heard.filter((n) => n.params["sessionId"] === sessionId);
+    const ofChild = heard.filter((n) => n.params["sessionId"] === child);
+    expect(ofChild.length).toBeGreaterThan(0);
+    const cursorOf = (n: Sent | undefined) => parseViewCursor(String(n?.params["viewCursor"]), sessionId) ?? 0;
+    const link = ofParent.find((n) => (n.params["item"] as { subagent?: unknown } | undefined)?.subagent !== undefined);
+    expect(link).toBeDefined();
+    const last = ofParent.at(-1);
+
+    // Resumed after everything, naming no child: the client heard the child's link, so nothing of it comes again.
+    const after = await run.host.command("session/resume", { sessionId, afterCursor: String(last?.params["viewCursor"]) });
+    expect(after.replayed).toBe(0);
+
+    // Resumed from just before the link, naming no child: the child is replayed whole, after the link.
+    const before = ofParent[ofParent.indexOf(link as Sent) - 1];
+    const again = await run.host.command("session/resume", { sessionId, afterCursor: String(before?.params["viewCursor"]) });
+    expect(again.replayed).toBe(cursorOf(last) - cursorOf(before) + ofChild.length);
+    const entries = run.wire.map((line) => JSON.parse(line) as { dir: string; raw: string });
+    const resumes = entries.filter((e) => e.dir === "client" && e.raw.includes('"session/resume"'));
+    const lastResume = (JSON.parse(resumes.at(-1)?.raw ?? "{}") as { id: number }).id;
+    await poll(() => notifications(run.wire, lastResume).length >= again.replayed, "the replay", 30_000);
+    const replay = notifications(run.wire, lastResume).slice(0, again.replayed);
+    const replayedOfChild = replay.filter((n) => n.params["sessionId"] === child).map(keyOf);
+    expect(replayedOfChild).toEqual(ofChild.map(keyOf));
+    expect(replay.findIndex((n) => keyOf(n) === keyOf(link as Sent))).toBeLessThan(replay.findIndex((n) => n.params["sessionId"] === child));
+  }, 120_000);
+});
