@@ -138,7 +138,7 @@ describe("muse-host with a broken model file", () => {
     const run = museHost(["serve", "--stdio", "--model", `typo=${path}`]);
     expect(run.status).toBe(2);
     expect(run.stderr).toBe(
-      `muse-host: ${path}: invalid scripted model at $.turns[0].steps[1].txt: unknown key (expected one of reasoning, text, chunkSize, chunkDelayMs, toolCalls, usage, stopByHook, consumesSteering, awaitSteeringMs; did you mean text?)\n`,
+      `muse-host: ${path}: invalid scripted model at $.turns[0].steps[1].txt: unknown key (expected one of reasoning, text, chunkSize, chunkDelayMs, toolCalls, usage, stopByHook, fail, consumesSteering, awaitSteeringMs; did you mean text?)\n`,
     );
   });
 });
