@@ -58,7 +58,7 @@ export async function resumeCommand(ctx: CommandContext, options: ResumeOptions)
   let expected = Infinity;
   let seen = 0;
   /** Notifications that came before the resume's answer was read, each with its item as folded when it came. */
-  let buffered: Array<[MspNotification, Item | undefined, boolean]> | undefined = [];
+  let buffered: Array<[MspNotification, Item | undefined, boolean, boolean?]> | undefined = [];
   /** The session's own turns: a notification of a turn below one of them (a subagent's) is shown too. */
   const own = new Set<string>();
   const tree = ctx.tree ?? new ShownTree();
@@ -68,18 +68,24 @@ export async function resumeCommand(ctx: CommandContext, options: ResumeOptions)
     if (!replaying) releaseQuestions();
     if (!replaying && open.size === 0) resolveDone(last === undefined ? ExitCodes.completed : exitCodeOf(last.terminal));
   };
-  const show = (notification: MspNotification, item: Item | undefined, mine: boolean) => {
-    view.notification(notification, item);
-    if (!mine) return; // a subagent's: shown, but the session's own turns are what muse follows
-    const turnId = notificationTurn(notification);
-    if (turnId !== undefined) {
-      if (notification.method === "turn/completed") {
-        open.delete(turnId);
-        last = notification.params as unknown as TurnCompletedParams;
-      } else open.add(turnId);
-    }
+  /** A replayed notification was heard: the replay ends with the `replayed`-th (the answer counts the whole tree's). */
+  const heard = () => {
     seen += 1;
     if (replaying && seen >= expected) replaying = false;
+  };
+  const show = (notification: MspNotification, item: Item | undefined, mine: boolean) => {
+    view.notification(notification, item);
+    if (mine) {
+      // A subagent's is shown, but the session's own turns are what muse follows.
+      const turnId = notificationTurn(notification);
+      if (turnId !== undefined) {
+        if (notification.method === "turn/completed") {
+          open.delete(turnId);
+          last = notification.params as unknown as TurnCompletedParams;
+        } else open.add(turnId);
+      }
+    }
+    heard();
     settleIfIdle();
   };
   const onNotification = (notification: MspNotification) => {
@@ -89,7 +95,15 @@ export async function resumeCommand(ctx: CommandContext, options: ResumeOptions)
     const turnId = notificationTurn(notification);
     const mine = notification.params?.["sessionId"] === sessionId;
     if (mine && turnId !== undefined) own.add(turnId);
-    if (!mine && (turnId === undefined || !tree.isBelow(turnId, own))) return;
+    if (!mine && (turnId === undefined || !tree.isBelow(turnId, own))) {
+      // Not shown, but this connection hears only the resumed session's tree: it counts toward the replay.
+      if (buffered !== undefined) buffered.push([notification, undefined, false, true]);
+      else {
+        heard();
+        settleIfIdle();
+      }
+      return;
+    }
     if (buffered !== undefined) buffered.push([notification, item, mine]);
     else show(notification, item, mine);
   };
@@ -141,7 +155,10 @@ export async function resumeCommand(ctx: CommandContext, options: ResumeOptions)
     if (expected === 0) replaying = false;
     const early = buffered ?? [];
     buffered = undefined;
-    for (const [notification, item, mine] of early) show(notification, item, mine);
+    for (const [notification, item, mine, hidden] of early) {
+      if (hidden === true) heard();
+      else show(notification, item, mine);
+    }
     settleIfIdle();
     const timer = setTimeout(() => {
       if (!replaying) return;
