@@ -563,6 +563,15 @@ export class Delivery {
     const result = outcome.result;
     const subscribes = (outcome.method === Commands.sessionCreate || outcome.method === Commands.sessionResume) && isObject(result);
     const sessionId = subscribes && typeof result["sessionId"] === "string" ? result["sessionId"] : undefined;
+    // The last cursor of each session a replay may read, taken before the subscriber hears them:
+    // taking it makes every record logged so far durable and publishes it, which after the
+    // subscription would send it live first, then again in the replay.
+    const last = new Map<string, number>();
+    if (outcome.replay !== undefined) {
+      const replayOf = outcome.replay.sessionId;
+      last.set(replayOf, this.#source.lastCursor(replayOf) ?? 0); // its tree as it stands once that is published
+      for (const id of this.descendantsOf(replayOf)) last.set(id, this.#source.lastCursor(id) ?? 0);
+    }
     const newlySubscribed = sessionId !== undefined && this.#subscribe(subscriber, sessionId);
     if (outcome.replay === undefined) {
       subscriber.send({ jsonrpc: "2.0", id, result: outcome.result });
@@ -572,7 +581,7 @@ export class Delivery {
     const replayOf = outcome.replay.sessionId;
     // A retried resume answered from the cache to a subscriber that did not hear the session yet:
     // its replay runs up to now, so nothing between the first answer and this one is missed.
-    const upToNow = (sessionId: string, upTo: number) => (newlySubscribed ? Math.max(upTo, this.#source.lastCursor(sessionId) ?? 0) : upTo);
+    const upToNow = (sessionId: string, upTo: number) => (newlySubscribed ? Math.max(upTo, last.get(sessionId) ?? 0) : upTo);
     // A client caught up with what it had been sent gets only what is new to it: records sent live
     // while its resume was handled (their log sync finished) are not sent twice. A client that
     // asks for records it already saw gets them again: the replay starts the subscriber's cursor at
@@ -588,7 +597,7 @@ export class Delivery {
     const known = outcome.replay.tree;
     if (known !== undefined) {
       for (const child of this.descendantsOf(replayOf)) {
-        if (!known.includes(child)) ranges.push({ sessionId: child, from: 0, upTo: this.#source.lastCursor(child) ?? 0 });
+        if (!known.includes(child)) ranges.push({ sessionId: child, from: 0, upTo: last.get(child) ?? this.#source.lastCursor(child) ?? 0 });
       }
     }
     // One scan of each log counts its replay and finds where it starts; the records are then fed from the logs.

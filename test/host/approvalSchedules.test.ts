@@ -234,6 +234,75 @@ async function runSchedule(ops: Op[]): Promise<void> {
   }
 }
 
+/**
+ * A second connection resumes (no cursor: the first saw none) while the turn's first records are
+ * written but not yet durable: each of them reaches it once, after the answer, in cursor order.
+ */
+async function resumeBeforeDurable(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), "muse-resume-undurable-"));
+  writeFileSync(join(dir, "model.json"), JSON.stringify({ turns: [{ steps: [{ text: "Hi." }] }] }));
+  const host = createHost({
+    models: new Map([["default", loadScriptedModel(join(dir, "model.json"), "default")]]),
+    defaultModel: "default",
+    dataDir: join(dir, "data"),
+  });
+  const open = () => {
+    const conn = { lines: [] as string[], wire: [] as WireMessage[], deliver: (_text: string) => {}, closed: false };
+    host.connect({
+      onMessage: (cb) => (conn.deliver = cb),
+      onClose: () => {},
+      send: (message) => {
+        if (conn.closed) return;
+        const raw = JSON.stringify(message);
+        conn.lines.push(formatTranscriptEntry({ dir: "server", raw }));
+        conn.wire.push(JSON.parse(raw) as WireMessage);
+      },
+      close: () => {},
+    });
+    return conn;
+  };
+  let ids = 0;
+  const command = (conn: ReturnType<typeof open>, method: string, params: Record<string, unknown>) => {
+    const raw = JSON.stringify({ jsonrpc: "2.0", id: ++ids, method, params: { ...params, commandId: crypto.randomUUID() } });
+    conn.lines.push(formatTranscriptEntry({ dir: "client", raw }));
+    conn.deliver(raw);
+  };
+  try {
+    const first = open();
+    command(first, "session/create", {});
+    const sessionId = first.wire.find((m) => m.result?.["sessionId"] !== undefined)?.result?.["sessionId"] as string;
+    command(first, "turn/start", { sessionId, input: [{ type: "text", text: "go" }] });
+    // The turn begins on the next turn of the event loop: its turn/started is then logged, not yet
+    // written out, durable or sent. Right after, the first connection goes away (what it is sent
+    // from now on is lost) and a second resumes, without a cursor.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(
+      first.wire.filter((m) => m.method !== undefined),
+      "nothing of the turn sent yet",
+    ).toEqual([]);
+    first.closed = true;
+    const second = open();
+    command(second, "session/resume", { sessionId });
+    const deadline = Date.now() + 30_000;
+    while (!second.wire.some((m) => m.method === "turn/completed")) {
+      if (Date.now() > deadline) throw new Error("no terminal on the second connection within 30 s");
+      await sleep(5);
+    }
+    const cursors = second.wire.map((m) => m.params?.["viewCursor"]).filter((c): c is string => typeof c === "string");
+    expect(new Set(cursors).size, `cursors sent: ${cursors.join(", ")}`).toBe(cursors.length);
+    const answerAt = second.wire.findIndex((m) => m.id === ids);
+    expect(
+      second.wire.slice(0, answerAt).filter((m) => m.method !== undefined),
+      "nothing of the session before the resume's answer",
+    ).toEqual([]);
+    const verdicts = checkTranscriptParts([first.lines, second.lines]);
+    expect(verdicts.flatMap((v, i) => v.problems.map((problem) => `part ${i + 1}: ${problem}`))).toEqual([]);
+  } finally {
+    await host.shutdown();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 describe("approval schedules on the host core", () => {
   it(`${RUNS} random schedules of answers, cancels, reconnects and pauses keep invariants 1–6 and run only what was approved in time`, async () => {
     await fc.assert(
@@ -246,5 +315,12 @@ describe("approval schedules on the host core", () => {
     // Found by the property above (seed 1070976426): the replay and the deferred live sends both
     // carried cursors 8 and 9. Repeated, since the window is one sync long.
     for (let i = 0; i < 20; i++) await runSchedule([{ t: "cancel" }, { t: "resume" }, { t: "answer", decision: "approve" }]);
+  }, 60_000);
+
+  it("a resume on a new connection while the turn's first records wait on their log sync: each reaches it once, after the answer", async () => {
+    // Found by the property above (a graceful reconnect before turn/started was durable): the
+    // resume's answer made the log durable after subscribing, so turn/started went out live, then
+    // again in the replay.
+    for (let i = 0; i < 5; i++) await resumeBeforeDurable();
   }, 60_000);
 });
