@@ -11,8 +11,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { TurnCompletedParams } from "../../src/protocol/index.js";
 import { Delivery } from "../../src/host/delivery.js";
-import { messageJson } from "../../src/host/jsonRpc.js";
-import type { MessageTransport } from "../../src/host/messageTransport.js";
+import { HeldTransport } from "./heldTransport.js";
 import { SessionLog } from "../../src/host/sessionLog.js";
 import { readSessionLog } from "../../src/host/sessionLogReader.js";
 import { sessionLogPath } from "../../src/host/sessionLogRecord.js";
@@ -23,43 +22,6 @@ afterEach(() => {
   for (const log of logs.splice(0)) log.close();
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
-
-/** Holds every byte sent until the test drains it. */
-class HeldTransport implements MessageTransport {
-  readonly maxHeldBytes = 600;
-  readonly writable = true;
-  readonly sent: Array<Record<string, unknown>> = [];
-  held = 0;
-  #onDrain: () => void = () => {};
-  onMessage(): void {}
-  onClose(): void {}
-  close(): void {}
-  onDrain(listener: () => void): void {
-    this.#onDrain = listener;
-  }
-  heldBytes(): number {
-    return this.held;
-  }
-  send(message: unknown): void {
-    const raw = messageJson(message);
-    this.sent.push(JSON.parse(raw) as Record<string, unknown>);
-    this.held += Buffer.byteLength(raw);
-  }
-  drain(): void {
-    this.held = 0;
-    this.#onDrain();
-  }
-  /** The notifications sent, as `[sessionId, n, h]`. */
-  notes(upTo = this.sent.length): Array<[string, number, number]> {
-    return this.sent
-      .slice(0, upTo)
-      .filter((m) => m["method"] !== undefined && m["id"] === undefined)
-      .map((m) => {
-        const p = m["params"] as { sessionId: string; viewCursor: string; order: number };
-        return [p.sessionId, Number(p.viewCursor.split(":").at(-1)), p.order];
-      });
-  }
-}
 
 /** A delivery on real logs in a temp dir, and a writer of notifications (logged durably, published when live). */
 function tree() {

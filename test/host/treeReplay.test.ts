@@ -10,8 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { Delivery } from "../../src/host/delivery.js";
-import { messageJson } from "../../src/host/jsonRpc.js";
-import type { MessageTransport } from "../../src/host/messageTransport.js";
+import { HeldTransport } from "./heldTransport.js";
 import { SessionLog } from "../../src/host/sessionLog.js";
 import { readSessionLog } from "../../src/host/sessionLogReader.js";
 import { sessionLogPath } from "../../src/host/sessionLogRecord.js";
@@ -20,33 +19,6 @@ const dirs: string[] = [];
 afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
-
-/** Holds every byte sent until the test drains it. */
-class HeldTransport implements MessageTransport {
-  readonly maxHeldBytes = 600;
-  readonly writable = true;
-  readonly sent: Array<Record<string, unknown>> = [];
-  held = 0;
-  #onDrain: () => void = () => {};
-  onMessage(): void {}
-  onClose(): void {}
-  close(): void {}
-  onDrain(listener: () => void): void {
-    this.#onDrain = listener;
-  }
-  heldBytes(): number {
-    return this.held;
-  }
-  send(message: unknown): void {
-    const raw = messageJson(message);
-    this.sent.push(JSON.parse(raw) as Record<string, unknown>);
-    this.held += Buffer.byteLength(raw);
-  }
-  drain(): void {
-    this.held = 0;
-    this.#onDrain();
-  }
-}
 
 describe("a tree replay on a peer that is slow to read", () => {
   it("sends the replay and what was published meanwhile in host order, each once, a grandchild linked mid-replay included", async () => {
