@@ -10,33 +10,17 @@ import { renderToString } from "react-dom/server";
 import WebSocket from "ws";
 import { afterEach, expect, it } from "vitest";
 import { useSessionTurn, type SessionTurnView } from "../../src/react/index.js";
-import { openSession, type MspSession, type SessionSnapshot } from "../../src/session/index.js";
+import { openSession, type MspSession } from "../../src/session/index.js";
 import { describeTreeProgress } from "../../src/ui/index.js";
 import { connectWebSocket, type WebSocketConstructor } from "../../src/websocket/index.js";
 import { repoRoot } from "../helpers/repoRoot.js";
 import { startWsHost } from "../helpers/wsHost.js";
+import { untilSnapshot } from "../helpers/untilSnapshot.js";
 
 const cleanups: Array<() => Promise<unknown> | unknown> = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
-
-function until(session: MspSession, predicate: (s: SessionSnapshot) => boolean, what: string, timeoutMs = 45_000): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const check = () => {
-      if (!predicate(session.getSnapshot())) return;
-      clearTimeout(timer);
-      off();
-      resolve();
-    };
-    const timer = setTimeout(() => {
-      off();
-      reject(new Error(`timed out waiting for ${what}`));
-    }, timeoutMs);
-    const off = session.subscribe(check);
-    check();
-  });
-}
 
 /** Render one component reading `useSessionTurn(session, turnId)`; returns what the hook gave and the HTML. */
 function render(session: MspSession, turnId: string): { view: SessionTurnView; html: string } {
@@ -78,7 +62,7 @@ it("useSessionTurn gives the turn's child turns, every turn below it and their p
   expect(idle.html).toContain("no subagents");
 
   const started = session.startTurn("go");
-  await until(session, (s) => s.turns[0]?.subagents.filter((t) => t.state === "running").length === 3, "three subagents running");
+  await untilSnapshot(session, (s) => s.turns[0]?.subagents.filter((t) => t.state === "running").length === 3, "three subagents running");
   session.stop(started.turnId);
   const stopping = render(session, started.turnId);
   expect(stopping.view.children.map((c) => c.depth)).toEqual([1, 1]);

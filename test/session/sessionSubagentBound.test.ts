@@ -10,11 +10,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import WebSocket from "ws";
 import { afterEach, expect, it } from "vitest";
-import { memoryStorage, openSession, type MspSession, type SessionSnapshot, type SessionTurn } from "../../src/session/index.js";
+import { memoryStorage, openSession, type SessionSnapshot, type SessionTurn } from "../../src/session/index.js";
 import { describeTreeProgress } from "../../src/ui/index.js";
 import { connectWebSocket, type WebSocketConstructor } from "../../src/websocket/index.js";
 import { repoRoot } from "../helpers/repoRoot.js";
 import { startWsHost } from "../helpers/wsHost.js";
+import { untilSnapshot } from "../helpers/untilSnapshot.js";
 
 const MODEL = join(repoRoot, "test/fixtures/models/subagents-bound-asker.json");
 
@@ -22,24 +23,6 @@ const cleanups: Array<() => Promise<unknown> | unknown> = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
-
-function until(session: MspSession, predicate: (s: SessionSnapshot) => boolean, what: string, timeoutMs = 45_000): Promise<SessionSnapshot> {
-  return new Promise((resolve, reject) => {
-    const check = () => {
-      const snapshot = session.getSnapshot();
-      if (!predicate(snapshot)) return;
-      clearTimeout(timer);
-      off();
-      resolve(snapshot);
-    };
-    const timer = setTimeout(() => {
-      off();
-      reject(new Error(`timed out waiting for ${what}; last snapshot: ${JSON.stringify(session.getSnapshot()).slice(0, 3000)}`));
-    }, timeoutMs);
-    const off = session.subscribe(check);
-    check();
-  });
-}
 
 it("a running subagent the session stopped following (past limits.subagentSessions) still asks on the session's turn, and its end still shows", async () => {
   const dir = mkdtempSync(join(tmpdir(), "muse-session-bound-"));
@@ -58,7 +41,7 @@ it("a running subagent the session stopped following (past limits.subagentSessio
   cleanups.push(() => session.close());
   const started = session.startTurn("go");
   const turnOf = (s: SessionSnapshot) => s.turns.find((t) => t.turnId === started.turnId);
-  const asking = await until(session, (s) => (turnOf(s)?.approvals.length ?? 0) > 0, "the first subagent's question");
+  const asking = await untilSnapshot(session, (s) => (turnOf(s)?.approvals.length ?? 0) > 0, "the first subagent's question");
   // Both subagent sessions ran at once, one followed at most: the asker was forgotten while running (warned).
   expect(warnings.some((w) => /more than 1 subagent sessions running/.test(w))).toBe(true);
   const turn = turnOf(asking) as SessionTurn;

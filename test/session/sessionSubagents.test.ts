@@ -12,12 +12,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import WebSocket from "ws";
 import { afterEach, expect, it } from "vitest";
-import { memoryStorage, openSession, type KeyValueStorage, type MspSession, type SessionSnapshot, type SessionTurn } from "../../src/session/index.js";
+import { memoryStorage, openSession, type KeyValueStorage, type SessionSnapshot, type SessionTurn } from "../../src/session/index.js";
 import { formatTranscriptEntry, recordingWebSocket } from "../../src/testing/index.js";
 import { describeTreeProgress } from "../../src/ui/index.js";
 import { connectWebSocket, type WebSocketConstructor } from "../../src/websocket/index.js";
 import { repoRoot } from "../helpers/repoRoot.js";
 import { startProxy, startWsHost, type TcpProxy, type WsHost } from "../helpers/wsHost.js";
+import { untilSnapshot } from "../helpers/untilSnapshot.js";
 
 const TREE = join(repoRoot, "test/fixtures/models/subagents-tree.json");
 const APPROVAL = join(repoRoot, "test/fixtures/models/subagents-approval.json");
@@ -52,24 +53,6 @@ async function open(port: number, token: string, storage: KeyValueStorage = memo
   });
   cleanups.push(() => session.close());
   return { session, wire, warnings };
-}
-
-function until(session: MspSession, predicate: (s: SessionSnapshot) => boolean, what: string, timeoutMs = 45_000): Promise<SessionSnapshot> {
-  return new Promise((resolve, reject) => {
-    const check = () => {
-      const snapshot = session.getSnapshot();
-      if (!predicate(snapshot)) return;
-      clearTimeout(timer);
-      off();
-      resolve(snapshot);
-    };
-    const timer = setTimeout(() => {
-      off();
-      reject(new Error(`timed out waiting for ${what}; last snapshot: ${JSON.stringify(session.getSnapshot()).slice(0, 3000)}`));
-    }, timeoutMs);
-    const off = session.subscribe(check);
-    check();
-  });
 }
 
 const turnOf = (s: SessionSnapshot, turnId: string) => s.turns.find((t) => t.turnId === turnId);
@@ -120,7 +103,7 @@ it("a Stop of the session's turn settles once the whole tree has ended: every de
   const storage = memoryStorage();
   const { session, wire } = await open(h.port, h.token, storage);
   const started = session.startTurn("go");
-  const running = await until(session, treeRunning(started.turnId), "three subagents running");
+  const running = await untilSnapshot(session, treeRunning(started.turnId), "three subagents running");
   const shown = turnOf(running, started.turnId) as SessionTurn;
   // The tree as a UI renders it: two children of the turn, a grandchild below the second.
   const children = shown.subagents.filter((t) => t.parent?.turnId === started.turnId);
@@ -151,11 +134,11 @@ it("after a drop mid-tree the resume sends childCursors; a host that ignores the
   const p = await proxy(h);
   const { session, wire } = await open(p.port, h.token);
   const started = session.startTurn("go");
-  await until(session, treeRunning(started.turnId), "three subagents running");
+  await untilSnapshot(session, treeRunning(started.turnId), "three subagents running");
   const before = lastCursors(wire);
   p.cut();
-  await until(session, (s) => s.connection.state === "reconnecting", "the drop");
-  await until(session, (s) => s.connection.state === "open", "the reconnect");
+  await untilSnapshot(session, (s) => s.connection.state === "reconnecting", "the drop");
+  await untilSnapshot(session, (s) => s.connection.state === "open", "the reconnect");
   const resumes = sent(wire, "session/resume");
   expect(resumes).toHaveLength(1);
   const { sessionId } = session.getSnapshot();
@@ -173,7 +156,7 @@ it("a reload restores the tree from storage and resumes each subagent session fr
   const storage = memoryStorage();
   const first = await open(h.port, h.token, storage);
   const started = first.session.startTurn("go");
-  await until(first.session, treeRunning(started.turnId), "three subagents running");
+  await untilSnapshot(first.session, treeRunning(started.turnId), "three subagents running");
   first.session.stop(started.turnId);
   const ended = await started.settled({ timeoutMs: 60_000 });
   await first.session.close();
@@ -195,7 +178,7 @@ it("a subagent's question reaches the app on the session's turn, saying which su
   const h = await host(APPROVAL, { ...process.env, MUSE_MARKER: marker });
   const { session } = await open(h.port, h.token);
   const started = session.startTurn("go");
-  const asking = await until(session, (s) => (turnOf(s, started.turnId)?.approvals.length ?? 0) > 0, "the subagent's question");
+  const asking = await untilSnapshot(session, (s) => (turnOf(s, started.turnId)?.approvals.length ?? 0) > 0, "the subagent's question");
   const turn = turnOf(asking, started.turnId) as SessionTurn;
   const [question] = turn.approvals;
   const [child] = turn.subagents;

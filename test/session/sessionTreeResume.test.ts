@@ -7,12 +7,13 @@
  */
 import WebSocket from "ws";
 import { afterEach, expect, it } from "vitest";
-import { memoryStorage, openSession, type MspSession, type SessionLimits, type SessionSnapshot } from "../../src/session/index.js";
+import { memoryStorage, openSession, type SessionLimits } from "../../src/session/index.js";
 import { formatTranscriptEntry, recordingWebSocket } from "../../src/testing/index.js";
 import { connectWebSocket, type WebSocketConstructor } from "../../src/websocket/index.js";
 import { join } from "node:path";
 import { repoRoot } from "../helpers/repoRoot.js";
 import { startProxy, startWsHost, type TcpProxy, type WsHost } from "../helpers/wsHost.js";
+import { untilSnapshot } from "../helpers/untilSnapshot.js";
 
 const TREE = join(repoRoot, "test/fixtures/models/subagents-tree.json");
 
@@ -48,24 +49,6 @@ async function open(port: number, token: string, limits?: Partial<SessionLimits>
   return { session, wire, warnings };
 }
 
-function until(session: MspSession, predicate: (s: SessionSnapshot) => boolean, what: string, timeoutMs = 45_000): Promise<SessionSnapshot> {
-  return new Promise((resolve, reject) => {
-    const check = () => {
-      const snapshot = session.getSnapshot();
-      if (!predicate(snapshot)) return;
-      clearTimeout(timer);
-      off();
-      resolve(snapshot);
-    };
-    const timer = setTimeout(() => {
-      off();
-      reject(new Error(`timed out waiting for ${what}; last snapshot: ${JSON.stringify(session.getSnapshot()).slice(0, 3000)}`));
-    }, timeoutMs);
-    const off = session.subscribe(check);
-    check();
-  });
-}
-
 function frames(wire: readonly string[], dir: "client" | "server"): Array<{ method?: string; params?: Record<string, unknown> }> {
   return wire
     .map((line) => JSON.parse(line) as { dir: string; raw: string })
@@ -99,8 +82,8 @@ it("an in-progress item of a subagent turn the tree does not hold is never put a
   const started = session.startTurn("go");
   await waitFor(() => sleepingSessions(wire).size === 4, "every turn of the tree running its tool");
   p.cut();
-  await until(session, (s) => s.connection.state === "reconnecting", "the drop");
-  await until(session, (s) => s.connection.state === "open", "the reconnect");
+  await untilSnapshot(session, (s) => s.connection.state === "reconnecting", "the drop");
+  await untilSnapshot(session, (s) => s.connection.state === "open", "the reconnect");
   const resumes = frames(wire, "client").filter((f) => f.method === "session/resume");
   expect(resumes).toHaveLength(1);
   expect(Object.keys((resumes[0]?.params?.["childCursors"] as object | undefined) ?? {}).length).toBeGreaterThan(0);
@@ -118,21 +101,21 @@ it("after unknown_session the new session starts with an empty tree: no old suba
   const p = await proxy(() => current.port);
   const { session, wire } = await open(p.port, first.token);
   const started = session.startTurn("go");
-  await until(session, (s) => (s.turns.find((t) => t.turnId === started.turnId)?.subagents.length ?? 0) === 3, "three subagents");
+  await untilSnapshot(session, (s) => (s.turns.find((t) => t.turnId === started.turnId)?.subagents.length ?? 0) === 3, "three subagents");
   const oldSession = session.getSnapshot().sessionId;
   // The host is gone with its data: a fresh one (same token) behind the proxy does not know the session.
   current = await host();
   await first.crash();
   p.cut();
-  const renewed = await until(session, (s) => s.connection.state === "open" && s.sessionId !== oldSession, "a new session");
+  const renewed = await untilSnapshot(session, (s) => s.connection.state === "open" && s.sessionId !== oldSession, "a new session");
   const old = renewed.turns.find((t) => t.turnId === started.turnId);
   expect(old?.phase).toBe("unknown");
   expect(old?.subagentProgress.running).toBe(0);
   // A later resume of the new session names none of the old session's subagents.
   const before = frames(wire, "client").filter((f) => f.method === "session/resume").length;
   p.cut();
-  await until(session, (s) => s.connection.state === "reconnecting", "the drop");
-  await until(session, (s) => s.connection.state === "open", "the reconnect");
+  await untilSnapshot(session, (s) => s.connection.state === "reconnecting", "the drop");
+  await untilSnapshot(session, (s) => s.connection.state === "open", "the reconnect");
   const resumes = frames(wire, "client")
     .filter((f) => f.method === "session/resume")
     .slice(before);
