@@ -28,6 +28,8 @@ import type { SessionCloseReason, SessionConnection, SessionSnapshot, SessionTur
 import type { MspSession, SessionTurnHandle } from "./mspSession.js";
 import type { SessionKeeper } from "./sessionStorage.js";
 import { touch, type SessionTurns, type TurnState } from "./sessionTurns.js";
+import type { SessionModelChoice } from "./sessionModelChoice.js";
+import { ResumeReplay } from "./resumeReplay.js";
 import type { SessionTree, TreeChange } from "./sessionTree.js";
 
 /** What the session needs, filled in by `openSession`. */
@@ -38,6 +40,8 @@ export interface SessionParts {
   turns: SessionTurns;
   /** The subagent tree below the turns: descendant sessions, their cursors, their turns. */
   tree: SessionTree;
+  /** The model asked for at create, a pending `setModel`, and what the host said. */
+  model: SessionModelChoice;
   reconnect: ReconnectPolicy | undefined;
   commandTimeoutMs: number;
   onWarning: (message: string) => void;
@@ -66,6 +70,8 @@ export class SessionEngine implements MspSession {
   #warnedListener = false;
   /** Items a resume's answer listed of turns neither shown nor in the tree, by turn, until a notification says whose turn it is. */
   readonly #unplaced = new Map<string, Item[]>();
+  /** The replay of the resume under way on the current client: the session opens once it is heard. */
+  #replay: ResumeReplay | undefined;
 
   /** @internal Made by `openSession`. */
   constructor(parts: SessionParts, kept: { sessionId?: string; cursor?: string }) {
@@ -90,6 +96,7 @@ export class SessionEngine implements MspSession {
       connection: this.#connection,
       turns: Object.freeze(this.#parts.turns.all().map((turn) => this.#parts.turns.view(turn, state))),
       storage: this.#parts.keeper.persistent ? "persistent" : "memory",
+      model: this.#parts.model.view(),
     });
     return this.#snapshot;
   };
@@ -136,6 +143,8 @@ export class SessionEngine implements MspSession {
     if (turn === undefined || turn.phase === "ended" || turn.phase === "unknown" || turn.stopRequested) return;
     turn.stopRequested = true;
     turn.cancelCommandId = uuidv7();
+    // A Stop is final: every question of the turn is answered `cancelled`, now when live, else when the host asks again.
+    for (const question of turn.approvals.values()) if (question.live) question.reply?.("cancelled", "turn cancelled");
     touch(turn);
     this.#changed(true);
     // A turn/start still in flight on this connection sends the cancel once it is acked (a cancel before it would be unknown_turn).
@@ -149,13 +158,15 @@ export class SessionEngine implements MspSession {
    * TypeError for a decision the question did not offer (its `decisions`; `approve` and `deny`
    * from a 2.0 host); `cancelled` is always allowed.
    */
-  answerApproval(itemId: string, decision: ApprovalDecision, reason?: string): void {
+  answerApproval(itemId: string, decision: ApprovalDecision, reason?: string): ApprovalDecision {
     for (const turn of this.#parts.turns.unended()) {
       const question = turn.approvals.get(itemId);
       if (question === undefined) continue;
       // A decision the question did not offer is refused here, before anything is sent or kept.
       const refused = problemWithDecision(decision, question.request);
       if (refused !== undefined) throw new TypeError(`answerApproval: ${refused}`);
+      // The Stop came first: the question is answered `cancelled` whatever is answered after it.
+      if (turn.stopRequested) return "cancelled";
       if (question.live && question.reply !== undefined && this.#connection.state === "open") question.reply(decision, reason);
       else {
         question.answered = decision;
@@ -164,8 +175,22 @@ export class SessionEngine implements MspSession {
       }
       touch(turn);
       this.#changed();
-      return;
+      return decision;
     }
+    return decision;
+  }
+
+  /**
+   * Run `model` from the next turn on: `session/setModel`, sent now when the connection is open,
+   * else after the reconnect (the same commandId, so the host switches once). The snapshot's
+   * `model` shows it `requested` until the host accepts it, or `refused`. Throws a TypeError for a
+   * name that is not a non-empty string, MspError `aborted` after `close()`.
+   */
+  setModel(model: string): void {
+    if (this.#closed) throw new MspError("aborted", "setModel: the session is closed", { method: "session/setModel" });
+    this.#parts.model.request(model);
+    this.#changed(true);
+    if (this.#client !== undefined && this.#connection.state === "open") void this.#sendModel(this.#client);
   }
 
   /**
@@ -259,7 +284,9 @@ export class SessionEngine implements MspSession {
         // Each descendant session from its own cursor (issue 23); a host that does not know childCursors ignores them.
         const childCursors = this.#parts.tree.childCursors();
         if (Object.keys(childCursors).length > 0) params.childCursors = childCursors;
-        let result: { items?: Item[] };
+        let result: { items?: Item[]; replayed?: number };
+        // The replay is counted from the resume's write: nothing of this session precedes its answer on a new connection.
+        this.#replay = new ResumeReplay();
         try {
           result = await client.command<"session/resume">("session/resume", params, { timeoutMs });
         } catch (error) {
@@ -267,11 +294,21 @@ export class SessionEngine implements MspSession {
           if (!(MspError.is(error) && error.kind === "rpcError" && (params.afterCursor !== undefined || params.childCursors !== undefined))) throw error;
           this.#cursor = undefined;
           this.#parts.tree.dropCursors();
+          this.#replay = new ResumeReplay();
           result = await client.command<"session/resume">("session/resume", { sessionId }, { timeoutMs });
         }
         if (this.#closed || this.#client !== client) return;
         this.#dropUnplaced();
         for (const item of result.items ?? []) this.#putResumedItem(sessionId, item);
+        this.#sessionId = sessionId;
+        // A kept Stop goes first, before any answer to a question the host asks again: the host has these turns.
+        for (const turn of this.#parts.turns.unended()) if (turn.stopRequested && turn.phase !== "starting") void this.#sendCancel(client, turn);
+        const replay = this.#replay;
+        replay.expect(result.replayed, timeoutMs);
+        const late = await replay.done;
+        if (this.#replay === replay) this.#replay = undefined;
+        if (this.#closed || this.#client !== client) return;
+        if (late !== undefined) this.#parts.onWarning(late);
       } catch (error) {
         if (!(MspError.is(error) && error.kind === "commandRejected" && error.data["reason"] === RejectionReasons.unknownSession)) throw error;
         // The host no longer knows the session (restarted without its data): what its turns did is not known.
@@ -283,24 +320,36 @@ export class SessionEngine implements MspSession {
       }
     }
     if (sessionId === undefined) {
-      const created = await client.command("session/create", {}, { timeoutMs });
+      const created = await client.command<"session/create">("session/create", this.#parts.model.createParams(), { timeoutMs });
       if (this.#closed || this.#client !== client) return;
       sessionId = created.sessionId;
+      this.#parts.model.created(created.model);
       this.#cursor = undefined;
     }
     this.#sessionId = sessionId;
     this.#setConnection({ state: "open", attempt: 0 });
     this.#changed(true);
     for (const turn of this.#parts.turns.unended()) {
-      if (turn.input !== undefined) void this.#sendStart(client, turn);
+      // A stopped turn the host has needs no re-attach: its cancel went right after the resume's answer.
+      if (turn.stopRequested && turn.phase !== "starting") void this.#sendCancel(client, turn);
+      else if (turn.input !== undefined) void this.#sendStart(client, turn);
       else if (turn.stopRequested) void this.#sendCancel(client, turn);
     }
+    if (this.#parts.model.pending) void this.#sendModel(client);
+  }
+
+  /** The pending `session/setModel` on `client`; the snapshot shows what the host said. */
+  async #sendModel(client: MspClient): Promise<void> {
+    const sessionId = this.#sessionId;
+    if (sessionId === undefined) return;
+    if (await this.#parts.model.send(client, sessionId, this.#parts.commandTimeoutMs)) this.#changed(true);
   }
 
   /** An item the resume's answer lists as in progress at the cursor: the session's own, or one of a child turn (only the tree's). */
   #putResumedItem(sessionId: string, item: Item): void {
     if (this.#parts.turns.get(item.turnId) !== undefined) {
-      this.#treeChanged(this.#parts.tree.observe(sessionId, { method: "item/updated", params: { sessionId, item } }));
+      // The answer's items carry no cursor: an empty one moves none.
+      this.#treeChanged(this.#parts.tree.observe(sessionId, { method: "item/updated", params: { sessionId, viewCursor: "", item } }));
       this.#parts.turns.putItem(item);
       return;
     }
@@ -385,6 +434,8 @@ export class SessionEngine implements MspSession {
     const sessionId = this.#sessionId as string;
     turn.cancelCommandId ??= uuidv7();
     turn.cancelPendingOn = client;
+    touch(turn);
+    this.#notify();
     try {
       await client.command("turn/cancel", { sessionId, turnId: turn.turnId, commandId: turn.cancelCommandId }, { timeoutMs: this.#parts.commandTimeoutMs });
       turn.cancelAccepted = true;
@@ -396,6 +447,8 @@ export class SessionEngine implements MspSession {
       }
     } finally {
       if (turn.cancelPendingOn === client) turn.cancelPendingOn = undefined;
+      touch(turn);
+      this.#notify();
     }
   }
 
@@ -406,10 +459,14 @@ export class SessionEngine implements MspSession {
     // Only the current client's events count (a late one from a client being replaced does not).
     const mine = (sessionId: unknown) => this.#client === client && sessionId === this.#sessionId;
     const put = ({ sessionId, item }: { sessionId: string; item: Item }) => {
-      if (mine(sessionId) && this.#parts.turns.putItem(item)) this.#changed();
+      if (!mine(sessionId)) return;
+      const changed = this.#parts.turns.putItem(item);
+      // A question kept from before a reload leaves once the host moved its call off pending.
+      if (this.#parts.turns.dropSettledQuestion(item) || changed) this.#changed();
     };
     const onNotification = (notification: MspNotification) => {
       if (this.#client !== client) return;
+      this.#replay?.heard();
       const p = notification.params as { sessionId?: unknown; viewCursor?: unknown; turnId?: unknown; item?: { turnId?: unknown } } | undefined;
       if (p !== undefined && mine(p.sessionId) && typeof p.viewCursor === "string") {
         this.#cursor = p.viewCursor;
@@ -438,10 +495,16 @@ export class SessionEngine implements MspSession {
       if (this.#client !== client || client.isClosed || (answer.decision === "cancelled" && answer.reason === "connection closed")) return;
       const turn = this.#holderOf(question.request);
       const open = turn?.approvals.get(question.request.itemId);
-      if (turn === undefined || open?.request !== question.request) return;
+      // A kept question (not live) is settled by any answer the host got for its item: the SDK's own `cancelled` of a stopped turn.
+      if (turn === undefined || open === undefined || (open.live && open.request !== question.request)) return;
       turn.approvals.delete(question.request.itemId);
       touch(turn);
       this.#changed();
+    };
+    // A notification the client refused (a repeat, a bad cursor) still counts toward a resume's replay.
+    const onProtocolError = (error: MspError) => {
+      const message = (error.data as { message?: unknown }).message;
+      if (this.#client === client && typeof message === "object" && message !== null && "method" in message && !("id" in message)) this.#replay?.heard();
     };
     const onClose = (info: CloseInfo) => {
       if (this.#client !== client) return;
@@ -462,16 +525,17 @@ export class SessionEngine implements MspSession {
     listen("item/delta", onDelta);
     listen("turn/completed", onCompleted);
     listen("approvalAnswered", onAnswered);
+    listen("protocolError", onProtocolError);
     listen("close", onClose);
     // Questions wait for the app's answer (session.answerApproval); without a handler the client would deny them.
-    client.onApproval((request, { signal }) => this.#asked(request, signal));
+    client.onApproval((request, { signal }) => this.#asked(client, request, signal));
     this.#detach = () => {
       for (const off of offs) off();
     };
   }
 
   /** A question asked (or asked again after a reconnect): shown once, keyed by its item; an answer given offline goes at once. */
-  #asked(request: ToolApproveParams, signal: AbortSignal): Promise<ToolApproveResult> {
+  #asked(client: MspClient, request: ToolApproveParams, signal: AbortSignal): Promise<ToolApproveResult> {
     return new Promise((resolve) => {
       const reply = (decision: ApprovalDecision, reason?: string) => resolve(reason === undefined ? { decision } : { decision, reason });
       // Closed without this answer (withdrawn, the turn ended, the connection went): what resolves here is not sent.
@@ -490,6 +554,16 @@ export class SessionEngine implements MspSession {
         return;
       }
       const earlier = turn.approvals.get(request.itemId);
+      if (turn.stopRequested) {
+        // A Stop is final: the turn's cancel goes first (the host asking proves it has the turn), then this answer.
+        if (this.#client === client) void this.#sendCancel(client, turn);
+        if (earlier !== undefined) {
+          turn.approvals.delete(request.itemId);
+          touch(turn);
+          this.#changed();
+        }
+        return reply("cancelled", "turn cancelled");
+      }
       if (earlier?.answered !== undefined) {
         // Answered while offline: the answer goes now, and the question leaves the snapshot.
         turn.approvals.delete(request.itemId);
@@ -515,6 +589,8 @@ export class SessionEngine implements MspSession {
     this.#detach?.();
     this.#detach = undefined;
     this.#client = undefined;
+    this.#replay?.end();
+    this.#replay = undefined;
     for (const turn of this.#parts.turns.unended()) {
       if (turn.approvals.size === 0) continue;
       for (const question of turn.approvals.values()) question.live = false;
@@ -606,6 +682,8 @@ export class SessionEngine implements MspSession {
     const kept: Parameters<SessionKeeper["write"]>[0] = { turns: this.#parts.turns.kept() };
     if (this.#sessionId !== undefined) kept.sessionId = this.#sessionId;
     if (this.#cursor !== undefined) kept.cursor = this.#cursor;
+    const model = this.#parts.model.kept();
+    if (model !== undefined) kept.model = model;
     const tree = this.#parts.tree.kept(kept.turns.map((turn) => turn.turnId));
     if (tree.turns.length > 0) kept.tree = tree.turns;
     if (Object.keys(tree.childCursors).length > 0) kept.childCursors = tree.childCursors;

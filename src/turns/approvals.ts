@@ -5,6 +5,7 @@
  * withdrawn: this client cancels the turn, the turn ends, the host moves the item off `pending`,
  * or the connection closes. Users see it through its read-only view, {@link TurnApprovals}.
  */
+import { BoundedMap } from "../internal/boundedMap.js";
 import { problemWithApprovalAnswer, type ApprovalDecision, type Item, type ToolApproveParams, type ToolApproveResult } from "../protocol/index.js";
 
 /**
@@ -91,6 +92,9 @@ export interface TurnApprovals {
 /** Most questions open at once on one connection; past it a new one is answered `cancelled` at once. */
 export const MAX_OPEN_APPROVALS = 1_000;
 
+/** Most turns remembered as cancelled by this connection (until their terminal); the oldest is forgotten first. */
+const MAX_CANCELLED_TURNS = 10_000;
+
 /** What the connection lends the approvals: the wire and the events. */
 export interface ApprovalWire {
   /** Write the answer to the host's request `id`. */
@@ -115,6 +119,8 @@ export class Approvals implements TurnApprovals {
   handler: ApprovalHandler | undefined;
   readonly #wire: ApprovalWire;
   readonly #open = new Map<number | string, Question>();
+  /** Turns this connection sent `turn/cancel` for: a Stop is final, so their questions are answered `cancelled`. */
+  readonly #cancelled = new BoundedMap<string, true>({ capacity: MAX_CANCELLED_TURNS });
 
   constructor(wire: ApprovalWire) {
     this.#wire = wire;
@@ -123,7 +129,9 @@ export class Approvals implements TurnApprovals {
   /**
    * A well-formed question arrived as request `id`. Returns a problem to report when the host
    * should not have asked it: the id is already open (it stays unanswered: its answer is the
-   * first one's), or the turn has ended (answered `cancelled` at once).
+   * first one's), or the turn has ended (answered `cancelled` at once). A question of a turn this
+   * connection cancelled is answered `cancelled` at once, unreported: the host may have asked it
+   * before it read the cancel.
    */
   ask(id: number | string, request: ToolApproveParams, turnEnded: boolean): string | undefined {
     const open = this.#open;
@@ -137,6 +145,10 @@ export class Approvals implements TurnApprovals {
       answer: (decision, reason) => this.#close(question, reason === undefined ? { decision } : { decision, reason }),
     };
     open.set(id, question);
+    if (this.#cancelled.has(request.turnId)) {
+      this.#close(question, { decision: "cancelled", reason: "turn cancelled" });
+      return undefined;
+    }
     if (turnEnded || open.size > MAX_OPEN_APPROVALS) {
       this.#close(question, { decision: "cancelled", reason: turnEnded ? "turn ended" : "too many open questions" });
       return turnEnded ? `tool/approve for turn ${request.turnId} after its turn/completed` : undefined;
@@ -170,6 +182,18 @@ export class Approvals implements TurnApprovals {
       if ((turnId ?? request.turnId) === request.turnId && (itemId ?? request.itemId) === request.itemId)
         this.#close(question, { decision: "cancelled", reason: why });
     }
+  }
+
+  /** This connection is sending `turn/cancel` for `turnId`: its open questions, and any it is asked later, are answered `cancelled`. */
+  cancelTurn(turnId: string): void {
+    this.#cancelled.set(turnId, true);
+    this.withdraw(turnId, "turn cancelled");
+  }
+
+  /** The turn ended: nothing more is asked of it, so it need not be remembered as cancelled. */
+  endTurn(turnId: string): void {
+    this.#cancelled.delete(turnId);
+    this.withdraw(turnId, "turn ended");
   }
 
   /** An item notification: a toolCall the host finished or moved off `pending` has no question left. */
