@@ -7,6 +7,7 @@
  */
 import { BoundedMap } from "../internal/boundedMap.js";
 import { problemWithApprovalAnswer, type ApprovalDecision, type Item, type ToolApproveParams, type ToolApproveResult } from "../protocol/index.js";
+import { errorMessage } from "../internal/errorMessage.js";
 
 /**
  * What an {@link ApprovalHandler} gets beside the question.
@@ -92,6 +93,8 @@ export interface TurnApprovals {
 /** Most questions open at once on one connection; past it a new one is answered `cancelled` at once. */
 export const MAX_OPEN_APPROVALS = 1_000;
 
+const CANCELLED = "turn cancelled";
+
 /** Most turns remembered as cancelled by this connection (until their terminal); the oldest is forgotten first. */
 const MAX_CANCELLED_TURNS = 10_000;
 
@@ -145,12 +148,11 @@ export class Approvals implements TurnApprovals {
       answer: (decision, reason) => this.#close(question, reason === undefined ? { decision } : { decision, reason }),
     };
     open.set(id, question);
-    if (this.#cancelled.has(request.turnId)) {
-      this.#close(question, { decision: "cancelled", reason: "turn cancelled" });
-      return undefined;
-    }
-    if (turnEnded || open.size > MAX_OPEN_APPROVALS) {
-      this.#close(question, { decision: "cancelled", reason: turnEnded ? "turn ended" : "too many open questions" });
+    if (turnEnded || open.size > MAX_OPEN_APPROVALS || this.#cancelled.has(request.turnId)) {
+      this.#close(question, {
+        decision: "cancelled",
+        reason: turnEnded ? "turn ended" : open.size > MAX_OPEN_APPROVALS ? "too many open questions" : CANCELLED,
+      });
       return turnEnded ? `tool/approve for turn ${request.turnId} after its turn/completed` : undefined;
     }
     this.#wire.emit("approvalAsked", question);
@@ -161,7 +163,7 @@ export class Approvals implements TurnApprovals {
       const problem = problemWithApprovalAnswer(answer);
       this.#close(question, problem === undefined ? (answer as ToolApproveResult) : { decision: "deny", reason: `approval handler: ${problem}` }, true);
     };
-    const fail = (error: unknown) => this.#close(question, { decision: "deny", reason: error instanceof Error ? error.message : String(error) }, true);
+    const fail = (error: unknown) => this.#close(question, { decision: "deny", reason: errorMessage(error) }, true);
     try {
       const answer = handler(request, { signal: abort.signal });
       if (typeof (answer as Partial<PromiseLike<unknown>> | undefined)?.then === "function") (answer as PromiseLike<unknown>).then(decide, fail);
@@ -184,16 +186,14 @@ export class Approvals implements TurnApprovals {
     }
   }
 
-  /** This connection is sending `turn/cancel` for `turnId`: its open questions, and any it is asked later, are answered `cancelled`. */
-  cancelTurn(turnId: string): void {
-    this.#cancelled.set(turnId, true);
-    this.withdraw(turnId, "turn cancelled");
-  }
-
-  /** The turn ended: nothing more is asked of it, so it need not be remembered as cancelled. */
-  endTurn(turnId: string): void {
-    this.#cancelled.delete(turnId);
-    this.withdraw(turnId, "turn ended");
+  /**
+   * No more answers but `cancelled` for `turnId`: this connection is sending its `turn/cancel`
+   * (its later questions too are answered `cancelled`), or it `ended` (nothing more is asked).
+   */
+  closeTurn(turnId: string, ended: boolean): void {
+    if (ended) this.#cancelled.delete(turnId);
+    else this.#cancelled.set(turnId, true);
+    this.withdraw(turnId, ended ? "turn ended" : CANCELLED);
   }
 
   /** An item notification: a toolCall the host finished or moved off `pending` has no question left. */
