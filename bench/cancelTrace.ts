@@ -85,7 +85,7 @@ export async function tracedCancel(runs: number): Promise<{ stages: Stage[]; n: 
       });
       const send = now();
       const outcome = await turn.cancel({ timeoutMs: 10_000 });
-      if (outcome.terminal.terminal !== "cancelled") throw new Error(`expected cancelled, got ${outcome.terminal.terminal}`);
+      if (outcome.turnCompleted.terminal !== "cancelled") throw new Error(`expected cancelled, got ${outcome.turnCompleted.terminal}`);
       client.push({ send, receive: await received });
     }
   } finally {

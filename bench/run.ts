@@ -275,7 +275,7 @@ async function cancelLatency(model = "shell-sleep.json", marker = "grandchild", 
       host.events.on("turn/completed", onDone);
     });
     const outcome = await turn.cancel({ timeoutMs: 10_000 });
-    if (outcome.terminal.terminal !== "cancelled") throw new Error(`expected cancelled, got ${outcome.terminal.terminal}`);
+    if (outcome.turnCompleted.terminal !== "cancelled") throw new Error(`expected cancelled, got ${outcome.turnCompleted.terminal}`);
     times.push((await completedAt) - t0);
   }
   await host.close();

@@ -177,8 +177,8 @@ async function cancelOneTree(host: SpawnedHost, sessionId: string, n: number, ru
     const outcome = await turn.cancel({ timeoutMs: WAIT_MS });
     await within(parentEnded, WAIT_MS, "the parent's turn/completed");
     // The tree ended as issue 23 says: every child before the parent, cause parent; the parent cause user.
-    if (outcome.terminal.terminal !== "cancelled" || outcome.terminal.cause?.kind !== "user")
-      throw new Error(`parent: expected cancelled (user), got ${outcome.terminal.terminal} (${outcome.terminal.cause?.kind})`);
+    if (outcome.turnCompleted.terminal !== "cancelled" || outcome.turnCompleted.cause?.kind !== "user")
+      throw new Error(`parent: expected cancelled (user), got ${outcome.turnCompleted.terminal} (${outcome.turnCompleted.cause?.kind})`);
     const parentAt = ends.findIndex((e) => e.turnId === turnId);
     const children = ends.slice(0, parentAt);
     const stopped = children.filter((e) => e.terminal === "cancelled" && e.cause?.kind === "parent").length;

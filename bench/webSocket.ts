@@ -130,7 +130,7 @@ export async function webSocketCancelStorm(clients: number, stops: StopPattern, 
         if (delays[i]! > 0) await sleep(delays[i]!);
         const t0 = performance.now();
         const outcome = await turn.cancel({ timeoutMs: 30_000 });
-        if (outcome.terminal.terminal !== "cancelled") throw new Error(`client ${i}: expected cancelled, got ${outcome.terminal.terminal}`);
+        if (outcome.turnCompleted.terminal !== "cancelled") throw new Error(`client ${i}: expected cancelled, got ${outcome.turnCompleted.terminal}`);
         return (await completedAt) - t0;
       }),
     );

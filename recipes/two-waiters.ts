@@ -35,7 +35,7 @@ export const recipe: Recipe = {
     // #endregion waiters
 
     env.log(`status indicator and Stop handler both saw "${shown.terminal}": ${shown.reason}`);
-    assert.equal(stopped.terminal, shown, "both waiters resolve with the same turn/completed");
+    assert.equal(stopped.turnCompleted, shown, "both waiters resolve with the same turn/completed");
     assert.equal(shown.terminal, "cancelled");
     assert.equal(shown.reason, TurnReasons.cancelledDuringModelStream);
     assert.equal(msp.turns.waiterCount, 0, "every waiter was removed when it settled");

@@ -37,11 +37,6 @@ export interface CancelOutcome {
   ack: "accepted" | "already_terminal";
   /** The params of the turn's own `turn/completed`: `terminal`, `reason`, `cause`, `durationMs`. */
   turnCompleted: TurnCompletedParams;
-  /**
-   * The same object as {@link CancelOutcome.turnCompleted}.
-   * @deprecated Read `turnCompleted` (`outcome.turnCompleted.terminal`); this alias goes in 2.0.
-   */
-  terminal: TurnCompletedParams;
 }
 
 /** One `turn/cancel` on the wire, shared by every concurrent caller with the same turn and keepInbox. */
@@ -85,7 +80,7 @@ export async function cancelTurn(client: TurnCanceller, params: CancelTurnParams
   const waitOptions: WaitOptions = { timeoutMs: Math.max(0, budget - (Date.now() - started)) };
   if (options.signal !== undefined) waitOptions.signal = options.signal;
   const turnCompleted = await client.turns.terminalOf(turnId, waitOptions);
-  return { ack, turnCompleted, terminal: turnCompleted };
+  return { ack, turnCompleted };
 }
 
 /** The in-flight `turn/cancel` for this turn and keepInbox, sending one if there is none. */

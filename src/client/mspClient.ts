@@ -217,8 +217,14 @@ export class MspClient implements TurnClient {
   }
 
   /**
-   * The client itself: what used to be a separate connection object is now the client.
-   * @deprecated Call the client directly (`client.command(…)`, `client.onNotification(…)`); this alias goes in 2.0.
+   * The client itself, so the cookbook's spelling `msp.connection.command(…)` and
+   * `msp.connection.onNotification(…)` works as written.
+   *
+   * @example
+   * ```ts
+   * msp.connection.onNotification((n) => record(n));
+   * const ack = await msp.connection.command("turn/start", { sessionId, input });
+   * ```
    */
   get connection(): this {
     return this;

@@ -102,14 +102,6 @@ export class TurnHandle {
   }
 
   /**
-   * The same promise as {@link TurnHandle.completed}.
-   * @deprecated Read `completed` (`(await turn.completed).terminal`); this alias goes in 2.0.
-   */
-  get terminal(): Promise<TurnCompletedParams> {
-    return this.completed;
-  }
-
-  /**
    * The turn's terminal, bounded by `timeoutMs` (default: the client's `defaultTimeoutMs`, 60 000; the wait for
    * the ack included) and `signal`.
    *

@@ -70,11 +70,6 @@ export interface StopSnapshot {
   readonly canStop: boolean;
   /** The params of the turn's own `turn/completed`, once `ended`. */
   readonly turnCompleted?: TurnCompletedParams;
-  /**
-   * The same object as {@link StopSnapshot.turnCompleted}.
-   * @deprecated Read `turnCompleted` (`snapshot.turnCompleted?.terminal`); this alias goes in 2.0.
-   */
-  readonly terminal?: TurnCompletedParams;
   /** How the host answered the Stop, if it was pressed: `accepted` or `already_terminal` (the race). */
   readonly ack?: CancelOutcome["ack"];
   /**
@@ -177,8 +172,7 @@ export class StopController {
     asks?.events.on("approvalAsked", refresh).on("approvalAnswered", refresh);
     refresh(); // a question asked before this controller existed (a reload's re-ask)
     const forget = () => asks?.events.off("approvalAsked", refresh).off("approvalAnswered", refresh);
-    // `completed`, or the `terminal` of a stand-in written against 0.1 (the same promise on a TurnHandle).
-    (turn.completed ?? (turn as { terminal: Promise<TurnCompletedParams> }).terminal).then(
+    turn.completed.then(
       (terminal) => {
         forget();
         this.#end(terminal);
@@ -234,7 +228,7 @@ export class StopController {
     open?.answer("cancelled", "turn cancelled");
     this.#stopping = this.#turn.cancel({ timeoutMs: this.#stopTimeoutMs }).then(
       (outcome) => {
-        this.#end(outcome.turnCompleted ?? outcome.terminal, outcome.ack);
+        this.#end(outcome.turnCompleted, outcome.ack);
         return this.#snapshot;
       },
       (error: unknown) => {

@@ -77,7 +77,7 @@ const render = () => {
   const s = stop.getSnapshot();
   button.disabled = !s.canStop;
   button.textContent = s.state === "stopping" ? "Stopping…" : "Stop";
-  status.textContent = s.state === "ended" ? `ended: ${s.terminal?.terminal} (${s.terminal?.reason})` : s.state;
+  status.textContent = s.state === "ended" ? `ended: ${s.turnCompleted?.terminal} (${s.turnCompleted?.reason})` : s.state;
   history.push(s.state);
   document.body.dataset["history"] = history.join(",");
 };

@@ -95,7 +95,7 @@ describe("the msp-check model", () => {
       sessionId,
       input: prompt({ steps: [{ text: "first" }, { fail: "the model erred", text: "never" }, { text: "never either" }] }),
     });
-    const terminal = await failing.terminal;
+    const terminal = await failing.completed;
     expect(terminal).toMatchObject({ terminal: "failed", reason: "failed: the model erred" });
     const texts = host.items.itemsOf((await failing.accepted).turnId).map((item) => ("text" in item ? item.text : undefined));
     expect(texts).toEqual(["first"]);
@@ -118,14 +118,14 @@ describe("the msp-check model", () => {
     await using host = spawnReferenceHost({ models: { "msp-check": join(repoRoot, "models", "check.json") }, stderr: "ignore", defaultTimeoutMs: 15_000 });
     const { sessionId } = await host.command("session/create", { model: "msp-check" });
     const good = host.startTurn({ sessionId, input: prompt({ steps: [{ reasoning: "hmm", text: "Hello, checker.", chunkSize: 4 }] }) });
-    expect((await good.terminal).terminal).toBe("completed");
+    expect((await good.completed).terminal).toBe("completed");
     const texts = host.items.itemsOf((await good.accepted).turnId).map((item) => [item.kind, "text" in item ? item.text : undefined]);
     expect(texts).toEqual([
       ["reasoning", "hmm"],
       ["message", "Hello, checker."],
     ]);
     const badTurn = host.startTurn({ sessionId, input: prompt({ steps: [{ text: 3 }] }) });
-    const terminal = await badTurn.terminal;
+    const terminal = await badTurn.completed;
     expect(terminal.terminal).toBe("failed");
     expect(terminal.reason).toMatch(/invalid msp-check directive at \$\.steps\[0\]\.text/);
   });

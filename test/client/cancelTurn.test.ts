@@ -26,8 +26,6 @@ describe("cancelTurn", () => {
     peer.send(rejection(sent["id"], { commandId: "c", reason: "already_terminal", turnId: "t", terminal: "completed" }));
     const outcome = await p;
     expect(outcome).toMatchObject({ ack: "already_terminal", turnCompleted: { terminal: "completed" } });
-    // The deprecated alias is the same object, for code written against 0.1.
-    expect(outcome.terminal).toBe(outcome.turnCompleted);
     await peer.client.close();
   });
 

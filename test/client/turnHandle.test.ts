@@ -31,7 +31,7 @@ describe("TurnHandle", () => {
     const turn = peer.client.startTurn({ sessionId: "nope", input });
     const start = await peer.nth(1);
     peer.send(rejection(start["id"], { commandId: turn.commandId, reason: "unknown_session" }));
-    for (const p of [turn.accepted, turn.cancel(), turn.terminal]) {
+    for (const p of [turn.accepted, turn.cancel(), turn.completed]) {
       const e = (await p.catch((x: unknown) => x)) as MspError<"commandRejected">;
       expect([e.kind, e.data["reason"]]).toEqual(["commandRejected", "unknown_session"]);
     }
@@ -67,9 +67,6 @@ describe("TurnHandle", () => {
     peer.send(terminal(turnId, 1, "cancelled", "cancelled"));
     const [a, b] = await Promise.all([indicator, stop]);
     expect(a).toBe(b.turnCompleted);
-    // The deprecated aliases are the same values, for code written against 0.1.
-    expect(b.terminal).toBe(b.turnCompleted);
-    expect(turn.terminal).toBe(turn.completed);
     expect(await turn.completed).toBe(a);
     // The turn's client is the one that started it: StopController reads its approvals through it.
     expect(turn.client).toBe(peer.client);

@@ -109,7 +109,7 @@ describe("StopController in the framework snippets (a real turn, Stop mid-tool)"
     const stopping = stop.stop();
     expect(snapshot.value.state).toBe("stopping");
     await stopping;
-    expect([snapshot.value.state, snapshot.value.terminal?.terminal]).toEqual(["ended", "cancelled"]);
+    expect([snapshot.value.state, snapshot.value.turnCompleted?.terminal]).toEqual(["ended", "cancelled"]);
     expect(vue.disposers).toHaveLength(1);
     const kept = snapshot.value;
     vue.disposers[0]?.();

@@ -61,7 +61,7 @@ describe("usage on every terminal", () => {
     const first = r.host.startTurn({ sessionId, input });
     const { turnId } = await first.accepted;
     const pid = await toolStarted(r, turnId);
-    const { terminal } = await first.cancel({ timeoutMs: 10_000 });
+    const { turnCompleted: terminal } = await first.cancel({ timeoutMs: 10_000 });
     expect(terminal.terminal).toBe("cancelled");
     expect(terminal.cause).toEqual({ kind: "user" });
     // Step 1 ran (cut short in its tool: it counts in full); step 2 never started.

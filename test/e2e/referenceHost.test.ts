@@ -74,7 +74,7 @@ describe("SDK against the reference host (real processes)", () => {
     const turn = r.host.startTurn({ sessionId, input });
     const { turnId } = await turn.accepted;
     await until(r.host, () => r.host.items.itemsOf(turnId).some((i) => i.kind === "message" && i.text.length >= 8), "some streamed text");
-    const { ack, terminal } = await turn.cancel({ timeoutMs: 10_000 });
+    const { ack, turnCompleted: terminal } = await turn.cancel({ timeoutMs: 10_000 });
     expect(ack).toBe("accepted");
     expect(terminal.reason).toBe("cancelled during model stream");
     const items = r.host.items.itemsOf(turnId);
@@ -93,7 +93,7 @@ describe("SDK against the reference host (real processes)", () => {
     await until(r.host, () => /stubborn \d+/.test(toolItems(r, turnId)[0]?.visibleOutput ?? ""), "the stubborn tool's output");
     const pid = Number(/stubborn (\d+)/.exec(toolItems(r, turnId)[0]?.visibleOutput ?? "")?.[1]);
     const sent = performance.now();
-    const { terminal } = await turn.cancel({ timeoutMs: 10_000 });
+    const { turnCompleted: terminal } = await turn.cancel({ timeoutMs: 10_000 });
     expect(performance.now() - sent).toBeGreaterThanOrEqual(250);
     expect(terminal.terminal).toBe("cancelled");
     const [running, scheduled] = toolItems(r, turnId);
@@ -124,7 +124,7 @@ describe("SDK against the reference host (real processes)", () => {
     const discarded = await third.waitForTerminal({ timeoutMs: 10_000 });
     expect(discarded.terminal).toBe("cancelled");
     expect(discarded.reason).toBe("discarded from inbox");
-    expect((await queued.terminal).reason).toBe("cancelled during tool execution");
+    expect((await queued.completed).reason).toBe("cancelled during tool execution");
     await expectWellFormed(r);
   });
 
@@ -132,12 +132,12 @@ describe("SDK against the reference host (real processes)", () => {
     const r = run("hello.json");
     const { sessionId } = await r.host.command("session/create", {});
     const turn = r.host.startTurn({ sessionId, input });
-    const done = await turn.terminal;
+    const done = await turn.completed;
     expect(done.terminal).toBe("completed");
     const raw = await r.host.command("turn/cancel", { sessionId, turnId: done.turnId }).catch((e: unknown) => e);
     expect(MspError.is(raw) && raw.isAlreadyTerminal()).toBe(true);
     const outcome = await cancelTurn(r.host, { sessionId, turnId: done.turnId });
-    expect(outcome).toEqual({ ack: "already_terminal", turnCompleted: done, terminal: done });
+    expect(outcome).toEqual({ ack: "already_terminal", turnCompleted: done });
     const stale = await cancelTurn(r.host, { sessionId, turnId: "0198f0aa-0000-7000-8000-000000000000" }).catch((e: unknown) => e);
     expect(MspError.is(stale) && stale.kind === "commandRejected" && stale.data["reason"]).toBe("unknown_turn");
     await expectWellFormed(r);

@@ -125,7 +125,7 @@ describe.each<Transport>(["stdio", "websocket"])("subagents over %s", (transport
     const pids = toolPids(wire);
     const starts = childStarts(wire);
     expect(starts.map((s) => s["depth"]).sort()).toEqual([1, 1, 2]);
-    const { terminal } = await parent.cancel({ timeoutMs: 15_000 });
+    const { turnCompleted: terminal } = await parent.cancel({ timeoutMs: 15_000 });
     expect(terminal.terminal).toBe("cancelled");
     expect(terminal.cause).toEqual({ kind: "user" });
     await until(client, () => terminals(wire).length === 4, "four terminals");
@@ -205,7 +205,7 @@ describe.each<Transport>(["stdio", "websocket"])("subagents over %s", (transport
     await Promise.race([question, new Promise((_, reject) => setTimeout(() => reject(new Error("no question within 10 s")), 10_000))]);
     const child = childStarts(wire)[0] as Record<string, unknown>;
     expect(asked[0]).toBe(child["sessionId"]);
-    const { terminal } = await parent.cancel({ timeoutMs: 15_000 });
+    const { turnCompleted: terminal } = await parent.cancel({ timeoutMs: 15_000 });
     expect(terminal.terminal).toBe("cancelled");
     const childEnd = terminals(wire).find((t) => t["turnId"] === child["turnId"]);
     expect(childEnd).toMatchObject({ terminal: "cancelled", cause: { kind: "parent" } });
@@ -239,7 +239,7 @@ describe.each<Transport>(["stdio", "websocket"])("subagents over %s", (transport
     expect(workerBCall()).toMatchObject({ status: "failed", failureReason: "subagent cancelled" });
     // The parent and worker-a still run; then the parent's own Stop ends the rest.
     expect(ends.some((t) => t["turnId"] === turnId)).toBe(false);
-    const { terminal } = await parent.cancel({ timeoutMs: 15_000 });
+    const { turnCompleted: terminal } = await parent.cancel({ timeoutMs: 15_000 });
     expect(terminal.cause).toEqual({ kind: "user" });
     expect(await waitGone(toolPids(wire), 5_000)).toBe(true);
     await expectWellFormed(hosted);

@@ -81,7 +81,7 @@ describe("finding 6: small protocol holes", () => {
     host.events.on("protocolError", (e) => problems.push(e.message));
     try {
       const { sessionId } = await host.command("session/create", {});
-      await host.startTurn({ sessionId, input: [{ type: "text", text: "hi" }] }).terminal;
+      await host.startTurn({ sessionId, input: [{ type: "text", text: "hi" }] }).completed;
       const last = host.lastViewCursor(sessionId)!;
       const n = Number(last.split(":").pop());
       const error = await host.command("session/resume", { sessionId, afterCursor: `v:${sessionId}:${n + 100}` }).catch((e: unknown) => e);
@@ -91,12 +91,12 @@ describe("finding 6: small protocol holes", () => {
       expect(data.data).toMatchObject({ lastCursor: last });
       // The refused resume leaves the connection's cursor where it was: no future cursor adopted.
       expect(host.lastViewCursor(sessionId)).toBe(last);
-      const third = await host.startTurn({ sessionId, input: [{ type: "text", text: "still here" }] }).terminal;
+      const third = await host.startTurn({ sessionId, input: [{ type: "text", text: "still here" }] }).completed;
       expect(third.terminal).toBe("completed");
       expect(problems).toEqual([]);
       const resumed = await host.command("session/resume", { sessionId, afterCursor: host.lastViewCursor(sessionId)! });
       expect(resumed.replayed).toBe(0);
-      const second = await host.startTurn({ sessionId, input: [{ type: "text", text: "again" }] }).terminal;
+      const second = await host.startTurn({ sessionId, input: [{ type: "text", text: "again" }] }).completed;
       expect(second.terminal).toBe("completed");
       expect(Number(host.lastViewCursor(sessionId)!.split(":").pop())).toBeGreaterThan(n);
       expect(problems).toEqual([]);

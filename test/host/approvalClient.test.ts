@@ -58,7 +58,7 @@ describe("approvals through the SDK, against the real host", () => {
     expect(final).toMatchObject({ state: "ended", terminal: { terminal: "cancelled", reason: "cancelled while awaiting approval", cause: { kind: "user" } } });
     expect(final.approval).toBeUndefined();
     expect(final.ack).toBe("accepted"); // the cancelled answer withdrew the dialog; the turn/cancel ended the turn
-    expect(toolCallOf(msp, final.terminal!.turnId)).toMatchObject({
+    expect(toolCallOf(msp, final.turnCompleted!.turnId)).toMatchObject({
       status: "cancelled",
       approval: "cancelled",
       failureReason: "tool call aborted before dispatch",
@@ -76,7 +76,7 @@ describe("approvals through the SDK, against the real host", () => {
     const { sessionId } = await msp.command("session/create", {});
     const decisions: Array<"approve" | "deny"> = ["deny", "approve"];
     msp.onApproval(() => ({ decision: decisions.shift() ?? "deny", reason: "the test decided" }));
-    const denied = await msp.startTurn({ sessionId, input: [{ type: "text", text: "first" }] }).terminal;
+    const denied = await msp.startTurn({ sessionId, input: [{ type: "text", text: "first" }] }).completed;
     expect(denied).toMatchObject({ terminal: "completed" });
     expect(toolCallOf(msp, denied.turnId)).toMatchObject({
       status: "failed",
@@ -85,7 +85,7 @@ describe("approvals through the SDK, against the real host", () => {
       error: { message: "the test decided" },
     });
     expect(existsSync(marker)).toBe(false);
-    const approved = await msp.startTurn({ sessionId, input: [{ type: "text", text: "second" }] }).terminal;
+    const approved = await msp.startTurn({ sessionId, input: [{ type: "text", text: "second" }] }).completed;
     expect(approved).toMatchObject({ terminal: "completed" });
     expect(toolCallOf(msp, approved.turnId)).toMatchObject({ status: "completed", approval: "approved", visibleOutput: "wrote it\n" });
     expect(existsSync(marker)).toBe(true);
@@ -96,7 +96,7 @@ describe("approvals through the SDK, against the real host", () => {
   it("no handler installed: the SDK denies ('no approval handler') and the host runs nothing", async () => {
     const { msp, marker } = start();
     const { sessionId } = await msp.command("session/create", {});
-    const terminal = await msp.startTurn({ sessionId, input: [{ type: "text", text: "go" }] }).terminal;
+    const terminal = await msp.startTurn({ sessionId, input: [{ type: "text", text: "go" }] }).completed;
     expect(terminal).toMatchObject({ terminal: "completed" });
     expect(toolCallOf(msp, terminal.turnId)).toMatchObject({
       status: "failed",
@@ -112,7 +112,7 @@ describe("approvals through the SDK, against the real host", () => {
     msp.onApproval(() => {
       throw new Error("the dialog crashed");
     });
-    const terminal = await msp.startTurn({ sessionId, input: [{ type: "text", text: "go" }] }).terminal;
+    const terminal = await msp.startTurn({ sessionId, input: [{ type: "text", text: "go" }] }).completed;
     expect(toolCallOf(msp, terminal.turnId)).toMatchObject({ status: "failed", approval: "denied", error: { message: "the dialog crashed" } });
     expect(existsSync(marker)).toBe(false);
   });

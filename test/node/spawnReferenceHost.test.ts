@@ -65,7 +65,7 @@ describe("spawnReferenceHost", () => {
       // Wait until the tool is really running (it has printed a few tests) before pressing Stop.
       await until(host, () => /test 3 \.\.\. ok/.test(tool()?.visibleOutput ?? ""), "the tool's third test line");
       const pressed = Date.now();
-      const { ack, terminal } = await turn.cancel({ timeoutMs: 10_000 });
+      const { ack, turnCompleted: terminal } = await turn.cancel({ timeoutMs: 10_000 });
       const tookMs = Date.now() - pressed;
       expect(ack).toBe("accepted");
       expect(terminal).toMatchObject({ terminal: "cancelled", reason: "cancelled during tool execution", cause: { kind: "user" } });

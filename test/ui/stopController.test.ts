@@ -81,11 +81,11 @@ describe("StopController", () => {
 });
 
 describe("StopController over a stand-in for a TurnHandle", () => {
-  it("a wrapper with no client (and a 0.1-style terminal) still drives the button: no questions, the turn's own end", async () => {
+  it("a wrapper with no client still drives the button: no questions, the turn's own end", async () => {
     const peer = makePeer();
     const real = peer.client.startTurn({ sessionId: SESSION, input: [{ type: "text", text: "go" }] });
-    // What an app's own wrapper might forward: no `client`, no `completed`.
-    const standIn = { accepted: real.accepted, terminal: real.completed, cancel: real.cancel.bind(real), turnId: undefined, commandId: real.commandId };
+    // What an app's own wrapper might forward: no `client`.
+    const standIn = { accepted: real.accepted, completed: real.completed, cancel: real.cancel.bind(real), turnId: undefined, commandId: real.commandId };
     const stop = new StopController(standIn as unknown as typeof real);
     const start = await peer.nth(1);
     peer.send(result(start["id"], { commandId: real.commandId, turnId: real.commandId, startedNewTurn: true, disposition: "started" }));

@@ -43,7 +43,7 @@ it("follows the tree from the client's events; treeEnded is bounded while it run
   const short = await follower.treeEnded(turnId, { timeoutMs: 50 }).catch((e: unknown) => e);
   expect(MspError.is(short) && short.kind).toBe("timeout");
   const pending = follower.treeEnded(turnId, { timeoutMs: 60_000 });
-  const { terminal } = await parent.cancel({ timeoutMs: 60_000 });
+  const { turnCompleted: terminal } = await parent.cancel({ timeoutMs: 60_000 });
   expect(terminal.terminal).toBe("cancelled");
   // The cancel waited for the parent's terminal, so the tree below has ended: the wait settles, and a later one at once.
   const ended = await pending;

@@ -14,7 +14,7 @@ export function useStopSnapshot(stop: StopController): StopSnapshot {
 }
 
 export function StopButton({ stop }: { stop: StopController }) {
-  const { state, canStop, terminal } = useStopSnapshot(stop);
+  const { state, canStop, turnCompleted: terminal } = useStopSnapshot(stop);
   return (
     <>
       <button type="button" disabled={!canStop} aria-busy={state === "stopping"} onClick={() => void stop.stop()}>

@@ -173,7 +173,7 @@ export async function runTurnCommand(ctx: CommandContext, options: RunTurnOption
     if (press === 1) {
       view.stopping(turn.turnId ?? turn.commandId);
       stop = turn.cancel({ keepInbox: options.keepInbox, timeoutMs: STOP_NOTICE_MS }).then(
-        (answer) => view.stopAnswered(answer.terminal.turnId, answer.ack),
+        (answer) => view.stopAnswered(answer.turnCompleted.turnId, answer.ack),
         (error: unknown) => {
           if (MspError.is(error) && error.kind === "connectionClosed") return;
           if (MspError.is(error) && error.kind === "timeout") {

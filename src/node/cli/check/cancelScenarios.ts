@@ -59,7 +59,7 @@ export const cancelMidTool: Scenario = {
       "the tool call's first output (an item/delta of its visibleOutput)",
     );
     ctx.step("waiting for the turn/completed of the turn cancelled while its tool ran");
-    const { terminal: outcome } = await ctx.client.cancelTurn({ sessionId, turnId: turn.turnId }, { timeoutMs: Infinity });
+    const { turnCompleted: outcome } = await ctx.client.cancelTurn({ sessionId, turnId: turn.turnId }, { timeoutMs: Infinity });
     const terminal = await ctx.terminal(turn.turnId);
     ctx.expect(outcome.terminal === "cancelled", `the turn cancelled while its tool ran must end "cancelled", it ended ${JSON.stringify(outcome.terminal)}`, [
       terminal.line,
