@@ -292,7 +292,7 @@ export class StopController {
 
 /** The snapshot of a turn that ended with `turnCompleted` (and the Stop's `ack`, when it was pressed). */
 function endedSnapshot(turnCompleted: TurnCompletedParams, ack?: CancelOutcome["ack"]): StopSnapshot {
-  const snapshot = { state: StopStates.ended, canStop: false, turnCompleted, terminal: turnCompleted };
+  const snapshot = { state: StopStates.ended, canStop: false, turnCompleted };
   return ack === undefined ? snapshot : { ...snapshot, ack };
 }
 
