@@ -249,7 +249,7 @@ describe("CannedHost: host requests and the client's answers", () => {
     const stop = new StopController(turn);
     await new Promise<void>((resolve) => msp.events.once("approvalAsked", () => resolve()));
     const final = await stop.stop();
-    expect(final).toMatchObject({ state: "ended", terminal: { terminal: "cancelled" } });
+    expect(final).toMatchObject({ state: "ended", turnCompleted: { terminal: "cancelled" } });
     await host.done({ timeoutMs: 2_000 });
     await msp.close();
   });

@@ -51,7 +51,7 @@ describe("StopController and approvals", () => {
     expect(await peer.nth(2)).toEqual({ jsonrpc: "2.0", id: 1, result: { decision: "approve" } });
     peer.send(terminal(turnId, 1));
     await settle();
-    expect(stop.getSnapshot()).toMatchObject({ state: "ended", terminal: { terminal: "completed" } });
+    expect(stop.getSnapshot()).toMatchObject({ state: "ended", turnCompleted: { terminal: "completed" } });
     await peer.client.close();
   });
 
@@ -73,7 +73,7 @@ describe("StopController and approvals", () => {
     expect(cancel).toMatchObject({ method: "turn/cancel" });
     peer.send(result(cancel["id"], { commandId: "c", turnId: turn.commandId }));
     peer.send(terminal(turn.commandId, 1, "cancelled"));
-    expect(await pressed).toMatchObject({ state: "ended", ack: "accepted", terminal: { terminal: "cancelled" } });
+    expect(await pressed).toMatchObject({ state: "ended", ack: "accepted", turnCompleted: { terminal: "cancelled" } });
     await peer.client.close();
   });
 
@@ -98,7 +98,7 @@ describe("StopController and approvals", () => {
     expect(stop.getSnapshot().state).toBe("stopping"); // the ack is not the outcome
     peer.send(terminal(turnId, 1, "cancelled", "cancelled while asking"));
     const final = await pressed;
-    expect(final).toMatchObject({ state: "ended", ack: "accepted", terminal: { terminal: "cancelled" } });
+    expect(final).toMatchObject({ state: "ended", ack: "accepted", turnCompleted: { terminal: "cancelled" } });
     expect(final.approval).toBeUndefined();
     expect(peer.received.filter((m) => !("method" in m))).toHaveLength(1);
     // Every snapshot from the click on is stopping, then ended: never running again.

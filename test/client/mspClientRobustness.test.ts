@@ -159,7 +159,7 @@ describe("robustness: handles and the Stop button", () => {
     peer.send(terminal(turn.commandId, 1, "cancelled", "cancelled"));
     await peer.client.turns.terminalOf(turn.commandId);
     await new Promise((r) => setTimeout(r, 5));
-    expect(stop.getSnapshot()).toMatchObject({ state: "ended", terminal: { terminal: "cancelled" } });
+    expect(stop.getSnapshot()).toMatchObject({ state: "ended", turnCompleted: { terminal: "cancelled" } });
     void again;
     await peer.client.close();
   });

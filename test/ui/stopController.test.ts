@@ -27,7 +27,7 @@ describe("StopController", () => {
     expect(stop.getSnapshot().state).toBe("stopping"); // the ack is not the outcome
     peer.send(terminal(turn.commandId, 1, "cancelled", "cancelled during tool execution"));
     const final = await pressed;
-    expect(final).toMatchObject({ state: "ended", ack: "accepted", terminal: { terminal: "cancelled" } });
+    expect(final).toMatchObject({ state: "ended", ack: "accepted", turnCompleted: { terminal: "cancelled" } });
     expect(states).toEqual(["starting", "running", "stopping", "ended"]);
     expect(peer.received).toHaveLength(2);
     await peer.client.close();
@@ -43,7 +43,7 @@ describe("StopController", () => {
     const cancel = await peer.nth(2);
     peer.send(terminal(turn.commandId, 1, "completed", "completed"));
     peer.send(rejection(cancel["id"], { commandId: "c", reason: "already_terminal", turnId: turn.commandId, terminal: "completed" }));
-    expect(await pressed).toMatchObject({ state: "ended", ack: "already_terminal", terminal: { terminal: "completed" } });
+    expect(await pressed).toMatchObject({ state: "ended", ack: "already_terminal", turnCompleted: { terminal: "completed" } });
     await peer.client.close();
   });
 
