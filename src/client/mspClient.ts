@@ -222,7 +222,7 @@ export class MspClient implements TurnClient {
    *
    * @example
    * ```ts
-   * msp.connection.onNotification((n) => record(n));
+   * msp.connection.onNotification((n) => console.log(n.method));
    * const ack = await msp.connection.command("turn/start", { sessionId, input });
    * ```
    */

@@ -94,7 +94,8 @@ export interface MspSession {
    *
    * @example
    * ```ts
-   * if (session.answerApproval(question.itemId, "approve") === "cancelled") toast("You stopped this turn: nothing runs.");
+   * const [question] = session.getSnapshot().turns.flatMap((t) => t.approvals);
+   * if (question !== undefined && session.answerApproval(question.itemId, "approve") === "cancelled") status.textContent = "You stopped this turn: nothing runs.";
    * ```
    */
   answerApproval(itemId: string, decision: ApprovalDecision, reason?: string): ApprovalDecision;
@@ -107,7 +108,8 @@ export interface MspSession {
    *
    * @example
    * ```ts
-   * modelPicker.onchange = () => session.setModel(modelPicker.value);
+   * const picker = document.querySelector("select") as HTMLSelectElement;
+   * picker.onchange = () => session.setModel(picker.value);
    * ```
    */
   setModel(model: string): void;

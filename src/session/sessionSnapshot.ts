@@ -115,7 +115,7 @@ export type SessionStopState = "kept" | "sent" | "accepted";
  * @example
  * ```ts
  * const { current, requested, refused } = session.getSnapshot().model;
- * label.textContent = requested === undefined ? (current ?? "the host's default") : `switching to ${requested}…`;
+ * status.textContent = requested === undefined ? (current ?? "the host's default") : `switching to ${requested}…`;
  * if (refused !== undefined) alert(`${refused.model}: ${refused.message}`);
  * ```
  */
