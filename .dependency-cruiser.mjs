@@ -12,6 +12,9 @@ const CORE = { path: "^src/", pathNot: "^src/(node|host|testing)/" };
 /** The public entry points' source files: all that src/node/cli/ may import outside itself. */
 const PUBLIC_ENTRIES = "^src/(index|framing/index|websocket/index|ui/index|session/index|react/index|node/index|testing/index)\\.ts$";
 
+/** `muse serve`: the one file of the muse CLI that runs the reference host, through its public entry point. */
+const SERVE_COMMAND = "^src/node/cli/serveCommand\\.ts$";
+
 /** @type {import("dependency-cruiser").IConfiguration} */
 export default {
   forbidden: [
@@ -39,8 +42,8 @@ export default {
     {
       name: "client-no-host",
       severity: "error",
-      comment: "Client code (src/ outside host/) never imports the reference host.",
-      from: { path: "^src/", pathNot: "^src/host/" },
+      comment: "Client code (src/ outside host/) never imports the reference host; `muse serve` (cli-serve-host-entry-only) is the host.",
+      from: { path: "^src/", pathNot: ["^src/host/", SERVE_COMMAND] },
       to: { path: "^src/host/" },
     },
     {
@@ -54,8 +57,16 @@ export default {
       name: "cli-public-entries-only",
       severity: "error",
       comment: "src/node/cli/ (the muse CLI) uses only the package's public entry points, never the reference host's.",
-      from: { path: "^src/node/cli/" },
+      from: { path: "^src/node/cli/", pathNot: SERVE_COMMAND },
       to: { path: "^src/", pathNot: [PUBLIC_ENTRIES, "^src/node/cli/"] },
+    },
+    {
+      name: "cli-serve-host-entry-only",
+      severity: "error",
+      comment:
+        "`muse serve` (src/node/cli/serveCommand.ts) runs the reference host through its public entry point, @muse-code/sdk/host, and otherwise uses what the rest of the CLI may.",
+      from: { path: SERVE_COMMAND },
+      to: { path: "^src/", pathNot: [PUBLIC_ENTRIES, "^src/host/index\\.ts$", "^src/node/cli/"] },
     },
     {
       name: "endpoint-knows-only-json-rpc",

@@ -7,7 +7,8 @@
  * - src/host/ shares only protocol/ and the one pure data structure internal/boundedMap.js with
  *   the client;
  * - src/node/cli/ and demo/ use only the package's public entry points (`@muse-code/sdk`, `@muse-code/sdk/*`),
- *   and src/node/cli/ neither the reference host's nor any path that leaves src/node/cli/;
+ *   and src/node/cli/ neither the reference host's nor any path that leaves src/node/cli/; only
+ *   src/node/cli/serveCommand.ts (`muse serve`, which is the host) loads `@muse-code/sdk/host`, with import();
  * - demo/ (the Stop-button app, browser code) imports no Node built-in either;
  * - no `export *` in src/: public surfaces name every export;
  * - every source file in src/ and demo/ opens with a `/** header *\/` saying what it is for.
@@ -34,6 +35,10 @@ const noDynamicBuiltins = {
   // esquery ends a regex at the first "/", so the one in names like "fs/promises" is written \x2F.
   selector: `ImportExpression[source.value=/${builtinRegex.replaceAll("/", "\\x2F")}/]`,
   message: "The browser-safe core imports no Node built-in, not even with import().",
+};
+const noDynamicHost = {
+  selector: "ImportExpression[source.value=/^@muse-code\\x2Fsdk\\x2Fhost(\\x2F|$)/]",
+  message: "The muse CLI is a client: only serveCommand.ts (`muse serve`) loads the reference host (@muse-code/sdk/host).",
 };
 const publicEntriesOnly = (where) => ({
   regex: "^\\.\\./|(^|/)src/",
@@ -122,8 +127,11 @@ export default defineConfig(
           ],
         },
       ],
+      "no-restricted-syntax": ["error", noExportAll, noDynamicHost],
     },
   },
+  // `muse serve` is the host: it loads @muse-code/sdk/host on demand (import(), never a static import).
+  { files: ["src/node/cli/serveCommand.ts"], rules: { "no-restricted-syntax": ["error", noExportAll] } },
   // The Stop-button app is browser code on the public entry points: no Node built-ins, and a header per file.
   {
     files: ["demo/**/*.{ts,tsx,js,mjs}"],

@@ -12,7 +12,8 @@
  * hold exactly those lines. A `ts` block must name an example (the whole file, or a region:
  * `// #region <name>` … `// #endregion <name>`, dedented) or a recipe region. An `output=` block
  * must hold exactly what its example printed on stdout. Any difference fails with file:line
- * and a diff; `--write` syncs every block from its source instead.
+ * and a diff; `--write` syncs every block from its source instead. Every `muse …`/`muse-host …`
+ * command of a shell block must parse with the CLI's own parser (docs-commands.ts).
  *
  * The examples under docs/examples/ are complete programs that import only the package's public
  * entry points. Each is transpiled on its own (esbuild, no bundling) into `.tmp/` inside the
@@ -30,6 +31,7 @@ import { basename, dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { transformSync } from "esbuild";
+import { commandProblems } from "./docs-commands.js";
 
 /** Options of {@link checkDocs}. */
 export interface DocsCheckOptions {
@@ -105,13 +107,14 @@ export function exampleFiles(dir: string): string[] {
 export function fencedBlocks(lines: readonly string[]): Block[] {
   const blocks: Block[] = [];
   for (let i = 0; i < lines.length; i += 1) {
-    const open = /^(`{3,}|~{3,})\s*([^\s`]*)\s*(.*)$/.exec(lines[i] as string);
+    // A fence may be indented (a block inside a list item); it closes at the same kind of fence.
+    const open = /^ *(`{3,}|~{3,})\s*([^\s`]*)\s*(.*)$/.exec(lines[i] as string);
     if (open === null) continue;
     const fence = open[1] as string;
     const attrs = new Map<string, string>();
     for (const match of (open[3] ?? "").matchAll(/(\w+)=("[^"]*"|\S+)/g)) attrs.set(match[1] as string, (match[2] as string).replace(/^"|"$/g, ""));
     let j = i + 1;
-    while (j < lines.length && !new RegExp(`^${fence[0] === "`" ? "`" : "~"}{${fence.length},}\\s*$`).test(lines[j] as string)) j += 1;
+    while (j < lines.length && !new RegExp(`^ *${fence[0] === "`" ? "`" : "~"}{${fence.length},}\\s*$`).test(lines[j] as string)) j += 1;
     blocks.push({ line: i + 1, lang: open[2] ?? "", attrs, start: i + 1, end: j });
     i = j;
   }
@@ -277,6 +280,7 @@ export function checkDocs(options: DocsCheckOptions): DocsCheck {
         );
     });
     problems.push(...brokenLinks(name, file, lines, options.root));
+    problems.push(...commandProblems(name, lines, fencedBlocks(lines), options.root));
     let changed = false;
     // Work bottom-up so rewriting a block does not shift the ones above it.
     for (const block of fencedBlocks(lines).reverse()) {

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 /** The `muse-host` bin entry: runs the command line and exits with its code. */
-import { runCli } from "./runCli.js";
+import { runHostCli } from "./runHostCli.js";
 
-runCli(process.argv.slice(2)).then(
+runHostCli(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
     process.stderr.write(`muse-host: fatal: ${(error as Error).stack ?? String(error)}\n`);

@@ -20,3 +20,4 @@ export { createStdioTransport } from "./stdioTransport.js";
 export type { MessageTransport } from "./messageTransport.js";
 export { serveWebSocket } from "./webSocketServer.js";
 export type { WebSocketServeOptions, WebSocketHostServer } from "./webSocketServer.js";
+export { runHostCli } from "./runHostCli.js";

@@ -92,8 +92,8 @@ export const USAGE = `usage: muse-host serve (--stdio | --ws [ADDR:]PORT | both)
 export const HELP = `${USAGE}
 
 The reference MSP host: a scripted model and a real shell tool, served over stdio and/or
-WebSocket. stdout carries only protocol (NDJSON JSON-RPC); logs go to stderr. A connection
-hears the sessions it created or resumed, and no others.
+WebSocket; \`muse serve\` is the same command. stdout carries only protocol (NDJSON JSON-RPC);
+logs go to stderr. A connection hears the sessions it created or resumed, and no others.
 
 serve flags (each also takes --flag=VALUE):
   --stdio                serve MSP on stdin/stdout, one JSON-RPC message per line (this,

@@ -34,7 +34,7 @@ const DEFAULT_MAX_WRITE_BUFFER_BYTES = 64 * 1024 * 1024;
  *   handshakeTimeoutMs: 5_000,
  *   defaultTimeoutMs: 30_000,
  * };
- * const client = await connectWebSocket("ws://127.0.0.1:8080/", options);
+ * const client = await connectWebSocket("ws://127.0.0.1:8080/msp", options);
  * ```
  */
 export interface WebSocketConnectOptions extends Omit<ConnectOptions, "framing"> {
@@ -96,7 +96,7 @@ export interface WebSocketConnectOptions extends Omit<ConnectOptions, "framing">
  * ```ts
  * // In a page served by the host at http://127.0.0.1:PORT/#token=…
  * const token = new URLSearchParams(location.hash.slice(1)).get("token") ?? "";
- * const client = await connectWebSocket(`ws://${location.host}/`, { token });
+ * const client = await connectWebSocket(`ws://${location.host}/msp`, { token });
  * const { sessionId } = await client.command("session/create", {});
  * const turn = client.startTurn({ sessionId, input: [{ type: "text", text: "hello" }] });
  * console.log((await turn.completed).terminal);
@@ -107,7 +107,7 @@ export interface WebSocketConnectOptions extends Omit<ConnectOptions, "framing">
  * // Node 20: inject the ws package's class.
  * import { WebSocket } from "ws";
  *
- * const client = await connectWebSocket("ws://127.0.0.1:8080/", { WebSocket, token: process.env["MUSE_HOST_TOKEN"] ?? "" });
+ * const client = await connectWebSocket("ws://127.0.0.1:8080/msp", { WebSocket, token: process.env["MUSE_HOST_TOKEN"] ?? "" });
  * console.log(await client.command("host/info", {}));
  * await client.close();
  * ```

@@ -42,7 +42,7 @@ export interface WebSocketCloseEventLike {
  *
  * @example
  * ```ts
- * const socket: WebSocketLike = new WebSocket("ws://127.0.0.1:8080/", ["msp.v1"]);
+ * const socket: WebSocketLike = new WebSocket("ws://127.0.0.1:8080/msp", ["msp.v1"]);
  * socket.addEventListener("open", () => socket.send('{"jsonrpc":"2.0","method":"ping"}'));
  * ```
  */
@@ -82,7 +82,7 @@ export interface WebSocketLike {
  * import { WebSocket } from "ws";
  *
  * const WebSocketClass: WebSocketConstructor = WebSocket;
- * const client = await connectWebSocket("ws://127.0.0.1:8080/", { WebSocket: WebSocketClass, token: "s3cret" });
+ * const client = await connectWebSocket("ws://127.0.0.1:8080/msp", { WebSocket: WebSocketClass, token: "s3cret" });
  * ```
  */
 export interface WebSocketConstructor {

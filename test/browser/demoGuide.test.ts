@@ -1,11 +1,12 @@
 /**
  * The page script of docs/connecting-from-a-browser.md (docs/examples/browser/stop-button-page.ts)
  * runs as written: bundled for the browser, served by the real reference host
- * (`muse-host serve --ws --ui-dir`) beside a minimal page with the elements it names, and driven
- * in headless Chromium: it connects with the token from the fragment, streams the message text,
- * and its Stop button shows Stopping… until the turn's own terminal.
+ * (`muse-host serve --ws --ui-dir`) beside the guide's page
+ * (docs/examples/browser/stop-button-page.html), and driven in headless Chromium: it connects with
+ * the token from the fragment, streams the message text, and its Stop button shows Stopping…
+ * until the turn's own terminal.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { build } from "esbuild";
@@ -14,12 +15,6 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { repoRoot } from "../helpers/repoRoot.js";
 import { startDemoHost, type DemoHost } from "./demoHost.js";
 import { chromiumLaunchOptions } from "./provisionChromium.js";
-
-const PAGE = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Connecting from a browser</title><script type="module" src="app.js"></script></head>
-<body><textarea id="prompt">Build the project</textarea><button id="start" disabled>Start</button><button id="stop" disabled>Stop</button>
-<p id="status" role="status"></p><pre id="output"></pre></body></html>
-`;
 
 let browser: Browser;
 let dir: string;
@@ -37,7 +32,7 @@ beforeAll(async () => {
     target: "es2022",
     logLevel: "silent",
   });
-  writeFileSync(join(dir, "index.html"), PAGE);
+  copyFileSync(join(repoRoot, "docs/examples/browser/stop-button-page.html"), join(dir, "index.html"));
   host = await startDemoHost(dir);
   browser = await chromium.launch(chromiumLaunchOptions(inject("chromium")));
 }, 60_000);

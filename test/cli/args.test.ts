@@ -51,7 +51,7 @@ describe("parseMuseArgs", () => {
 
   it("says in one line what is wrong", () => {
     expect(usage([])).toBe("missing command");
-    expect(usage(["frobnicate"])).toBe('unknown command "frobnicate": the commands are info, run, resume, check');
+    expect(usage(["frobnicate"])).toBe('unknown command "frobnicate": the commands are info, run, resume, check, serve');
     expect(usage(["run", ...HOST])).toBe('muse run needs a prompt: muse run "PROMPT" …');
     expect(usage(["run", "a", "b", ...HOST])).toBe('muse run takes one prompt; quote it: muse run "a b"');
     expect(usage(["run", "hi"])).toBe('no host: give --spawn "CMD ARGS…" or --ws URL');
@@ -73,7 +73,8 @@ describe("parseMuseArgs", () => {
     expect(usage(["info", ...HOST, "--bogus"])).toBe("unknown option --bogus");
     expect(usage(["info", ...HOST, "--json=yes"])).toBe("--json takes no value");
     expect(usage(["run", "x", ...HOST, "--model", "a", "--model", "b"])).toBe("--model given twice");
-    expect(usage(["help", "nope"])).toBe('no help for "nope": the commands are info, run, resume, check');
+    expect(usage(["help", "nope"])).toBe('no help for "nope": the commands are info, run, resume, check, serve');
+    expect(usage(["--json", "serve", "--stdio"])).toBe("serve must be the first word: muse serve --stdio … (muse serve --help lists its flags)");
   });
 });
 

@@ -38,4 +38,12 @@ describe("src/node/cli/ imports", () => {
     }
     expect(await problems("src/node/cli/check/x.ts", "../../turns/cancelTurn.js")).toEqual(["no-restricted-imports"]);
   });
+
+  it("loads the reference host only in serveCommand.ts (muse serve), with import()", async () => {
+    const code = `${HEADER}export const serve = async () => (await import("@muse-code/sdk/host")).runHostCli;\n`;
+    const lint = async (filePath: string) => ((await eslint.lintText(code, { filePath }))[0]?.messages ?? []).map((m) => m.ruleId ?? m.message);
+    expect(await lint("src/node/cli/serveCommand.ts")).toEqual([]);
+    expect(await lint("src/node/cli/x.ts")).toEqual(["no-restricted-syntax"]);
+    expect(await problems("src/node/cli/serveCommand.ts", "@muse-code/sdk/host")).toEqual(["no-restricted-imports"]);
+  });
 });

@@ -20,6 +20,7 @@ const ENTRIES: Record<string, string> = {
   "@muse-code/sdk/websocket": "src/websocket/index.ts",
   "@muse-code/sdk/framing": "src/framing/index.ts",
   "@muse-code/sdk/ui": "src/ui/index.ts",
+  "@muse-code/sdk/host": "src/host/index.ts",
 };
 
 /** Resolve the package's own name to its sources, as tsconfig paths do. */

@@ -104,6 +104,14 @@ describe("muse-host serve --ws: the token", () => {
     expect((await rawRequest(host.port, upgradeRequest(host.port, { protocols: bearerSubprotocol(host.token) }))).status).toBe(400);
   });
 
+  it("the path is not routed: the upgrade is taken on /msp, / and any other path alike, and refused without the token on each", async () => {
+    for (const path of ["/msp", "/", "/anything/else"]) {
+      expect((await rawRequest(host.port, upgradeRequest(host.port, { path, token: host.token }))).status, path).toBe(101);
+      expect((await rawRequest(host.port, upgradeRequest(host.port, { path }))).status, path).toBe(401);
+    }
+    await stillServes();
+  });
+
   it("a token in the query string is refused, on the socket and the page, and never reaches stderr", async () => {
     const secret = encodeURIComponent(host.token);
     const onSocket = await rawRequest(host.port, upgradeRequest(host.port, { path: `/msp?token=${secret}`, token: host.token }));

@@ -50,6 +50,9 @@ describe("graph:check", () => {
       "src/a.ts": 'import type { B } from "./protocol/b.js";\nexport const a: B = 1;\n',
       "src/protocol/b.ts": "export type B = number;\n",
       "src/host/h.ts": 'import type { B } from "../protocol/b.js";\nimport { readFileSync } from "node:fs";\nexport const h: B = readFileSync.length;\n',
+      "src/host/index.ts": 'export { h } from "./h.js";\n',
+      // `muse serve` loads the host through its entry point.
+      "src/node/cli/serveCommand.ts": 'export const serve = async () => (await import("../../host/index.js")).h;\n',
     });
     expect(run.output).toContain("no dependency violations found");
     expect(run.status).toBe(0);
@@ -78,10 +81,13 @@ describe("graph:check", () => {
         'import { client } from "../client/mspClient.js";\nimport { boundedMap } from "../internal/boundedMap.js";\nexport const h = [client, boundedMap];\n',
       "src/turns/recorder.ts": 'import { client } from "../client/mspClient.js";\nexport const recorder = client;\n',
       "src/gone.ts": 'import { x } from "./nowhere.js";\nexport const gone = x;\n',
+      // `muse serve` past the host's entry point, with import() (which the gate sees too).
+      "src/node/cli/serveCommand.ts": 'export const serve = async () => (await import("../../host/h.js")).h;\n',
     });
     expect(run.status).not.toBe(0);
     expect(rules(run.output)).toEqual([
       "cli-public-entries-only",
+      "cli-serve-host-entry-only",
       "client-no-host",
       "client-not-above",
       "core-no-node-builtins",

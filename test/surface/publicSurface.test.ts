@@ -111,6 +111,7 @@ describe("public surface", () => {
       "createStdioTransport",
       "loadScriptedModel",
       "parseScriptedModel",
+      "runHostCli",
       "serveWebSocket",
     ]);
   });

@@ -31,6 +31,9 @@ export type MuseCommandName = "info" | "run" | "resume" | "check";
 
 const COMMANDS: readonly MuseCommandName[] = ["info", "run", "resume", "check"];
 
+/** Every command a person can type: these, and `serve` (the host's, which the bin hands over before parsing). */
+const ALL_COMMANDS = [...COMMANDS, "serve"].join(", ");
+
 /**
  * How to reach the host: a child process over stdio, or a WebSocket URL.
  *
@@ -120,6 +123,9 @@ export function parseMuseArgs(argv: readonly string[]): MuseArgs {
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
     if (optionsEnded || !arg.startsWith("-") || arg === "-") {
+      // `muse serve` is the host's command line, which the bin hands over before this parser: first word only.
+      if (command === undefined && positionals.length === 0 && arg === "serve")
+        fail("serve must be the first word: muse serve --stdio … (muse serve --help lists its flags)");
       if (command === undefined && positionals.length === 0 && (COMMANDS as readonly string[]).includes(arg)) command = arg as MuseCommandName;
       else if (command === undefined && positionals.length === 0 && arg === "help") positionals.push(arg);
       else positionals.push(arg);
@@ -149,12 +155,12 @@ export function parseMuseArgs(argv: readonly string[]): MuseArgs {
   if (positionals[0] === "help" && command === undefined) {
     const topic = positionals[1];
     if (topic === undefined) return { kind: "help" };
-    if (!(COMMANDS as readonly string[]).includes(topic)) fail(`no help for ${JSON.stringify(topic)}: the commands are ${COMMANDS.join(", ")}`);
+    if (!(COMMANDS as readonly string[]).includes(topic)) fail(`no help for ${JSON.stringify(topic)}: the commands are ${ALL_COMMANDS}`);
     return { kind: "help", command: topic as MuseCommandName };
   }
   if (flags.has("--help") || flags.has("-h")) return command === undefined ? { kind: "help" } : { kind: "help", command };
   if (command === undefined) {
-    if (positionals.length > 0) fail(`unknown command ${JSON.stringify(positionals[0])}: the commands are ${COMMANDS.join(", ")}`);
+    if (positionals.length > 0) fail(`unknown command ${JSON.stringify(positionals[0])}: the commands are ${ALL_COMMANDS}`);
     return fail("missing command");
   }
   const cmd = command as MuseCommandName;

@@ -14,6 +14,7 @@ export const USAGE = `usage: muse info   (--spawn "CMD ARGS…" | --ws URL) [--j
        muse resume --session ID [--after CURSOR] (--spawn … | --ws …) [--approve ask|all|none]
                    [--json] [--record FILE]
        muse check  (--spawn … | --ws …)
+       muse serve  (--stdio | --ws [ADDR:]PORT | both) --script PATH …
        muse --help | --version | help COMMAND`;
 
 const CONNECT = `connecting (every command needs exactly one of --spawn and --ws):
@@ -138,6 +139,8 @@ commands:
   run "PROMPT"           start a turn and stream it; Ctrl-C is Stop
   resume --session ID    replay a session and follow its running turn
   check                  host conformance scenarios, a pass/fail table
+  serve                  run the reference host (also muse-host serve); muse serve --help
+                         lists its flags
   help COMMAND           that command's help (also: muse COMMAND --help)
 
 ${CONNECT}

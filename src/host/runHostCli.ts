@@ -1,6 +1,6 @@
 /** The `muse-host` command line: runs `serve --stdio` / `serve --ws` (or `--help`, `--version`) and says how it ended. */
 import { randomBytes } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { basename } from "node:path";
 import { tokenFromFile } from "../protocol/tokenFile.js";
 import { loadScriptedModel } from "./modelLoader.js";
@@ -60,16 +60,21 @@ function webSocketToken(options: ServeOptions): string {
 }
 
 /**
- * The Stop-button app's files when `--ui` names no `--ui-dir`: `dist/demo/` of this package. The
- * built CLI (`dist/host/cli.js`) finds it at `../demo/`; run from the sources (`src/host/runCli.ts`
- * under tsx), at `../../dist/demo/`.
+ * The Stop-button app's files when `--ui` names no `--ui-dir`: `dist/demo/` of this package, found
+ * from the nearest package.json above this module. This module may run from the sources (tsx),
+ * from `dist/host/cli.js`, or from a shared chunk of the build (`muse serve` loads it through
+ * `@muse-code/sdk/host`), so a fixed relative path would not do.
  */
 function defaultUiDir(): URL {
-  return new URL(import.meta.url.endsWith(".ts") ? "../../dist/demo/" : "../demo/", import.meta.url);
+  for (let dir = new URL(".", import.meta.url); ; dir = new URL("..", dir)) {
+    if (existsSync(new URL("package.json", dir))) return new URL("dist/demo/", dir);
+    if (new URL("..", dir).href === dir.href) return new URL("../demo/", import.meta.url);
+  }
 }
 
 /**
- * Runs the `muse-host` command line and resolves with its exit code. `serve --stdio` resolves
+ * Runs the host's command line (`muse serve …`, or its alias `muse-host serve …`: `argv` starts
+ * with `serve`) and resolves with its exit code. `serve --stdio` resolves
  * when stdin ends, stdout breaks (the client stopped reading), or SIGTERM/SIGINT/SIGHUP arrives;
  * `serve --ws` alone on a signal (its WebSocket connections get their terminals, then close 1001),
  * after running turns are cancelled (cause `disposed`) and their tools drained: 0, or 1 when a
@@ -79,10 +84,10 @@ function defaultUiDir(): URL {
  *
  * @example
  * ```ts
- * process.exitCode = await runCli(process.argv.slice(2));
+ * process.exitCode = await runHostCli(process.argv.slice(2));
  * ```
  */
-export async function runCli(argv: readonly string[]): Promise<number> {
+export async function runHostCli(argv: readonly string[]): Promise<number> {
   // stderr is only our log: a client that closed it (killed with all three pipes) must not crash
   // the host mid-drain with an unhandled EPIPE, which would leave its turns without terminals.
   process.stderr.on("error", () => {});

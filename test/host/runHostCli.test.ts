@@ -1,6 +1,6 @@
 /** Tests of `muse-host` argument parsing and model loading. */
 import { describe, expect, it } from "vitest";
-import { loadServeModels } from "../../src/host/runCli.js";
+import { loadServeModels } from "../../src/host/runHostCli.js";
 import { parseServeArgs } from "../../src/host/serveArgs.js";
 import { fixture } from "./hostProcess.js";
 
