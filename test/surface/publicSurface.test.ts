@@ -59,7 +59,7 @@ describe("public surface", () => {
       "WriteBufferFullError",
       "createFraming",
     ]);
-    expect(Object.keys(websocket).sort()).toEqual(["connectWebSocket"]);
+    expect(Object.keys(websocket).sort()).toEqual(["connectWebSocket", "keptToken"]);
     expect(Object.keys(ui).sort()).toEqual([
       "StopController",
       "StopStates",
