@@ -85,8 +85,9 @@ const approvalDialog = new ApprovalDialog(
   },
   (question, decision, reason) => {
     // A subagent's question is the session's too (it shows on the turn it runs below).
-    session?.answerApproval(question.itemId, decision, reason);
-    announcer.say(`${ANSWERED[decision]}: ${question.tool}: ${firstLine(question.args)}`);
+    // After a Stop of its turn the answer that stands is `cancelled`: say that, not what was clicked.
+    const stands = session?.answerApproval(question.itemId, decision, reason) ?? decision;
+    announcer.say(`${ANSWERED[stands]}: ${question.tool}: ${firstLine(question.args)}`);
   },
 );
 

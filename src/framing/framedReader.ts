@@ -5,6 +5,7 @@
 import { AbstractMessageReader, Emitter, type DataCallback, type Disposable, type Event, type Message } from "vscode-jsonrpc";
 import type { ByteChannel, EndDetails, Unsubscribe } from "./byteChannel.js";
 import { DEFAULT_MAX_MESSAGE_BYTES, isFramingProblem, parseMessage, type FramingProblem } from "./limits.js";
+import { errorMessage } from "../internal/errorMessage.js";
 
 /**
  * Options shared by every reader.
@@ -70,7 +71,7 @@ export abstract class FramedMessageReader extends AbstractMessageReader {
         this.stop();
       }),
       this.#channel.onError((error) => {
-        this.#endDetails ??= { reason: `transport error: ${error instanceof Error ? error.message : String(error)}` };
+        this.#endDetails ??= { reason: `transport error: ${errorMessage(error)}` };
         this.fireError(error);
         this.stop();
       }),

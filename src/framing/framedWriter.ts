@@ -4,6 +4,7 @@
  */
 import { AbstractMessageWriter, type Message, type MessageWriter } from "vscode-jsonrpc";
 import type { ByteChannel } from "./byteChannel.js";
+import { errorMessage } from "../internal/errorMessage.js";
 
 /**
  * A message that cannot be encoded (not JSON-serializable). Nothing was written: the channel
@@ -23,7 +24,7 @@ import type { ByteChannel } from "./byteChannel.js";
  */
 export class MessageEncodingError extends TypeError {
   constructor(cause: unknown) {
-    super(`not JSON-serializable (${cause instanceof Error ? cause.message : String(cause)})`, { cause });
+    super(`not JSON-serializable (${errorMessage(cause)})`, { cause });
     this.name = "MessageEncodingError";
   }
 }

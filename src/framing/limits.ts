@@ -2,6 +2,7 @@
  * Framing limits and the one-message well-formedness check every reader applies.
  */
 import type { Message } from "vscode-jsonrpc";
+import { isObject } from "../protocol/guards.js";
 
 /**
  * Default largest message a reader accepts, in bytes (16 MiB). A larger frame is a
@@ -47,9 +48,7 @@ function isValidId(id: unknown): boolean {
  * Checks the envelope only (version, id, method, result/error); MSP params are checked later.
  */
 function problemWithMessage(value: unknown): string | undefined {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    return Array.isArray(value) ? "JSON-RPC batches are not part of MSP" : "a JSON-RPC message must be a JSON object";
-  }
+  if (!isObject(value)) return Array.isArray(value) ? "JSON-RPC batches are not part of MSP" : "a JSON-RPC message must be a JSON object";
   const m = value as Record<string, unknown>;
   if (m["jsonrpc"] !== "2.0") return `jsonrpc must be "2.0", got ${JSON.stringify(m["jsonrpc"])}`;
   const hasMethod = "method" in m;
@@ -67,14 +66,7 @@ function problemWithMessage(value: unknown): string | undefined {
   if (hasResult === hasError) return "a response must have exactly one of result and error";
   if (hasError) {
     const e = m["error"];
-    if (
-      typeof e !== "object" ||
-      e === null ||
-      typeof (e as Record<string, unknown>)["code"] !== "number" ||
-      typeof (e as Record<string, unknown>)["message"] !== "string"
-    ) {
-      return "error must be {code: number, message: string}";
-    }
+    if (!isObject(e) || typeof e["code"] !== "number" || typeof e["message"] !== "string") return "error must be {code: number, message: string}";
   }
   return undefined;
 }
@@ -90,8 +82,7 @@ export function parseMessage(text: string): Message | FramingProblem {
   const problem = problemWithMessage(value);
   if (problem !== undefined) {
     const found: FramingProblem = { problem, text: excerpt(text), fatal: false };
-    const m = value as Record<string, unknown> | null;
-    const id = typeof m === "object" && m !== null && !Array.isArray(m) && !("method" in m) ? m["id"] : undefined;
+    const id = isObject(value) && !("method" in value) ? value["id"] : undefined;
     if (typeof id === "number" || typeof id === "string") found.responseId = id;
     return found;
   }

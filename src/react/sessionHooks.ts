@@ -63,7 +63,7 @@ export interface SessionTurnView {
    * `decisions`: `approve`, `approveForSession`, `deny`, `denyAndStop`), or `cancelled`. Throws a
    * TypeError for a decision the question did not offer.
    */
-  readonly answer: (itemId: string, decision: ApprovalDecision, reason?: string) => void;
+  readonly answer: (itemId: string, decision: ApprovalDecision, reason?: string) => ApprovalDecision;
   /** Steer the running turn (`MspSession.steer`): resolves with `{turnId, steerId}`, rejects with a typed `MspError`. */
   readonly steer: (input: string | readonly TurnInput[], options?: WaitOptions) => Promise<CommandResult<"turn/steer">>;
   /**

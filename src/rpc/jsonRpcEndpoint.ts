@@ -25,6 +25,7 @@ import type { FramingProblem } from "../framing/limits.js";
 import { boundedWait, type WaitOptions } from "../internal/boundedWait.js";
 import { PendingCommands, type AcceptedHook } from "../internal/pendingCommands.js";
 import { COMMAND_REJECTED_CODE, isObject, type JsonValue } from "../protocol/index.js";
+import { errorMessage } from "../internal/errorMessage.js";
 
 /**
  * Why and how a client's connection closed.
@@ -276,7 +277,7 @@ export class JsonRpcEndpoint {
 /** Why a write failure closes the endpoint: a host that stopped reading says so in its own words. */
 function writeFailure(error: unknown): string {
   if (error instanceof WriteBufferFullError) return error.message;
-  return `write failed: ${error instanceof Error ? error.message : String(error)}`;
+  return `write failed: ${errorMessage(error)}`;
 }
 
 /** `reason`, with whichever exit and close details `from` carries (absent ones stay absent). */

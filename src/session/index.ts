@@ -19,4 +19,6 @@ export type {
   SessionTurn,
   SessionTurnPhase,
   SessionApproval,
+  SessionStopState,
+  SessionModel,
 } from "./sessionSnapshot.js";

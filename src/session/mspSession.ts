@@ -76,18 +76,41 @@ export interface MspSession {
   turn(turnId: string): SessionTurnHandle | undefined;
   /**
    * Press Stop for `turnId`. One `turn/cancel` is sent however often it is pressed, now or once the
-   * session is back; the turn shows `stopping` until its own terminal. Nothing happens for a turn
-   * that is over or not shown.
+   * session is back (right after the resume's answer, before any question is answered); the turn
+   * shows `stopping` until its own terminal, and `stopState` says where the Stop is. A Stop is
+   * final: every question of the turn is answered `cancelled` (now, or when the host asks again),
+   * and shows `withdrawing` until the host closes it. Nothing happens for a turn that is over or
+   * not shown.
    */
   stop(turnId: string): void;
   /**
-   * Answer the open question about `itemId`. Sent at once when it is open on the live
-   * connection; otherwise kept, and sent when the host asks again after the reconnect. Any
-   * decision the question offers (`SessionApproval.decisions`): `approve`, `approveForSession`,
-   * `deny`, `denyAndStop`; `cancelled` is always allowed. Throws a TypeError for a decision it
-   * did not offer (a 2.0 host offers only `approve` and `deny`).
+   * Answer the open question about `itemId`, and return the decision that stands. Sent at once
+   * when it is open on the live connection; otherwise kept, and sent when the host asks again
+   * after the reconnect. Any decision the question offers (`SessionApproval.decisions`):
+   * `approve`, `approveForSession`, `deny`, `denyAndStop`; `cancelled` is always allowed. Once
+   * Stop was pressed for its turn, any answer is `cancelled` (the Stop came first) and that is
+   * what it returns. Throws a TypeError for a decision it did not offer (a 2.0 host offers only
+   * `approve` and `deny`).
+   *
+   * @example
+   * ```ts
+   * if (session.answerApproval(question.itemId, "approve") === "cancelled") toast("You stopped this turn: nothing runs.");
+   * ```
    */
-  answerApproval(itemId: string, decision: ApprovalDecision, reason?: string): void;
+  answerApproval(itemId: string, decision: ApprovalDecision, reason?: string): ApprovalDecision;
+  /**
+   * Run `model` from the next turn on (`session/setModel`): sent now when the connection is open,
+   * else after the reconnect, with the same commandId, so the host switches once. The snapshot's
+   * `model` shows it `requested` until the host accepts it (then `current`), or `refused` with the
+   * host's message (`unknown_model`). Throws a TypeError for a name that is not a non-empty string,
+   * MspError `aborted` after `close()`.
+   *
+   * @example
+   * ```ts
+   * modelPicker.onchange = () => session.setModel(modelPicker.value);
+   * ```
+   */
+  setModel(model: string): void;
   /**
    * Steer the running turn `turnId` (MSP 2.1 `turn/steer`): a text or MSP input, seen by the model
    * at its next step boundary; resolves with `{turnId, steerId}`. Sent only on a live connection:

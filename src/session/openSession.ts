@@ -6,6 +6,7 @@
 import { reconnectPolicy } from "./reconnectPolicy.js";
 import type { MspSession } from "./mspSession.js";
 import { SessionEngine } from "./sessionEngine.js";
+import { SessionModelChoice } from "./sessionModelChoice.js";
 import type { SessionOptions } from "./sessionOptions.js";
 import { memoryStorage, SessionKeeper } from "./sessionStorage.js";
 import { SessionTree } from "./sessionTree.js";
@@ -42,6 +43,9 @@ export async function openSession(options: SessionOptions): Promise<MspSession> 
     if (typeof value !== "number" || !Number.isInteger(value) || value < 1)
       throw new RangeError(`openSession: limits.${field} must be a whole number ≥ 1, got ${String(value)}`);
   }
+  if (options.model !== undefined && (typeof options.model !== "string" || options.model === "")) {
+    throw new TypeError("openSession: options.model must be a non-empty string");
+  }
   const commandTimeoutMs = options.commandTimeoutMs ?? 30_000;
   if (typeof commandTimeoutMs !== "number" || Number.isNaN(commandTimeoutMs) || commandTimeoutMs <= 0) {
     throw new RangeError(`openSession: commandTimeoutMs must be a number > 0, got ${String(commandTimeoutMs)}`);
@@ -60,12 +64,24 @@ export async function openSession(options: SessionOptions): Promise<MspSession> 
   const tree = new SessionTree(limits.subagentSessions, limits.turns, onWarning);
   const turns = new SessionTurns(limits.turns, limits.itemsPerTurn, (turnId) => tree.below(turnId));
   // A given session that is not the kept one starts with nothing kept.
-  if (options.sessionId === undefined || options.sessionId === kept.sessionId) {
+  const keptOne = options.sessionId === undefined || options.sessionId === kept.sessionId;
+  const model = new SessionModelChoice(options.model, keptOne ? kept.model : undefined);
+  if (keptOne) {
     for (const turn of kept.turns) turns.restore(turn);
     if (kept.sessionId !== undefined) tree.restore(kept.sessionId, { childCursors: kept.childCursors ?? {}, turns: kept.tree ?? [] });
   }
   const session = new SessionEngine(
-    { connect: options.connect, sessionId: options.sessionId, keeper, turns, tree, reconnect: reconnectPolicy(options.reconnect), commandTimeoutMs, onWarning },
+    {
+      connect: options.connect,
+      sessionId: options.sessionId,
+      keeper,
+      turns,
+      tree,
+      model,
+      reconnect: reconnectPolicy(options.reconnect),
+      commandTimeoutMs,
+      onWarning,
+    },
     kept,
   );
   await session.start();

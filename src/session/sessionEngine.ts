@@ -7,27 +7,23 @@
  */
 import type { MspClient } from "../client/mspClient.js";
 import { MspError } from "../errors.js";
-import { boundedWait, type BoundedWait, type WaitOptions } from "../internal/boundedWait.js";
-import {
-  RejectionReasons,
-  uuidv7,
-  type ApprovalDecision,
-  type ChildCursors,
-  type CommandResult,
-  type Item,
-  type ToolApproveParams,
-  type ToolApproveResult,
-  type TurnInput,
-} from "../protocol/index.js";
+import type { WaitOptions } from "../internal/boundedWait.js";
+import { RejectionReasons, uuidv7, type ApprovalDecision, type ChildCursors, type CommandResult, type Item, type TurnInput } from "../protocol/index.js";
 import type { CloseInfo } from "../rpc/jsonRpcEndpoint.js";
 import type { MspEvents, MspNotification } from "../turns/mspEvents.js";
 import type { ApprovalQuestion } from "../turns/approvals.js";
-import { problemWithDecision } from "../protocol/approvalOffer.js";
 import { backoffDelay, type ReconnectPolicy } from "./reconnectPolicy.js";
 import type { SessionCloseReason, SessionConnection, SessionSnapshot, SessionTurn } from "./sessionSnapshot.js";
 import type { MspSession, SessionTurnHandle } from "./mspSession.js";
 import type { SessionKeeper } from "./sessionStorage.js";
-import { touch, type SessionTurns, type TurnState } from "./sessionTurns.js";
+import { touch, type SessionTurns } from "./sessionTurns.js";
+import { SessionQuestions } from "./sessionQuestions.js";
+import { ResumedItems } from "./resumedItems.js";
+import { TurnCommands } from "./turnCommands.js";
+import { TurnWaits, closedWait } from "./turnWaits.js";
+import { describeClose, describeFailure } from "./sessionCloseReason.js";
+import type { SessionModelChoice } from "./sessionModelChoice.js";
+import { ResumeReplay } from "./resumeReplay.js";
 import type { SessionTree, TreeChange } from "./sessionTree.js";
 
 /** What the session needs, filled in by `openSession`. */
@@ -38,6 +34,8 @@ export interface SessionParts {
   turns: SessionTurns;
   /** The subagent tree below the turns: descendant sessions, their cursors, their turns. */
   tree: SessionTree;
+  /** The model asked for at create, a pending `setModel`, and what the host said. */
+  model: SessionModelChoice;
   reconnect: ReconnectPolicy | undefined;
   commandTimeoutMs: number;
   onWarning: (message: string) => void;
@@ -50,7 +48,10 @@ const WRITE_DELAY_MS = 100;
 export class SessionEngine implements MspSession {
   readonly #parts: SessionParts;
   readonly #listeners = new Set<() => void>();
-  readonly #waiters = new Map<string, Set<BoundedWait<SessionTurn>>>();
+  readonly #waits = new TurnWaits();
+  readonly #questions: SessionQuestions;
+  readonly #resumed: ResumedItems;
+  readonly #commands: TurnCommands;
   #sessionId: string | undefined;
   #cursor: string | undefined;
   #connection: SessionConnection = Object.freeze({ state: "connecting", attempt: 0 });
@@ -64,12 +65,34 @@ export class SessionEngine implements MspSession {
   /** The attempt under way: one at a time (a drop mid-attempt and a retryNow() join it). */
   #attempting: Promise<void> | undefined;
   #warnedListener = false;
-  /** Items a resume's answer listed of turns neither shown nor in the tree, by turn, until a notification says whose turn it is. */
-  readonly #unplaced = new Map<string, Item[]>();
+  /** The replay of the resume under way on the current client: the session opens once it is heard. */
+  #replay: ResumeReplay | undefined;
 
   /** @internal Made by `openSession`. */
   constructor(parts: SessionParts, kept: { sessionId?: string; cursor?: string }) {
     this.#parts = parts;
+    const { turns, tree, onWarning } = parts;
+    const changed = () => this.#changed();
+    this.#questions = new SessionQuestions({
+      turns,
+      tree,
+      onWarning,
+      changed,
+      sessionId: () => this.#sessionId,
+      isCurrent: (client) => this.#client === client,
+      sendCancel: (client, turn) => void this.#commands.cancel(client, turn),
+    });
+    this.#commands = new TurnCommands({
+      turns,
+      onWarning,
+      commandTimeoutMs: parts.commandTimeoutMs,
+      sessionId: () => this.#sessionId,
+      isCurrent: (client) => this.#client === client,
+      isClosed: () => this.#closed,
+      changed: (now) => this.#changed(now),
+      notify: () => this.#notify(),
+    });
+    this.#resumed = new ResumedItems({ turns, tree, onWarning, changed, treeChanged: (change) => this.#treeChanged(change) });
     this.#sessionId = parts.sessionId ?? kept.sessionId;
     // A cursor belongs to the session it was seen in.
     if (parts.sessionId === undefined || parts.sessionId === kept.sessionId) this.#cursor = kept.cursor;
@@ -90,6 +113,7 @@ export class SessionEngine implements MspSession {
       connection: this.#connection,
       turns: Object.freeze(this.#parts.turns.all().map((turn) => this.#parts.turns.view(turn, state))),
       storage: this.#parts.keeper.persistent ? "persistent" : "memory",
+      model: this.#parts.model.view(),
     });
     return this.#snapshot;
   };
@@ -105,11 +129,7 @@ export class SessionEngine implements MspSession {
     return this.#closed;
   }
 
-  /**
-   * Start a turn: a text prompt or MSP input. It shows as `starting` at once; `turn/start` is sent
-   * now, or after the reconnect when the connection is down (with the same commandId, so the host
-   * runs it once). Throws a TypeError for an empty input, MspError `aborted` after `close()`.
-   */
+  /** See {@link MspSession.startTurn}. */
   startTurn(input: string | readonly TurnInput[]): SessionTurnHandle {
     if (this.#closed) throw new MspError("aborted", "startTurn: the session is closed", { method: "turn/start" });
     const parts = typeof input === "string" ? [{ type: "text" as const, text: input }] : [...input];
@@ -117,7 +137,7 @@ export class SessionEngine implements MspSession {
     const turnId = uuidv7();
     this.#parts.turns.ensure(turnId, parts);
     this.#changed();
-    if (this.#client !== undefined && this.#connection.state === "open") void this.#sendStart(this.#client, this.#parts.turns.ensure(turnId));
+    if (this.#client !== undefined && this.#connection.state === "open") void this.#commands.start(this.#client, this.#parts.turns.ensure(turnId));
     return this.#handle(turnId);
   }
 
@@ -126,52 +146,35 @@ export class SessionEngine implements MspSession {
     return this.#parts.turns.get(turnId) === undefined ? undefined : this.#handle(turnId);
   }
 
-  /**
-   * Press Stop for `turnId`. One `turn/cancel` is sent however often it is pressed, now or once the
-   * session is back; the turn shows `stopping` until its own terminal. Nothing happens for a turn
-   * that is over or not shown.
-   */
+  /** See {@link MspSession.stop}. */
   stop(turnId: string): void {
     const turn = this.#parts.turns.get(turnId);
     if (turn === undefined || turn.phase === "ended" || turn.phase === "unknown" || turn.stopRequested) return;
     turn.stopRequested = true;
     turn.cancelCommandId = uuidv7();
+    // A Stop is final: every question of the turn is answered `cancelled`, now when live, else when the host asks again.
+    this.#questions.stopped(turn);
     touch(turn);
     this.#changed(true);
     // A turn/start still in flight on this connection sends the cancel once it is acked (a cancel before it would be unknown_turn).
     const client = this.#client;
-    if (client !== undefined && this.#connection.state === "open" && turn.startPendingOn !== client) void this.#sendCancel(client, turn);
+    if (client !== undefined && this.#connection.state === "open" && turn.startPendingOn !== client) void this.#commands.cancel(client, turn);
   }
 
-  /**
-   * Answer the open question about `itemId`. Sent at once when it is open on the live
-   * connection; otherwise kept, and sent when the host asks again after the reconnect. Throws a
-   * TypeError for a decision the question did not offer (its `decisions`; `approve` and `deny`
-   * from a 2.0 host); `cancelled` is always allowed.
-   */
-  answerApproval(itemId: string, decision: ApprovalDecision, reason?: string): void {
-    for (const turn of this.#parts.turns.unended()) {
-      const question = turn.approvals.get(itemId);
-      if (question === undefined) continue;
-      // A decision the question did not offer is refused here, before anything is sent or kept.
-      const refused = problemWithDecision(decision, question.request);
-      if (refused !== undefined) throw new TypeError(`answerApproval: ${refused}`);
-      if (question.live && question.reply !== undefined && this.#connection.state === "open") question.reply(decision, reason);
-      else {
-        question.answered = decision;
-        if (reason === undefined) delete question.reason;
-        else question.reason = reason;
-      }
-      touch(turn);
-      this.#changed();
-      return;
-    }
+  /** See {@link MspSession.answerApproval}. */
+  answerApproval(itemId: string, decision: ApprovalDecision, reason?: string): ApprovalDecision {
+    return this.#questions.answer(itemId, decision, reason, this.#connection.state === "open");
   }
 
-  /**
-   * Retry now: when the session is waiting to reconnect, or gave up, attempt at once (the
-   * attempt count starts again). Resolves when that attempt is over.
-   */
+  /** See {@link MspSession.setModel}. */
+  setModel(model: string): void {
+    if (this.#closed) throw new MspError("aborted", "setModel: the session is closed", { method: "session/setModel" });
+    this.#parts.model.request(model);
+    this.#changed(true);
+    if (this.#client !== undefined && this.#connection.state === "open") void this.#sendModel(this.#client);
+  }
+
+  /** See {@link MspSession.retryNow}. */
   retryNow(): Promise<void> {
     if (this.#attempting !== undefined) return this.#attempting;
     if (this.#closed || this.#connection.state === "open" || this.#connection.state === "connecting") return Promise.resolve();
@@ -182,10 +185,7 @@ export class SessionEngine implements MspSession {
     return this.#attempt();
   }
 
-  /**
-   * Close the session: the connection closes, retries stop, what is shown is written to storage
-   * (so a reload resumes it), and waits for turns reject. The host goes on running its turns.
-   */
+  /** See {@link MspSession.close}. */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
@@ -195,11 +195,7 @@ export class SessionEngine implements MspSession {
     this.#detachClient();
     this.#setConnection({ state: "closed", attempt: 0, reason: { kind: "closed", message: "the session was closed" } });
     this.#notify();
-    for (const [turnId, waiters] of this.#waiters) {
-      for (const wait of waiters)
-        wait.reject(new MspError("aborted", `waiting for turn ${turnId}: the session was closed`, { method: "turn/completed", turnId }));
-    }
-    this.#waiters.clear();
+    this.#waits.rejectAll();
     await client?.close("the session was closed");
   }
 
@@ -259,7 +255,9 @@ export class SessionEngine implements MspSession {
         // Each descendant session from its own cursor (issue 23); a host that does not know childCursors ignores them.
         const childCursors = this.#parts.tree.childCursors();
         if (Object.keys(childCursors).length > 0) params.childCursors = childCursors;
-        let result: { items?: Item[] };
+        let result: { items?: Item[]; replayed?: number };
+        // The replay is counted from the resume's write: nothing of this session precedes its answer on a new connection.
+        this.#replay = new ResumeReplay();
         try {
           result = await client.command<"session/resume">("session/resume", params, { timeoutMs });
         } catch (error) {
@@ -267,13 +265,24 @@ export class SessionEngine implements MspSession {
           if (!(MspError.is(error) && error.kind === "rpcError" && (params.afterCursor !== undefined || params.childCursors !== undefined))) throw error;
           this.#cursor = undefined;
           this.#parts.tree.dropCursors();
+          this.#replay = new ResumeReplay();
           result = await client.command<"session/resume">("session/resume", { sessionId }, { timeoutMs });
         }
         if (this.#closed || this.#client !== client) return;
-        this.#dropUnplaced();
-        for (const item of result.items ?? []) this.#putResumedItem(sessionId, item);
+        this.#resumed.drop();
+        for (const item of result.items ?? []) this.#resumed.put(sessionId, item);
+        this.#sessionId = sessionId;
+        // A kept Stop goes first, before any answer to a question the host asks again: the host has these turns.
+        for (const turn of this.#parts.turns.unended()) if (turn.stopRequested && turn.phase !== "starting") void this.#commands.cancel(client, turn);
+        const replay = this.#replay;
+        replay.expect(result.replayed, timeoutMs);
+        const late = await replay.done;
+        if (this.#replay === replay) this.#replay = undefined;
+        if (this.#closed || this.#client !== client) return;
+        if (late !== undefined) this.#parts.onWarning(late);
       } catch (error) {
         if (!(MspError.is(error) && error.kind === "commandRejected" && error.data["reason"] === RejectionReasons.unknownSession)) throw error;
+        this.#replay = undefined;
         // The host no longer knows the session (restarted without its data): what its turns did is not known.
         this.#parts.turns.markUnknown(`the host no longer knows session ${sessionId}`);
         // Its subagents, their cursors and turns went with it: none is sent as childCursors of the new session, none shows running.
@@ -283,62 +292,29 @@ export class SessionEngine implements MspSession {
       }
     }
     if (sessionId === undefined) {
-      const created = await client.command("session/create", {}, { timeoutMs });
+      const created = await client.command<"session/create">("session/create", this.#parts.model.createParams(), { timeoutMs });
       if (this.#closed || this.#client !== client) return;
       sessionId = created.sessionId;
+      this.#parts.model.created(created.model);
       this.#cursor = undefined;
     }
     this.#sessionId = sessionId;
     this.#setConnection({ state: "open", attempt: 0 });
     this.#changed(true);
     for (const turn of this.#parts.turns.unended()) {
-      if (turn.input !== undefined) void this.#sendStart(client, turn);
-      else if (turn.stopRequested) void this.#sendCancel(client, turn);
+      // A stopped turn the host has needs no re-attach: its cancel went right after the resume's answer.
+      if (turn.stopRequested && turn.phase !== "starting") void this.#commands.cancel(client, turn);
+      else if (turn.input !== undefined) void this.#commands.start(client, turn);
+      else if (turn.stopRequested) void this.#commands.cancel(client, turn);
     }
+    if (this.#parts.model.pending) void this.#sendModel(client);
   }
 
-  /** An item the resume's answer lists as in progress at the cursor: the session's own, or one of a child turn (only the tree's). */
-  #putResumedItem(sessionId: string, item: Item): void {
-    if (this.#parts.turns.get(item.turnId) !== undefined) {
-      this.#treeChanged(this.#parts.tree.observe(sessionId, { method: "item/updated", params: { sessionId, item } }));
-      this.#parts.turns.putItem(item);
-      return;
-    }
-    const change = this.#parts.tree.observeItem(item);
-    if (change !== undefined) return this.#treeChanged(change);
-    // The answer's items name no session: one of a turn neither shown nor in the tree may be a subagent's the tree
-    // forgot. It waits for a notification of its turn to say whose it is (never put as a turn of this session blindly).
-    const held = this.#unplaced.get(item.turnId) ?? [];
-    if (held.length === 0) this.#unplaced.set(item.turnId, held);
-    held.push(item);
-  }
-
-  /** A notification named `turnId` in `sessionId`: resumed items of it held so far are this session's, the tree's, or dropped (reported). */
-  #place(sessionId: unknown, turnId: unknown): void {
-    if (typeof turnId !== "string") return;
-    const held = this.#unplaced.get(turnId);
-    if (held === undefined) return;
-    this.#unplaced.delete(turnId);
-    if (sessionId === this.#sessionId) {
-      for (const item of held) this.#parts.turns.putItem(item);
-      this.#changed();
-      return;
-    }
-    const changes = held.map((item) => this.#parts.tree.observeItem(item));
-    for (const change of changes) if (change !== undefined) this.#treeChanged(change);
-    if (changes.some((change) => change === undefined))
-      this.#parts.onWarning(
-        `session/resume listed ${held.length} item(s) of turn ${turnId}, a turn of session ${String(sessionId)} outside this session's tree: dropped`,
-      );
-  }
-
-  /** Resumed items no notification placed before the next resume: reported, dropped. */
-  #dropUnplaced(): void {
-    for (const [turnId, held] of this.#unplaced)
-      this.#parts.onWarning(
-        `session/resume listed ${held.length} item(s) of turn ${turnId}, which no notification placed in this session or its tree: dropped`,
-      );
-    this.#unplaced.clear();
+  /** The pending `session/setModel` on `client`; the snapshot shows what the host said. */
+  async #sendModel(client: MspClient): Promise<void> {
+    const sessionId = this.#sessionId;
+    if (sessionId === undefined) return;
+    if (await this.#parts.model.send(client, sessionId, this.#parts.commandTimeoutMs)) this.#changed(true);
   }
 
   /** The tree changed below one of the session's turns: that turn shows again. */
@@ -350,55 +326,6 @@ export class SessionEngine implements MspSession {
     this.#changed();
   }
 
-  /** `turn/start` for `turn` (first time, or a retry with the same commandId: the host runs it once). */
-  async #sendStart(client: MspClient, turn: TurnState): Promise<void> {
-    const sessionId = this.#sessionId as string;
-    turn.startPendingOn = client;
-    try {
-      const ack = await client.command(
-        "turn/start",
-        { sessionId, commandId: turn.turnId, input: turn.input ?? [] },
-        { timeoutMs: this.#parts.commandTimeoutMs },
-      );
-      if (turn.startPendingOn === client) turn.startPendingOn = undefined;
-      if (ack.disposition === "queued") this.#parts.turns.advance(turn.turnId, "queued");
-      else this.#parts.turns.advance(turn.turnId, "running");
-      this.#changed();
-      if (turn.stopRequested && this.#client === client) void this.#sendCancel(client, turn);
-    } catch (error) {
-      if (turn.startPendingOn === client) turn.startPendingOn = undefined;
-      if (this.#client !== client || !MspError.is(error)) return; // a drop: retried after the reconnect
-      // No answer in time: the same commandId again (the host runs it once); a Stop waiting on the ack goes with it.
-      if (error.kind === "timeout" && !this.#closed) return void this.#sendStart(client, turn);
-      if (error.kind !== "commandRejected" && error.kind !== "rpcError") return;
-      if (turn.phase !== "starting") return; // accepted earlier: the host has it
-      turn.phase = "unknown";
-      turn.unknownReason = `the host refused turn/start: ${error.message}`;
-      touch(turn);
-      this.#changed(true);
-    }
-  }
-
-  /** The turn's one `turn/cancel` (its commandId kept, so a retry after a drop is the same command). */
-  async #sendCancel(client: MspClient, turn: TurnState): Promise<void> {
-    if (turn.cancelAccepted || turn.cancelPendingOn === client || turn.phase === "ended") return;
-    const sessionId = this.#sessionId as string;
-    turn.cancelCommandId ??= uuidv7();
-    turn.cancelPendingOn = client;
-    try {
-      await client.command("turn/cancel", { sessionId, turnId: turn.turnId, commandId: turn.cancelCommandId }, { timeoutMs: this.#parts.commandTimeoutMs });
-      turn.cancelAccepted = true;
-    } catch (error) {
-      if (MspError.is(error) && error.isAlreadyTerminal())
-        turn.cancelAccepted = true; // lost the race: the terminal is on its way
-      else if (this.#client === client && MspError.is(error) && error.kind === "commandRejected") {
-        this.#parts.onWarning(`turn/cancel of turn ${turn.turnId} was refused: ${error.message}`);
-      }
-    } finally {
-      if (turn.cancelPendingOn === client) turn.cancelPendingOn = undefined;
-    }
-  }
-
   /** Listen to `client` before anything is sent on it. */
   #attach(client: MspClient): void {
     this.#client = client;
@@ -406,10 +333,14 @@ export class SessionEngine implements MspSession {
     // Only the current client's events count (a late one from a client being replaced does not).
     const mine = (sessionId: unknown) => this.#client === client && sessionId === this.#sessionId;
     const put = ({ sessionId, item }: { sessionId: string; item: Item }) => {
-      if (mine(sessionId) && this.#parts.turns.putItem(item)) this.#changed();
+      if (!mine(sessionId)) return;
+      const changed = this.#parts.turns.putItem(item);
+      // A question kept from before a reload leaves once the host moved its call off pending.
+      if (this.#parts.turns.dropSettledQuestion(item) || changed) this.#changed();
     };
     const onNotification = (notification: MspNotification) => {
       if (this.#client !== client) return;
+      this.#replay?.heard();
       const p = notification.params as { sessionId?: unknown; viewCursor?: unknown; turnId?: unknown; item?: { turnId?: unknown } } | undefined;
       if (p !== undefined && mine(p.sessionId) && typeof p.viewCursor === "string") {
         this.#cursor = p.viewCursor;
@@ -420,13 +351,13 @@ export class SessionEngine implements MspSession {
       if (change.child) this.#scheduleWrite();
       this.#treeChanged(change);
       // After the tree heard it: a replayed turn/started of a subagent places its turn's resumed items in the tree.
-      if (p !== undefined && this.#unplaced.size > 0) this.#place(p.sessionId, p.turnId ?? p.item?.turnId);
+      if (p !== undefined && this.#resumed.waiting) this.#resumed.place(p.sessionId, p.turnId ?? p.item?.turnId, this.#sessionId);
     };
     const onStarted = ({ sessionId, turnId }: { sessionId: string; turnId: string }) => {
       if (!mine(sessionId)) return;
       if (this.#parts.turns.advance(turnId, "running")) this.#changed();
       const turn = this.#parts.turns.get(turnId);
-      if (turn?.stopRequested === true) void this.#sendCancel(client, turn); // running: the Stop need not wait for the ack
+      if (turn?.stopRequested === true) void this.#commands.cancel(client, turn); // running: the Stop need not wait for the ack
     };
     const onDelta = (event: { sessionId: string; item: Item }) => put(event);
     const onCompleted = (terminal: Parameters<SessionTurns["end"]>[0] & { sessionId: string }) => {
@@ -436,12 +367,12 @@ export class SessionEngine implements MspSession {
     const onAnswered = (question: ApprovalQuestion, answer: { decision: string; reason?: string }) => {
       // The connection went (the SDK withdraws its questions as it closes): the question stays shown until it is asked again.
       if (this.#client !== client || client.isClosed || (answer.decision === "cancelled" && answer.reason === "connection closed")) return;
-      const turn = this.#holderOf(question.request);
-      const open = turn?.approvals.get(question.request.itemId);
-      if (turn === undefined || open?.request !== question.request) return;
-      turn.approvals.delete(question.request.itemId);
-      touch(turn);
-      this.#changed();
+      this.#questions.answered(question);
+    };
+    // A notification the client refused (a repeat, a bad cursor) still counts toward a resume's replay.
+    const onProtocolError = (error: MspError) => {
+      const message = (error.data as { message?: unknown }).message;
+      if (this.#client === client && typeof message === "object" && message !== null && "method" in message && !("id" in message)) this.#replay?.heard();
     };
     const onClose = (info: CloseInfo) => {
       if (this.#client !== client) return;
@@ -462,64 +393,22 @@ export class SessionEngine implements MspSession {
     listen("item/delta", onDelta);
     listen("turn/completed", onCompleted);
     listen("approvalAnswered", onAnswered);
+    listen("protocolError", onProtocolError);
     listen("close", onClose);
     // Questions wait for the app's answer (session.answerApproval); without a handler the client would deny them.
-    client.onApproval((request, { signal }) => this.#asked(request, signal));
+    client.onApproval((request, { signal }) => this.#questions.asked(client, request, signal));
     this.#detach = () => {
       for (const off of offs) off();
     };
-  }
-
-  /** A question asked (or asked again after a reconnect): shown once, keyed by its item; an answer given offline goes at once. */
-  #asked(request: ToolApproveParams, signal: AbortSignal): Promise<ToolApproveResult> {
-    return new Promise((resolve) => {
-      const reply = (decision: ApprovalDecision, reason?: string) => resolve(reason === undefined ? { decision } : { decision, reason });
-      // Closed without this answer (withdrawn, the turn ended, the connection went): what resolves here is not sent.
-      signal.addEventListener("abort", () => resolve({ decision: "cancelled" }), { once: true });
-      // A subagent's question shows on the session's own turn it runs below, saying which subagent asks.
-      const own = request.sessionId === this.#sessionId;
-      const place = own ? undefined : this.#parts.tree.placeOf(request.sessionId, request.turnId);
-      const depth = own ? 0 : (place?.depth ?? this.#parts.tree.depthOf(request.sessionId));
-      const turn = own ? this.#parts.turns.ensure(request.turnId) : this.#holderOf(request);
-      if (turn === undefined || depth === undefined) {
-        // The host routed it here, but the tree cannot place it (a subagent turn it never heard of, or forgot): never a
-        // denial the host would act on. It stays unanswered, reported; a Stop of the turn above withdraws it.
-        this.#parts.onWarning(
-          `a question of session ${request.sessionId} (turn ${request.turnId}, item ${request.itemId}) was left unanswered: no turn of this session is known to be above it`,
-        );
-        return;
-      }
-      const earlier = turn.approvals.get(request.itemId);
-      if (earlier?.answered !== undefined) {
-        // Answered while offline: the answer goes now, and the question leaves the snapshot.
-        turn.approvals.delete(request.itemId);
-        touch(turn);
-        this.#changed();
-        return reply(earlier.answered, earlier.reason);
-      }
-      turn.approvals.set(request.itemId, { request, live: true, reply, ...(depth === 0 ? {} : { subagent: { sessionId: request.sessionId, depth } }) });
-      touch(turn);
-      this.#changed();
-    });
-  }
-
-  /** The session's own turn a question shows on: its own turn, or the one a subagent's turn runs below. */
-  #holderOf(request: ToolApproveParams): TurnState | undefined {
-    if (request.sessionId === this.#sessionId) return this.#parts.turns.get(request.turnId);
-    // The tree's place of the turn counts even when its session is no longer followed (past limits.subagentSessions).
-    const root = this.#parts.tree.placeOf(request.sessionId, request.turnId)?.root;
-    return root === undefined ? undefined : this.#parts.turns.get(root);
   }
 
   #detachClient(): void {
     this.#detach?.();
     this.#detach = undefined;
     this.#client = undefined;
-    for (const turn of this.#parts.turns.unended()) {
-      if (turn.approvals.size === 0) continue;
-      for (const question of turn.approvals.values()) question.live = false;
-      touch(turn);
-    }
+    this.#replay?.end();
+    this.#replay = undefined;
+    this.#questions.offline();
   }
 
   /** The open connection ended: reconnect, or give up. */
@@ -580,10 +469,10 @@ export class SessionEngine implements MspSession {
   /** A new snapshot for the listeners, and the waits of turns that are over settle. */
   #notify(): void {
     this.#snapshot = undefined;
-    for (const turnId of [...this.#waiters.keys()]) {
-      const phase = this.#parts.turns.get(turnId)?.phase;
-      if (phase === "ended" || phase === "unknown") this.#settle(turnId);
-    }
+    this.#waits.settle((turnId) => {
+      const turn = this.#parts.turns.get(turnId);
+      return turn !== undefined && (turn.phase === "ended" || turn.phase === "unknown") ? this.#parts.turns.view(turn, this.#connection.state) : undefined;
+    });
     for (const listener of [...this.#listeners]) {
       try {
         listener();
@@ -606,6 +495,8 @@ export class SessionEngine implements MspSession {
     const kept: Parameters<SessionKeeper["write"]>[0] = { turns: this.#parts.turns.kept() };
     if (this.#sessionId !== undefined) kept.sessionId = this.#sessionId;
     if (this.#cursor !== undefined) kept.cursor = this.#cursor;
+    const model = this.#parts.model.kept();
+    if (model !== undefined) kept.model = model;
     const tree = this.#parts.tree.kept(kept.turns.map((turn) => turn.turnId));
     if (tree.turns.length > 0) kept.tree = tree.turns;
     if (Object.keys(tree.childCursors).length > 0) kept.childCursors = tree.childCursors;
@@ -614,10 +505,7 @@ export class SessionEngine implements MspSession {
     if (wasPersistent && !this.#parts.keeper.persistent) this.#notify(); // the snapshot's storage is now memory
   }
 
-  /**
-   * Steer the running turn `turnId` (MSP 2.1 `turn/steer`) on the live connection; rejects at once
-   * with `connectionClosed` while disconnected (steering is not kept for the reconnect).
-   */
+  /** See {@link MspSession.steer}. */
   async steer(turnId: string, input: string | readonly TurnInput[], options: WaitOptions = {}): Promise<CommandResult<"turn/steer">> {
     if (this.#closed) throw new MspError("aborted", "steer: the session is closed", { method: "turn/steer", turnId });
     const parts = typeof input === "string" ? [{ type: "text" as const, text: input }] : [...input];
@@ -645,43 +533,6 @@ export class SessionEngine implements MspSession {
     const turn = this.#parts.turns.get(turnId);
     if (turn !== undefined && (turn.phase === "ended" || turn.phase === "unknown"))
       return Promise.resolve(this.#parts.turns.view(turn, this.#connection.state));
-    if (this.#closed)
-      return Promise.reject(new MspError("aborted", `waiting for turn ${turnId}: the session was closed`, { method: "turn/completed", turnId }));
-    let waiters = this.#waiters.get(turnId);
-    if (waiters === undefined) this.#waiters.set(turnId, (waiters = new Set()));
-    const wait: BoundedWait<SessionTurn> = boundedWait(`waiting for turn ${turnId} to end`, { method: "turn/completed", turnId }, options, Infinity, () => {
-      waiters.delete(wait);
-      if (waiters.size === 0) this.#waiters.delete(turnId);
-    });
-    waiters.add(wait);
-    return wait.promise;
+    return this.#closed ? Promise.reject(closedWait(turnId)) : this.#waits.wait(turnId, options);
   }
-
-  #settle(turnId: string): void {
-    const turn = this.#parts.turns.get(turnId);
-    const waiters = this.#waiters.get(turnId);
-    if (turn === undefined || waiters === undefined) return;
-    const view = this.#parts.turns.view(turn, this.#connection.state);
-    for (const wait of [...waiters]) wait.resolve(view);
-  }
-}
-
-/** Why a connection attempt failed, in the session's words. */
-function describeFailure(error: unknown): SessionCloseReason {
-  const message = error instanceof Error ? error.message : String(error);
-  const data = MspError.is(error) ? (error.data as Record<string, unknown>) : {};
-  const closeCode = typeof data["closeCode"] === "number" ? data["closeCode"] : undefined;
-  const said = `${message} ${typeof data["reason"] === "string" ? data["reason"] : ""}`;
-  if (/\b401\b/.test(said)) return { kind: "tokenRefused", message: `the host refused the token (HTTP 401): ${message}` };
-  return { kind: "lost", message, ...(closeCode === undefined ? {} : { closeCode }) };
-}
-
-/** Why an open connection ended: lost (1006, a host process gone), closed by the host (its close code), or closed on this side (1005). */
-function describeClose(info: CloseInfo): SessionCloseReason {
-  const code = info.closeCode;
-  // This session detaches before it closes a client itself, so a close that reaches here is never its own.
-  if (code === undefined) return { kind: "lost", message: info.reason };
-  if (code === 1005) return { kind: "closedHere", message: "the connection was closed on this side, with no close code (WebSocket 1005)", closeCode: code };
-  if (code === 1006) return { kind: "lost", message: info.reason, closeCode: code };
-  return { kind: "hostClosed", message: info.reason, closeCode: code };
 }

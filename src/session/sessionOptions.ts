@@ -56,6 +56,11 @@ export interface SessionLimits {
 export interface SessionOptions {
   /** Opens a new connection: called for the first one and again on every reconnect. */
   connect: () => Promise<MspClient>;
+  /**
+   * The model a new session is created with (`session/create`'s `model`); without it, the host's
+   * default. A session resumed keeps the model it runs: switch it with `MspSession.setModel`.
+   */
+  model?: string;
   /** Resume this session; without it, the one kept in `storage` is resumed, else one is created. */
   sessionId?: string;
   /**

@@ -94,6 +94,41 @@ export interface SessionConnection {
 export type SessionTurnPhase = "starting" | "queued" | "running" | "stopping" | "reconnecting" | "ended" | "unknown";
 
 /**
+ * Where a pressed Stop is:
+ * - `kept`: not sent yet (the connection is down, or the turn's `turn/start` has no answer
+ *   yet): it goes once the session is back ("will be sent when back online");
+ * - `sent`: the turn's one `turn/cancel` is on the wire, not answered yet;
+ * - `accepted`: the host accepted it (or answered `already_terminal`): the turn's terminal is on
+ *   its way.
+ *
+ * @example
+ * ```ts
+ * const words: Record<SessionStopState, string> = { kept: "Stop will be sent when back online", sent: "Stopping…", accepted: "Stopping…" };
+ * ```
+ */
+export type SessionStopState = "kept" | "sent" | "accepted";
+
+/**
+ * The model a session runs, as the host said it: what `openSession({ model })` and
+ * `setModel(name)` asked for, and what the host answered.
+ *
+ * @example
+ * ```ts
+ * const { current, requested, refused } = session.getSnapshot().model;
+ * label.textContent = requested === undefined ? (current ?? "the host's default") : `switching to ${requested}…`;
+ * if (refused !== undefined) alert(`${refused.model}: ${refused.message}`);
+ * ```
+ */
+export interface SessionModel {
+  /** The model the host says the session uses (from `session/create` or `session/setModel`); undefined until it said. */
+  readonly current: string | undefined;
+  /** A `setModel` not accepted yet: sent now, or after the reconnect. */
+  readonly requested: string | undefined;
+  /** The host refused the last model asked for (`unknown_model`, or another refusal). */
+  readonly refused?: { readonly model: string; readonly message: string };
+}
+
+/**
  * One open `tool/approve` question of a turn, shown once however many times the host asks it
  * (it asks again after a reconnect).
  *
@@ -122,6 +157,12 @@ export interface SessionApproval {
   readonly live: boolean;
   /** An answer given while the question was not live: sent when the host asks again. */
   readonly answered?: ApprovalDecision;
+  /**
+   * Set once Stop was pressed for the turn: the question is being withdrawn. It is (or, when the
+   * host asks again, will be) answered `cancelled`, whatever is answered after the Stop; show no
+   * live buttons for it.
+   */
+  readonly withdrawing?: true;
   /**
    * Set when a subagent below the turn asks (issue 23): the child session asking and how deep it
    * is (`depth` in levels below the session's turn: 1 for a child of the turn, 2 for a grandchild,
@@ -155,6 +196,8 @@ export interface SessionTurn {
   readonly approvals: readonly SessionApproval[];
   /** Stop was pressed (kept across drops and reloads until the terminal). */
   readonly stopRequested: boolean;
+  /** Where the Stop is, once pressed: see {@link SessionStopState}. Only the turn's own terminal ends it. */
+  readonly stopState?: SessionStopState;
   /**
    * The subagent turns below this turn (issue 23): children, grandchildren, …, depth-first (each
    * before its own children, `depth` 1 for a child), each with its state and, once it came, its
@@ -185,4 +228,6 @@ export interface SessionSnapshot {
   readonly turns: readonly SessionTurn[];
   /** `memory` when the storage given failed (a full quota): nothing more outlives a reload. */
   readonly storage: "persistent" | "memory";
+  /** The session's model: what was asked for and what the host said. */
+  readonly model: SessionModel;
 }

@@ -5,8 +5,19 @@
  * written together so that they describe one moment. Bounded in bytes; a storage that throws
  * (a full quota, a disabled storage) is dropped for memory, with one warning.
  */
-import { isItem, isTurnCompleted, type ChildCursors, type Item, type TurnCompletedParams, type TurnInput } from "../protocol/index.js";
+import {
+  isItem,
+  isTurnCompleted,
+  problemWithToolApprove,
+  type ApprovalDecision,
+  type ChildCursors,
+  type Item,
+  type ToolApproveParams,
+  type TurnCompletedParams,
+  type TurnInput,
+} from "../protocol/index.js";
 import { isObject } from "../protocol/guards.js";
+import type { KeptModel } from "./sessionModelChoice.js";
 import type { KeptTreeTurn } from "./sessionTree.js";
 
 /**
@@ -61,7 +72,19 @@ export interface KeptTurn {
   /** The commandId of the turn's `turn/cancel`, once one was made: a retry after a drop reuses it, so the host sees one cancel. */
   cancelCommandId?: string;
   unknownReason?: string;
+  /** Questions open when it was written: shown again after a reload until the host asks again or withdraws them. */
+  approvals?: KeptApproval[];
 }
+
+/** An open question as kept across a reload, with the answer given while it was not live. */
+export interface KeptApproval {
+  request: ToolApproveParams;
+  answered?: ApprovalDecision;
+  reason?: string;
+  subagent?: { sessionId: string; depth: number };
+}
+
+const DECISIONS: readonly unknown[] = ["approve", "approveForSession", "deny", "denyAndStop", "cancelled"];
 
 /** The phases a kept turn can have (the shown ones `stopping` and `reconnecting` are derived). */
 export type KeptPhase = "starting" | "queued" | "running" | "ended" | "unknown";
@@ -76,6 +99,8 @@ export interface KeptSession {
   childCursors?: ChildCursors;
   /** The subagent turns below the turns, parents first. */
   tree?: KeptTreeTurn[];
+  /** The session's model, and a `setModel` not yet accepted. */
+  model?: KeptModel;
 }
 
 const PHASES: readonly string[] = ["starting", "queued", "running", "ended", "unknown"];
@@ -161,6 +186,7 @@ function shrink(value: KeptSession, maxBytes: number): KeptSession {
   // What is unended does not fit: keep its ids and Stops only, and no cursor, so a reload replays the whole session.
   const bare: KeptSession = { turns: turns.map((turn) => ({ ...turn, items: [], droppedItems: 0 })) };
   if (value.sessionId !== undefined) bare.sessionId = value.sessionId;
+  if (value.model !== undefined) bare.model = value.model;
   return fits(bare) ? bare : value.sessionId === undefined ? { turns: [] } : { sessionId: value.sessionId, turns: [] };
 }
 
@@ -182,6 +208,8 @@ function parseKept(raw: unknown): KeptSession {
     if (cursors.length > 0) kept.childCursors = Object.fromEntries(cursors);
   }
   if (Array.isArray(tree)) kept.tree = tree.filter(isKeptTreeTurn);
+  const model = parseKeptModel((raw as Record<string, unknown>)["model"]);
+  if (model !== undefined) kept.model = model;
   if (!Array.isArray(turns)) return kept;
   for (const turn of turns) {
     if (typeof turn !== "object" || turn === null) continue;
@@ -198,9 +226,33 @@ function parseKept(raw: unknown): KeptSession {
     if (isTurnCompleted(t["terminal"])) one.terminal = t["terminal"];
     if (typeof t["cancelCommandId"] === "string") one.cancelCommandId = t["cancelCommandId"];
     if (typeof t["unknownReason"] === "string") one.unknownReason = t["unknownReason"];
+    if (Array.isArray(t["approvals"])) {
+      const approvals = (t["approvals"] as unknown[]).filter((a): a is KeptApproval => isKeptApproval(a, one.turnId));
+      if (approvals.length > 0) one.approvals = approvals;
+    }
     kept.turns.push(one);
   }
   return kept;
+}
+
+function parseKeptModel(raw: unknown): KeptModel | undefined {
+  if (!isObject(raw)) return undefined;
+  const model: KeptModel = {};
+  if (typeof raw["current"] === "string" && raw["current"] !== "") model.current = raw["current"];
+  if (typeof raw["requested"] === "string" && raw["requested"] !== "" && typeof raw["commandId"] === "string") {
+    model.requested = raw["requested"];
+    model.commandId = raw["commandId"];
+  }
+  return Object.keys(model).length === 0 ? undefined : model;
+}
+
+function isKeptApproval(value: unknown, turnId: string): boolean {
+  if (!isObject(value) || problemWithToolApprove(value["request"]) !== undefined) return false;
+  if (value["answered"] !== undefined && !DECISIONS.includes(value["answered"])) return false;
+  if (value["reason"] !== undefined && typeof value["reason"] !== "string") return false;
+  const subagent = value["subagent"];
+  if (subagent === undefined) return (value["request"] as ToolApproveParams).turnId === turnId;
+  return isObject(subagent) && typeof subagent["sessionId"] === "string" && Number.isSafeInteger(subagent["depth"]) && (subagent["depth"] as number) >= 1;
 }
 
 const TREE_STATES: readonly unknown[] = ["linked", "running", "ended"];

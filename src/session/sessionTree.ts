@@ -150,7 +150,7 @@ export class SessionTree {
     const sessionId = this.#tree.turn(item.turnId)?.sessionId;
     if (sessionId === undefined || !this.#sessions.has(sessionId)) return undefined;
     // No cursor is moved by it: a resume's item carries none (an empty cursor is never kept).
-    return this.observe(undefined, { method: "item/updated", params: { sessionId, item } });
+    return this.observe(undefined, { method: "item/updated", params: { sessionId, viewCursor: "", item } });
   }
 
   /** The top of the tree `turnId` sits in: one of the session's own turns (or `turnId` itself when it has no parent the tree knows). */

@@ -7,12 +7,25 @@
  */
 import type { ApprovalDecision, Item, ToolApproveParams, TurnCompletedParams, TurnInput } from "../protocol/index.js";
 import { offeredDecisions } from "../protocol/approvalOffer.js";
-import type { SessionApproval, SessionConnectionState, SessionTurn, SessionTurnPhase } from "./sessionSnapshot.js";
-import type { KeptPhase, KeptTurn } from "./sessionStorage.js";
+import type { SessionApproval, SessionConnectionState, SessionStopState, SessionTurn, SessionTurnPhase } from "./sessionSnapshot.js";
+import type { KeptApproval, KeptPhase, KeptTurn } from "./sessionStorage.js";
 import type { TreeProgress, TreeTurn } from "../ui/turnTree.js";
 
 /** The subagent turns below a turn, and their counts (from the session's tree). */
 export type TurnsBelow = (turnId: string) => { turns: readonly TreeTurn[]; progress: TreeProgress };
+
+/** One open question of a turn as the session holds it (its view is {@link SessionApproval}). */
+export interface TurnQuestion {
+  request: ToolApproveParams;
+  /** Asked on the current connection, with `reply` its answerer. */
+  live: boolean;
+  /** The answer given while it was not live: sent when the host asks again. */
+  answered?: ApprovalDecision;
+  reason?: string;
+  reply?: (decision: ApprovalDecision, reason?: string) => void;
+  /** Asked by a subagent below the turn: its session, and how deep. */
+  subagent?: { sessionId: string; depth: number };
+}
 
 /** One turn as the session holds it (mutable; its view is {@link SessionTurn}). */
 export interface TurnState {
@@ -23,18 +36,7 @@ export interface TurnState {
   droppedItems: number;
   terminal: TurnCompletedParams | undefined;
   /** Open questions by itemId. */
-  readonly approvals: Map<
-    string,
-    {
-      request: ToolApproveParams;
-      live: boolean;
-      answered?: ApprovalDecision;
-      reason?: string;
-      reply?: (decision: ApprovalDecision, reason?: string) => void;
-      /** Asked by a subagent below the turn: its session, and how deep. */
-      subagent?: { sessionId: string; depth: number };
-    }
-  >;
+  readonly approvals: Map<string, TurnQuestion>;
   stopRequested: boolean;
   cancelCommandId: string | undefined;
   /** The host accepted this turn's `turn/cancel` (no retry needed). */
@@ -112,6 +114,28 @@ export class SessionTurns {
     turn.stopRequested = kept.stopRequested;
     turn.cancelCommandId = kept.cancelCommandId;
     turn.unknownReason = kept.unknownReason;
+    for (const question of kept.approvals ?? []) {
+      const { request, answered, reason, subagent } = question;
+      turn.approvals.set(request.itemId, {
+        request,
+        live: false,
+        ...(answered === undefined ? {} : { answered }),
+        ...(reason === undefined ? {} : { reason }),
+        ...(subagent === undefined ? {} : { subagent }),
+      });
+    }
+  }
+
+  /** A toolCall the host finished or moved off `pending` has no question left: a kept one (not live) goes. Returns true on a change. */
+  dropSettledQuestion(item: Item): boolean {
+    if (item.kind !== "toolCall" || (item.status === "inProgress" && (item.approval ?? "pending") === "pending")) return false;
+    for (const turn of this.unended()) {
+      const question = turn.approvals.get(item.itemId);
+      if (question === undefined || question.live || question.request.turnId !== item.turnId) continue;
+      turn.approvals.delete(item.itemId);
+      return touch(turn);
+    }
+    return false;
   }
 
   /** Move forward to `phase` (never back; never out of `ended` or `unknown`, except `ended` by a terminal). Returns true on a change. */
@@ -168,6 +192,7 @@ export class SessionTurns {
   view(turn: TurnState, connection: SessionConnectionState): SessionTurn {
     if (turn.view !== undefined && turn.viewConnection === connection) return turn.view;
     const online = connection === "open";
+    const withdrawing = turn.stopRequested;
     const approvals: SessionApproval[] = [...turn.approvals.values()].map(({ request, live, answered, subagent }) =>
       Object.freeze({
         turnId: request.turnId,
@@ -177,8 +202,8 @@ export class SessionTurns {
         args: request.args,
         decisions: offeredDecisions(request),
         ...(request.grant === undefined ? {} : { grant: request.grant }),
-        live: live && online,
-        ...(answered === undefined ? {} : { answered }),
+        live: live && online && !withdrawing,
+        ...(withdrawing ? { answered: "cancelled" as const, withdrawing: true as const } : answered === undefined ? {} : { answered }),
         ...(subagent === undefined ? {} : { subagent: Object.freeze({ ...subagent }) }),
       }),
     );
@@ -192,6 +217,7 @@ export class SessionTurns {
       ...(turn.terminal === undefined ? {} : { terminal: turn.terminal }),
       approvals: Object.freeze(approvals),
       stopRequested: turn.stopRequested,
+      ...(turn.stopRequested ? { stopState: stopStateOf(turn) } : {}),
       subagents: below.turns,
       subagentProgress: below.progress,
       ...(turn.unknownReason === undefined ? {} : { unknownReason: turn.unknownReason }),
@@ -215,6 +241,7 @@ export class SessionTurns {
       if (turn.terminal !== undefined) kept.terminal = turn.terminal;
       if (turn.cancelCommandId !== undefined && turn.phase !== "ended") kept.cancelCommandId = turn.cancelCommandId;
       if (turn.unknownReason !== undefined) kept.unknownReason = turn.unknownReason;
+      if (turn.approvals.size > 0 && turn.phase !== "ended" && turn.phase !== "unknown") kept.approvals = [...turn.approvals.values()].map(keptApproval);
       return kept;
     });
   }
@@ -236,6 +263,20 @@ export class SessionTurns {
       if (turn.phase === "ended" || turn.phase === "unknown") this.#turns.delete(turnId);
     }
   }
+}
+
+function keptApproval(question: TurnQuestion): KeptApproval {
+  const kept: KeptApproval = { request: question.request };
+  if (question.answered !== undefined) kept.answered = question.answered;
+  if (question.reason !== undefined) kept.reason = question.reason;
+  if (question.subagent !== undefined) kept.subagent = question.subagent;
+  return kept;
+}
+
+/** Where the turn's pressed Stop is: accepted by the host, on the wire, or kept for the connection. */
+function stopStateOf(turn: TurnState): SessionStopState {
+  if (turn.cancelAccepted) return "accepted";
+  return turn.cancelPendingOn === undefined ? "kept" : "sent";
 }
 
 /** Mark the turn's view stale; returns true (a change). */

@@ -5,7 +5,9 @@
  * withdrawn: this client cancels the turn, the turn ends, the host moves the item off `pending`,
  * or the connection closes. Users see it through its read-only view, {@link TurnApprovals}.
  */
+import { BoundedMap } from "../internal/boundedMap.js";
 import { problemWithApprovalAnswer, type ApprovalDecision, type Item, type ToolApproveParams, type ToolApproveResult } from "../protocol/index.js";
+import { errorMessage } from "../internal/errorMessage.js";
 
 /**
  * What an {@link ApprovalHandler} gets beside the question.
@@ -91,6 +93,11 @@ export interface TurnApprovals {
 /** Most questions open at once on one connection; past it a new one is answered `cancelled` at once. */
 export const MAX_OPEN_APPROVALS = 1_000;
 
+const CANCELLED = "turn cancelled";
+
+/** Most turns remembered as cancelled by this connection (until their terminal); the oldest is forgotten first. */
+const MAX_CANCELLED_TURNS = 10_000;
+
 /** What the connection lends the approvals: the wire and the events. */
 export interface ApprovalWire {
   /** Write the answer to the host's request `id`. */
@@ -115,6 +122,8 @@ export class Approvals implements TurnApprovals {
   handler: ApprovalHandler | undefined;
   readonly #wire: ApprovalWire;
   readonly #open = new Map<number | string, Question>();
+  /** Turns this connection sent `turn/cancel` for: a Stop is final, so their questions are answered `cancelled`. */
+  readonly #cancelled = new BoundedMap<string, true>({ capacity: MAX_CANCELLED_TURNS });
 
   constructor(wire: ApprovalWire) {
     this.#wire = wire;
@@ -123,7 +132,9 @@ export class Approvals implements TurnApprovals {
   /**
    * A well-formed question arrived as request `id`. Returns a problem to report when the host
    * should not have asked it: the id is already open (it stays unanswered: its answer is the
-   * first one's), or the turn has ended (answered `cancelled` at once).
+   * first one's), or the turn has ended (answered `cancelled` at once). A question of a turn this
+   * connection cancelled is answered `cancelled` at once, unreported: the host may have asked it
+   * before it read the cancel.
    */
   ask(id: number | string, request: ToolApproveParams, turnEnded: boolean): string | undefined {
     const open = this.#open;
@@ -137,8 +148,11 @@ export class Approvals implements TurnApprovals {
       answer: (decision, reason) => this.#close(question, reason === undefined ? { decision } : { decision, reason }),
     };
     open.set(id, question);
-    if (turnEnded || open.size > MAX_OPEN_APPROVALS) {
-      this.#close(question, { decision: "cancelled", reason: turnEnded ? "turn ended" : "too many open questions" });
+    if (turnEnded || open.size > MAX_OPEN_APPROVALS || this.#cancelled.has(request.turnId)) {
+      this.#close(question, {
+        decision: "cancelled",
+        reason: turnEnded ? "turn ended" : open.size > MAX_OPEN_APPROVALS ? "too many open questions" : CANCELLED,
+      });
       return turnEnded ? `tool/approve for turn ${request.turnId} after its turn/completed` : undefined;
     }
     this.#wire.emit("approvalAsked", question);
@@ -149,7 +163,7 @@ export class Approvals implements TurnApprovals {
       const problem = problemWithApprovalAnswer(answer);
       this.#close(question, problem === undefined ? (answer as ToolApproveResult) : { decision: "deny", reason: `approval handler: ${problem}` }, true);
     };
-    const fail = (error: unknown) => this.#close(question, { decision: "deny", reason: error instanceof Error ? error.message : String(error) }, true);
+    const fail = (error: unknown) => this.#close(question, { decision: "deny", reason: errorMessage(error) }, true);
     try {
       const answer = handler(request, { signal: abort.signal });
       if (typeof (answer as Partial<PromiseLike<unknown>> | undefined)?.then === "function") (answer as PromiseLike<unknown>).then(decide, fail);
@@ -170,6 +184,16 @@ export class Approvals implements TurnApprovals {
       if ((turnId ?? request.turnId) === request.turnId && (itemId ?? request.itemId) === request.itemId)
         this.#close(question, { decision: "cancelled", reason: why });
     }
+  }
+
+  /**
+   * No more answers but `cancelled` for `turnId`: this connection is sending its `turn/cancel`
+   * (its later questions too are answered `cancelled`), or it `ended` (nothing more is asked).
+   */
+  closeTurn(turnId: string, ended: boolean): void {
+    if (ended) this.#cancelled.delete(turnId);
+    else this.#cancelled.set(turnId, true);
+    this.withdraw(turnId, ended ? "turn ended" : CANCELLED);
   }
 
   /** An item notification: a toolCall the host finished or moved off `pending` has no question left. */

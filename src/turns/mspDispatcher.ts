@@ -194,9 +194,12 @@ export class MspDispatcher implements EndpointSink {
     };
   }
 
-  /** A command is being written: a Stop answers its turn's open questions `cancelled` before the host reads the cancel. */
+  /**
+   * A command is being written: a Stop answers its turn's open questions `cancelled` before the
+   * host reads the cancel, and every later question of that turn too (a Stop is final).
+   */
   beforeWrite(method: string, params: Record<string, unknown>): void {
-    if (method === Commands.turnCancel) this.#approvals.withdraw(String(params["turnId"]), "turn cancelled");
+    if (method === Commands.turnCancel) this.#approvals.closeTurn(String(params["turnId"]), false);
   }
 
   onRequest(message: RequestMessage): boolean {
@@ -224,7 +227,7 @@ export class MspDispatcher implements EndpointSink {
       const terminal = params as unknown as TurnCompletedParams;
       if (!this.#turns.record(terminal)) return this.onProblem(`a second turn/completed for turn ${terminal.turnId}`, message);
       synthesized = this.#items.closeTurn(terminal.turnId);
-      this.#approvals.withdraw(terminal.turnId, "turn ended");
+      this.#approvals.closeTurn(terminal.turnId, true);
     } else if (ITEM_METHODS.has(method)) {
       // Folded into the whole item: the typed events give it whole; the raw notification (below)
       // is what the wire carried. What cannot be applied is reported, never applied wrong.

@@ -124,13 +124,11 @@ export class SessionTracker {
     } else {
       // Nothing about a turn follows its turn/completed; anything else about a turn makes it known.
       const turnId =
-        method === Notifications.turnStarted
+        method === Notifications.turnStarted || method === Notifications.itemDelta
           ? String(params?.["turnId"])
-          : method === Notifications.itemDelta
-            ? String(params?.["turnId"])
-            : method === Notifications.itemStarted || method === Notifications.itemUpdated || method === Notifications.itemCompleted
-              ? (params as unknown as ItemNotificationParams).item.turnId
-              : undefined;
+          : method === Notifications.itemStarted || method === Notifications.itemUpdated || method === Notifications.itemCompleted
+            ? (params as unknown as ItemNotificationParams).item.turnId
+            : undefined;
       if (turnId !== undefined) {
         if (this.#terminals.get(turnId) !== undefined) return { deliver: false, problem: `${method} for turn ${turnId} after its turn/completed` };
         this.#knowTurn(turnId);
