@@ -41,9 +41,10 @@ export interface WebSocketConnectOptions extends Omit<ConnectOptions, "framing">
   /**
    * The host's bearer token. Sent as the `Sec-WebSocket-Protocol` entry `bearer.msp.<token>`
    * (its UTF-8 bytes base64url-encoded, unpadded) beside `msp.v1`, never in the URL. A non-empty
-   * string; omit it for a host that needs none.
+   * string; omit it (or pass undefined, as `keptToken` returns when it has none) for a host that
+   * needs none.
    */
-  token?: string;
+  token?: string | undefined;
   /**
    * The WebSocket class. Default: the global `WebSocket` (browsers, Node ≥ 22). On Node 20, pass
    * the `ws` package's `WebSocket`.

@@ -2,7 +2,8 @@
  * The real reference host over a real WebSocket, for the session layer's tests: `muse-host serve
  * --ws 127.0.0.1:PORT --token-file F --data D --script MODEL` as a child process, which a test can
  * crash (SIGKILL) and start again on the same port, data and token file; and a TCP proxy in front
- * of it, whose connections a test can cut (the page sees 1006) or refuse (the host unreachable).
+ * of it, whose connections a test can cut (the page sees 1006) or refuse (the host unreachable),
+ * and which records every WebSocket message it passes on, both ways.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -11,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { descendantsOf, killGroups } from "../../recipes/processTree.js";
 import { repoRoot } from "./repoRoot.js";
+import { webSocketTextTap } from "./webSocketFrames.js";
 
 /** A host the test owns. */
 export interface WsHost {
@@ -121,9 +123,19 @@ export async function startWsHost(model: string, options: { port?: number; args?
   };
 }
 
+/** One WebSocket message that went through the proxy, parsed: `toHost` from the page, `toPage` from the host. */
+export interface ProxiedMessage {
+  readonly direction: "toHost" | "toPage";
+  /** Which of the proxy's connections carried it, counted from 1. */
+  readonly connection: number;
+  readonly message: Record<string, unknown>;
+}
+
 /** A TCP proxy to `127.0.0.1:target` (each request's Host header rewritten to the target's port): `cut()` drops every connection; `refuse(true)` drops WebSocket upgrades (pages still load). */
 export interface TcpProxy {
   readonly port: number;
+  /** Every WebSocket message it passed on, parsed, in the order it passed each side's bytes on. */
+  messages(): readonly ProxiedMessage[];
   cut(): void;
   refuse(on: boolean): void;
   close(): Promise<void>;
@@ -132,8 +144,16 @@ export interface TcpProxy {
 export async function startProxy(target: () => number): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
   let refusing = false;
+  let connections = 0;
+  const messages: ProxiedMessage[] = [];
   const server: Server = createServer((inbound) => {
     const outbound = tcpConnect(target(), "127.0.0.1");
+    const connection = ++connections;
+    const record = (direction: ProxiedMessage["direction"]) =>
+      webSocketTextTap((text) => messages.push({ direction, connection, message: JSON.parse(text) as Record<string, unknown> }));
+    const toHost = record("toHost");
+    const toPage = record("toPage");
+    outbound.on("data", toPage);
     for (const s of [inbound, outbound]) {
       sockets.add(s);
       s.on("close", () => sockets.delete(s));
@@ -149,6 +169,7 @@ export async function startProxy(target: () => number): Promise<TcpProxy> {
         inbound.destroy();
         return void outbound.destroy();
       }
+      toHost(chunk);
       outbound.write(/\r\nhost: /i.test(text) ? text.replace(/\r\nhost: [^\r]*/gi, `\r\nHost: 127.0.0.1:${target()}`) : chunk, "latin1");
     });
     outbound.pipe(inbound);
@@ -159,6 +180,7 @@ export async function startProxy(target: () => number): Promise<TcpProxy> {
   const port = (server.address() as { port: number }).port;
   return {
     port,
+    messages: () => messages,
     cut: () => {
       for (const s of sockets) s.destroy();
     },

@@ -59,12 +59,14 @@ describe("public surface", () => {
       "WriteBufferFullError",
       "createFraming",
     ]);
-    expect(Object.keys(websocket).sort()).toEqual(["connectWebSocket"]);
+    expect(Object.keys(websocket).sort()).toEqual(["connectWebSocket", "keptToken"]);
     expect(Object.keys(ui).sort()).toEqual([
       "StopController",
       "StopStates",
       "TurnTree",
+      "canStop",
       "describeEnding",
+      "describePhase",
       "describeTerminal",
       "describeTreeProgress",
       "describeUsage",
