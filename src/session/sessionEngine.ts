@@ -155,10 +155,11 @@ export class SessionEngine implements MspSession {
     // A Stop is final: every question of the turn is answered `cancelled`, now when live, else when the host asks again.
     this.#questions.stopped(turn);
     touch(turn);
-    this.#changed(true);
-    // A turn/start still in flight on this connection sends the cancel once it is acked (a cancel before it would be unknown_turn).
+    // Sent before the change is shown, so an online Stop never reads `kept`. A turn/start still in flight on this
+    // connection sends the cancel once it is acked (a cancel before it would be unknown_turn).
     const client = this.#client;
     if (client !== undefined && this.#connection.state === "open" && turn.startPendingOn !== client) void this.#commands.cancel(client, turn);
+    this.#changed(true);
   }
 
   /** See {@link MspSession.answerApproval}. */
@@ -272,7 +273,7 @@ export class SessionEngine implements MspSession {
         this.#resumed.drop();
         for (const item of result.items ?? []) this.#resumed.put(sessionId, item);
         this.#sessionId = sessionId;
-        // A kept Stop goes first, before any answer to a question the host asks again: the host has these turns.
+        // A kept Stop goes right after the answer (the host has these turns); a question it already asked again sent it.
         for (const turn of this.#parts.turns.unended()) if (turn.stopRequested && turn.phase !== "starting") void this.#commands.cancel(client, turn);
         const replay = this.#replay;
         replay.expect(result.replayed, timeoutMs);

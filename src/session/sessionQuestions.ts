@@ -62,9 +62,11 @@ export class SessionQuestions {
         host.changed();
       }
       if (turn.stopRequested) {
-        // A Stop is final: the turn's cancel goes first (the host asking proves it has the turn), then this answer.
+        // A Stop is final: answered `cancelled`, then the turn's one cancel goes if it has not (the host asking proves it has the turn).
+        turn.stoppedQuestions.add(request.itemId);
+        reply("cancelled", STOPPED);
         if (host.isCurrent(client)) host.sendCancel(client, turn);
-        return reply("cancelled", STOPPED);
+        return;
       }
       // Answered while offline: the answer goes now, and the question leaves the snapshot.
       if (earlier?.answered !== undefined) return reply(earlier.answered, earlier.reason);
@@ -107,12 +109,17 @@ export class SessionQuestions {
       this.#host.changed();
       return decision;
     }
+    // Gone because a Stop answered it `cancelled`: that answer stands, not this one.
+    for (const turn of this.#host.turns.all()) if (turn.stopRequested && (turn.stoppedQuestions.has(itemId) || turn.items.has(itemId))) return "cancelled";
     return decision;
   }
 
   /** Stop was pressed for `turn`: its live questions are answered `cancelled` now; the others when the host asks again. */
   stopped(turn: TurnState): void {
-    for (const question of turn.approvals.values()) if (question.live) question.reply?.("cancelled", STOPPED);
+    for (const [itemId, question] of turn.approvals) {
+      turn.stoppedQuestions.add(itemId);
+      if (question.live) question.reply?.("cancelled", STOPPED);
+    }
   }
 
   /** The current connection answered `question` (the app, a Stop, the SDK itself): it leaves the turn it shows on. */

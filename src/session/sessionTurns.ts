@@ -37,6 +37,8 @@ export interface TurnState {
   terminal: TurnCompletedParams | undefined;
   /** Open questions by itemId. */
   readonly approvals: Map<string, TurnQuestion>;
+  /** Items whose question a Stop of this turn answered `cancelled` (an answer the app gives later does not stand). */
+  readonly stoppedQuestions: Set<string>;
   stopRequested: boolean;
   cancelCommandId: string | undefined;
   /** The host accepted this turn's `turn/cancel` (no retry needed). */
@@ -87,6 +89,7 @@ export class SessionTurns {
         droppedItems: 0,
         terminal: undefined,
         approvals: new Map(),
+        stoppedQuestions: new Set(),
         stopRequested: false,
         cancelCommandId: undefined,
         cancelAccepted: false,

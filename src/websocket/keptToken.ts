@@ -126,8 +126,8 @@ export function keptToken(options: KeptTokenOptions): string | undefined {
 /** The token in `hash` under `param` (decoded, the first one), and the fragment without it; undefined when it has none. */
 function splitFragment(hash: string, param: string): { token: string; rest: string } | undefined {
   const parts = hash.replace(/^#/, "").split("&");
-  // One part holds at most one name: the parts are already split at "&".
-  const isToken = (part: string) => new URLSearchParams(part).keys().next().value === param;
+  // One part holds at most one name (the parts are already split at "&"), so `has` asks for that name.
+  const isToken = (part: string) => new URLSearchParams(part).has(param);
   const found = parts.find(isToken);
   if (found === undefined) return undefined;
   const rest = parts.filter((part) => !isToken(part) && part !== "").join("&");

@@ -354,6 +354,39 @@ describe("the Stop-button app on the session layer: drops, restarts, reloads and
     expect(demo.problems).toEqual([]);
   });
 
+  it("Stop pressed offline with the dialog open: the question is withdrawn at once; after the reconnect the one kept turn/cancel goes and every answer is cancelled, nothing runs", async () => {
+    const demo = await openDemo({ model: APPROVE, proxy: true });
+    const { page, host } = demo;
+    await start(page, "Publish");
+    await page.waitForSelector('#approval[open][data-live="true"]', { timeout: 15_000 });
+    await dropConnection(demo);
+    await page.waitForSelector('#approval[open][data-live="false"]', { timeout: 5_000 });
+    await page.click("#stop");
+    // Withdrawn: the dialog closes, so no Approve is left to press.
+    await page.waitForSelector("#approval:not([open])", { state: "attached", timeout: 5_000 });
+    const sentOffline = demo.sent.length;
+
+    demo.proxy?.refuse(false);
+    await waitForPhase(page, "ended", 20_000);
+    const [terminal] = loggedTerminals(host);
+    expect(terminal).toMatch(/^you stopped it/);
+    expect(await outcome(page)).toBe(terminal);
+    // On the new connection: the one kept turn/cancel, and every answer to a re-asked question cancelled.
+    const after = demo.sent.slice(sentOffline);
+    const answers = after.filter((message) => "result" in message && !("method" in message)).map((message) => message["result"]);
+    for (const answer of answers) expect(answer).toMatchObject({ decision: "cancelled" });
+    expect(after.filter((message) => message["method"] === "turn/cancel")).toHaveLength(1);
+    const states = host
+      .sessionLog()
+      .filter((record) => record["type"] === "approval")
+      .map((record) => String(record["state"]));
+    expect(states).not.toContain("approved");
+    expect(states.at(-1)).toMatch(/^cancelled/);
+    expect(await page.textContent(".turn:last-child .tool-output")).toBe(""); // nothing ran
+    expect(demo.frames.filter((frame) => /^failed|^unknown/.test(frame.outcome))).toEqual([]);
+    expect(demo.problems).toEqual([]);
+  });
+
   it("Deny pressed while offline: the dialog closes, the answer is kept and sent when the host asks again; nothing runs", async () => {
     const demo = await openDemo({ model: APPROVE, proxy: true });
     const { page, host } = demo;
