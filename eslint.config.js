@@ -59,7 +59,7 @@ const fileHeader = {
 };
 
 export default defineConfig(
-  { ignores: ["dist/", "coverage/", "docs/api/", ".tmp/", "etc/", "transcripts/", "node_modules/", "bench/scratch/"] },
+  { ignores: ["dist/", "coverage/", "docs/api/", ".tmp/", "etc/", "transcripts/", "node_modules/", "bench/scratch/", "docs/design/bridges-research/"] },
   { linterOptions: { reportUnusedDisableDirectives: "error" } },
   js.configs.recommended,
   tseslint.configs.recommended,
