@@ -50,6 +50,8 @@ export async function liveArm(recipe: Recipe, log: (line: string) => void, root:
       models,
       ...(named[0] === undefined ? {} : { defaultModel: named[0][0] }),
       toolKillGraceMs: 500,
+      // Pinned on, over the environment's: an operator's off-switch must not change what a recipe proves.
+      env: { ...process.env, MUSE_EXPERIMENTAL_SDK_ENABLED: "1" },
       cwd: root,
       stderr: "ignore",
       killGraceMs: 1_000,
