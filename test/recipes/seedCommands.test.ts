@@ -41,9 +41,10 @@ function copyCheckout(): string {
 }
 
 let checkout: string | undefined;
+// The copy holds a whole node_modules: removing it takes a while on a busy machine.
 afterAll(() => {
   if (checkout !== undefined) rmSync(checkout, { recursive: true, force: true });
-});
+}, 120_000);
 
 describe("the cookbook page's Run it yourself", () => {
   it(
