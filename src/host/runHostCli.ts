@@ -9,6 +9,7 @@ import { DataDirInUseError } from "./dataDirLock.js";
 import { createHost } from "./museHost.js";
 import { HOST_VERSION, type MuseHostOptions } from "./hostOptions.js";
 import { HELP, parseServeArgs, USAGE, type ServeOptions } from "./serveArgs.js";
+import { serveRefusal } from "./serveSwitch.js";
 import { killAllToolGroups } from "./shellTool.js";
 import { createStdioTransport } from "./stdioTransport.js";
 import { isLoopbackAddress } from "./webSocketAccess.js";
@@ -79,8 +80,9 @@ function defaultUiDir(): URL {
  * `serve --ws` alone on a signal (its WebSocket connections get their terminals, then close 1001),
  * after running turns are cancelled (cause `disposed`) and their tools drained: 0, or 1 when a
  * session-log write failed. A second signal during the drain SIGKILLs every known tool process
- * group and resolves at once with 128 + the signal number. Logs go to stderr; stdout carries only
- * protocol.
+ * group and resolves at once with 128 + the signal number. With `MUSE_EXPERIMENTAL_SDK_ENABLED`
+ * off (`0`, `false`, `off`) `serve` resolves 4 at once, with any value neither on nor off 2, each
+ * after one line on stderr. Logs go to stderr; stdout carries only protocol.
  *
  * @example
  * ```ts
@@ -108,6 +110,12 @@ export async function runHostCli(argv: readonly string[]): Promise<number> {
     return 2;
   };
   if (command !== "serve") return usageError(command === undefined ? "missing command" : `unknown command ${command}`);
+  // The operator's off-switch, before any flag: switched off, the host does not start at all.
+  const refusal = serveRefusal(process.env);
+  if (refusal !== undefined) {
+    err(refusal.line);
+    return refusal.code;
+  }
   let options: ServeOptions;
   try {
     options = parseServeArgs(rest);

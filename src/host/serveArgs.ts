@@ -155,11 +155,17 @@ other commands:
   --version              print the host version and exit
   --help, -h             print this help and exit
 
+environment:
+  MUSE_EXPERIMENTAL_SDK_ENABLED  the operator's off-switch: unset, empty, 1, true or on, serve
+                         runs; 0, false or off (any case), it exits 4 with one line; any other
+                         value exits 2. --help and --version answer whatever it says
+
 Exit: 0 after stdin EOF (with --stdio) or SIGTERM/SIGINT/SIGHUP (running turns cancelled, tools drained); a
 second signal stops the drain (128 + signal number); 1 if a session log could not be written
 or the data dir's lock was lost; 2 on a bad command line, model file, token file, UI dir,
 an unsafe data dir (DIR/sessions a symlink), a non-loopback --ws address without --allow-remote,
-or a --ws address that cannot be bound; 3 if another live host holds DIR.`;
+or a --ws address that cannot be bound, or a MUSE_EXPERIMENTAL_SDK_ENABLED that is neither on
+nor off; 3 if another live host holds DIR; 4 if MUSE_EXPERIMENTAL_SDK_ENABLED switches serve off.`;
 
 function nonNegativeInt(flag: string, value: string): number {
   const n = Number(value);

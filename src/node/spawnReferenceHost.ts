@@ -15,6 +15,13 @@ import { spawnHost, type SpawnedHost, type SpawnHostOptions } from "./spawnHost.
 const PACKAGE_NAME = "@muse-code/sdk";
 
 /**
+ * The operator's off-switch of `muse serve` (the host's serveSwitch.ts reads it). Every host
+ * spawned here gets it on, whatever the environment says: an app that spawns the package's own
+ * host asked for it by name.
+ */
+const SWITCHED_ON = { MUSE_EXPERIMENTAL_SDK_ENABLED: "1" } as const;
+
+/**
  * The example models shipped in the package's `models/` folder:
  * - `hello`: one short assistant message, streamed;
  * - `run-tests`: a `shell` tool that prints a test line every ~100 ms for ~10 s (it stops on
@@ -34,7 +41,9 @@ const EXAMPLE_MODELS: readonly ExampleModelName[] = ["hello", "run-tests"];
  * Options of {@link spawnReferenceHost}: what the host serves, plus every {@link SpawnHostOptions}
  * option but `command` and `args` (connection options such as `defaultTimeoutMs`, `env`, `cwd`,
  * `stderr`, `wrapChannel`, and `killGraceMs`, the grace of each step of `close()`). Relative paths
- * are taken from `process.cwd()`, not from `cwd`.
+ * are taken from `process.cwd()`, not from `cwd`. The host's environment is `env` (or
+ * `process.env`) with `MUSE_EXPERIMENTAL_SDK_ENABLED=1`, so the operator's off-switch of
+ * `muse serve` never stops a host an app spawns by name.
  *
  * @example
  * ```ts
@@ -270,8 +279,9 @@ export function spawnReferenceHost(options: SpawnReferenceHostOptions = {}): Spa
   if (toolKillGraceMs !== undefined) args.push("--kill-grace-ms", String(toolKillGraceMs));
   if (outputCapBytes !== undefined) args.push("--output-cap-bytes", String(outputCapBytes));
   args.push(...extraArgs);
-  if (webSocket === undefined) return spawnHost({ ...spawnOptions, command: process.execPath, args });
-  return spawnWithWebSocket(spawnOptions, args, webSocket);
+  const switchedOn = { ...spawnOptions, env: { ...(spawnOptions.env ?? process.env), ...SWITCHED_ON } };
+  if (webSocket === undefined) return spawnHost({ ...switchedOn, command: process.execPath, args });
+  return spawnWithWebSocket(switchedOn, args, webSocket);
 }
 
 /** The ready line's prefix; the line is `muse-host: open http://HOST:PORT/#token=TOKEN`. */

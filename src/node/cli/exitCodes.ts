@@ -3,8 +3,9 @@
 /**
  * How `muse` exits: `completed` 0, `failed` 1 (a failed turn, a refused command, a check that
  * failed), `usage` 2 (a bad command line), `connectionLost` 3 (the host went away before the
- * answer), `cancelled` 130 (the turn's own terminal said cancelled: 128 + SIGINT, as shells report
- * an interrupted command).
+ * answer), `switchedOff` 4 (`muse serve` refused: `MUSE_EXPERIMENTAL_SDK_ENABLED` is off),
+ * `cancelled` 130 (the turn's own terminal said cancelled: 128 + SIGINT, as shells report an
+ * interrupted command).
  *
  * @example
  * ```ts
@@ -16,6 +17,7 @@ export const ExitCodes = {
   failed: 1,
   usage: 2,
   connectionLost: 3,
+  switchedOff: 4,
   cancelled: 130,
 } as const;
 
