@@ -25,6 +25,8 @@ export default defineConfig({
     // escapes crashes its worker and fails the run (the fault suite's canary proves it).
     pool: "forks",
     execArgv: ["--unhandled-rejections=strict"],
+    // Every host a test spawns runs whatever the environment says of muse serve's off-switch (a test of the switch sets its own).
+    env: { MUSE_EXPERIMENTAL_SDK_ENABLED: "1" },
     testTimeout: 20_000,
     hookTimeout: 20_000,
     // Two projects so that the browser's global setup (provisioning Chromium) runs only when a
