@@ -16,10 +16,10 @@ export { MspClient } from "./client/mspClient.js";
 export type { MspClientOptions } from "./client/mspClient.js";
 export type { TurnClient, TurnCanceller } from "./client/turnClient.js";
 export type { Framing } from "./framing/createFraming.js";
-export type { CloseInfo } from "./rpc/jsonRpcEndpoint.js";
+export type { CloseInfo } from "./types/closeInfo.js";
 export type { ItemDeltaEvent, MspEventEmitter, MspEvents, MspNotification, NotificationHandler } from "./turns/mspEvents.js";
 export type { TableCapacities } from "./turns/mspDispatcher.js";
-export type { EventArgsMap, TypedEventEmitter } from "./internal/safeEmitter.js";
+export type { EventArgsMap, TypedEventEmitter } from "./types/typedEventEmitter.js";
 export { MspError, MspErrorKinds } from "./errors.js";
 export type {
   AbortedData,
@@ -32,7 +32,7 @@ export type {
   RpcErrorData,
   TimeoutData,
 } from "./errors.js";
-export type { WaitOptions } from "./internal/boundedWait.js";
+export type { WaitOptions } from "./types/waitOptions.js";
 export type { RecordedTurns } from "./turns/turnRecorder.js";
 export type { LedgerItem, TurnItems } from "./turns/itemLedger.js";
 export type { ApprovalContext, ApprovalHandler, ApprovalQuestion, TurnApprovals } from "./turns/approvals.js";

@@ -3,8 +3,9 @@
  * Only an `already_terminal` rejection reads as "already done"; every other one throws.
  */
 import { MspError } from "../errors.js";
-import { boundedWait, timeoutProblem, type WaitOptions } from "../internal/boundedWait.js";
+import { boundedWait, timeoutProblem } from "../internal/boundedWait.js";
 import { Commands, type TurnCompletedParams } from "../protocol/index.js";
+import type { WaitOptions } from "../types/waitOptions.js";
 import type { TurnCanceller } from "./turnClient.js";
 
 /**

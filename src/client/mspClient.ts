@@ -5,15 +5,16 @@
  */
 import type { MessageReader, MessageWriter } from "vscode-jsonrpc";
 import { asyncDispose } from "../internal/asyncDispose.js";
-import type { WaitOptions } from "../internal/boundedWait.js";
 import { ensureRuntime } from "../internal/runtime.js";
 import { isObject, uuidv7, type CommandMap, type CommandParams, type CommandResult } from "../protocol/index.js";
-import { JsonRpcEndpoint, type CloseInfo } from "../rpc/jsonRpcEndpoint.js";
+import { JsonRpcEndpoint } from "../rpc/jsonRpcEndpoint.js";
 import type { ApprovalHandler, TurnApprovals } from "../turns/approvals.js";
 import type { TurnItems } from "../turns/itemLedger.js";
 import { MspDispatcher, type TableCapacities } from "../turns/mspDispatcher.js";
 import type { MspEventEmitter, NotificationHandler } from "../turns/mspEvents.js";
 import type { RecordedTurns } from "../turns/turnRecorder.js";
+import type { CloseInfo } from "../types/closeInfo.js";
+import type { WaitOptions } from "../types/waitOptions.js";
 import { cancelTurn, type CancelOutcome, type CancelTurnParams } from "./cancelTurn.js";
 import type { TurnClient } from "./turnClient.js";
 import { startTurn, type StartTurnParams, type TurnHandle } from "./turnHandle.js";

@@ -2,11 +2,11 @@
  * TurnClient: the narrow face of a client that a TurnHandle, cancelTurn and StopController need.
  * `MspClient` is one; so is anything that forwards these members to one (a wrapper, a test double).
  */
-import type { WaitOptions } from "../internal/boundedWait.js";
 import type { CommandParams, CommandResult } from "../protocol/index.js";
 import type { TurnApprovals } from "../turns/approvals.js";
 import type { MspEventEmitter } from "../turns/mspEvents.js";
 import type { RecordedTurns } from "../turns/turnRecorder.js";
+import type { WaitOptions } from "../types/waitOptions.js";
 
 /**
  * What turn-level code needs of a client: the two turn commands, the recorded terminals, the

@@ -2,9 +2,10 @@
  * TurnHandle: one started turn, as a UI holds it. `accepted` is the host's ack, `completed`
  * the turn's own end, and `cancel()` works even while `turn/start` is still in flight.
  */
-import { bounded, type WaitOptions } from "../internal/boundedWait.js";
+import { bounded } from "../internal/boundedWait.js";
 import { Commands, type CommandResult, type TurnCompletedParams, type TurnInput } from "../protocol/index.js";
 import { cancelTurn, type CancelOutcome } from "./cancelTurn.js";
+import type { WaitOptions } from "../types/waitOptions.js";
 import type { TurnClient } from "./turnClient.js";
 
 /**

@@ -3,7 +3,11 @@
  * leaves the deadline queue and removes its abort listener the moment it settles.
  */
 import { MspError, MspErrorKinds, type AbortedData } from "../errors.js";
+import type { WaitOptions } from "../types/waitOptions.js";
 import { addDeadline, settledDeadline } from "./deadlineQueue.js";
+
+/** Declared in types/waitOptions.ts; session/sessionEngine.ts imports it from here. */
+export type { WaitOptions };
 
 /**
  * The longest timer a runtime honours (2³¹−1 ms, about 24.8 days); a longer `timeoutMs` means
@@ -14,27 +18,6 @@ const MAX_TIMER_MS = 2_147_483_647;
 
 /** What a bounded wait is for, copied into its timeout/abort error's `data`. */
 export type WaitSubject = AbortedData;
-
-/**
- * Options every public wait takes.
- *
- * @example
- * ```ts
- * const controller = new AbortController();
- * const options: WaitOptions = { timeoutMs: 10_000, signal: controller.signal };
- * const terminal = await client.turns.terminalOf(turnId, options);
- * ```
- */
-export interface WaitOptions {
-  /**
-   * Give up after this long. `Infinity` (or anything over 2³¹−1 ms) waits until settled, aborted,
-   * or the connection closes. A negative or NaN value rejects with a RangeError.
-   * @unit milliseconds
-   */
-  timeoutMs?: number;
-  /** Give up when this signal aborts; the error's `cause` is `signal.reason`. */
-  signal?: AbortSignal;
-}
 
 /** A pending bounded wait. */
 export interface BoundedWait<T> {

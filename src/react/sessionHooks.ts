@@ -6,7 +6,7 @@
 import { useCallback, useMemo, useSyncExternalStore } from "react";
 import type { MspSession } from "../session/mspSession.js";
 import type { SessionConnection, SessionSnapshot, SessionTurn } from "../session/sessionSnapshot.js";
-import type { WaitOptions } from "../internal/boundedWait.js";
+import type { WaitOptions } from "../types/waitOptions.js";
 import type { ApprovalDecision, CommandResult, TurnInput } from "../protocol/index.js";
 import type { TreeProgress, TreeTurn } from "../ui/turnTree.js";
 

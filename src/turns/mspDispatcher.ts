@@ -25,7 +25,8 @@ import {
   type TurnCompletedParams,
   type TurnStartedParams,
 } from "../protocol/index.js";
-import type { CloseInfo, EndpointSink } from "../rpc/jsonRpcEndpoint.js";
+import type { EndpointSink } from "../rpc/jsonRpcEndpoint.js";
+import type { CloseInfo } from "../types/closeInfo.js";
 import { Approvals, type ApprovalHandler, type TurnApprovals } from "./approvals.js";
 import { DEFAULT_ITEMS_PER_TURN_CAPACITY, DEFAULT_ITEM_TURN_CAPACITY, ItemLedger, type TurnItems } from "./itemLedger.js";
 import type { MspEventEmitter, MspEvents, MspNotification, NotificationHandler } from "./mspEvents.js";

@@ -4,9 +4,10 @@
  * Users see it through its read-only view, {@link RecordedTurns} (`client.turns`).
  */
 import { BoundedMap } from "../internal/boundedMap.js";
-import { boundedWait, type BoundedWait, type WaitOptions } from "../internal/boundedWait.js";
+import { boundedWait, type BoundedWait } from "../internal/boundedWait.js";
 import type { MspError } from "../errors.js";
 import type { TurnCompletedParams } from "../protocol/index.js";
+import type { WaitOptions } from "../types/waitOptions.js";
 
 /**
  * Options for a {@link TurnRecorder}.

@@ -4,8 +4,9 @@
  * delivers its child sessions' notifications, so nothing else is needed to follow the tree.
  */
 import { MspError } from "../errors.js";
-import { boundedWait, type BoundedWait, type WaitOptions } from "../internal/boundedWait.js";
-import type { CloseInfo } from "../rpc/jsonRpcEndpoint.js";
+import { boundedWait, type BoundedWait } from "../internal/boundedWait.js";
+import type { CloseInfo } from "../types/closeInfo.js";
+import type { WaitOptions } from "../types/waitOptions.js";
 import type { MspEventEmitter, MspNotification } from "../turns/mspEvents.js";
 import { TurnTree, type TreeTurn } from "./turnTree.js";
 
