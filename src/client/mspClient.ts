@@ -15,8 +15,8 @@ import type { MspEventEmitter, NotificationHandler } from "../turns/mspEvents.js
 import type { RecordedTurns } from "../turns/turnRecorder.js";
 import type { CloseInfo } from "../types/closeInfo.js";
 import type { WaitOptions } from "../types/waitOptions.js";
-import { cancelTurn, type CancelOutcome, type CancelTurnParams } from "./cancelTurn.js";
-import type { TurnClient } from "./turnClient.js";
+import { cancelSharing, type CancelsInFlight } from "./cancelTurn.js";
+import type { CancelOutcome, CancelTurnParams, TurnClient } from "./turnClient.js";
 import { startTurn, type StartTurnParams, type TurnHandle } from "./turnHandle.js";
 
 declare global {
@@ -74,6 +74,8 @@ export class MspClient implements TurnClient {
   readonly closed: Promise<CloseInfo>;
   readonly #endpoint: JsonRpcEndpoint;
   readonly #dispatcher: MspDispatcher;
+  /** The `turn/cancel`s in flight: concurrent cancels of one turn join one request. */
+  readonly #cancels: CancelsInFlight = new Map();
 
   constructor(reader: MessageReader, writer: MessageWriter, options: MspClientOptions = {}) {
     ensureRuntime();
@@ -253,7 +255,7 @@ export class MspClient implements TurnClient {
    * ```
    */
   cancelTurn(params: CancelTurnParams, options: WaitOptions = {}): Promise<CancelOutcome> {
-    return cancelTurn(this, params, options);
+    return cancelSharing(this, this.#cancels, params, options);
   }
 
   /**

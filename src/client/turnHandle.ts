@@ -3,10 +3,11 @@
  * the turn's own end, and `cancel()` works even while `turn/start` is still in flight.
  */
 import { bounded } from "../internal/boundedWait.js";
+import { timeBudget } from "../internal/timeBudget.js";
 import { Commands, type CommandResult, type TurnCompletedParams, type TurnInput } from "../protocol/index.js";
-import { cancelTurn, type CancelOutcome } from "./cancelTurn.js";
 import type { WaitOptions } from "../types/waitOptions.js";
-import type { TurnClient } from "./turnClient.js";
+import { cancelTurn } from "./cancelTurn.js";
+import type { CancelOutcome, TurnClient } from "./turnClient.js";
 
 /**
  * Params of {@link MspClient.startTurn}. `commandId` (and so the turnId) is generated when missing.
@@ -156,12 +157,15 @@ export class TurnHandle {
 
   /** Wait for the ack within the caller's bound; returns the bound that is left. */
   async #acked(options: WaitOptions): Promise<{ ack: TurnStartResult; rest: WaitOptions }> {
-    const started = Date.now();
-    const budget = options.timeoutMs ?? this.client.defaultTimeoutMs;
-    const ack = await bounded(this.accepted, "waiting for the turn/start ack", { method: Commands.turnStart, commandId: this.commandId }, options, budget);
-    const rest: WaitOptions = { timeoutMs: Math.max(0, budget - (Date.now() - started)) };
-    if (options.signal !== undefined) rest.signal = options.signal;
-    return { ack, rest };
+    const rest = timeBudget(options, this.client.defaultTimeoutMs);
+    const ack = await bounded(
+      this.accepted,
+      "waiting for the turn/start ack",
+      { method: Commands.turnStart, commandId: this.commandId },
+      options,
+      this.client.defaultTimeoutMs,
+    );
+    return { ack, rest: rest() };
   }
 }
 
