@@ -107,7 +107,7 @@ function parseStep(raw: unknown, where: string, nesting: number): ScriptedStep {
     chunkDelayMs: nonNegative(raw["chunkDelayMs"], `${where}.chunkDelayMs`) ?? 0,
     toolCalls: tool === undefined ? [] : [parseTool(tool, `${where}.tool`)],
   };
-  // Issue 23: delegating calls, after the tool call; the step's `task` calls run at once.
+  // Delegating calls, after the tool call; the step's `task` calls run at once.
   if (raw["delegate"] !== undefined) step.toolCalls.push(...parseDelegates(raw["delegate"], `${where}.delegate`, nesting));
   if (reasoning !== undefined) step.reasoning = reasoning;
   if (text !== undefined) step.text = text;
@@ -148,7 +148,7 @@ function parseDirective(value: unknown, where: string, nesting: number): Scripte
 }
 
 /**
- * The check model's subagents (issue 23): every child directive is an agent, named by its JSON
+ * The check model's subagents: every child directive is an agent, named by its JSON
  * text, so a delegating call's `agent` says what its child turn plays. `get` parses the name; a
  * name that is no directive is no agent (the call fails `unknown agent …`). It lists none.
  */

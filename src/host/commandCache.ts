@@ -41,7 +41,7 @@ export interface ReplayRange {
   after: number;
   /** @unit cursor sequence, inclusive */
   upTo: number;
-  /** The sessions of its tree replayed with it (issue 23), each after its own cursor, merged in host order. */
+  /** The sessions of its tree replayed with it, each after its own cursor, merged in host order. */
   children?: Array<{ sessionId: string; after: number; upTo: number }>;
   /**
    * Every session below it when the resume was handled (replayed or not): a session linked later

@@ -1,4 +1,4 @@
-/** Delegation (issue 23): what a session's tool calls need to run a `task` call as a child turn in a child session. */
+/** Delegation: what a session's tool calls need to run a `task` call as a child turn in a child session. */
 import type { CancelCause, ParentTurnLink, TurnCompletedParams } from "../protocol/index.js";
 import type { ScriptedTurn } from "./scriptedModel.js";
 

@@ -1,5 +1,5 @@
 /**
- * The host order (issue 23): one sequence across every session log of a data dir, stamped on each
+ * The host order: one sequence across every session log of a data dir, stamped on each
  * notification record as `h` when it is logged, so a resume of a tree can merge its sessions'
  * logs in the order the host logged them, after a restart too.
  */

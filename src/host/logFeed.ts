@@ -46,12 +46,12 @@ export interface LogFeed {
    * far, so it follows the `item/updated` that shows its question pending.
    */
   requests: Array<{ at: number; message: unknown }>;
-  /** The tree replay this feed is a member of (issue 23): its sessions are fed together, merged in host order. */
+  /** The tree replay this feed is a member of: its sessions are fed together, merged in host order. */
   group?: TreeReplay;
 }
 
 /**
- * A resume's replay of a tree (issue 23): the feeds of these sessions (the resumed one first) are
+ * A resume's replay of a tree: the feeds of these sessions (the resumed one first) are
  * fed as one, each record sent in host order (`h`), until every one has caught up.
  *
  * @example
@@ -149,7 +149,7 @@ function feedSends(feed: LogFeed, step: FeedStep, record: SessionLogRecord | Ski
 type NotificationRecord = Extract<SessionLogRecord, { type: "notification" }>;
 
 /**
- * Feeds one batch of a tree replay (issue 23): reads each member's log from its position, and
+ * Feeds one batch of a tree replay: reads each member's log from its position, and
  * sends the notifications every member's {@link feedBatch} would send, merged: always the one first
  * in host order (`h`, see `firstInHostOrder`) among the members' next ones. Holds one record per
  * member. Stops as {@link feedBatch} does: `full` when the next one does not fit (it stays unread),

@@ -88,7 +88,7 @@ function hasKeys(value: object, keys: readonly string[]): boolean {
 }
 
 const RECORD_KEYS = ["type", "at", "n", "method", "params"] as const;
-/** A record with its place in the host order (issue 23). */
+/** A record with its place in the host order. */
 const RECORD_KEYS_ORDERED = ["type", "at", "n", "h", "method", "params"] as const;
 /** The params of every item notification a session agent emits, in its order. */
 const ITEM_PARAMS_KEYS = ["sessionId", "viewCursor", "emittedAtMs", "item"] as const;

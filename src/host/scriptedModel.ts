@@ -25,7 +25,7 @@ export interface ScriptedToolCall {
 }
 
 /**
- * The scripted tool that delegates (issue 23): `{"tool": "task", "args": {"prompt": "…", "agent":
+ * The scripted tool that delegates: `{"tool": "task", "args": {"prompt": "…", "agent":
  * "<name>"}}` runs a child turn, in a child session, playing the script's agent `<name>`.
  *
  * @example
@@ -107,7 +107,7 @@ export interface ScriptedModel {
   /** The script's `turnTimeLimitMs`: its turns are stopped by a hook past it (overrides the host's). @unit milliseconds */
   readonly turnTimeLimitMs?: number;
   /**
-   * The model's subagents (issue 23), by name: the turn a `task` call naming one plays in its
+   * The model's subagents, by name: the turn a `task` call naming one plays in its
    * child session (its script's first turn). Absent when the script has no `agents`.
    */
   readonly agents?: ReadonlyMap<string, ScriptedTurn>;
@@ -328,7 +328,7 @@ function parseTurns(turnsRaw: unknown, where: string): ScriptedTurn[] {
   });
 }
 
-/** A script's `agents` (issue 23): an object of named sub-scripts, each with its own `turns`. */
+/** A script's `agents`: an object of named sub-scripts, each with its own `turns`. */
 function parseAgents(raw: unknown): Map<string, ScriptedTurn[]> | undefined {
   if (raw === undefined) return undefined;
   if (!isObject(raw)) fail("$.agents", "agents must be an object of named scripts");

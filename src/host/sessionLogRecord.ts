@@ -4,7 +4,7 @@ import type { ApprovalGrant, ApprovalState, CancelCause, NotificationMethod, Ter
 
 /**
  * One line of a session log. `at` is milliseconds since the Unix epoch. `notification` records
- * carry the exact params sent on the wire, with their cursor sequence `n` and (issue 23) their
+ * carry the exact params sent on the wire, with their cursor sequence `n` and their
  * place `h` in the host order, one sequence across every session of the data dir (see `HostOrder`). On disk, an
  * `item/updated` may carry `delta`: then its item's `delta.field` holds only the text appended to
  * the item's previous logged state, which was `delta.from` characters long; {@link readSessionLog}

@@ -50,15 +50,15 @@ export interface SessionLogSummary {
   steers: Map<string, string>;
   /** Steering carried over (`carriedOver: true`) that no later turn has begun with yet, in order. */
   carriedSteers: CarriedSteer[];
-  /** For a subagent's session (issue 23): the session its turn's `turn/started.parent` names. */
+  /** For a subagent's session: the session its turn's `turn/started.parent` names. */
   parentSessionId?: string;
   /**
-   * For a subagent's session (issue 23): each turn's last completed message text (not steering),
+   * For a subagent's session: each turn's last completed message text (not steering),
    * by turnId, so a restart can close the delegating call with the child's work, not empty. A
    * subagent's session runs one turn, so this holds one string.
    */
   lastMessages?: Map<string, string>;
-  /** The highest host-order stamp `h` logged (0 when none, issue 23). */
+  /** The highest host-order stamp `h` logged (0 when none). */
   lastOrder: number;
 }
 

@@ -58,10 +58,10 @@ export interface RecoverSessionsOptions {
   pool?: LogFilePool;
   /** Told, one line each, about entries skipped (not a regular file, unreadable) and lines skipped in a log. */
   logger?: (line: string) => void;
-  /** Told every subagent link found (issue 23): session `child` was created below session `parent`. */
+  /** Told every subagent link found: session `child` was created below session `parent`. */
   onLink?: (parent: string, child: string) => void;
   /**
-   * The host order (issue 23): it is told the highest `h` of every log, and the closings recovery
+   * The host order: it is told the highest `h` of every log, and the closings recovery
    * appends are stamped from it, leaves first. Without it they carry no `h`.
    */
   order?: HostOrder;
@@ -87,7 +87,7 @@ export function recoverSessions(dataDir: string, options: RecoverSessionsOptions
   const report = options.logger ?? (() => {});
   const recovered: RecoveredSession[] = [];
   // First every log is read; then the open ones are closed, a subagent's session before its
-  // parent's (issue 23: leaves first, so a child's terminal precedes its parent's).
+  // parent's (leaves first, so a child's terminal precedes its parent's).
   const parents = new Map<string, string>();
   const toClose: Array<{ name: string; path: string; summary: SessionLogSummary }> = [];
   for (const name of readdirSync(dir).sort()) {

@@ -107,7 +107,7 @@ async function serveFile(root: string, relative: string, type: string, headOnly:
 /**
  * The bytes of `path` (a resolved path, its last component no link) when it is a regular file
  * of at most `maxBytes` bytes, else `undefined`. A FIFO or device must never be opened by a
- * plain `open`: that blocks a thread-pool thread until a writer comes (issue 20). So `lstat`
+ * plain `open`: that blocks a thread-pool thread until a writer comes. So `lstat`
  * first; then open with `O_NONBLOCK` (a FIFO that slips in anyway opens at once) and
  * `O_NOFOLLOW` (a link swapped in fails with `ELOOP`); then `fstat` the descriptor, which must
  * still be a regular file, the same one `lstat` saw, before one byte is read.

@@ -236,7 +236,7 @@ export function isCompatibleProtocol(hostVersion: string, ours: string = PROTOCO
 }
 
 /**
- * What is wrong with the subagent links of an MSP notification (issue 23), or `undefined` when
+ * What is wrong with the subagent links of an MSP notification, or `undefined` when
  * they are well-formed or absent: a `turn/started`'s `parent` is `{sessionId, turnId, itemId}`
  * (non-empty strings) and comes with `depth`, a positive integer (and `depth` only with it); an
  * item's `subagent` (in `item/started`, `item/updated` or `item/completed`) is `{sessionId,

@@ -67,7 +67,7 @@ export interface SessionTurnView {
   /** Steer the running turn (`MspSession.steer`): resolves with `{turnId, steerId}`, rejects with a typed `MspError`. */
   readonly steer: (input: string | readonly TurnInput[], options?: WaitOptions) => Promise<CommandResult<"turn/steer">>;
   /**
-   * The turn's own subagent turns (issue 23), one level down, in the order they were linked: each
+   * The turn's own subagent turns, one level down, in the order they were linked: each
    * with its `state`, its own `terminal` once it came, and `children` (their ids) to go deeper.
    * Empty when the turn delegated nothing.
    */
@@ -83,7 +83,7 @@ export interface SessionTurnView {
 
 /**
  * One turn of the session, re-rendered only when that turn changed, with its Stop, and the
- * subagent turns below it (issue 23) with their progress.
+ * subagent turns below it with their progress.
  *
  * @example
  * ```tsx

@@ -1,5 +1,5 @@
 /**
- * checkTranscript's subagent invariant (issue 23, invariant 7): a parent turn ends after every
+ * checkTranscript's subagent invariant (invariant 7): a parent turn ends after every
  * child turn it started; a child turn's `turn/started` names a parent whose delegating item was
  * linked to it (`subagent`) before; `cause.kind: "parent"` only below a cancelled turn; and a
  * session linked below a session the connection hears is heard too (the foreign-session rule).

@@ -100,12 +100,12 @@ export class SessionHistory {
   midSession = false;
   /** Steering and the inbox (MSP 2.1, invariant S). */
   readonly steering = new SteeringHistory();
-  /** The subagent links and child turns seen (issue 23, invariant 7; checked by subagentInvariant). */
+  /** The subagent links and child turns seen (invariant 7; checked by subagentInvariant). */
   readonly subagents = new SubagentHistory();
 }
 
 /**
- * What checkTranscript remembers of subagent trees (issue 23) across a transcript's parts: each
+ * What checkTranscript remembers of subagent trees across a transcript's parts: each
  * link from a delegating tool call to its child turn, each turn's place in its tree, and the
  * `cause.kind: "parent"` terminals still waiting for their parent's terminal.
  *

@@ -1,6 +1,6 @@
 /**
- * followTurnTree: a {@link TurnTree} kept current from a connected client's `notification` event
- * (issue 23), with a bounded wait for "every turn below turn X has ended". The client already
+ * followTurnTree: a {@link TurnTree} kept current from a connected client's `notification` event,
+ * with a bounded wait for "every turn below turn X has ended". The client already
  * delivers its child sessions' notifications, so nothing else is needed to follow the tree.
  */
 import { MspError } from "../errors.js";

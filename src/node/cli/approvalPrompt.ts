@@ -5,7 +5,7 @@
  * once, a always for this session, with the grant's rule shown exactly, n deny, s deny and stop); `all` approves and `none` denies, each printed as a line. A question the
  * SDK answers first (the turn was stopped or ended, the host withdrew it, the connection closed)
  * aborts the handler's signal: the prompt is withdrawn and says why. Ctrl-C at the prompt is Stop.
- * A question from a subagent's turn (issue 23) is asked the same way, and says which subagent asks:
+ * A question from a subagent's turn is asked the same way, and says which subagent asks:
  * `subagent worker-a asks: Run shell: ls?`.
  */
 import { ApprovalDecisions, type ApprovalHandler, type MspClient, type ToolApproveParams, type ToolApproveResult } from "@muse-code/sdk";

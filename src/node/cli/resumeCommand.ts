@@ -1,7 +1,7 @@
 /**
  * `muse resume`: session/resume a session (after `--after CURSOR`, or from its start), show the
  * replayed notifications, then follow the session while a turn in it is still running. Ctrl-C
- * stops the running turns as in `muse run`. The subagent turns below the session's turns (issue 23)
+ * stops the running turns as in `muse run`. The subagent turns below the session's turns
  * that the host sends live are shown nested, as in `muse run`; a stop is sent for the session's own
  * turns only (the host stops the tree below each), and only they decide when `muse` is done.
  */

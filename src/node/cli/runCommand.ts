@@ -5,7 +5,7 @@
  * (and no approval question is open) steers it (`turn/steer`, MSP 2.1): the stream then shows it
  * as the user's message and what became of it; a refusal is printed as one line.
  *
- * Subagents (issue 23): the child turns the turn delegates to (and theirs) are shown too, nested
+ * Subagents: the child turns the turn delegates to (and theirs) are shown too, nested
  * under it (ShownTree, fed every notification of the connection). Ctrl-C still sends one
  * `turn/cancel`, of the top-level turn: the host stops the tree below it, and `muse` exits on the
  * top-level turn's own terminal, which comes after every child's.

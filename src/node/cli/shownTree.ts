@@ -1,5 +1,5 @@
 /**
- * ShownTree: the subagent trees (issue 23) below the turns `muse` shows, folded from the
+ * ShownTree: the subagent trees below the turns `muse` shows, folded from the
  * notification stream with the SDK's `TurnTree`: which child turns belong to a shown turn, how deep
  * each one is, the name it is shown by (the agent the delegating call named, else its turn id's
  * short form), and how many are still running, for "stopping 2 of 3 subagents…".

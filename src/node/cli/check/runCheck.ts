@@ -187,7 +187,7 @@ async function runScenario(scenario: Scenario, options: CheckOptions, timeoutMs:
  * What the host's host/info answer (on the "host info" scenario's wire) says of the features
  * scenarios need: `notSupported`, the ones it opts out of (`capabilities.approvals: false` says
  * it never asks before a tool runs); `lacking`, the opt-in ones it does not list
- * (`capabilities.subagents`, issue 23: a host that delegates lists it).
+ * (`capabilities.subagents`: a host that delegates lists it).
  */
 function featuresOf(hostInfo: CheckResult): { notSupported: Map<ScenarioNeed, string>; lacking: Map<ScenarioNeed, string> } {
   const out = new Map<ScenarioNeed, string>();

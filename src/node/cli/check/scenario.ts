@@ -31,7 +31,7 @@ export interface Scenario {
   checkWire?(wire: WireTap): string[];
   /**
    * The optional MSP features the scenario needs. `approvals`: a host whose host/info says
-   * `capabilities.approvals: false` has it reported "not supported". `subagents` (issue 23): a
+   * `capabilities.approvals: false` has it reported "not supported". `subagents`: a
    * host whose host/info does not list `capabilities.subagents` has it reported "not run".
    */
   needs?: readonly ScenarioNeed[];

@@ -37,7 +37,7 @@ export interface DirectiveStep {
   usage?: { inputTokens?: number; outputTokens?: number; reasoningTokens?: number };
   /** MSP 2.1: a named hook stops the turn as this step begins (`cause: {kind: "hook", reason}`). */
   stopByHook?: string;
-  /** Issue 23: after the tool call, one delegating tool call per directive, run at once, each a child turn (in a child session) that plays it. */
+  /** After the tool call, one delegating tool call per directive, run at once, each a child turn (in a child session) that plays it. */
   delegate?: Array<{ steps: DirectiveStep[] }>;
   /** The turn fails as this step begins, as a model that errs mid-turn fails it: terminal `failed`, its reason naming this text. */
   fail?: string;
