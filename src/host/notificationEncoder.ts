@@ -3,7 +3,7 @@
  * (an `item/updated` that extends its item's last logged text becomes a delta) and the JSON text
  * of its wire message. Both are built from one serialization of the item, and the item's growing
  * text (`text`, or a tool call's `visibleOutput`) is JSON-escaped once per chunk, not once per
- * update, so a streamed answer no longer costs two full serializations of its text so far for
+ * update, so a streamed answer does not cost two full serializations of its text so far for
  * every chunk.
  */
 import { growingField } from "../protocol/itemFold.js";

@@ -14,8 +14,8 @@ import type { SessionLogRecord, SkippedRecord } from "./sessionLogRecord.js";
 
 /**
  * Where a resumable read of a session log stands: the byte offset of the next unread line, and
- * what rebuilding the records after it needs (the growing text of the items open there: an
- * old-format `item/updated` delta extends a text logged on an earlier line). A read given it as
+ * what rebuilding the records after it needs (the growing text of the items open there: a
+ * logged `item/updated` delta extends a text logged on an earlier line). A read given it as
  * `from` advances it in place.
  *
  * @example
