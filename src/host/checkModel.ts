@@ -9,13 +9,6 @@ import { TASK_TOOL, type ScriptedModel, type ScriptedStep, type ScriptedToolCall
 /**
  * The `kind` of a model file that loads the checkable model, and the model name `muse check`
  * asks for in `session/create {model}`.
- *
- * @example
- * ```ts
- * import { writeFileSync } from "node:fs";
- * writeFileSync("check.json", JSON.stringify({ kind: CHECK_MODEL_KIND }));
- * // muse-host serve --stdio --script models/hello.json --model msp-check=check.json
- * ```
  */
 export const CHECK_MODEL_KIND = "msp-check";
 
@@ -178,12 +171,6 @@ class DirectiveAgents implements ReadonlyMap<string, ScriptedTurn> {
  * `{"steps": [{reasoning?, text?, chunkSize?, chunkDelayMs?, tool?: {runMs, outputEveryMs?, approval?}, usage?, stopByHook?}]}`.
  * A prompt that is not a JSON object gets a short help message; a JSON object that is not a
  * directive throws an `Error` naming the problem and its path (the turn then fails with it).
- *
- * @example
- * ```ts
- * const turn = checkTurnOf([{ type: "text", text: '{"steps":[{"text":"hi","chunkDelayMs":20}]}' }]);
- * turn.steps[0]?.text; // "hi"
- * ```
  */
 export function checkTurnOf(input: readonly TurnInput[]): ScriptedTurn {
   const prompt = input.map((part) => part.text).join("");
@@ -200,12 +187,6 @@ export function checkTurnOf(input: readonly TurnInput[]): ScriptedTurn {
 /**
  * Builds the checkable model from its file's value `{"kind": "msp-check", "description"?: string}`.
  * Throws an `Error` naming the first problem.
- *
- * @example
- * ```ts
- * const model = parseCheckModel({ kind: "msp-check" }, "msp-check");
- * model.turnFor?.(0, [{ type: "text", text: '{"steps":[{"text":"hi"}]}' }]).steps.length; // 1
- * ```
  */
 export function parseCheckModel(value: Record<string, unknown>, name: string): ScriptedModel {
   for (const key of Object.keys(value)) {

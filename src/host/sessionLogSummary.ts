@@ -4,15 +4,7 @@ import { MAX_GRANTS_PER_SESSION } from "./sessionGrants.js";
 import type { SessionLogRecord, SkippedRecord } from "./sessionLogRecord.js";
 import type { CarriedSteer } from "./steeringInbox.js";
 
-/**
- * A turn the log shows as accepted but not completed.
- *
- * @example
- * ```ts
- * const summary = summarizeSessionLog(readSessionLog(sessionLogPath("/var/muse", sessionId)));
- * for (const t of summary?.openTurns ?? []) console.error(t.turnId, t.started ? "was running" : "was queued");
- * ```
- */
+/** A turn the log shows as accepted but not completed. */
 export interface OpenTurn {
   turnId: string;
   /** @unit milliseconds since the Unix epoch, when it started (or was accepted, if it never started) */
@@ -20,15 +12,7 @@ export interface OpenTurn {
   started: boolean;
 }
 
-/**
- * What a session log says about its session: enough to resume it.
- *
- * @example
- * ```ts
- * const summary = summarizeSessionLog(readSessionLog(sessionLogPath("/var/muse", sessionId)));
- * summary?.lastCursor; // 42
- * ```
- */
+/** What a session log says about its session: enough to resume it. */
 export interface SessionLogSummary {
   sessionId: string;
   model: string;
@@ -66,12 +50,6 @@ export interface SessionLogSummary {
  * Folds a session log's records (an array, or the stream {@link readSessionLog} yields) into a
  * {@link SessionLogSummary}, or `undefined` when the log has no `session` record. It keeps only
  * per-turn facts and the open items, not the records.
- *
- * @example
- * ```ts
- * const summary = summarizeSessionLog(readSessionLog(sessionLogPath("/var/muse", sessionId)));
- * if (summary) console.log(summary.openTurns.length, "turns were cut off");
- * ```
  */
 export function summarizeSessionLog(records: Iterable<SessionLogRecord | SkippedRecord>): SessionLogSummary | undefined {
   let summary: SessionLogSummary | undefined;

@@ -45,14 +45,7 @@ function failedItem(item: Item, recordedAt: string, childOutput: ReadonlyMap<str
   return { ...base, interrupted: true };
 }
 
-/**
- * Options of {@link recoverSessions}.
- *
- * @example
- * ```ts
- * const options: RecoverSessionsOptions = { logger: (line) => process.stderr.write(`${line}\n`) };
- * ```
- */
+/** Options of {@link recoverSessions}. */
 export interface RecoverSessionsOptions {
   /** The descriptor cache to open logs through (default: a private one). */
   pool?: LogFilePool;
@@ -75,11 +68,6 @@ export interface RecoverSessionsOptions {
  * fresh cursors, so a client that resumes sees them in the replay. An entry that is not a regular
  * file (a symlink, FIFO, device, directory or hard link), cannot be read, or names another session
  * is reported to `logger` and skipped: it never blocks startup and is never written to.
- *
- * @example
- * ```ts
- * for (const s of recoverSessions("/var/muse")) console.error(`closed ${s.closedTurns.length} turns of ${s.sessionId}`);
- * ```
  */
 export function recoverSessions(dataDir: string, options: RecoverSessionsOptions = {}): RecoveredSession[] {
   const dir = join(dataDir, "sessions");

@@ -5,11 +5,6 @@
  * failed), `usage` 2 (a bad command line), `connectionLost` 3 (the host went away before the
  * answer), `cancelled` 130 (the turn's own terminal said cancelled: 128 + SIGINT, as shells report
  * an interrupted command).
- *
- * @example
- * ```ts
- * process.exitCode = params.terminal === "cancelled" ? ExitCodes.cancelled : ExitCodes.completed;
- * ```
  */
 export const ExitCodes = {
   completed: 0,
@@ -19,24 +14,10 @@ export const ExitCodes = {
   cancelled: 130,
 } as const;
 
-/**
- * One of {@link ExitCodes}.
- *
- * @example
- * ```ts
- * const code: ExitCode = ExitCodes.usage;
- * ```
- */
+/** One of {@link ExitCodes}. */
 export type ExitCode = (typeof ExitCodes)[keyof typeof ExitCodes];
 
-/**
- * The exit code for a turn's terminal: completed 0, cancelled 130, failed 1.
- *
- * @example
- * ```ts
- * exitCodeOf("cancelled"); // 130
- * ```
- */
+/** The exit code for a turn's terminal: completed 0, cancelled 130, failed 1. */
 export function exitCodeOf(terminal: string): ExitCode {
   if (terminal === "completed") return ExitCodes.completed;
   if (terminal === "cancelled") return ExitCodes.cancelled;

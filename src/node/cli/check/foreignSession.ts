@@ -12,11 +12,6 @@ import { paramsOf } from "./scenarioContext.js";
 /**
  * The problems with notifications for sessions the connection never created or resumed, one per
  * such session, each starting `line <n>:`.
- *
- * @example
- * ```ts
- * problems.push(...foreignSessionProblems(wire.lines)); // "line 9: turn/started for session s2, which …"
- * ```
  */
 export function foreignSessionProblems(lines: readonly WireLine[]): string[] {
   const problems: string[] = [];

@@ -2,24 +2,10 @@
 import type { WireTap } from "./checkWire.js";
 import type { ScenarioContext } from "./scenarioContext.js";
 
-/**
- * An optional MSP feature a scenario needs (see {@link Scenario.needs}).
- *
- * @example
- * ```ts
- * const needs: ScenarioNeed[] = ["subagents", "approvals"];
- * ```
- */
+/** An optional MSP feature a scenario needs (see {@link Scenario.needs}). */
 export type ScenarioNeed = "approvals" | "subagents";
 
-/**
- * One conformance scenario.
- *
- * @example
- * ```ts
- * const ping: Scenario = { name: "ping", run: async (ctx) => void (await ctx.command("host/info", {})) };
- * ```
- */
+/** One conformance scenario. */
 export interface Scenario {
   /** Its name in the table, e.g. "cancel mid-tool". */
   name: string;
