@@ -39,7 +39,7 @@ export function cancelTurn(client: TurnCanceller, params: CancelTurnParams, opti
 
 /** {@link cancelTurn}, joining the request for the same turn and keepInbox in `inFlight` when there is one. */
 export async function cancelSharing(client: TurnCanceller, inFlight: CancelsInFlight, params: CancelTurnParams, options: WaitOptions): Promise<CancelOutcome> {
-  const rest = timeBudget(options, client.defaultTimeoutMs);
+  const left = timeBudget(options, client.defaultTimeoutMs);
   const { turnId } = params;
   const shared = sharedCancel(client, inFlight, params);
   shared.waiting += 1;
@@ -49,7 +49,7 @@ export async function cancelSharing(client: TurnCanceller, inFlight: CancelsInFl
   });
   shared.ack.then(wait.resolve, wait.reject);
   const ack = await wait.promise;
-  const turnCompleted = await client.turns.terminalOf(turnId, rest());
+  const turnCompleted = await client.turns.terminalOf(turnId, left());
   return { ack, turnCompleted };
 }
 
