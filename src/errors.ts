@@ -2,6 +2,7 @@
  * MspError: the one error type the SDK throws or rejects with. Discriminate on `kind`.
  */
 import type { JsonValue, RejectionData } from "./protocol/index.js";
+import type { CloseInfo } from "./types/closeInfo.js";
 
 /**
  * The kinds of {@link MspError}. What `data` holds for each (narrow on `kind` to read it):
@@ -117,28 +118,15 @@ export interface TimeoutData extends AbortedData {
 }
 
 /**
- * `data` of a `connectionClosed` {@link MspError}: why the connection closed.
+ * `data` of a `connectionClosed` {@link MspError}: why the connection closed, the same
+ * {@link CloseInfo} that `client.closed` resolves with.
  *
  * @example
  * ```ts
  * if (e instanceof MspError && e.kind === "connectionClosed") console.log(e.data.reason, e.data.exitCode ?? e.data.signal ?? e.data.closeCode);
  * ```
  */
-export interface ConnectionClosedData {
-  /** Plain-words reason, e.g. "closed by the client" or "the host closed the connection". */
-  reason: string;
-  /** Exit code of a child-process host, when known. */
-  exitCode?: number | null;
-  /** Signal that ended a child-process host, when known. */
-  signal?: string | null;
-  /**
-   * The WebSocket close code, when the connection was a WebSocket that closed (or failed its
-   * handshake): the host's code, or 1006 when the connection was lost without a closing handshake.
-   */
-  closeCode?: number;
-  /** The WebSocket close reason the host sent with `closeCode` (`""` when it sent none). */
-  closeReason?: string;
-}
+export type ConnectionClosedData = CloseInfo;
 
 /**
  * `data` of a `protocol` {@link MspError}: what the host got wrong.

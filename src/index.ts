@@ -14,12 +14,12 @@ export { connect } from "./client/connect.js";
 export type { ConnectOptions } from "./client/connect.js";
 export { MspClient } from "./client/mspClient.js";
 export type { MspClientOptions } from "./client/mspClient.js";
-export type { TurnClient, TurnCanceller } from "./client/turnClient.js";
+export type { CancelOutcome, CancelTurnParams, TurnClient, TurnCanceller } from "./client/turnClient.js";
 export type { Framing } from "./framing/createFraming.js";
-export type { CloseInfo } from "./rpc/jsonRpcEndpoint.js";
+export type { CloseInfo } from "./types/closeInfo.js";
 export type { ItemDeltaEvent, MspEventEmitter, MspEvents, MspNotification, NotificationHandler } from "./turns/mspEvents.js";
 export type { TableCapacities } from "./turns/mspDispatcher.js";
-export type { EventArgsMap, TypedEventEmitter } from "./internal/safeEmitter.js";
+export type { EventArgsMap, TypedEventEmitter } from "./types/typedEventEmitter.js";
 export { MspError, MspErrorKinds } from "./errors.js";
 export type {
   AbortedData,
@@ -32,12 +32,11 @@ export type {
   RpcErrorData,
   TimeoutData,
 } from "./errors.js";
-export type { WaitOptions } from "./internal/boundedWait.js";
+export type { WaitOptions } from "./types/waitOptions.js";
 export type { RecordedTurns } from "./turns/turnRecorder.js";
 export type { LedgerItem, TurnItems } from "./turns/itemLedger.js";
 export type { ApprovalContext, ApprovalHandler, ApprovalQuestion, TurnApprovals } from "./turns/approvals.js";
 export { cancelTurn } from "./client/cancelTurn.js";
-export type { CancelOutcome, CancelTurnParams } from "./client/cancelTurn.js";
 export { TurnHandle } from "./client/turnHandle.js";
 export type { StartTurnParams, TurnStartResult, TurnCancelOptions } from "./client/turnHandle.js";
 export type { ByteChannel, EndDetails, Unsubscribe } from "./framing/byteChannel.js";

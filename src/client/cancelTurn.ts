@@ -3,41 +3,11 @@
  * Only an `already_terminal` rejection reads as "already done"; every other one throws.
  */
 import { MspError } from "../errors.js";
-import { boundedWait, timeoutProblem, type WaitOptions } from "../internal/boundedWait.js";
-import { Commands, type TurnCompletedParams } from "../protocol/index.js";
-import type { TurnCanceller } from "./turnClient.js";
-
-/**
- * What `turn/cancel` needs. `keepInbox: true` keeps queued turns alive.
- *
- * @example
- * ```ts
- * const params: CancelTurnParams = { sessionId, turnId, keepInbox: true };
- * const { turnCompleted } = await client.cancelTurn(params, { timeoutMs: 10_000 });
- * ```
- */
-export interface CancelTurnParams {
-  sessionId: string;
-  turnId: string;
-  keepInbox?: boolean | undefined;
-}
-
-/**
- * The outcome of a cancel: how the host answered, and the turn's own `turn/completed`.
- * `ack: "already_terminal"` means the turn finished first; `turnCompleted.terminal` says how.
- *
- * @example
- * ```ts
- * const outcome: CancelOutcome = await turn.cancel({ timeoutMs: 10_000 });
- * if (outcome.ack === "already_terminal") console.log(`it finished first: ${outcome.turnCompleted.terminal}`);
- * ```
- */
-export interface CancelOutcome {
-  /** How the host answered `turn/cancel`: it will try (`accepted`), or the turn had already ended. */
-  ack: "accepted" | "already_terminal";
-  /** The params of the turn's own `turn/completed`: `terminal`, `reason`, `cause`, `durationMs`. */
-  turnCompleted: TurnCompletedParams;
-}
+import { boundedWait } from "../internal/boundedWait.js";
+import { timeBudget } from "../internal/timeBudget.js";
+import { Commands } from "../protocol/index.js";
+import type { WaitOptions } from "../types/waitOptions.js";
+import type { CancelOutcome, CancelTurnParams, TurnCanceller } from "./turnClient.js";
 
 /** One `turn/cancel` on the wire, shared by every concurrent caller with the same turn and keepInbox. */
 interface SharedCancel {
@@ -47,14 +17,15 @@ interface SharedCancel {
   waiting: number;
 }
 
-const inFlight = new WeakMap<TurnCanceller, Map<string, SharedCancel>>();
+/** A client's `turn/cancel`s in flight, by turn and keepInbox. The client that sends them owns it. */
+export type CancelsInFlight = Map<string, SharedCancel>;
 
 /**
  * Cancel a turn and resolve with its real terminal. `timeoutMs` (default: the client's
  * `defaultTimeoutMs`, 60 000) bounds the whole operation, ack and terminal together.
- * Concurrent cancels of one turn with the same `keepInbox` share one `turn/cancel` request;
- * each caller keeps its own bound and signal, and the request is abandoned only when every
- * caller has given up on it.
+ * A client with its own `cancelTurn` (an `MspClient`) runs it: concurrent cancels of one turn
+ * with the same `keepInbox` then share one `turn/cancel` request; each caller keeps its own bound
+ * and signal, and the request is abandoned only when every caller has given up on it.
  *
  * @example
  * ```ts
@@ -62,36 +33,30 @@ const inFlight = new WeakMap<TurnCanceller, Map<string, SharedCancel>>();
  * console.log(ack, turnCompleted.terminal); // "accepted" "cancelled", or "already_terminal" "completed"
  * ```
  */
-export async function cancelTurn(client: TurnCanceller, params: CancelTurnParams, options: WaitOptions = {}): Promise<CancelOutcome> {
-  const started = Date.now();
-  const budget = options.timeoutMs ?? client.defaultTimeoutMs;
-  // The caller's mistake is found before anything is sent.
-  const badTimeout = timeoutProblem(budget);
-  if (badTimeout !== undefined) throw badTimeout;
+export function cancelTurn(client: TurnCanceller, params: CancelTurnParams, options: WaitOptions = {}): Promise<CancelOutcome> {
+  return client.cancelTurn?.(params, options) ?? cancelSharing(client, new Map(), params, options);
+}
+
+/** {@link cancelTurn}, joining the request for the same turn and keepInbox in `inFlight` when there is one. */
+export async function cancelSharing(client: TurnCanceller, inFlight: CancelsInFlight, params: CancelTurnParams, options: WaitOptions): Promise<CancelOutcome> {
+  const left = timeBudget(options, client.defaultTimeoutMs);
   const { turnId } = params;
-  const shared = sharedCancel(client, params);
+  const shared = sharedCancel(client, inFlight, params);
   shared.waiting += 1;
-  const wait = boundedWait<CancelOutcome["ack"]>(`cancelling turn ${turnId}`, { method: Commands.turnCancel, turnId }, options, budget, () => {
+  const wait = boundedWait<CancelOutcome["ack"]>(`cancelling turn ${turnId}`, { method: Commands.turnCancel, turnId }, options, client.defaultTimeoutMs, () => {
     shared.waiting -= 1;
     if (shared.waiting === 0) shared.controller.abort();
   });
   shared.ack.then(wait.resolve, wait.reject);
   const ack = await wait.promise;
-  const waitOptions: WaitOptions = { timeoutMs: Math.max(0, budget - (Date.now() - started)) };
-  if (options.signal !== undefined) waitOptions.signal = options.signal;
-  const turnCompleted = await client.turns.terminalOf(turnId, waitOptions);
+  const turnCompleted = await client.turns.terminalOf(turnId, left());
   return { ack, turnCompleted };
 }
 
 /** The in-flight `turn/cancel` for this turn and keepInbox, sending one if there is none. */
-function sharedCancel(client: TurnCanceller, params: CancelTurnParams): SharedCancel {
-  let requests = inFlight.get(client);
-  if (requests === undefined) {
-    requests = new Map();
-    inFlight.set(client, requests);
-  }
+function sharedCancel(client: TurnCanceller, inFlight: CancelsInFlight, params: CancelTurnParams): SharedCancel {
   const key = `${params.turnId}${params.keepInbox === true ? "\u0000keepInbox" : ""}`;
-  const existing = requests.get(key);
+  const existing = inFlight.get(key);
   if (existing !== undefined) return existing;
   const commandParams: { sessionId: string; turnId: string; keepInbox?: boolean } = { sessionId: params.sessionId, turnId: params.turnId };
   if (params.keepInbox !== undefined) commandParams.keepInbox = params.keepInbox;
@@ -105,10 +70,9 @@ function sharedCancel(client: TurnCanceller, params: CancelTurnParams): SharedCa
     },
   );
   const entry: SharedCancel = { ack, controller, waiting: 0 };
-  const map = requests;
-  map.set(key, entry);
+  inFlight.set(key, entry);
   const forget = () => {
-    if (map.get(key) === entry) map.delete(key);
+    if (inFlight.get(key) === entry) inFlight.delete(key);
   };
   ack.then(forget, forget);
   return entry;

@@ -1,7 +1,4 @@
-/**
- * connect(): the front door. One call gives an MspClient over a byte channel, with its recorder,
- * ledger and events already listening, before any turn can start.
- */
+/** connect(): the front door, an MspClient over a byte channel, listening before any turn can start. */
 import type { ByteChannel } from "../framing/byteChannel.js";
 import { NdjsonMessageReader, NdjsonMessageWriter } from "../framing/ndjson.js";
 import { MspClient, type MspClientOptions } from "./mspClient.js";
@@ -16,20 +13,18 @@ import { MspClient, type MspClientOptions } from "./mspClient.js";
  */
 export interface ConnectOptions extends MspClientOptions {
   /**
-   * How messages are framed on the channel: `connect` speaks MSP's own, NDJSON. For
-   * Content-Length framing (as LSP hosts use) make the pair with `createFraming` from
-   * `@muse-code/sdk/framing` and pass it to `new MspClient(reader, writer)`; `spawnHost` takes
-   * `framing: "content-length"` itself. Kept out of the core so browser apps do not carry it.
+   * How messages are framed: MSP's own NDJSON. Content-Length (as LSP hosts speak it) stays out of
+   * the browser core: make the pair with `createFraming` from `@muse-code/sdk/framing` and pass it
+   * to `new MspClient(reader, writer)`, or give `spawnHost` `framing: "content-length"`.
    * @defaultValue "ndjson"
    */
   framing?: "ndjson";
   /** Largest message accepted. @unit bytes @defaultValue 16 MiB */
   maxMessageBytes?: number;
   /**
-   * The most bytes held for a host that does not read its input. Past it the connection closes:
-   * everything pending settles as `connectionClosed` with the reason "the host is not reading
-   * its input: … bytes queued …". A host that reads keeps this near empty. A single message
-   * larger than the bound is still sent when nothing waits.
+   * The most bytes held for a host that does not read its input; past it the connection closes,
+   * everything pending settling as `connectionClosed` ("the host is not reading its input: …").
+   * One message larger than the bound is still sent when nothing waits.
    * @unit bytes
    * @defaultValue 64 MiB (four messages of the default `maxMessageBytes`)
    * @example
@@ -43,7 +38,7 @@ export interface ConnectOptions extends MspClientOptions {
 
 /**
  * Connect to an MSP host over a byte channel (stdio, a socket, an in-memory pair), framed as
- * NDJSON. Throws a `TypeError` for any other `framing` (see {@link ConnectOptions.framing}).
+ * NDJSON; any other `framing` throws a `TypeError` (see {@link ConnectOptions.framing}).
  *
  * @example
  * ```ts

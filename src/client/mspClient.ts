@@ -1,38 +1,36 @@
 /**
- * MspClient: the public domain object of one connection to an MSP host. It sends commands,
- * holds the turn recorder, item ledger and approvals (through the MSP dispatcher) that were
- * listening from the first byte, and starts and cancels turns.
+ * MspClient: what a user holds of one connection to an MSP host. It sends commands, starts and
+ * cancels turns, and reads the state the dispatcher has kept since the first byte.
  */
 import type { MessageReader, MessageWriter } from "vscode-jsonrpc";
 import { asyncDispose } from "../internal/asyncDispose.js";
-import type { WaitOptions } from "../internal/boundedWait.js";
 import { ensureRuntime } from "../internal/runtime.js";
 import { isObject, uuidv7, type CommandMap, type CommandParams, type CommandResult } from "../protocol/index.js";
-import { JsonRpcEndpoint, type CloseInfo } from "../rpc/jsonRpcEndpoint.js";
+import { JsonRpcEndpoint } from "../rpc/jsonRpcEndpoint.js";
 import type { ApprovalHandler, TurnApprovals } from "../turns/approvals.js";
 import type { TurnItems } from "../turns/itemLedger.js";
 import { MspDispatcher, type TableCapacities } from "../turns/mspDispatcher.js";
 import type { MspEventEmitter, NotificationHandler } from "../turns/mspEvents.js";
 import type { RecordedTurns } from "../turns/turnRecorder.js";
-import { cancelTurn, type CancelOutcome, type CancelTurnParams } from "./cancelTurn.js";
-import type { TurnClient } from "./turnClient.js";
+import type { CloseInfo } from "../types/closeInfo.js";
+import type { WaitOptions } from "../types/waitOptions.js";
+import { cancelSharing, type CancelsInFlight } from "./cancelTurn.js";
+import type { CancelOutcome, CancelTurnParams, TurnClient } from "./turnClient.js";
 import { startTurn, type StartTurnParams, type TurnHandle } from "./turnHandle.js";
 
 declare global {
   interface SymbolConstructor {
     /**
-     * The key of an object's `await using` dispose method (explicit resource management). The
-     * same declaration as TypeScript's `esnext.disposable` lib and `@types/node` make, with which it
-     * merges: it lets apps whose `lib` lacks `esnext.disposable` (and that check library types)
-     * compile against this package's `[Symbol.asyncDispose]()`.
+     * The key of the `await using` dispose method, declared as the `esnext.disposable` lib does (the
+     * two merge), so apps whose `lib` lacks it compile against `[Symbol.asyncDispose]()`.
      */
     readonly asyncDispose: unique symbol;
   }
 }
 
 /**
- * Options of an {@link MspClient}: the default bound of every command and wait, and the
- * capacity of every table it keeps, so its memory is a function of these, not of what the host sends.
+ * Options of an {@link MspClient}: the default bound of every wait, and the capacity of every
+ * table it keeps (its memory depends on these, not on what the host sends).
  *
  * @example
  * ```ts
@@ -45,9 +43,8 @@ export interface MspClientOptions extends TableCapacities {
 }
 
 /**
- * A connected MSP client. Usually made by {@link connect}, `connectWebSocket` or `spawnHost`;
- * construct it yourself over any vscode-jsonrpc reader and writer pair to plug in a transport of
- * your own (the framing's readers and writers are in `@muse-code/sdk/framing`).
+ * A connected MSP client, made by {@link connect}, `connectWebSocket` or `spawnHost`, or over any
+ * vscode-jsonrpc reader and writer pair (a transport of your own; see `@muse-code/sdk/framing`).
  *
  * @example
  * ```ts
@@ -73,6 +70,8 @@ export class MspClient implements TurnClient {
   readonly closed: Promise<CloseInfo>;
   readonly #endpoint: JsonRpcEndpoint;
   readonly #dispatcher: MspDispatcher;
+  /** The `turn/cancel`s in flight: concurrent cancels of one turn join one request. */
+  readonly #cancels: CancelsInFlight = new Map();
 
   constructor(reader: MessageReader, writer: MessageWriter, options: MspClientOptions = {}) {
     ensureRuntime();
@@ -87,10 +86,10 @@ export class MspClient implements TurnClient {
   }
 
   /**
-   * Send a command and wait, bounded, for its result. Fills in `commandId` (UUIDv7) when
-   * missing. Rejects with `MspError`: `commandRejected`, `rpcError`, `timeout`, `aborted`,
-   * `connectionClosed` or `protocol`; with a `TypeError` for a bad method or params. The result is
-   * delivered after every notification that preceded it on the wire.
+   * Send a command and wait, bounded, for its result, which comes after every notification that
+   * preceded it on the wire. `commandId` (UUIDv7) is filled in when missing. Rejects with an
+   * `MspError` (`commandRejected`, `rpcError`, `timeout`, `aborted`, `connectionClosed`, `protocol`),
+   * or a `TypeError` for a bad method or params.
    *
    * @example
    * ```ts
@@ -111,9 +110,8 @@ export class MspClient implements TurnClient {
   }
 
   /**
-   * Set the single, replace-only notification handler (pass `undefined` to remove it). It runs
-   * after the recorder, the ledger and the typed events, so replacing it can never make a
-   * terminal slip past.
+   * Set the one notification handler (`undefined` removes it). It runs after the recorder, the
+   * ledger and the typed events, so replacing it never lets a terminal slip past.
    *
    * @example
    * ```ts
@@ -127,19 +125,14 @@ export class MspClient implements TurnClient {
   }
 
   /**
-   * Set the single, replace-only answerer of the host's `tool/approve` questions (pass
-   * `undefined` to remove it). The handler gets `(request, { signal })` and returns
-   * `{ decision, reason? }` or a promise of one; every question is answered exactly once:
-   * - with no handler, `deny` (reason "no approval handler");
-   * - a handler that throws or rejects, `deny` with its message;
-   * - `cancelled`, by the SDK itself, when the question is withdrawn first: this client cancels
-   *   the turn (the answer goes before the `turn/cancel`), the turn ends, the host moves the item
-   *   off `pending`, or the connection closes. `signal` then aborts, and whatever the handler
-   *   returns later is ignored.
-   *
-   * A UI that answers from its own dialog (through `client.approvals` or
-   * `StopController.answer`) installs a handler that leaves the question open:
-   * `client.onApproval(() => new Promise(() => {}))`.
+   * Set the one answerer of the host's `tool/approve` questions (`undefined` removes it): it gets
+   * `(request, { signal })` and returns `{ decision, reason? }`, or a promise of one. Each question
+   * is answered once: `deny` with no handler ("no approval handler") or when it throws (its
+   * message); `cancelled` by the SDK when the question is withdrawn first (this client cancels the
+   * turn, answering before the `turn/cancel`; the turn ends; the item leaves `pending`; the
+   * connection closes), which aborts `signal` and ignores what the handler returns later. A UI that
+   * answers from its own dialog (`client.approvals`, `StopController.answer`) leaves the question
+   * open: `client.onApproval(() => new Promise(() => {}))`.
    *
    * @example
    * ```ts
@@ -168,18 +161,16 @@ export class MspClient implements TurnClient {
   }
 
   /**
-   * The host's open `tool/approve` questions, read-only: `openOf(turnId)` and `size`. Each
-   * question's `answer()` answers it; `approvalAsked` and `approvalAnswered` on {@link MspClient.events}
-   * say when one opens and closes.
+   * The host's open `tool/approve` questions, read-only: `openOf(turnId)` and `size`; each one's
+   * `answer()` answers it. The `approvalAsked` and `approvalAnswered` events say when one opens and closes.
    */
   get approvals(): TurnApprovals {
     return this.#dispatcher.approvals;
   }
 
   /**
-   * The last `viewCursor` this client saw for a session: pass it as `afterCursor` to
-   * `session/resume` after a reconnect, and nothing is lost or replayed twice. Still readable
-   * after the connection closed.
+   * The last `viewCursor` this client saw for a session, readable after the close: as the next
+   * connection's `session/resume` `afterCursor`, nothing is lost or replayed twice.
    *
    * @example
    * ```ts
@@ -203,10 +194,7 @@ export class MspClient implements TurnClient {
     return this.#endpoint.signal;
   }
 
-  /**
-   * The bound every command and wait uses when the caller gives no `timeoutMs`.
-   * @unit milliseconds
-   */
+  /** The bound of every command and wait whose caller gives no `timeoutMs`. @unit milliseconds */
   get defaultTimeoutMs(): number {
     return this.#endpoint.defaultTimeoutMs;
   }
@@ -217,8 +205,7 @@ export class MspClient implements TurnClient {
   }
 
   /**
-   * The client itself, so the cookbook's spelling `msp.connection.command(…)` and
-   * `msp.connection.onNotification(…)` works as written.
+   * The client itself, so the cookbook's `msp.connection.command(…)` works as written.
    *
    * @example
    * ```ts
@@ -230,39 +217,21 @@ export class MspClient implements TurnClient {
     return this;
   }
 
-  /**
-   * Start a turn. Returns at once with a {@link TurnHandle}; its `cancel()` is safe even before
-   * the host's ack.
-   *
-   * @example
-   * ```ts
-   * const turn = client.startTurn({ sessionId, input: [{ type: "text", text: "Run the tests" }] });
-   * ```
-   */
+  /** Start a turn: a {@link TurnHandle} at once, whose `cancel()` is safe even before the host's ack. */
   startTurn(params: StartTurnParams, options: WaitOptions = {}): TurnHandle {
     return startTurn(this, params, uuidv7, options);
   }
 
-  /**
-   * Cancel a turn by id and resolve with its real terminal; see {@link cancelTurn}.
-   *
-   * @example
-   * ```ts
-   * const { ack, turnCompleted } = await client.cancelTurn({ sessionId, turnId });
-   * ```
-   */
+  /** Cancel a turn by id and resolve with its real terminal; see {@link cancelTurn}. */
   cancelTurn(params: CancelTurnParams, options: WaitOptions = {}): Promise<CancelOutcome> {
-    return cancelTurn(this, params, options);
+    return cancelSharing(this, this.#cancels, params, options);
   }
 
   /**
-   * Close the connection. Every pending command and wait settles with `connectionClosed`; no
-   * timer or listener is left behind. Idempotent. The tables that serve a live connection are
-   * emptied: pending and abandoned commands, waiters, the item ledger, followed sessions and known
-   * turns. Two stay readable, each bounded by its capacity, because recovering after a crash reads
-   * them: `turns.get(turnId)` (a recorded terminal is still true) and `lastViewCursor(sessionId)`
-   * (the `afterCursor` of the `session/resume` on the next connection). The same happens however
-   * the connection closes: by `close()`, or because the host ended or stopped reading.
+   * Close the connection (idempotent): every pending command and wait settles with
+   * `connectionClosed`, and no timer or listener is left. Any close (this one, the host ending or
+   * not reading) empties the live tables but two, which recovery reads, each bounded by its
+   * capacity: `turns.get(turnId)` and `lastViewCursor(sessionId)`.
    *
    * @example
    * ```ts
@@ -275,9 +244,8 @@ export class MspClient implements TurnClient {
   }
 
   static {
-    // The `await using` method, under Symbol.asyncDispose where the runtime has it, else under
-    // Symbol.for("Symbol.asyncDispose") (see internal/asyncDispose.ts). Its type is declared by the
-    // interface below, so the public type reads `[Symbol.asyncDispose]()` whatever the runtime key.
+    // The `await using` method, under the runtime's Symbol.asyncDispose or its stand-in
+    // (internal/asyncDispose.ts); the interface below types it as `[Symbol.asyncDispose]()`.
     Object.defineProperty(this.prototype, asyncDispose, {
       value: async function disposeAsync(this: MspClient): Promise<void> {
         await this.close();
@@ -292,8 +260,8 @@ export class MspClient implements TurnClient {
 // eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging -- merges into the class: the type of the method its static block defines
 export interface MspClient {
   /**
-   * `await using`: leaving the block closes the client as {@link MspClient.close} does (a
-   * spawned host is also stopped), even when the block throws.
+   * `await using`: leaving the block, even by a throw, closes the client as {@link MspClient.close}
+   * does (and stops a spawned host).
    *
    * @example
    * ```ts

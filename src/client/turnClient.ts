@@ -2,11 +2,43 @@
  * TurnClient: the narrow face of a client that a TurnHandle, cancelTurn and StopController need.
  * `MspClient` is one; so is anything that forwards these members to one (a wrapper, a test double).
  */
-import type { WaitOptions } from "../internal/boundedWait.js";
-import type { CommandParams, CommandResult } from "../protocol/index.js";
+import type { CommandParams, CommandResult, TurnCompletedParams } from "../protocol/index.js";
 import type { TurnApprovals } from "../turns/approvals.js";
 import type { MspEventEmitter } from "../turns/mspEvents.js";
 import type { RecordedTurns } from "../turns/turnRecorder.js";
+import type { WaitOptions } from "../types/waitOptions.js";
+
+/**
+ * What `turn/cancel` needs. `keepInbox: true` keeps queued turns alive.
+ *
+ * @example
+ * ```ts
+ * const params: CancelTurnParams = { sessionId, turnId, keepInbox: true };
+ * const { turnCompleted } = await client.cancelTurn(params, { timeoutMs: 10_000 });
+ * ```
+ */
+export interface CancelTurnParams {
+  sessionId: string;
+  turnId: string;
+  keepInbox?: boolean | undefined;
+}
+
+/**
+ * The outcome of a cancel: how the host answered, and the turn's own `turn/completed`.
+ * `ack: "already_terminal"` means the turn finished first; `turnCompleted.terminal` says how.
+ *
+ * @example
+ * ```ts
+ * const outcome: CancelOutcome = await turn.cancel({ timeoutMs: 10_000 });
+ * if (outcome.ack === "already_terminal") console.log(`it finished first: ${outcome.turnCompleted.terminal}`);
+ * ```
+ */
+export interface CancelOutcome {
+  /** How the host answered `turn/cancel`: it will try (`accepted`), or the turn had already ended. */
+  ack: "accepted" | "already_terminal";
+  /** The params of the turn's own `turn/completed`: `terminal`, `reason`, `cause`, `durationMs`. */
+  turnCompleted: TurnCompletedParams;
+}
 
 /**
  * What turn-level code needs of a client: the two turn commands, the recorded terminals, the
@@ -31,11 +63,16 @@ export interface TurnClient {
   readonly events: MspEventEmitter;
   /** The bound of a wait whose caller gives no `timeoutMs`. @unit milliseconds */
   readonly defaultTimeoutMs: number;
+  /**
+   * The client's own cancel, which {@link cancelTurn} runs when present: an `MspClient`'s shares
+   * one `turn/cancel` among concurrent cancels of a turn. A wrapper forwards it to its client's.
+   */
+  cancelTurn?(params: CancelTurnParams, options?: WaitOptions): Promise<CancelOutcome>;
 }
 
 /**
  * The narrowest client {@link cancelTurn} takes: a way to send `turn/cancel`, the recorded
- * terminals, and the default bound.
+ * terminals, the default bound, and the client's own `cancelTurn` when it has one.
  *
  * @example
  * ```ts
@@ -44,4 +81,4 @@ export interface TurnClient {
  * }
  * ```
  */
-export type TurnCanceller = Pick<TurnClient, "command" | "turns" | "defaultTimeoutMs">;
+export type TurnCanceller = Pick<TurnClient, "command" | "turns" | "defaultTimeoutMs" | "cancelTurn">;

@@ -2,10 +2,12 @@
  * TurnHandle: one started turn, as a UI holds it. `accepted` is the host's ack, `completed`
  * the turn's own end, and `cancel()` works even while `turn/start` is still in flight.
  */
-import { bounded, type WaitOptions } from "../internal/boundedWait.js";
+import { bounded } from "../internal/boundedWait.js";
+import { timeBudget } from "../internal/timeBudget.js";
 import { Commands, type CommandResult, type TurnCompletedParams, type TurnInput } from "../protocol/index.js";
-import { cancelTurn, type CancelOutcome } from "./cancelTurn.js";
-import type { TurnClient } from "./turnClient.js";
+import type { WaitOptions } from "../types/waitOptions.js";
+import { cancelTurn } from "./cancelTurn.js";
+import type { CancelOutcome, TurnClient } from "./turnClient.js";
 
 /**
  * Params of {@link MspClient.startTurn}. `commandId` (and so the turnId) is generated when missing.
@@ -62,9 +64,9 @@ export class TurnHandle {
   readonly commandId: string;
   /** The session the turn belongs to. */
   readonly sessionId: string;
-  /** The host's ack. Rejects with `MspError` when `turn/start` fails (already observed: no unhandled rejection). */
+  /** The host's ack; rejects with an `MspError` when `turn/start` fails (observed, so never unhandled). */
   readonly accepted: Promise<TurnStartResult>;
-  /** The client the turn runs on: its approvals and events are the turn's too (`StopController` reads them). */
+  /** The client the turn runs on, whose approvals and events `StopController` reads. */
   readonly client: TurnClient;
   #turnId: string | undefined;
   #completed: Promise<TurnCompletedParams> | undefined;
@@ -87,9 +89,8 @@ export class TurnHandle {
   }
 
   /**
-   * The params of the turn's own `turn/completed` (`terminal`, `reason`, …). Waits for as long as
-   * the turn runs, and settles with `connectionClosed` if the connection closes first. For a time
-   * bound use {@link TurnHandle.waitForTerminal}.
+   * The params of the turn's own `turn/completed`, however long the turn runs; `connectionClosed`
+   * if the connection closes first. {@link TurnHandle.waitForTerminal} bounds the wait.
    *
    * @example
    * ```ts
@@ -102,13 +103,8 @@ export class TurnHandle {
   }
 
   /**
-   * The turn's terminal, bounded by `timeoutMs` (default: the client's `defaultTimeoutMs`, 60 000; the wait for
-   * the ack included) and `signal`.
-   *
-   * @example
-   * ```ts
-   * const t = await turn.waitForTerminal({ timeoutMs: 30_000 });
-   * ```
+   * The turn's terminal, bounded by `timeoutMs` (default: the client's `defaultTimeoutMs`), the wait
+   * for the ack included, and `signal`.
    */
   async waitForTerminal(options: WaitOptions = {}): Promise<TurnCompletedParams> {
     const { ack, rest } = await this.#acked(options);
@@ -116,14 +112,9 @@ export class TurnHandle {
   }
 
   /**
-   * Cancel this turn and resolve with its real terminal. Called before the ack, the cancel is
-   * held and sent once the turnId is known. `already_terminal` resolves as done. `timeoutMs`
-   * (default: the client's `defaultTimeoutMs`) bounds the whole operation, the wait for the ack included.
-   *
-   * @example
-   * ```ts
-   * const { ack, turnCompleted } = await turn.cancel({ timeoutMs: 10_000 });
-   * ```
+   * Cancel this turn and resolve with its real terminal (`already_terminal` counts as done). Before
+   * the ack, the cancel waits for the turnId. `timeoutMs` (default: the client's
+   * `defaultTimeoutMs`) bounds it all, the ack included.
    */
   async cancel(options: TurnCancelOptions = {}): Promise<CancelOutcome> {
     const { keepInbox, ...waitOptions } = options;
@@ -133,15 +124,13 @@ export class TurnHandle {
   }
 
   /**
-   * Steer this turn while it runs (MSP 2.1 `turn/steer`): `input` joins the turn's inbox, and the
-   * model sees it at its next step boundary. Resolves with `{turnId, steerId}` (`steerId`, this
-   * command's commandId, names the steering `message` item); the outcome is on the stream: the
-   * item completes `completed` (consumed), or `cancelled` (discarded by a cancel, or
-   * `carriedOver` into the next turn). Rejects with an `MspError` of kind `commandRejected`:
-   * `already_terminal` (`data.terminal` says how the turn ended), `turn_not_running` (queued, or
-   * being cancelled), `inbox_full`, `unknown_turn`. `timeoutMs` (default: the client's
-   * `defaultTimeoutMs`) bounds the whole call, the wait for the ack included. (To retry with the
-   * same `commandId`, send `client.command("turn/steer", …)` yourself.)
+   * Steer this turn while it runs (MSP 2.1 `turn/steer`): the model sees `input` at its next step
+   * boundary. Resolves with `{turnId, steerId}`; `steerId` names the steering `message` item, which
+   * completes `completed` (consumed) or `cancelled` (discarded, or `carriedOver` to the next turn).
+   * Rejects with `commandRejected`: `already_terminal` (`data.terminal`), `turn_not_running`
+   * (queued, or being cancelled), `inbox_full`, `unknown_turn`. `timeoutMs` (default: the client's
+   * `defaultTimeoutMs`) bounds it all, the ack included. To retry with one `commandId`, send
+   * `client.command("turn/steer", …)`.
    *
    * @example
    * ```ts
@@ -153,14 +142,17 @@ export class TurnHandle {
     return this.client.command(Commands.turnSteer, { sessionId: this.sessionId, turnId: ack.turnId, input }, rest);
   }
 
-  /** Wait for the ack within the caller's bound; returns the bound that is left. */
+  /** Waits for the ack within the caller's bound; `rest` is what is left of it. */
   async #acked(options: WaitOptions): Promise<{ ack: TurnStartResult; rest: WaitOptions }> {
-    const started = Date.now();
-    const budget = options.timeoutMs ?? this.client.defaultTimeoutMs;
-    const ack = await bounded(this.accepted, "waiting for the turn/start ack", { method: Commands.turnStart, commandId: this.commandId }, options, budget);
-    const rest: WaitOptions = { timeoutMs: Math.max(0, budget - (Date.now() - started)) };
-    if (options.signal !== undefined) rest.signal = options.signal;
-    return { ack, rest };
+    const left = timeBudget(options, this.client.defaultTimeoutMs);
+    const ack = await bounded(
+      this.accepted,
+      "waiting for the turn/start ack",
+      { method: Commands.turnStart, commandId: this.commandId },
+      options,
+      this.client.defaultTimeoutMs,
+    );
+    return { ack, rest: left() };
   }
 }
 

@@ -2,10 +2,11 @@
  * ByteChannel: the runtime-neutral byte pipe that framing reads from and writes to.
  * Node stdio, a socket, or an in-memory pair all adapt to it.
  */
+import type { CloseInfo } from "../types/closeInfo.js";
 
 /**
  * How a channel ended, when it knows: a child process's exit code or signal, or a WebSocket's
- * close code and reason.
+ * close code and reason. The fields of {@link CloseInfo}, each optional.
  *
  * @example
  * ```ts
@@ -14,15 +15,7 @@
  * });
  * ```
  */
-export interface EndDetails {
-  exitCode?: number | null;
-  signal?: string | null;
-  reason?: string;
-  /** The WebSocket close code (RFC 6455 §7.4; 1006 when the connection was lost without a closing handshake). */
-  closeCode?: number;
-  /** The WebSocket close reason, as the peer sent it (`""` when it sent none). */
-  closeReason?: string;
-}
+export type EndDetails = Partial<CloseInfo>;
 
 /**
  * Something that can be stopped: returned by every `on…` subscription.

@@ -9,13 +9,6 @@ import { TASK_TOOL, type ScriptedModel, type ScriptedStep, type ScriptedToolCall
 /**
  * The `kind` of a model file that loads the checkable model, and the model name `muse check`
  * asks for in `session/create {model}`.
- *
- * @example
- * ```ts
- * import { writeFileSync } from "node:fs";
- * writeFileSync("check.json", JSON.stringify({ kind: CHECK_MODEL_KIND }));
- * // muse-host serve --stdio --script models/hello.json --model msp-check=check.json
- * ```
  */
 export const CHECK_MODEL_KIND = "msp-check";
 
@@ -107,7 +100,7 @@ function parseStep(raw: unknown, where: string, nesting: number): ScriptedStep {
     chunkDelayMs: nonNegative(raw["chunkDelayMs"], `${where}.chunkDelayMs`) ?? 0,
     toolCalls: tool === undefined ? [] : [parseTool(tool, `${where}.tool`)],
   };
-  // Issue 23: delegating calls, after the tool call; the step's `task` calls run at once.
+  // Delegating calls, after the tool call; the step's `task` calls run at once.
   if (raw["delegate"] !== undefined) step.toolCalls.push(...parseDelegates(raw["delegate"], `${where}.delegate`, nesting));
   if (reasoning !== undefined) step.reasoning = reasoning;
   if (text !== undefined) step.text = text;
@@ -148,7 +141,7 @@ function parseDirective(value: unknown, where: string, nesting: number): Scripte
 }
 
 /**
- * The check model's subagents (issue 23): every child directive is an agent, named by its JSON
+ * The check model's subagents: every child directive is an agent, named by its JSON
  * text, so a delegating call's `agent` says what its child turn plays. `get` parses the name; a
  * name that is no directive is no agent (the call fails `unknown agent …`). It lists none.
  */
@@ -178,12 +171,6 @@ class DirectiveAgents implements ReadonlyMap<string, ScriptedTurn> {
  * `{"steps": [{reasoning?, text?, chunkSize?, chunkDelayMs?, tool?: {runMs, outputEveryMs?, approval?}, usage?, stopByHook?}]}`.
  * A prompt that is not a JSON object gets a short help message; a JSON object that is not a
  * directive throws an `Error` naming the problem and its path (the turn then fails with it).
- *
- * @example
- * ```ts
- * const turn = checkTurnOf([{ type: "text", text: '{"steps":[{"text":"hi","chunkDelayMs":20}]}' }]);
- * turn.steps[0]?.text; // "hi"
- * ```
  */
 export function checkTurnOf(input: readonly TurnInput[]): ScriptedTurn {
   const prompt = input.map((part) => part.text).join("");
@@ -200,12 +187,6 @@ export function checkTurnOf(input: readonly TurnInput[]): ScriptedTurn {
 /**
  * Builds the checkable model from its file's value `{"kind": "msp-check", "description"?: string}`.
  * Throws an `Error` naming the first problem.
- *
- * @example
- * ```ts
- * const model = parseCheckModel({ kind: "msp-check" }, "msp-check");
- * model.turnFor?.(0, [{ type: "text", text: '{"steps":[{"text":"hi"}]}' }]).steps.length; // 1
- * ```
  */
 export function parseCheckModel(value: Record<string, unknown>, name: string): ScriptedModel {
   for (const key of Object.keys(value)) {

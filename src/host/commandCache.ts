@@ -1,14 +1,7 @@
 /** The idempotency cache: a repeated commandId gets the identical answer, without re-executing. */
 import { BoundedMap } from "../internal/boundedMap.js";
 
-/**
- * What a command answered: its result or its JSON-RPC error.
- *
- * @example
- * ```ts
- * const outcome: CommandOutcome = { kind: "result", result: { commandId, status: "accepted" } };
- * ```
- */
+/** What a command answered: its result or its JSON-RPC error. */
 export type CommandOutcome = (
   | {
       kind: "result";
@@ -27,21 +20,14 @@ export type CommandOutcome = (
   method?: string;
 };
 
-/**
- * The range of logged notifications a `session/resume` replays.
- *
- * @example
- * ```ts
- * const range: ReplayRange = { sessionId, after: 4, upTo: 9 }; // re-sends cursors 5..9
- * ```
- */
+/** The range of logged notifications a `session/resume` replays. */
 export interface ReplayRange {
   sessionId: string;
   /** @unit cursor sequence, exclusive */
   after: number;
   /** @unit cursor sequence, inclusive */
   upTo: number;
-  /** The sessions of its tree replayed with it (issue 23), each after its own cursor, merged in host order. */
+  /** The sessions of its tree replayed with it, each after its own cursor, merged in host order. */
   children?: Array<{ sessionId: string; after: number; upTo: number }>;
   /**
    * Every session below it when the resume was handled (replayed or not): a session linked later
@@ -50,26 +36,10 @@ export interface ReplayRange {
   tree?: string[];
 }
 
-/**
- * Default number of commandIds remembered.
- *
- * @example
- * ```ts
- * new CommandCache(DEFAULT_COMMAND_CACHE_CAPACITY); // 10 000 entries
- * ```
- */
+/** Default number of commandIds remembered. */
 export const DEFAULT_COMMAND_CACHE_CAPACITY = 10_000;
 
-/**
- * A bounded map from commandId to outcome; the oldest entries are forgotten first.
- *
- * @example
- * ```ts
- * const cache = new CommandCache(2);
- * cache.remember("c1", { kind: "result", result: { ok: true } });
- * cache.lookup("c1"); // { kind: "result", result: { ok: true } }
- * ```
- */
+/** A bounded map from commandId to outcome; the oldest entries are forgotten first. */
 export class CommandCache {
   readonly capacity: number;
   readonly #entries: BoundedMap<string, CommandOutcome>;

@@ -28,35 +28,18 @@ import type * as Lockfile from "proper-lockfile";
 import { requireOptionalPeer } from "./optionalPeer.js";
 import { currentBootId, readProcStat } from "./procStat.js";
 
-/**
- * The lock directory's name inside the data dir.
- *
- * @example
- * ```ts
- * join("/var/muse", DATA_DIR_LOCK_NAME); // "/var/muse/host.lock"
- * ```
- */
+/** The lock directory's name inside the data dir. */
 export const DATA_DIR_LOCK_NAME = "host.lock";
 
 /**
  * How long a lock held from another machine may go unrefreshed before it is taken over. The
  * holder refreshes it every `staleMs / 2`.
- *
- * @example
- * ```ts
- * lockDataDir("/var/muse", { staleMs: DEFAULT_LOCK_STALE_MS });
- * ```
  */
 export const DEFAULT_LOCK_STALE_MS = 10_000;
 
 /**
  * What a holder writes into its lock: enough to name it, and to tell from this machine whether it
  * is still alive.
- *
- * @example
- * ```ts
- * const owner: DataDirOwner = { pid: 4242, hostname: "box", startedAt: "2025-01-01T00:00:00.000Z", token: "9f…" };
- * ```
  */
 export interface DataDirOwner {
   pid: number;
@@ -73,18 +56,7 @@ export interface DataDirOwner {
   token: string;
 }
 
-/**
- * Another live host holds the data dir. `message` is the one line the CLI prints.
- *
- * @example
- * ```ts
- * try {
- *   lockDataDir("/var/muse");
- * } catch (error) {
- *   if (error instanceof DataDirInUseError) console.error(error.message, error.owner?.pid);
- * }
- * ```
- */
+/** Another live host holds the data dir. `message` is the one line the CLI prints. */
 export class DataDirInUseError extends Error {
   readonly code = "DATA_DIR_IN_USE";
   readonly dataDir: string;
@@ -99,16 +71,7 @@ export class DataDirInUseError extends Error {
   }
 }
 
-/**
- * A held data-dir lock.
- *
- * @example
- * ```ts
- * const lock = lockDataDir("/var/muse");
- * lock.assertHeld(); // before a write
- * lock.release();
- * ```
- */
+/** A held data-dir lock. */
 export interface DataDirLock {
   /** The lock directory, `<data>/host.lock`. */
   readonly path: string;
@@ -120,14 +83,7 @@ export interface DataDirLock {
   release(): void;
 }
 
-/**
- * Options of {@link lockDataDir}.
- *
- * @example
- * ```ts
- * const options: LockDataDirOptions = { staleMs: 10_000, onCompromised: (e) => console.error(e.message), logger: console.error };
- * ```
- */
+/** Options of {@link lockDataDir}. */
 export interface LockDataDirOptions {
   /**
    * @unit milliseconds a lock held from another machine may go unrefreshed before it is taken over (at least 2000)
@@ -272,11 +228,6 @@ function takeOver(dataDir: string, lockPath: string, holder: DataDirOwner): void
  * The holder refreshes the lock every `staleMs / 2` (proper-lockfile's update); if it finds the
  * lock changed under it, or {@link DataDirLock.assertHeld} finds `owner.json` replaced, the lock
  * is compromised: `onCompromised` runs once and every later write is refused.
- *
- * @example
- * ```ts
- * const lock = lockDataDir("/var/muse", { onCompromised: (error) => { console.error(error.message); process.exit(1); } });
- * ```
  */
 export function lockDataDir(dataDir: string, options: LockDataDirOptions = {}): DataDirLock {
   const staleMs = options.staleMs ?? DEFAULT_LOCK_STALE_MS;

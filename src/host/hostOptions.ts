@@ -73,7 +73,7 @@ export interface MuseHostOptions {
    */
   turnTimeLimitMs?: number;
   /**
-   * The deepest a subagent's turn may be (issue 23): a `task` call in a turn at this depth fails
+   * The deepest a subagent's turn may be: a `task` call in a turn at this depth fails
    * `subagent depth limit (N)`. Default 3.
    *
    * @unit levels below a top-level turn
@@ -85,7 +85,7 @@ export interface MuseHostOptions {
    */
   maxSubagentDepth?: number;
   /**
-   * The most child turns one turn runs at once (issue 23): a `task` call beyond it fails
+   * The most child turns one turn runs at once: a `task` call beyond it fails
    * `subagent fan-out limit (N)`. Default 8.
    *
    * @unit child turns running at once, per turn

@@ -1,5 +1,5 @@
 /**
- * The host order (issue 23): one sequence across every session log of a data dir, stamped on each
+ * The host order: one sequence across every session log of a data dir, stamped on each
  * notification record as `h` when it is logged, so a resume of a tree can merge its sessions'
  * logs in the order the host logged them, after a restart too.
  */
@@ -7,13 +7,6 @@
 /**
  * The host-wide sequence of notification records. A host starts it above the highest `h` its
  * recovery read ({@link HostOrder.seen}), then stamps each record it logs with {@link HostOrder.next}.
- *
- * @example
- * ```ts
- * const order = new HostOrder();
- * order.seen(41); // the highest h in the data dir
- * order.next(); // 42
- * ```
  */
 export class HostOrder {
   #last = 0;
@@ -38,11 +31,6 @@ export class HostOrder {
 /**
  * Where one session's record stands in the host order: its `h` (absent in a record an older host
  * logged) and its cursor number `n`.
- *
- * @example
- * ```ts
- * const head: OrderedRecord = { h: 42, n: 7 };
- * ```
  */
 export interface OrderedRecord {
   h?: number;
@@ -54,11 +42,6 @@ export interface OrderedRecord {
  * `h` among `heads` (`undefined` entries are sessions with nothing left). A record without `h`
  * (logged by an older host) comes before every stamped one; ties (two unstamped records) go to the
  * earlier index, the resumed session first. Returns -1 when every entry is `undefined`.
- *
- * @example
- * ```ts
- * firstInHostOrder([{ h: 9, n: 3 }, undefined, { h: 4, n: 1 }]); // 2
- * ```
  */
 export function firstInHostOrder(heads: ReadonlyArray<OrderedRecord | undefined>): number {
   let best = -1;

@@ -16,12 +16,6 @@ export interface ItemChange {
  * The `item/delta` that takes an item to `next` by appending `append` (non-empty) to its growing
  * field: the caller vouches that `next` is the previous item with `append` added, and `revision`
  * and `recordedAt` new.
- *
- * @example
- * ```ts
- * const next = { ...item, text: item.text + chunk, revision: item.revision + 1, recordedAt: isoNow() };
- * const { method, body } = itemDelta(next, chunk); // "item/delta", { turnId, itemId, revision, field: "text", append: chunk, recordedAt }
- * ```
  */
 export function itemDelta(next: Item, append: string): ItemChange {
   return {
@@ -35,12 +29,6 @@ export function itemDelta(next: Item, append: string): ItemChange {
  * and `recordedAt`, and every other field whose value differs (by `!==`; a field `next` no longer
  * has cannot be patched away and throws). A change that only appends to the growing field is sent
  * with {@link itemDelta} instead.
- *
- * @example
- * ```ts
- * const next = { ...item, approval: "pending", revision: item.revision + 1, recordedAt: isoNow() };
- * itemPatch(item, next).body; // { item: { itemId, turnId, kind, revision, recordedAt, approval: "pending" } }
- * ```
  */
 export function itemPatch(previous: Item, next: Item): ItemChange {
   const before = previous as unknown as Record<string, unknown>;
@@ -57,11 +45,6 @@ export function itemPatch(previous: Item, next: Item): ItemChange {
  * The change from `previous` to `next` (revision one more): an `item/delta` when only the growing
  * field changed and `next`'s value extends `previous`'s, else an `item/updated` patch. It compares
  * the growing field's text, so a streamer that knows its chunk uses {@link itemDelta} directly.
- *
- * @example
- * ```ts
- * const change = itemChange(item, { ...item, visibleOutput: out, revision: item.revision + 1, recordedAt: isoNow() });
- * ```
  */
 export function itemChange(previous: Item, next: Item): ItemChange {
   const field = growingField(next);

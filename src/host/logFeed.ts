@@ -11,22 +11,12 @@ import { firstInHostOrder } from "./hostOrder.js";
 /**
  * Reads a session's log from a position (advancing it) up to a cursor: `readSessionLog` with
  * `from` and `upTo`, bound to the session's path.
- *
- * @example
- * ```ts
- * const read: LogRead = (from, upTo) => readSessionLog(sessionLogPath(dataDir, sessionId), { from, upTo });
- * ```
  */
 export type LogRead = (from: SessionLogPosition, upTo: number) => Iterable<SessionLogRecord | SkippedRecord>;
 
 /**
  * One peer's catch-up on one session: it is sent the session's notifications from the log, from
  * `position`, until it has every one up to `upTo` and every one published live.
- *
- * @example
- * ```ts
- * const feed: LogFeed = { sessionId, position: logStart(), upTo: 0, requests: [] };
- * ```
  */
 export interface LogFeed {
   readonly sessionId: string;
@@ -46,31 +36,19 @@ export interface LogFeed {
    * far, so it follows the `item/updated` that shows its question pending.
    */
   requests: Array<{ at: number; message: unknown }>;
-  /** The tree replay this feed is a member of (issue 23): its sessions are fed together, merged in host order. */
+  /** The tree replay this feed is a member of: its sessions are fed together, merged in host order. */
   group?: TreeReplay;
 }
 
 /**
- * A resume's replay of a tree (issue 23): the feeds of these sessions (the resumed one first) are
+ * A resume's replay of a tree: the feeds of these sessions (the resumed one first) are
  * fed as one, each record sent in host order (`h`), until every one has caught up.
- *
- * @example
- * ```ts
- * const group: TreeReplay = { sessions: [parentId, childId] };
- * ```
  */
 export interface TreeReplay {
   readonly sessions: string[];
 }
 
-/**
- * One member of a {@link feedTreeBatch}: a session's feed and how it is fed.
- *
- * @example
- * ```ts
- * const member: TreeFeedMember = { feed, step };
- * ```
- */
+/** One member of a {@link feedTreeBatch}: a session's feed and how it is fed. */
 export interface TreeFeedMember {
   feed: LogFeed;
   step: FeedStep;
@@ -80,22 +58,10 @@ export interface TreeFeedMember {
  * What one batch of {@link feedBatch} ended on: `caughtUp` (everything up to the target is sent:
  * the peer can go back to live), `full` (the transport holds its bound: wait for it to drain),
  * `budget` (it read its share of the log for now: go on soon).
- *
- * @example
- * ```ts
- * if (feedBatch(feed, step) === "full") waitForDrain();
- * ```
  */
 export type FeedOutcome = "caughtUp" | "full" | "budget";
 
-/**
- * How one batch is fed: what to read, how far, and where it goes.
- *
- * @example
- * ```ts
- * const step: FeedStep = { read, target: 120, cursor: () => sent, fits: () => true, send: (m, n) => transport.send(m), budgetBytes: undefined };
- * ```
- */
+/** How one batch is fed: what to read, how far, and where it goes. */
 export interface FeedStep {
   read: LogRead;
   /** The last cursor number to feed now: the most published live, or the replay's `upTo`. */
@@ -116,11 +82,6 @@ export interface FeedStep {
  * stays unread for the next batch. Holds one record at a time, never a list of them. Sends the
  * feed's waiting host requests as soon as the cursor they wait for is sent. Throws what reading
  * the log throws.
- *
- * @example
- * ```ts
- * const outcome = feedBatch(feed, { read, target, cursor, fits, send, budgetBytes: 4 << 20 });
- * ```
  */
 export function feedBatch(feed: LogFeed, step: FeedStep, sendRequest: (message: unknown) => void): FeedOutcome {
   sendDueRequests(feed, step.cursor(), sendRequest);
@@ -149,17 +110,12 @@ function feedSends(feed: LogFeed, step: FeedStep, record: SessionLogRecord | Ski
 type NotificationRecord = Extract<SessionLogRecord, { type: "notification" }>;
 
 /**
- * Feeds one batch of a tree replay (issue 23): reads each member's log from its position, and
+ * Feeds one batch of a tree replay: reads each member's log from its position, and
  * sends the notifications every member's {@link feedBatch} would send, merged: always the one first
  * in host order (`h`, see `firstInHostOrder`) among the members' next ones. Holds one record per
  * member. Stops as {@link feedBatch} does: `full` when the next one does not fit (it stays unread),
  * `budget` after `budgetBytes` of log read (all members together), `caughtUp` only once every
  * member has sent everything up to its target. Throws what reading a log throws.
- *
- * @example
- * ```ts
- * const outcome = feedTreeBatch([{ feed: parentFeed, step: parentStep }, { feed: childFeed, step: childStep }], 4 << 20, sendNow);
- * ```
  */
 export function feedTreeBatch(members: readonly TreeFeedMember[], budgetBytes: number | undefined, sendRequest: (message: unknown) => void): FeedOutcome {
   const iterators: Array<Iterator<SessionLogRecord | SkippedRecord> | undefined> = [];
@@ -200,14 +156,7 @@ export function feedTreeBatch(members: readonly TreeFeedMember[], budgetBytes: n
   }
 }
 
-/**
- * Sends (in order) the feed's host requests whose cursor the peer has been sent.
- *
- * @example
- * ```ts
- * sendDueRequests(feed, 120, (message) => transport.send(message)); // those asked at or before cursor 120
- * ```
- */
+/** Sends (in order) the feed's host requests whose cursor the peer has been sent. */
 export function sendDueRequests(feed: LogFeed, cursor: number, sendRequest: (message: unknown) => void): void {
   while (feed.requests.length > 0 && (feed.requests[0]?.at ?? 0) <= cursor) sendRequest(feed.requests.shift()?.message);
 }
@@ -216,12 +165,6 @@ export function sendDueRequests(feed: LogFeed, cursor: number, sendRequest: (mes
  * Where a replay after cursor `after` starts, and how many notifications it has up to `upTo`:
  * one scan of the log, counting without holding any record. The position is just before the
  * first notification after `after` (the end of the log when there is none).
- *
- * @example
- * ```ts
- * const { replayed, position } = replayStart(read, 40, 120);
- * const feed: LogFeed = { sessionId, position, upTo: 120, requests: [] };
- * ```
  */
 export function replayStart(read: LogRead, after: number, upTo: number): { replayed: number; position: SessionLogPosition } {
   const scan = logStart();

@@ -6,11 +6,6 @@ import { isDescriptorExhaustion } from "./safeFiles.js";
 /**
  * How many session-log descriptors the host keeps open when no turn is using them. Logs of
  * sessions with a running or queued turn stay open on top of these (their turn needs them).
- *
- * @example
- * ```ts
- * const pool = new LogFilePool({ capacity: DEFAULT_MAX_OPEN_LOGS });
- * ```
  */
 export const DEFAULT_MAX_OPEN_LOGS = 128;
 
@@ -19,11 +14,6 @@ export const DEFAULT_MAX_OPEN_LOGS = 128;
  * or a quarter of this process's open-files limit when that is lower (read from
  * `/proc/self/limits` on Linux), so idle logs never crowd out the descriptors that running
  * tools, connections and new sessions need.
- *
- * @example
- * ```ts
- * const pool = new LogFilePool({ capacity: defaultMaxOpenLogs() }); // 16 under `ulimit -n 64`
- * ```
  */
 export function defaultMaxOpenLogs(): number {
   let limit = Infinity;
@@ -39,11 +29,6 @@ export function defaultMaxOpenLogs(): number {
 /**
  * No descriptor was free (`EMFILE` or `ENFILE`) to open a session log, even after closing idle
  * ones. Nothing was written: the command that needed it fails, and can be retried.
- *
- * @example
- * ```ts
- * try { log.append(record); } catch (error) { if (error instanceof LogUnavailableError) console.error("retry later"); }
- * ```
  */
 export class LogUnavailableError extends Error {
   readonly code: string;
@@ -56,14 +41,7 @@ export class LogUnavailableError extends Error {
   }
 }
 
-/**
- * Options of a {@link LogFilePool}.
- *
- * @example
- * ```ts
- * const options: LogFilePoolOptions = { capacity: 64, guard: () => lock.assertHeld() };
- * ```
- */
+/** Options of a {@link LogFilePool}. */
 export interface LogFilePoolOptions {
   /**
    * @unit file descriptors: idle session logs kept open (least recently used closed first)
@@ -79,12 +57,6 @@ export interface LogFilePoolOptions {
  * kept in an LRU of `capacity` and closed when evicted; a log in use by a turn is held open
  * outside it. Opening retries once after closing half the idle descriptors when the process is
  * out of them.
- *
- * @example
- * ```ts
- * const pool = new LogFilePool({ capacity: 64 });
- * const log = SessionLog.open(sessionLogPath("/var/muse", sessionId), { pool });
- * ```
  */
 export class LogFilePool {
   readonly #idle: BoundedMap<object, () => void>;

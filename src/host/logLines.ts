@@ -9,11 +9,6 @@ import { readSync } from "node:fs";
  * The longest session-log line the host reads back: 16 MiB, the SDK's default `maxMessageBytes`
  * (a logged notification longer than that could not reach a client with default limits anyway).
  * Longer lines are reported and skipped.
- *
- * @example
- * ```ts
- * for (const line of readLines(fd, { maxLineBytes: MAX_LOG_LINE_BYTES })) handle(line);
- * ```
  */
 export const MAX_LOG_LINE_BYTES = 16 * 1024 * 1024;
 
@@ -22,14 +17,7 @@ const CHUNK_BYTES = 64 * 1024;
 /** @unit bytes of an over-long line kept to report it */
 const HEAD_BYTES = 256;
 
-/**
- * A line the reader skipped because it was longer than `maxLineBytes`.
- *
- * @example
- * ```ts
- * const onOversize = (o: OversizeLine) => console.error(`line ${o.line} (${o.bytes} bytes at ${o.offset}) skipped`);
- * ```
- */
+/** A line the reader skipped because it was longer than `maxLineBytes`. */
 export interface OversizeLine {
   /** 1-based line number. */
   line: number;
@@ -43,14 +31,7 @@ export interface OversizeLine {
   head: string;
 }
 
-/**
- * Options of {@link readLines}.
- *
- * @example
- * ```ts
- * const options: ReadLinesOptions = { maxLineBytes: 1024, onOversize: (o) => console.error(o) };
- * ```
- */
+/** Options of {@link readLines}. */
 export interface ReadLinesOptions {
   /**
    * @unit bytes: the longest line yielded (without its `\n`); longer ones go to `onOversize`
@@ -67,14 +48,7 @@ export interface ReadLinesOptions {
   from?: number;
 }
 
-/**
- * One line {@link readLogLines} yields, with where it lies in the file.
- *
- * @example
- * ```ts
- * for (const { text, end, terminated } of readLogLines(fd)) if (terminated) resumeAt = end;
- * ```
- */
+/** One line {@link readLogLines} yields, with where it lies in the file. */
 export interface LogLine {
   /** The line, decoded as UTF-8, without its `\n`. */
   text: string;
@@ -90,16 +64,6 @@ export interface LogLine {
  * Yields each line of the file open at `fd` (read from offset `from`, 0 by default, decoded as
  * UTF-8, without its `\n`), including a last line with no `\n` (a torn write). Empty lines are
  * yielded too. Holds at most one 64 KiB buffer and one line of up to `maxLineBytes`.
- *
- * @example
- * ```ts
- * const fd = openSync("/var/muse/sessions/x.jsonl", "r");
- * try {
- *   for (const line of readLines(fd, { onOversize: (o) => console.error(`skipped line ${o.line}`) })) console.log(line.length);
- * } finally {
- *   closeSync(fd);
- * }
- * ```
  */
 export function* readLines(fd: number, options: ReadLinesOptions = {}): Generator<string, void, undefined> {
   for (const line of readLogLines(fd, options)) yield line.text;
@@ -109,12 +73,6 @@ export function* readLines(fd: number, options: ReadLinesOptions = {}): Generato
  * {@link readLines}, with where each line lies: its offset, the offset of the line after it (where
  * a later read resumes, with `from`), and whether a `\n` ends it. Line numbers given to
  * `onOversize` count from the line at `from`.
- *
- * @example
- * ```ts
- * let resumeAt = 0;
- * for (const line of readLogLines(fd, { from: resumeAt })) if (line.terminated) resumeAt = line.end;
- * ```
  */
 export function* readLogLines(fd: number, options: ReadLinesOptions = {}): Generator<LogLine, void, undefined> {
   const max = options.maxLineBytes ?? MAX_LOG_LINE_BYTES;

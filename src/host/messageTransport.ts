@@ -78,11 +78,6 @@ export interface MessageTransport {
  * Whether `transport` can take `message` now without holding more than its `maxHeldBytes`: it
  * holds nothing (a message bigger than the bound still goes alone), or what it holds plus the
  * message's UTF-8 bytes stays within the bound. Always true for a transport without flow control.
- *
- * @example
- * ```ts
- * if (transportTakes(transport, message)) transport.send(message);
- * ```
  */
 export function transportTakes(transport: MessageTransport | undefined, message: unknown): boolean {
   const held = transport?.heldBytes?.() ?? 0;
@@ -97,11 +92,6 @@ export function transportTakes(transport: MessageTransport | undefined, message:
 /**
  * What an `InputGate` works with: how much its transport holds, its bound, and how to stop
  * and restart reading the input.
- *
- * @example
- * ```ts
- * const io: InputGateIo<string> = { heldBytes: () => socket.bufferedAmount, maxHeldBytes: 4 << 20, pause: () => socket.pause(), resume: () => socket.resume(), handle: (text) => onMessage(text) };
- * ```
  */
 export interface InputGateIo<T> {
   /** What the transport holds unsent now. @unit bytes */
@@ -127,13 +117,6 @@ export interface InputGateIo<T> {
  * commands answered later cannot pile up past the bound either. So a peer that sends and never
  * reads makes the host hold at most the bound plus one reply: its own sends back up in TCP or the
  * pipe, and nothing it sent before is dropped.
- *
- * @example
- * ```ts
- * const gate = new InputGate({ heldBytes: () => socket.bufferedAmount, maxHeldBytes: 4 << 20, pause: () => socket.pause(), resume: () => socket.resume(), handle: (text: string) => onMessage(text) });
- * socket.on("message", (data) => gate.take(String(data)));
- * const send = (message: unknown) => { socket.send(messageJson(message), () => setImmediate(() => gate.drained())); gate.sent(); };
- * ```
  */
 export class InputGate<T> {
   readonly #io: InputGateIo<T>;

@@ -3,34 +3,20 @@
  * (an `item/updated` that extends its item's last logged text becomes a delta) and the JSON text
  * of its wire message. Both are built from one serialization of the item, and the item's growing
  * text (`text`, or a tool call's `visibleOutput`) is JSON-escaped once per chunk, not once per
- * update, so a streamed answer no longer costs two full serializations of its text so far for
+ * update, so a streamed answer does not cost two full serializations of its text so far for
  * every chunk.
  */
 import { growingField } from "../protocol/itemFold.js";
 import { notificationMessage } from "./jsonRpc.js";
 import type { SessionLogRecord } from "./sessionLogRecord.js";
 
-/**
- * A `notification` record of a session log, as its writer hands it over (whole params, no delta).
- *
- * @example
- * ```ts
- * const record: NotificationRecord = { type: "notification", at: Date.now(), n: 1, method: "turn/started", params };
- * ```
- */
+/** A `notification` record of a session log, as its writer hands it over (whole params, no delta). */
 export type NotificationRecord = Extract<SessionLogRecord, { type: "notification" }>;
 
 /**
  * A notification encoded by {@link NotificationEncoder.encode}: both texts are exactly what
  * `JSON.stringify` makes of the log record (with its delta, if any) and of
  * `notificationMessage(method, params)`, without a trailing newline.
- *
- * @example
- * ```ts
- * const { line, wire } = encoder.encode(record);
- * writeSync(fd, `${line}\n`);
- * transport.send(withJson(notificationMessage(record.method, record.params), wire));
- * ```
  */
 export interface EncodedNotification {
   /** The session-log line. */
@@ -39,14 +25,7 @@ export interface EncodedNotification {
   wire: string;
 }
 
-/**
- * The item of a notification's params, when it has one (an object with a string `itemId`).
- *
- * @example
- * ```ts
- * itemOf({ sessionId, item: { itemId: "i1", kind: "message", text: "hi" } })?.["itemId"]; // "i1"
- * ```
- */
+/** The item of a notification's params, when it has one (an object with a string `itemId`). */
 export function itemOf(params: Record<string, unknown>): Record<string, unknown> | undefined {
   const item = params["item"];
   return typeof item === "object" && item !== null && typeof (item as { itemId?: unknown }).itemId === "string" ? (item as Record<string, unknown>) : undefined;
@@ -88,7 +67,7 @@ function hasKeys(value: object, keys: readonly string[]): boolean {
 }
 
 const RECORD_KEYS = ["type", "at", "n", "method", "params"] as const;
-/** A record with its place in the host order (issue 23). */
+/** A record with its place in the host order. */
 const RECORD_KEYS_ORDERED = ["type", "at", "n", "h", "method", "params"] as const;
 /** The params of every item notification a session agent emits, in its order. */
 const ITEM_PARAMS_KEYS = ["sessionId", "viewCursor", "emittedAtMs", "item"] as const;
@@ -162,15 +141,6 @@ function reusable(value: unknown): boolean {
  * value's JSON escape. The common case (the params of a session agent's item notification:
  * `sessionId`, `viewCursor`, `emittedAtMs`, `item`) is assembled from one `JSON.stringify` of the
  * item without its growing text; every other shape is serialized whole, to the same texts.
- *
- * @example
- * ```ts
- * const encoder = new NotificationEncoder();
- * const item = { itemId: "i1", turnId, revision: 2, status: "inProgress", recordedAt, text: "Hel", kind: "message" };
- * encoder.encode({ type: "notification", at, n: 2, method: "item/started", params: { sessionId, viewCursor, emittedAtMs: at, item } });
- * const { line } = encoder.encode({ type: "notification", at, n: 3, method: "item/updated", params: { sessionId, viewCursor, emittedAtMs: at, item: { ...item, text: "Hello" } } });
- * // line ends with `"text":"lo","kind":"message"}},"delta":{"field":"text","from":3}}`
- * ```
  */
 export class NotificationEncoder {
   readonly #items = new Map<string, ItemState>();

@@ -9,11 +9,6 @@ import { createRequire } from "node:module";
  * An optional peer dependency the host needs here is not installed. `message` says what needed it
  * and how to install it, e.g.
  * `muse-host serve --ws needs the optional package "ws": npm install ws`.
- *
- * @example
- * ```ts
- * try { await serveWebSocket(host, { token }); } catch (e) { if (e instanceof MissingPeerError) console.error(e.message); }
- * ```
  */
 export class MissingPeerError extends Error {
   /** Always `"MISSING_PEER_DEPENDENCY"`. */
@@ -39,11 +34,6 @@ function isNotFound(error: unknown, packageName: string): boolean {
 /**
  * Imports optional peer `packageName` (a dynamic `import()`), or rejects with a
  * {@link MissingPeerError} that names what needed it (`neededBy`) when it is not installed.
- *
- * @example
- * ```ts
- * const { WebSocketServer } = await importOptionalPeer<typeof import("ws")>("ws", "muse-host serve --ws");
- * ```
  */
 export async function importOptionalPeer<T>(packageName: string, neededBy: string): Promise<T> {
   try {
@@ -58,11 +48,6 @@ export async function importOptionalPeer<T>(packageName: string, neededBy: strin
  * Loads optional peer `packageName` synchronously (CommonJS `require`), for a caller that cannot
  * wait: the data-dir lock is taken inside the synchronous `createHost`. Throws a
  * {@link MissingPeerError} when it is not installed.
- *
- * @example
- * ```ts
- * const lockfile = requireOptionalPeer<typeof import("proper-lockfile")>("proper-lockfile", "the data-dir lock");
- * ```
  */
 export function requireOptionalPeer<T>(packageName: string, neededBy: string): T {
   try {

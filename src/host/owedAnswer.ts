@@ -12,12 +12,6 @@ const FRAMING_BYTES = 16;
  * peer that floods such commands and reads nothing makes the host stop reading it as if the
  * answers were already queued. The estimate is the accepted answer's UTF-8 size plus its framing;
  * an error answer instead (the log failed) is about as short, and the host shuts down then.
- *
- * @example
- * ```ts
- * const pay = reserveAnswer(subscriber.flow, id, { commandId, status: "accepted", turnId });
- * session.cancelTurn(turnId, { kind: "user" }, false, () => { pay(); subscriber.send({ jsonrpc: "2.0", id, result }); });
- * ```
  */
 export function reserveAnswer(transport: MessageTransport | undefined, id: JsonRpcId, result: unknown): () => void {
   if (transport?.reserve === undefined) return () => {};

@@ -1,15 +1,7 @@
 /** The agent phase machine of seed 000: idle, maintenance or running, each non-idle phase owning one AbortController. */
 import type { CancelCause } from "../protocol/index.js";
 
-/**
- * Where a session's agent is. Every non-idle phase owns exactly one `AbortController`.
- *
- * @example
- * ```ts
- * const machine = new PhaseMachine();
- * if (machine.phase.kind === "running") console.log(machine.phase.turnId, machine.phase.step);
- * ```
- */
+/** Where a session's agent is. Every non-idle phase owns exactly one `AbortController`. */
 export type AgentPhase =
   | { readonly kind: "idle"; readonly lastTurn: number }
   | { readonly kind: "maintenance"; readonly abort: AbortController; readonly lastTurn: number }
@@ -18,17 +10,6 @@ export type AgentPhase =
 /**
  * The phase machine. `cancel(cause)` is first-cause-wins for the active activity and a no-op when
  * idle: it never arms future work. The cause becomes the `AbortSignal`'s `reason`.
- *
- * @example
- * ```ts
- * const machine = new PhaseMachine();
- * const signal = machine.enterRunning("turn-1", 0);
- * machine.cancel({ kind: "user" });   // true: armed
- * machine.cancel({ kind: "hook", reason: "policy" }); // false: first cause won
- * signal.reason; // { kind: "user" }
- * machine.toIdle();
- * machine.cancel({ kind: "user" });   // false: nothing active, nothing armed
- * ```
  */
 export class PhaseMachine {
   #phase: AgentPhase = { kind: "idle", lastTurn: -1 };

@@ -18,11 +18,6 @@ import { serveWebSocket, type WebSocketHostServer } from "./webSocketServer.js";
 /**
  * Loads the models `options` name: `--script` as `default` (unless a `--model default=` overrides
  * it), plus every `--model`, and picks the default model.
- *
- * @example
- * ```ts
- * const { models, defaultModel } = loadServeModels(parseServeArgs(["--stdio", "--script", "m.json"]));
- * ```
  */
 export function loadServeModels(options: ServeOptions): Pick<MuseHostOptions, "models" | "defaultModel"> {
   const models = new Map<string, ScriptedModel>();

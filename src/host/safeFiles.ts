@@ -10,15 +10,6 @@ import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, type S
  * A data-dir entry the host refuses to use: not a regular file, a symlink, a hard link, or a
  * `sessions/` that is not a real directory. `code` is stable; `message` is one line naming the
  * path and why.
- *
- * @example
- * ```ts
- * try {
- *   openLogFile(path, "read");
- * } catch (error) {
- *   if (error instanceof UnsafeFileError) console.error(`skipping ${error.path}: ${error.why}`);
- * }
- * ```
  */
 export class UnsafeFileError extends Error {
   readonly code = "UNSAFE_FILE";
@@ -47,11 +38,6 @@ function kindOf(stats: Stats): string {
 /**
  * How {@link openLogFile} opens: `read` (read-only), `append` (read-write, appending; the file
  * must exist) or `create` (read-write, appending; the file must not exist yet).
- *
- * @example
- * ```ts
- * const mode: LogOpenMode = "append";
- * ```
  */
 export type LogOpenMode = "read" | "append" | "create";
 
@@ -60,12 +46,6 @@ export type LogOpenMode = "read" | "append" | "create";
  * and stats once `fstat` shows a regular file with exactly one link. Otherwise closes it and
  * throws {@link UnsafeFileError}. A symlink (`ELOOP`) is an `UnsafeFileError` too; other errors
  * (`ENOENT`, `EMFILE`, `EEXIST` for `create`…) are thrown as they are.
- *
- * @example
- * ```ts
- * const { fd } = openLogFile("/var/muse/sessions/x.jsonl", "read");
- * closeSync(fd);
- * ```
  */
 export function openLogFile(path: string, mode: LogOpenMode): { fd: number; stats: Stats } {
   const { O_RDONLY, O_RDWR, O_APPEND, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK } = constants;
@@ -95,11 +75,6 @@ export function openLogFile(path: string, mode: LogOpenMode): { fd: number; stat
 /**
  * Makes sure `dir` is a real directory (not a symlink to one, not a file), creating it when it is
  * missing. Throws {@link UnsafeFileError} otherwise.
- *
- * @example
- * ```ts
- * ensureRealDirectory("/var/muse/sessions");
- * ```
  */
 export function ensureRealDirectory(dir: string): void {
   let stats: Stats;
@@ -117,11 +92,6 @@ export function ensureRealDirectory(dir: string): void {
 /**
  * True for the errors that mean "no descriptor is free right now" (`EMFILE`: this process's
  * limit; `ENFILE`: the system's), which fail one command rather than the host.
- *
- * @example
- * ```ts
- * try { openLogFile(path, "append"); } catch (error) { if (isDescriptorExhaustion(error)) console.error("out of fds"); }
- * ```
  */
 export function isDescriptorExhaustion(error: unknown): boolean {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;

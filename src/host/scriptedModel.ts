@@ -25,13 +25,8 @@ export interface ScriptedToolCall {
 }
 
 /**
- * The scripted tool that delegates (issue 23): `{"tool": "task", "args": {"prompt": "…", "agent":
+ * The scripted tool that delegates: `{"tool": "task", "args": {"prompt": "…", "agent":
  * "<name>"}}` runs a child turn, in a child session, playing the script's agent `<name>`.
- *
- * @example
- * ```ts
- * const call: ScriptedToolCall = { tool: TASK_TOOL, args: { prompt: "find the failing test", agent: "searcher" } };
- * ```
  */
 export const TASK_TOOL = "task";
 
@@ -107,7 +102,7 @@ export interface ScriptedModel {
   /** The script's `turnTimeLimitMs`: its turns are stopped by a hook past it (overrides the host's). @unit milliseconds */
   readonly turnTimeLimitMs?: number;
   /**
-   * The model's subagents (issue 23), by name: the turn a `task` call naming one plays in its
+   * The model's subagents, by name: the turn a `task` call naming one plays in its
    * child session (its script's first turn). Absent when the script has no `agents`.
    */
   readonly agents?: ReadonlyMap<string, ScriptedTurn>;
@@ -121,14 +116,7 @@ export interface ScriptedModel {
   turnFor?(index: number, input: readonly TurnInput[]): ScriptedTurn;
 }
 
-/**
- * One chunk a scripted step streams. Tool calls arrive only after all text.
- *
- * @example
- * ```ts
- * const chunk: ModelChunk = { kind: "text", delta: "Hel" };
- * ```
- */
+/** One chunk a scripted step streams. Tool calls arrive only after all text. */
 export type ModelChunk = { kind: "reasoning"; delta: string } | { kind: "text"; delta: string } | { kind: "toolCall"; call: ScriptedToolCall };
 
 const DEFAULT_CHUNK_SIZE = 8;
@@ -259,15 +247,7 @@ function parseUsage(raw: unknown, where: string): TurnUsage {
   return usage;
 }
 
-/**
- * The usage of the steps a turn ran, summed.
- *
- * @example
- * ```ts
- * addUsage({ inputTokens: 1, outputTokens: 2, reasoningTokens: 0 }, { inputTokens: 3, outputTokens: 0, reasoningTokens: 4 });
- * // { inputTokens: 4, outputTokens: 2, reasoningTokens: 4 }
- * ```
- */
+/** The usage of the steps a turn ran, summed. */
 export function addUsage(sum: TurnUsage, step: TurnUsage | undefined): TurnUsage {
   if (step === undefined) return sum;
   return {
@@ -283,12 +263,6 @@ export function addUsage(sum: TurnUsage, step: TurnUsage | undefined): TurnUsage
  * `invalid scripted model at $.turns[0].steps[1].txt: unknown key (expected one of reasoning, text, …; did you mean text?)`.
  * Unknown keys are rejected; the script's top level may carry a `description` string. (A model
  * file with a `kind` is another model: `parseScriptedModel` in `modelLoader.ts` dispatches on it.)
- *
- * @example
- * ```ts
- * const model = parseTurnsScript({ turns: [{ steps: [{ text: "hi" }] }] }, "tiny");
- * model.turnAt(5).steps.length; // 1
- * ```
  */
 export function parseTurnsScript(value: unknown, name: string): ScriptedModel {
   if (!isObject(value)) fail("$", "the script must be an object");
@@ -328,7 +302,7 @@ function parseTurns(turnsRaw: unknown, where: string): ScriptedTurn[] {
   });
 }
 
-/** A script's `agents` (issue 23): an object of named sub-scripts, each with its own `turns`. */
+/** A script's `agents`: an object of named sub-scripts, each with its own `turns`. */
 function parseAgents(raw: unknown): Map<string, ScriptedTurn[]> | undefined {
   if (raw === undefined) return undefined;
   if (!isObject(raw)) fail("$.agents", "agents must be an object of named scripts");
@@ -374,12 +348,6 @@ function* chunksOf(text: string, size: number): Generator<string> {
 /**
  * The chunks of one step, in order, with no pauses: reasoning chunks, then text chunks, then its
  * tool calls ({@link streamStep} is the same with each chunk's `chunkDelayMs` before it).
- *
- * @example
- * ```ts
- * for (const chunk of stepChunks({ text: "hello", chunkSize: 2, chunkDelayMs: 0, toolCalls: [] })) console.log(chunk);
- * // { kind: "text", delta: "he" }, { kind: "text", delta: "ll" }, { kind: "text", delta: "o" }
- * ```
  */
 export function* stepChunks(step: ScriptedStep): Generator<ModelChunk> {
   if (step.reasoning !== undefined) for (const delta of chunksOf(step.reasoning, step.chunkSize)) yield { kind: "reasoning", delta };
@@ -391,14 +359,6 @@ export function* stepChunks(step: ScriptedStep): Generator<ModelChunk> {
  * Streams one step: reasoning chunks, then text chunks, then its tool calls. Each reasoning or text
  * chunk waits `chunkDelayMs` first (without a delay, only checks `signal`); the wait rejects as soon
  * as `signal` aborts.
- *
- * @example
- * ```ts
- * for await (const chunk of streamStep(step, signal)) {
- *   signal.throwIfAborted();
- *   if (chunk.kind === "text") process.stdout.write(chunk.delta);
- * }
- * ```
  */
 export async function* streamStep(step: ScriptedStep, signal: AbortSignal): AsyncGenerator<ModelChunk> {
   for (const chunk of stepChunks(step)) {

@@ -8,14 +8,7 @@ import { parseListenAddress, type ListenAddress } from "./webSocketAccess.js";
 import { DEFAULT_MAX_CONNECTIONS } from "./webSocketServer.js";
 import { DEFAULT_MAX_SEND_QUEUE_BYTES, DEFAULT_STALL_TIMEOUT_MS } from "./webSocketTransport.js";
 
-/**
- * Parsed `muse-host serve` options.
- *
- * @example
- * ```ts
- * const options: ServeOptions = parseServeArgs(["--stdio", "--script", "m.json"]);
- * ```
- */
+/** Parsed `muse-host serve` options. */
 export interface ServeOptions {
   /** `--stdio`: serve MSP on stdin/stdout. */
   stdio: boolean;
@@ -63,14 +56,7 @@ export interface ServeOptions {
   lockStaleMs?: number;
 }
 
-/**
- * The usage synopsis of `muse-host` (printed after a bad command line; {@link HELP} explains each flag).
- *
- * @example
- * ```ts
- * process.stderr.write(`${USAGE}\n`);
- * ```
- */
+/** The usage synopsis of `muse-host` (printed after a bad command line; {@link HELP} explains each flag). */
 export const USAGE = `usage: muse-host serve (--stdio | --ws [ADDR:]PORT | both) --script PATH [--data DIR]
                        [--model NAME=PATH ...] [--default-model NAME] [--kill-grace-ms N]
                        [--turn-time-limit-ms N] [--max-subagent-depth N] [--max-subagents-per-turn N]
@@ -83,11 +69,6 @@ export const USAGE = `usage: muse-host serve (--stdio | --ws [ADDR:]PORT | both)
 /**
  * What `muse-host --help` prints: the synopsis, then one line per flag saying what it does,
  * with its default and unit.
- *
- * @example
- * ```ts
- * process.stdout.write(`${HELP}\n`);
- * ```
  */
 export const HELP = `${USAGE}
 
@@ -173,14 +154,7 @@ function nonNegativeInt(flag: string, value: string): number {
   return n;
 }
 
-/**
- * Parses the arguments after `serve`. Throws an `Error` with a one-line message on bad input.
- *
- * @example
- * ```ts
- * parseServeArgs(["--stdio", "--script", "m.json", "--kill-grace-ms", "500"]).killGraceMs; // 500
- * ```
- */
+/** Parses the arguments after `serve`. Throws an `Error` with a one-line message on bad input. */
 export function parseServeArgs(args: readonly string[]): ServeOptions {
   const options: ServeOptions = { stdio: false, allowOrigins: [], allowRemote: false, ui: false, models: new Map() };
   const seen = new Set<string>();

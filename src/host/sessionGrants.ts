@@ -10,25 +10,10 @@ import type { ApprovalGrant } from "../protocol/index.js";
  * Most grants one session holds. Past it the host's questions no longer offer
  * `approveForSession` (each call is asked and approved once), so the session's grants, its log's
  * grant records, and what a restart reads back stay bounded.
- *
- * @example
- * ```ts
- * const grants = new SessionGrants();
- * if (grants.size < MAX_GRANTS_PER_SESSION) console.log("approveForSession is offered");
- * ```
  */
 export const MAX_GRANTS_PER_SESSION = 256;
 
-/**
- * The grants of one session, by the exact call each covers.
- *
- * @example
- * ```ts
- * const grants = new SessionGrants([{ grantId: "g1", tool: "shell", args: '{"command":"ls"}', match: "exact" }]);
- * grants.covering("shell", '{"command":"ls"}')?.grantId; // "g1"
- * grants.covering("shell", '{"command":"ls -a"}'); // undefined: asked as usual
- * ```
- */
+/** The grants of one session, by the exact call each covers. */
 export class SessionGrants {
   readonly #byCall = new Map<string, ApprovalGrant>();
 

@@ -16,11 +16,6 @@ import type { SessionLogRecord } from "./sessionLogRecord.js";
  * How {@link SessionLog.open} treats the file: `create` makes a new one (it must not exist: a
  * planted file or link there is refused), `existing` needs it to exist, `any` (the default)
  * creates it when missing.
- *
- * @example
- * ```ts
- * SessionLog.open(path, { mode: "create" });
- * ```
  */
 export type SessionLogOpenMode = "create" | "existing" | "any";
 
@@ -59,13 +54,6 @@ function writeWhole(fd: number, text: string): number {
  * state. The descriptor is opened on demand (`O_NOFOLLOW`, regular files only, the very file first
  * opened) and kept in the pool's bounded cache, or held open while {@link SessionLog.hold} says a
  * turn uses it.
- *
- * @example
- * ```ts
- * const log = SessionLog.open(sessionLogPath("/var/muse", sessionId));
- * log.append({ type: "session", at: Date.now(), sessionId, model: "default" });
- * log.close();
- * ```
  */
 export class SessionLog {
   readonly path: string;

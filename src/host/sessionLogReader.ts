@@ -14,17 +14,9 @@ import type { SessionLogRecord, SkippedRecord } from "./sessionLogRecord.js";
 
 /**
  * Where a resumable read of a session log stands: the byte offset of the next unread line, and
- * what rebuilding the records after it needs (the growing text of the items open there: an
- * old-format `item/updated` delta extends a text logged on an earlier line). A read given it as
+ * what rebuilding the records after it needs (the growing text of the items open there: a
+ * logged `item/updated` delta extends a text logged on an earlier line). A read given it as
  * `from` advances it in place.
- *
- * @example
- * ```ts
- * const at = logStart();
- * for (const record of readSessionLog(path, { from: at, upTo: 10 })) send(record);
- * // later: go on after cursor 10, without reading the first lines again
- * for (const record of readSessionLog(path, { from: at })) send(record);
- * ```
  */
 export interface SessionLogPosition {
   /** @unit bytes from the start of the file to the next unread line */
@@ -35,38 +27,17 @@ export interface SessionLogPosition {
   n: number;
 }
 
-/**
- * A position at the start of a log: nothing read yet.
- *
- * @example
- * ```ts
- * const at = logStart(); // { offset: 0, items: new Map(), n: 0 }
- * ```
- */
+/** A position at the start of a log: nothing read yet. */
 export function logStart(): SessionLogPosition {
   return { offset: 0, items: new Map(), n: 0 };
 }
 
-/**
- * A copy of `position` that reads on independently (the items' texts are shared, not copied).
- *
- * @example
- * ```ts
- * const mark = copyPosition(at); // `at` reads on, `mark` stays where it was
- * ```
- */
+/** A copy of `position` that reads on independently (the items' texts are shared, not copied). */
 export function copyPosition(position: SessionLogPosition): SessionLogPosition {
   return { offset: position.offset, items: new Map(position.items), n: position.n };
 }
 
-/**
- * Options of {@link readSessionLog}.
- *
- * @example
- * ```ts
- * const options: ReadSessionLogOptions = { onProblem: (line) => console.error(line) };
- * ```
- */
+/** Options of {@link readSessionLog}. */
 export interface ReadSessionLogOptions {
   /** Told (one line each) about lines skipped as too long, or deltas whose base was lost. */
   onProblem?: (message: string) => void;
@@ -113,13 +84,6 @@ interface Pending {
  * yields nothing; a file that is not a regular file throws `UnsafeFileError`. Break out of the
  * loop early and the file is closed. With `from`, it starts there and moves `from` along (see
  * {@link ReadSessionLogOptions.from}); with `upTo`, it stops before the first later cursor.
- *
- * @example
- * ```ts
- * for (const record of readSessionLog(sessionLogPath("/var/muse", sessionId))) {
- *   if (record.type === "notification") console.log(record.n, record.method);
- * }
- * ```
  */
 export function* readSessionLog(path: string, options: ReadSessionLogOptions = {}): Generator<SessionLogRecord | SkippedRecord, void, undefined> {
   let fd: number;

@@ -4,15 +4,7 @@ import { MAX_GRANTS_PER_SESSION } from "./sessionGrants.js";
 import type { SessionLogRecord, SkippedRecord } from "./sessionLogRecord.js";
 import type { CarriedSteer } from "./steeringInbox.js";
 
-/**
- * A turn the log shows as accepted but not completed.
- *
- * @example
- * ```ts
- * const summary = summarizeSessionLog(readSessionLog(sessionLogPath("/var/muse", sessionId)));
- * for (const t of summary?.openTurns ?? []) console.error(t.turnId, t.started ? "was running" : "was queued");
- * ```
- */
+/** A turn the log shows as accepted but not completed. */
 export interface OpenTurn {
   turnId: string;
   /** @unit milliseconds since the Unix epoch, when it started (or was accepted, if it never started) */
@@ -20,15 +12,7 @@ export interface OpenTurn {
   started: boolean;
 }
 
-/**
- * What a session log says about its session: enough to resume it.
- *
- * @example
- * ```ts
- * const summary = summarizeSessionLog(readSessionLog(sessionLogPath("/var/muse", sessionId)));
- * summary?.lastCursor; // 42
- * ```
- */
+/** What a session log says about its session: enough to resume it. */
 export interface SessionLogSummary {
   sessionId: string;
   model: string;
@@ -50,15 +34,15 @@ export interface SessionLogSummary {
   steers: Map<string, string>;
   /** Steering carried over (`carriedOver: true`) that no later turn has begun with yet, in order. */
   carriedSteers: CarriedSteer[];
-  /** For a subagent's session (issue 23): the session its turn's `turn/started.parent` names. */
+  /** For a subagent's session: the session its turn's `turn/started.parent` names. */
   parentSessionId?: string;
   /**
-   * For a subagent's session (issue 23): each turn's last completed message text (not steering),
+   * For a subagent's session: each turn's last completed message text (not steering),
    * by turnId, so a restart can close the delegating call with the child's work, not empty. A
    * subagent's session runs one turn, so this holds one string.
    */
   lastMessages?: Map<string, string>;
-  /** The highest host-order stamp `h` logged (0 when none, issue 23). */
+  /** The highest host-order stamp `h` logged (0 when none). */
   lastOrder: number;
 }
 
@@ -66,12 +50,6 @@ export interface SessionLogSummary {
  * Folds a session log's records (an array, or the stream {@link readSessionLog} yields) into a
  * {@link SessionLogSummary}, or `undefined` when the log has no `session` record. It keeps only
  * per-turn facts and the open items, not the records.
- *
- * @example
- * ```ts
- * const summary = summarizeSessionLog(readSessionLog(sessionLogPath("/var/muse", sessionId)));
- * if (summary) console.log(summary.openTurns.length, "turns were cut off");
- * ```
  */
 export function summarizeSessionLog(records: Iterable<SessionLogRecord | SkippedRecord>): SessionLogSummary | undefined {
   let summary: SessionLogSummary | undefined;

@@ -45,23 +45,16 @@ function failedItem(item: Item, recordedAt: string, childOutput: ReadonlyMap<str
   return { ...base, interrupted: true };
 }
 
-/**
- * Options of {@link recoverSessions}.
- *
- * @example
- * ```ts
- * const options: RecoverSessionsOptions = { logger: (line) => process.stderr.write(`${line}\n`) };
- * ```
- */
+/** Options of {@link recoverSessions}. */
 export interface RecoverSessionsOptions {
   /** The descriptor cache to open logs through (default: a private one). */
   pool?: LogFilePool;
   /** Told, one line each, about entries skipped (not a regular file, unreadable) and lines skipped in a log. */
   logger?: (line: string) => void;
-  /** Told every subagent link found (issue 23): session `child` was created below session `parent`. */
+  /** Told every subagent link found: session `child` was created below session `parent`. */
   onLink?: (parent: string, child: string) => void;
   /**
-   * The host order (issue 23): it is told the highest `h` of every log, and the closings recovery
+   * The host order: it is told the highest `h` of every log, and the closings recovery
    * appends are stamped from it, leaves first. Without it they carry no `h`.
    */
   order?: HostOrder;
@@ -75,11 +68,6 @@ export interface RecoverSessionsOptions {
  * fresh cursors, so a client that resumes sees them in the replay. An entry that is not a regular
  * file (a symlink, FIFO, device, directory or hard link), cannot be read, or names another session
  * is reported to `logger` and skipped: it never blocks startup and is never written to.
- *
- * @example
- * ```ts
- * for (const s of recoverSessions("/var/muse")) console.error(`closed ${s.closedTurns.length} turns of ${s.sessionId}`);
- * ```
  */
 export function recoverSessions(dataDir: string, options: RecoverSessionsOptions = {}): RecoveredSession[] {
   const dir = join(dataDir, "sessions");
@@ -87,7 +75,7 @@ export function recoverSessions(dataDir: string, options: RecoverSessionsOptions
   const report = options.logger ?? (() => {});
   const recovered: RecoveredSession[] = [];
   // First every log is read; then the open ones are closed, a subagent's session before its
-  // parent's (issue 23: leaves first, so a child's terminal precedes its parent's).
+  // parent's (leaves first, so a child's terminal precedes its parent's).
   const parents = new Map<string, string>();
   const toClose: Array<{ name: string; path: string; summary: SessionLogSummary }> = [];
   for (const name of readdirSync(dir).sort()) {

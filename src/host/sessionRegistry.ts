@@ -33,9 +33,9 @@ export interface SessionRegistryOptions {
   fatal: (error: Error, what: string) => void;
   /** Diagnostics sink. */
   log: (line: string) => void;
-  /** Child session `child` was created below `parent` (issue 23): whoever hears `parent` hears it from now on. */
+  /** Child session `child` was created below `parent`: whoever hears `parent` hears it from now on. */
   link?: (parent: string, child: string) => void;
-  /** The host order stamped on every notification record (issue 23). */
+  /** The host order stamped on every notification record. */
   hostOrder?: HostOrder;
 }
 
@@ -143,7 +143,7 @@ export class SessionRegistry {
   }
 
   /**
-   * Creates the child session of a `task` call (issue 23) on the parent's model, linked below the
+   * Creates the child session of a `task` call on the parent's model, linked below the
    * parent session, its turn not started yet. Throws {@link DelegationRefused} past a bound.
    */
   delegate(request: DelegationRequest): ChildTurn {

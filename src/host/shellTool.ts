@@ -2,14 +2,7 @@
 import { spawn } from "node:child_process";
 import { traceMark, tracing } from "./traceMarks.js";
 
-/**
- * What every tool receives: the turn's signal, and a sink for output as it arrives.
- *
- * @example
- * ```ts
- * const exec: ToolExecution = { signal, onOutput: (out) => console.error(out) };
- * ```
- */
+/** What every tool receives: the turn's signal, and a sink for output as it arrives. */
 export interface ToolExecution {
   /** Aborts when the turn is cancelled; the tool promises to observe it. */
   signal: AbortSignal;
@@ -17,15 +10,7 @@ export interface ToolExecution {
   onOutput?: (visibleOutput: string, truncated: boolean) => void;
 }
 
-/**
- * How a tool call ended. `status` maps onto the toolCall item's final status.
- *
- * @example
- * ```ts
- * const result: ToolResult = await runShell("exit 3", { signal });
- * if (result.status === "failed") console.error(result.failureReason); // "exit code 3"
- * ```
- */
+/** How a tool call ended. `status` maps onto the toolCall item's final status. */
 export interface ToolResult {
   status: "completed" | "failed" | "cancelled";
   visibleOutput: string;
@@ -42,14 +27,7 @@ export interface ToolResult {
   escaped?: boolean;
 }
 
-/**
- * Options of {@link runShell}.
- *
- * @example
- * ```ts
- * await runShell("make", { signal }, { killGraceMs: 500, outputCapBytes: 4096 });
- * ```
- */
+/** Options of {@link runShell}. */
 export interface ShellOptions {
   /** @unit milliseconds between SIGTERM and SIGKILL of the group on abort (default 2000) */
   killGraceMs?: number;
@@ -102,11 +80,6 @@ const liveGroups = new Set<number>();
  * Sends `signal` (default SIGKILL) to the process group of every shell tool still running in this
  * process, and returns how many groups were signalled. The CLI uses it when a second SIGTERM,
  * SIGINT or SIGHUP arrives while a shutdown is still draining.
- *
- * @example
- * ```ts
- * process.on("SIGTERM", () => { killAllToolGroups(); process.exit(143); });
- * ```
  */
 export function killAllToolGroups(signal: NodeJS.Signals = "SIGKILL"): number {
   for (const pid of liveGroups) killGroup(pid, signal);
@@ -116,13 +89,6 @@ export function killAllToolGroups(signal: NodeJS.Signals = "SIGKILL"): number {
 /**
  * The `error` a tool call carries when processes left its process group (e.g. `setsid`) and kept
  * its output pipes open: the host stopped waiting for them and did not kill them.
- *
- * @example
- * ```ts
- * client.events.on("item/completed", ({ item }) => {
- *   if (item.kind === "toolCall" && item.error?.["code"] === TOOL_PROCESSES_ESCAPED.code) console.warn("a tool left processes running");
- * });
- * ```
  */
 export const TOOL_PROCESSES_ESCAPED = {
   name: "ToolProcessesEscaped",
@@ -153,12 +119,6 @@ function utf8SafeLength(buf: Buffer): number {
  * A process that left the group (`setsid`) cannot be killed through it. If the pipes are still open
  * `killGraceMs` after the group was SIGKILLed (or after the shell exited and its group was
  * killed), the host stops reading them and resolves anyway with `escaped: true`.
- *
- * @example
- * ```ts
- * const result = await runShell("echo hi", { signal: AbortSignal.timeout(5000) });
- * result.visibleOutput; // "hi\n"
- * ```
  */
 export function runShell(command: string, exec: ToolExecution, options: ShellOptions = {}): Promise<ToolResult> {
   const graceMs = options.killGraceMs ?? DEFAULT_KILL_GRACE_MS;

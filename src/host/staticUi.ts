@@ -35,11 +35,6 @@ const SAFE_HEADERS = {
 /**
  * Writes a short plain-text answer (errors, refusals) with the safe headers; `status` is an HTTP
  * status code, `text` is sent as UTF-8 with its `Content-Length` in bytes.
- *
- * @example
- * ```ts
- * plainAnswer(response, 405, "Method Not Allowed\n", { Allow: "GET, HEAD" });
- * ```
  */
 export function plainAnswer(response: ServerResponse, status: number, text: string, headers: Record<string, string> = {}): void {
   response.writeHead(status, { ...SAFE_HEADERS, ...headers, "Content-Type": "text/plain; charset=utf-8", "Content-Length": Buffer.byteLength(text) });
@@ -53,12 +48,6 @@ export function plainAnswer(response: ServerResponse, status: number, text: stri
  * anything that is not a regular file (a directory, a FIFO, a device, even through a link) is a
  * 404; a method other than GET or HEAD a 405. Files are checked before and after a non-blocking
  * open, so a FIFO never holds a thread-pool thread. Files over 16 MiB (bytes) are a 404 too.
- *
- * @example
- * ```ts
- * const pages = staticUi("dist/demo");
- * createServer((request, response) => pages(request, response)).listen(8080, "127.0.0.1");
- * ```
  */
 export function staticUi(dir: string | URL): (request: IncomingMessage, response: ServerResponse) => void {
   const given = typeof dir === "string" ? dir : fileURLToPath(dir);
@@ -107,7 +96,7 @@ async function serveFile(root: string, relative: string, type: string, headOnly:
 /**
  * The bytes of `path` (a resolved path, its last component no link) when it is a regular file
  * of at most `maxBytes` bytes, else `undefined`. A FIFO or device must never be opened by a
- * plain `open`: that blocks a thread-pool thread until a writer comes (issue 20). So `lstat`
+ * plain `open`: that blocks a thread-pool thread until a writer comes. So `lstat`
  * first; then open with `O_NONBLOCK` (a FIFO that slips in anyway opens at once) and
  * `O_NOFOLLOW` (a link swapped in fails with `ELOOP`); then `fstat` the descriptor, which must
  * still be a regular file, the same one `lstat` saw, before one byte is read.

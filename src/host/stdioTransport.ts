@@ -9,11 +9,6 @@ import { traceMark, tracing } from "./traceMarks.js";
  * Default bound on what the stdio transport holds unwritten before live notifications wait in the
  * session log (the same as a WebSocket connection's `--max-send-queue-bytes` default).
  * @unit bytes
- *
- * @example
- * ```ts
- * createStdioTransport(process.stdin, process.stdout, { maxHeldBytes: DEFAULT_STDIO_MAX_HELD_BYTES / 4 });
- * ```
  */
 export const DEFAULT_STDIO_MAX_HELD_BYTES = 4 * 1024 * 1024;
 

@@ -8,14 +8,7 @@ import { TurnReasons } from "../protocol/reasons.js";
 import { uuidv7 } from "../protocol/uuidv7.js";
 import { isoNow } from "./recordedAt.js";
 
-/**
- * How many `turn/steer` inputs one turn accepts; the next gets `inbox_full`.
- *
- * @example
- * ```ts
- * const inbox = new SteeringInbox({ maxSteers: DEFAULT_MAX_STEERS_PER_TURN });
- * ```
- */
+/** How many `turn/steer` inputs one turn accepts; the next gets `inbox_full`. */
 export const DEFAULT_MAX_STEERS_PER_TURN = 16;
 
 /**
@@ -23,59 +16,27 @@ export const DEFAULT_MAX_STEERS_PER_TURN = 16;
  * an input that would pass it gets `inbox_full`.
  *
  * @unit bytes
- * @example
- * ```ts
- * const inbox = new SteeringInbox({ maxBytes: DEFAULT_MAX_STEER_BYTES_PER_TURN });
- * ```
  */
 export const DEFAULT_MAX_STEER_BYTES_PER_TURN = 65_536;
 
-/**
- * The text a steering input becomes: its text parts, one per line.
- *
- * @example
- * ```ts
- * steeringText([{ type: "text", text: "use pnpm" }, { type: "text", text: "not npm" }]); // "use pnpm\nnot npm"
- * ```
- */
+/** The text a steering input becomes: its text parts, one per line. */
 export function steeringText(input: readonly TurnInput[]): string {
   return input.map((part) => part.text).join("\n");
 }
 
-/**
- * One steering input of the running turn, announced as its `message` item.
- *
- * @example
- * ```ts
- * const pending: PendingSteer = { steerId, item };
- * ```
- */
+/** One steering input of the running turn, announced as its `message` item. */
 export interface PendingSteer {
   steerId: string;
   item: MessageItem;
 }
 
-/**
- * Steering carried over by a `keepInbox` cancel or a policy stop, waiting for the session's next turn.
- *
- * @example
- * ```ts
- * const carried: CarriedSteer = { steerId, text: "use pnpm" };
- * ```
- */
+/** Steering carried over by a `keepInbox` cancel or a policy stop, waiting for the session's next turn. */
 export interface CarriedSteer {
   steerId: string;
   text: string;
 }
 
-/**
- * Why a `turn/steer` over the caps is refused (`inbox_full`), with the caps in `details`.
- *
- * @example
- * ```ts
- * const refused: SteerRefusal = { message: "turn t already has 16 steering inputs", details: { maxSteers: 16, maxSteerBytes: 65536 } };
- * ```
- */
+/** Why a `turn/steer` over the caps is refused (`inbox_full`), with the caps in `details`. */
 export interface SteerRefusal {
   message: string;
   details: { maxSteers: number; maxSteerBytes: number };
@@ -90,11 +51,6 @@ export function steeringItem(turnId: string, steerId: string, text: string): Mes
  * The item a steering input completes as: consumed (`completed`), discarded by a default cancel
  * (`cancelled`, `failureReason: "discarded from inbox"`), or carried over (`cancelled`,
  * `carriedOver: true`).
- *
- * @example
- * ```ts
- * const done = closedSteeringItem(pending.item, "consumed");
- * ```
  */
 export function closedSteeringItem(item: MessageItem, how: "consumed" | "discarded" | "carriedOver"): MessageItem {
   const base: MessageItem = { ...item, revision: item.revision + 1, recordedAt: isoNow(), status: how === "consumed" ? "completed" : "cancelled" };
@@ -107,15 +63,6 @@ export function closedSteeringItem(item: MessageItem, how: "consumed" | "discard
  * The running turn's steering: what waits to be consumed, the caps on what one turn accepts, and
  * a bounded wait for input (a scripted step's `awaitSteeringMs`). Plus what a stopped turn carried
  * over for the session's next turn. It emits nothing itself: the session agent logs and sends.
- *
- * @example
- * ```ts
- * const inbox = new SteeringInbox();
- * inbox.beginTurn("turn-1");
- * inbox.check("turn-1", "use pnpm"); // undefined: accepted
- * inbox.add({ steerId: "c1", item: steeringItem("turn-1", "c1", "use pnpm") });
- * inbox.take(); // [the pending steer]
- * ```
  */
 export class SteeringInbox {
   readonly maxSteers: number;

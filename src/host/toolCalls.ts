@@ -92,7 +92,7 @@ export class ToolCallRunner {
   }
 
   /** Dispatches tool calls in order. On abort, in-flight calls are drained and the rest get synthetic results. */
-  async dispatch(turn: DispatchTurn | string, calls: ScriptedToolCall[], signal: AbortSignal): Promise<void> {
+  async dispatch(turn: DispatchTurn, calls: ScriptedToolCall[], signal: AbortSignal): Promise<void> {
     const context: DispatchTurn = typeof turn === "string" ? { turnId: turn, depth: 0, modelName: "" } : turn;
     const { turnId } = context;
     // A step's `task` calls run at once (each its child turn); the step ends when all have ended.

@@ -42,24 +42,12 @@ import { currentBootId, readProcStat, scanProcesses, type ProcStat } from "./pro
 import { join } from "node:path";
 import type { ShellOptions } from "./shellTool.js";
 
-/**
- * The directory of tool-group records under the data dir.
- *
- * @example
- * ```ts
- * join("/var/muse", TOOL_GROUPS_DIR); // "/var/muse/tool-groups"
- * ```
- */
+/** The directory of tool-group records under the data dir. */
 export const TOOL_GROUPS_DIR = "tool-groups";
 
 /**
  * How long startup waits for the groups it SIGKILLed to be gone.
  * @unit milliseconds
- *
- * @example
- * ```ts
- * const reaped = reapToolGroups("/var/muse"); // returns at the latest REAP_WAIT_MS after the kills
- * ```
  */
 export const REAP_WAIT_MS = 5000;
 
@@ -77,11 +65,6 @@ export interface ToolGroupRecord {
  * What startup did with one record: `killed` (its live processes were SIGKILLed and are gone),
  * `survived` (SIGKILLed but still there after {@link REAP_WAIT_MS}: the record is kept), `gone`
  * (nothing of it ran), `reused` (its pid or group now belongs to another process), `otherBoot`.
- *
- * @example
- * ```ts
- * for (const r of reapToolGroups("/var/muse")) if (r.outcome === "killed") console.error(`killed ${r.killed.length} process(es) of group ${r.record.pid}`);
- * ```
  */
 export interface ReapedToolGroup {
   record: ToolGroupRecord;
@@ -172,11 +155,6 @@ function recordsDir(dataDir: string): string {
  * and clears the records. Call it at startup, after taking the data dir's lock (another live host's
  * tools must not be touched) and before recovery closes turns as `host restarted`. Throws when
  * `<dataDir>/tool-groups` exists and is not a directory.
- *
- * @example
- * ```ts
- * for (const r of reapToolGroups("/var/muse", console.error)) console.error(r.record.pid, r.outcome);
- * ```
  */
 export function reapToolGroups(dataDir: string, logger: (line: string) => void = () => {}): ReapedToolGroup[] {
   const dir = recordsDir(dataDir);
@@ -225,13 +203,6 @@ export function reapToolGroups(dataDir: string, logger: (line: string) => void =
 /**
  * Records the process groups of the shell tools a host runs, in `<dataDir>/tool-groups/`. Create it
  * after {@link reapToolGroups}; pass {@link ToolGroupRegistry.shellHooks} to the shell tool.
- *
- * @example
- * ```ts
- * reapToolGroups(dataDir, console.error);
- * const registry = new ToolGroupRegistry(dataDir, console.error);
- * await runShell("make", { signal }, { ...registry.shellHooks() });
- * ```
  */
 export class ToolGroupRegistry {
   readonly #dir: string;
@@ -289,12 +260,6 @@ export class ToolGroupRegistry {
 /**
  * Startup in one call: kills what a previous run left (see {@link reapToolGroups}) and returns
  * the registry for this run.
- *
- * @example
- * ```ts
- * const toolGroups = openToolGroups("/var/muse", console.error);
- * const shell: ShellOptions = toolGroups.shellHooks();
- * ```
  */
 export function openToolGroups(dataDir: string, logger?: (line: string) => void): ToolGroupRegistry {
   reapToolGroups(dataDir, logger);

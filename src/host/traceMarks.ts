@@ -26,24 +26,12 @@ function flush(): void {
 
 if (file !== undefined) process.on("exit", flush);
 
-/**
- * Whether marks are kept (`MUSE_HOST_TRACE` was set when the host started).
- *
- * @example
- * ```ts
- * if (tracing) traceMark("tool.exit", String(pid));
- * ```
- */
+/** Whether marks are kept (`MUSE_HOST_TRACE` was set when the host started). */
 export const tracing: boolean = file !== undefined;
 
 /**
  * Records the monotonic time now under `label` (and `key`, e.g. a turnId or pid, to tell runs
  * apart). A no-op unless {@link tracing}.
- *
- * @example
- * ```ts
- * traceMark("cancel.received", turnId);
- * ```
  */
 export function traceMark(label: string, key = "-"): void {
   if (file === undefined) return;

@@ -8,11 +8,6 @@ import { InputGate, type MessageTransport } from "./messageTransport.js";
  * Default bound on what the host holds for one connection: past it, live notifications wait in
  * the session log, and the connection is not read, until it drains.
  * @unit bytes
- *
- * @example
- * ```ts
- * await serveWebSocket(host, { token, maxSendQueueBytes: DEFAULT_MAX_SEND_QUEUE_BYTES / 4 });
- * ```
  */
 export const DEFAULT_MAX_SEND_QUEUE_BYTES = 4 * 1024 * 1024;
 
@@ -21,11 +16,6 @@ export const DEFAULT_MAX_SEND_QUEUE_BYTES = 4 * 1024 * 1024;
  * 4008: long enough for a slow link or a busy browser tab, short enough to free what a client that
  * stopped reading holds.
  * @unit milliseconds
- *
- * @example
- * ```ts
- * await serveWebSocket(host, { token, stallTimeoutMs: DEFAULT_STALL_TIMEOUT_MS * 2 });
- * ```
  */
 export const DEFAULT_STALL_TIMEOUT_MS = 30_000;
 
@@ -35,14 +25,7 @@ const BINARY_FRAME_MESSAGE = "Invalid Request: binary frames are not MSP; send o
 /** After closing a connection that stopped reading, how long its close handshake may take before the socket is dropped. @unit milliseconds */
 const CLOSE_GRACE_MS = 1_000;
 
-/**
- * A connection closed for a stall: how long it held bytes without draining any, and how many.
- *
- * @example
- * ```ts
- * const onStall = ({ stalledMs, heldBytes }: Stall) => console.error(`no progress for ${stalledMs} ms, ${heldBytes} bytes held`);
- * ```
- */
+/** A connection closed for a stall: how long it held bytes without draining any, and how many. */
 export interface Stall {
   /** @unit milliseconds since the connection last drained a message (or began holding bytes) */
   stalledMs: number;
@@ -50,14 +33,7 @@ export interface Stall {
   heldBytes: number;
 }
 
-/**
- * Options of {@link webSocketTransport}.
- *
- * @example
- * ```ts
- * const options: WebSocketTransportOptions = { maxSendQueueBytes: 65_536, stallTimeoutMs: 500, onStall: () => host.disconnect(transport) };
- * ```
- */
+/** Options of {@link webSocketTransport}. */
 export interface WebSocketTransportOptions {
   /** The transport's `maxHeldBytes`: what delivery lets it hold before feeding it from the log. @unit bytes */
   maxSendQueueBytes: number;
@@ -79,12 +55,6 @@ export interface WebSocketTransportOptions {
  * it drains to half of it; the frames already read wait and are answered in order. Answers owed
  * (commands waiting on their log sync, `reserve`) count toward the bound from when they are read.
  * So a client that sends and never reads makes the host hold at most the bound plus one message.
- *
- * @example
- * ```ts
- * const transport = webSocketTransport(ws, { maxSendQueueBytes: 4 << 20, onStall: () => host.disconnect(transport) });
- * host.connect(transport);
- * ```
  */
 export function webSocketTransport(socket: WebSocket, options: WebSocketTransportOptions): MessageTransport {
   const stallTimeoutMs = options.stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS;

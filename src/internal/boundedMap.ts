@@ -3,14 +3,7 @@
  * of the SDK and the reference host (a pure data structure, so the host may import it too).
  */
 
-/**
- * Options of a {@link BoundedMap}.
- *
- * @example
- * ```ts
- * const cache = new BoundedMap<string, Outcome>({ capacity: 10_000, order: "recency" });
- * ```
- */
+/** Options of a {@link BoundedMap}. */
 export interface BoundedMapOptions<K, V> {
   /** How many entries to keep; the oldest beyond it are evicted. At least 1 (`Infinity` for no bound). */
   capacity: number;
@@ -27,16 +20,7 @@ export interface BoundedMapOptions<K, V> {
 
 const NONE = Symbol();
 
-/**
- * A Map bounded by `capacity`: once full, setting a new key evicts the oldest entry.
- *
- * @example
- * ```ts
- * const seen = new BoundedMap<string, number>({ capacity: 2 });
- * seen.set("a", 1).set("b", 2).set("c", 3);
- * seen.has("a"); // false: evicted, oldest first
- * ```
- */
+/** A Map bounded by `capacity`: once full, setting a new key evicts the oldest entry. */
 export class BoundedMap<K, V> {
   readonly #entries = new Map<K, V>();
   readonly #capacity: number;

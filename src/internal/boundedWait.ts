@@ -3,6 +3,7 @@
  * leaves the deadline queue and removes its abort listener the moment it settles.
  */
 import { MspError, MspErrorKinds, type AbortedData } from "../errors.js";
+import type { WaitOptions } from "../types/waitOptions.js";
 import { addDeadline, settledDeadline } from "./deadlineQueue.js";
 
 /**
@@ -14,27 +15,6 @@ const MAX_TIMER_MS = 2_147_483_647;
 
 /** What a bounded wait is for, copied into its timeout/abort error's `data`. */
 export type WaitSubject = AbortedData;
-
-/**
- * Options every public wait takes.
- *
- * @example
- * ```ts
- * const controller = new AbortController();
- * const options: WaitOptions = { timeoutMs: 10_000, signal: controller.signal };
- * const terminal = await client.turns.terminalOf(turnId, options);
- * ```
- */
-export interface WaitOptions {
-  /**
-   * Give up after this long. `Infinity` (or anything over 2³¹−1 ms) waits until settled, aborted,
-   * or the connection closes. A negative or NaN value rejects with a RangeError.
-   * @unit milliseconds
-   */
-  timeoutMs?: number;
-  /** Give up when this signal aborts; the error's `cause` is `signal.reason`. */
-  signal?: AbortSignal;
-}
 
 /** A pending bounded wait. */
 export interface BoundedWait<T> {

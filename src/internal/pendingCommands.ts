@@ -17,11 +17,6 @@ export interface PendingCommand {
 /**
  * Runs with the result when the host accepts a command, before anything after the answer is
  * dispatched; returning an error refuses the answer (the command rejects with it).
- *
- * @example
- * ```ts
- * const hook: AcceptedHook = (result) => (result["protocolVersion"] === "2.0" ? undefined : new Error("unsupported"));
- * ```
  */
 export type AcceptedHook = (result: Record<string, unknown>) => Error | undefined | void;
 

@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import type { MessageReader, MessageWriter } from "vscode-jsonrpc";
 import type { ConnectOptions } from "../client/connect.js";
 import { MspClient, type MspClientOptions } from "../client/mspClient.js";
-import type { CloseInfo } from "../rpc/jsonRpcEndpoint.js";
+import type { CloseInfo } from "../types/closeInfo.js";
 import { assertCapacities } from "../turns/mspDispatcher.js";
 import type { ByteChannel } from "../framing/byteChannel.js";
 import { assertFraming, createFraming, type Framing } from "../framing/createFraming.js";

@@ -48,11 +48,6 @@ export function problemWithDecision(decision: ApprovalDecision, question: Pick<T
  * well-formed: `decisions`, when present, a non-empty list of distinct offers (`approve`,
  * `approveForSession`, `deny`, `denyAndStop`); `grant`, when present, `{tool, args?, match}` with
  * string fields, and only beside an offered `approveForSession`.
- *
- * @example
- * ```ts
- * problemWithApprovalOffer({ decisions: ["approve", "cancelled"] }); // 'decisions must be a non-empty list of distinct approve, approveForSession, deny, denyAndStop'
- * ```
  */
 export function problemWithApprovalOffer(params: Record<string, unknown>): string | undefined {
   const listed = params["decisions"];

@@ -3,28 +3,15 @@
  * `v:<sessionId>:<n>`. The host formats them; the client and the transcript checker parse them.
  */
 
-/**
- * The view cursor of a session's `n`-th notification.
- *
- * @example
- * ```ts
- * formatViewCursor("0198f0aa-1111-7000-8000-0000000000aa", 9); // "v:0198f0aa-1111-7000-8000-0000000000aa:9"
- * ```
- */
+/** The view cursor of a session's `n`-th notification. */
 export function formatViewCursor(sessionId: string, n: number): string {
   return `v:${sessionId}:${n}`;
 }
 
 /**
- * The sequence number of `cursor` when it is a well-formed cursor of `sessionId`, else
- * `undefined` (the cursor is then opaque: it can be compared for equality only).
- *
- * @example
- * ```ts
- * parseViewCursor(`v:${id}:4`, id); // 4
- * parseViewCursor("v:other:4", id); // undefined (another session's)
- * parseViewCursor(`v:${id}:04`, id); // undefined (strict: `0` or digits without a leading zero)
- * ```
+ * The sequence number of `cursor` when it is a well-formed cursor of `sessionId` (`n` is `0` or
+ * digits without a leading zero), else `undefined`: the cursor is then opaque, compared for
+ * equality only.
  */
 export function parseViewCursor(cursor: string, sessionId: string): number | undefined {
   // Read in place, one cursor a notification: no prefix string, slice or regex (and `indexOf`, as

@@ -21,15 +21,7 @@ const itemKinds: ReadonlySet<string> = new Set(Object.values(ItemKinds));
 const itemStatuses: ReadonlySet<string> = new Set(Object.values(ItemStatuses));
 const causeKinds: ReadonlySet<string> = new Set(Object.values(CancelCauseKinds));
 
-/**
- * True when `value` is a plain JSON object (not null, not an array).
- *
- * @example
- * ```ts
- * isObject({ a: 1 }); // true
- * isObject([1]);      // false
- * ```
- */
+/** True when `value` is a plain JSON object (not null, not an array). */
 export function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
@@ -43,14 +35,7 @@ function field(o: Record<string, unknown>, name: string, type: "string" | "numbe
   return typeof o[name] === type ? undefined : `${name} must be a ${type}`;
 }
 
-/**
- * What is wrong with an item, or `undefined` when it is well-formed.
- *
- * @example
- * ```ts
- * problemWithItem({ itemId: "i" }); // "item.kind must be a string"
- * ```
- */
+/** What is wrong with an item, or `undefined` when it is well-formed. */
 export function problemWithItem(item: unknown): string | undefined {
   if (!isObject(item)) return "item must be an object";
   // The first problem, in field order (`??` stops at it: no array of problems per check).
@@ -79,12 +64,6 @@ function problemWithBase(params: Record<string, unknown>): string | undefined {
 /**
  * What is wrong with the params of an MSP notification, or `undefined` when they are
  * well-formed. Methods MSP does not define are not checked (hosts may add their own).
- *
- * @example
- * ```ts
- * problemWithNotification("turn/completed", { sessionId: "s", viewCursor: "v:1" });
- * // "turnId must be a string"
- * ```
  */
 export function problemWithNotification(method: string, params: unknown): string | undefined {
   switch (method) {
@@ -147,11 +126,6 @@ export function problemWithNotification(method: string, params: unknown): string
 /**
  * What is wrong with the params of a `tool/approve` request, or `undefined` when they are
  * well-formed (every field of {@link ToolApproveParams} a string).
- *
- * @example
- * ```ts
- * problemWithToolApprove({ sessionId: "s", turnId: "t" }); // "itemId must be a string"
- * ```
  */
 export function problemWithToolApprove(params: unknown): string | undefined {
   if (!isObject(params)) return "params must be an object";
@@ -167,11 +141,6 @@ const decisions: ReadonlySet<string> = new Set<ApprovalDecision>(Object.values(A
  * `cancelled` (the values of `ApprovalDecisions`), and `reason`, if present, a string. Whether
  * the question offered that decision is not checked here (see `offeredDecisions` in
  * `@muse-code/sdk/ui`): a host refuses an answer it did not offer, and runs nothing.
- *
- * @example
- * ```ts
- * problemWithApprovalAnswer({ decision: "maybe" }); // 'decision "maybe" is not one of approve, deny, cancelled, approveForSession, denyAndStop'
- * ```
  */
 export function problemWithApprovalAnswer(result: unknown): string | undefined {
   if (!isObject(result)) return "the answer must be an object";
@@ -236,19 +205,13 @@ export function isCompatibleProtocol(hostVersion: string, ours: string = PROTOCO
 }
 
 /**
- * What is wrong with the subagent links of an MSP notification (issue 23), or `undefined` when
+ * What is wrong with the subagent links of an MSP notification, or `undefined` when
  * they are well-formed or absent: a `turn/started`'s `parent` is `{sessionId, turnId, itemId}`
  * (non-empty strings) and comes with `depth`, a positive integer (and `depth` only with it); an
  * item's `subagent` (in `item/started`, `item/updated` or `item/completed`) is `{sessionId,
  * turnId}` (non-empty strings), on a `toolCall` only. Separate from
  * {@link problemWithNotification}, which the client's core runs on every notification, so the
  * core's bundle does not carry it; `checkTranscript` runs both.
- *
- * @example
- * ```ts
- * problemWithSubagentLinks("turn/started", { sessionId: "s2", viewCursor: "v:s2:1", turnId: "t2", parent: { sessionId: "s1", turnId: "t1" } });
- * // "parent.itemId must be a non-empty string"
- * ```
  */
 export function problemWithSubagentLinks(method: string, params: unknown): string | undefined {
   if (!isObject(params)) return undefined;

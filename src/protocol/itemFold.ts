@@ -9,11 +9,6 @@ import type { Item, ItemDeltaField } from "./types.js";
 /**
  * The field of an item that `item/delta` appends to: a tool call's `visibleOutput`, any other
  * item's `text`.
- *
- * @example
- * ```ts
- * growingField({ kind: "toolCall" }); // "visibleOutput"
- * ```
  */
 export function growingField(item: { kind?: unknown }): ItemDeltaField {
   return item.kind === "toolCall" ? "visibleOutput" : "text";

@@ -7,22 +7,10 @@
 /**
  * Default longest line a {@link LineSplitter} accepts (16 MiB).
  * @unit bytes
- *
- * @example
- * ```ts
- * new LineSplitter(onLine, { maxLineBytes: DEFAULT_MAX_LINE_BYTES });
- * ```
  */
 export const DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024;
 
-/**
- * Options of a {@link LineSplitter}.
- *
- * @example
- * ```ts
- * const options: LineSplitterOptions = { maxLineBytes: 1 << 20, onOverflow: () => console.warn("line too long") };
- * ```
- */
+/** Options of a {@link LineSplitter}. */
 export interface LineSplitterOptions {
   /** The longest line accepted, its `\r` included. `Infinity` for no bound. @unit bytes @defaultValue 16 MiB */
   maxLineBytes?: number;
@@ -46,13 +34,6 @@ const EMPTY = new Uint8Array(0);
  * buffer (its capacity doubles, never past `maxLineBytes`), so whatever the chunking (one byte
  * per chunk included) a pending line costs at most twice its bytes, and never more than
  * `maxLineBytes`: one object, not one per chunk.
- *
- * @example
- * ```ts
- * const splitter = new LineSplitter((line) => console.log(line));
- * splitter.push(new TextEncoder().encode('{"a":1}\n{"b"'));
- * splitter.push(new TextEncoder().encode(':2}\n')); // logs both lines
- * ```
  */
 export class LineSplitter {
   readonly #onLine: (line: string) => void;

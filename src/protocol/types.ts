@@ -273,7 +273,7 @@ export interface ToolCallItem extends ItemBase {
    */
   grant?: ApprovalGrant;
   /**
-   * The child session and turn this call delegated to (issue 23, subagents), set by an
+   * The child session and turn this call delegated to, set by an
    * `item/updated` patch before anything of the child session is sent. Absent on a call that
    * does not delegate.
    */
@@ -281,7 +281,7 @@ export interface ToolCallItem extends ItemBase {
 }
 
 /**
- * The link from a delegating tool call to the subagent it started (issue 23): the child session
+ * The link from a delegating tool call to the subagent it started: the child session
  * the host created for it, and the one turn it runs there. It arrives as an `item/updated` patch
  * of the tool call, before any notification of the child session.
  *
@@ -563,17 +563,17 @@ export interface NotificationBase {
 export interface TurnStartedParams extends NotificationBase {
   turnId: string;
   model?: string;
-  /** On a child turn only (issue 23): the turn and tool-call item that delegated to it. */
+  /** On a child turn only: the turn and tool-call item that delegated to it. */
   parent?: ParentTurnLink;
   /**
-   * On a child turn only (issue 23), with `parent`: how deep it is below a top-level turn.
+   * On a child turn only, with `parent`: how deep it is below a top-level turn.
    * @unit levels: 1 for a child of a top-level turn, 2 for a grandchild, …
    */
   depth?: number;
 }
 
 /**
- * The link from a child turn to the turn that delegated to it (issue 23): `turn/started.parent`
+ * The link from a child turn to the turn that delegated to it: `turn/started.parent`
  * of a subagent's turn names the parent session, its turn, and the delegating tool call's item,
  * whose `subagent` patch named this turn before.
  *
@@ -878,7 +878,7 @@ export interface RejectionData {
 }
 
 /**
- * `session/resume.childCursors` (issue 23): for each session below the resumed one, the last
+ * `session/resume.childCursors`: for each session below the resumed one, the last
  * `viewCursor` the client holds of it. The host replays each child session after its own cursor,
  * and all of a child session the client names none for.
  *

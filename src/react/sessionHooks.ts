@@ -6,7 +6,7 @@
 import { useCallback, useMemo, useSyncExternalStore } from "react";
 import type { MspSession } from "../session/mspSession.js";
 import type { SessionConnection, SessionSnapshot, SessionTurn } from "../session/sessionSnapshot.js";
-import type { WaitOptions } from "../internal/boundedWait.js";
+import type { WaitOptions } from "../types/waitOptions.js";
 import type { ApprovalDecision, CommandResult, TurnInput } from "../protocol/index.js";
 import type { TreeProgress, TreeTurn } from "../ui/turnTree.js";
 
@@ -67,7 +67,7 @@ export interface SessionTurnView {
   /** Steer the running turn (`MspSession.steer`): resolves with `{turnId, steerId}`, rejects with a typed `MspError`. */
   readonly steer: (input: string | readonly TurnInput[], options?: WaitOptions) => Promise<CommandResult<"turn/steer">>;
   /**
-   * The turn's own subagent turns (issue 23), one level down, in the order they were linked: each
+   * The turn's own subagent turns, one level down, in the order they were linked: each
    * with its `state`, its own `terminal` once it came, and `children` (their ids) to go deeper.
    * Empty when the turn delegated nothing.
    */
@@ -83,7 +83,7 @@ export interface SessionTurnView {
 
 /**
  * One turn of the session, re-rendered only when that turn changed, with its Stop, and the
- * subagent turns below it (issue 23) with their progress.
+ * subagent turns below it with their progress.
  *
  * @example
  * ```tsx

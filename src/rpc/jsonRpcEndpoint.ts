@@ -17,40 +17,17 @@ import {
   type RequestMessage,
   type ResponseMessage,
 } from "vscode-jsonrpc";
-import { MspError, MspErrorKinds, type CommandRejectedData, type ConnectionClosedData } from "../errors.js";
+import { MspError, MspErrorKinds, type CommandRejectedData } from "../errors.js";
 import type { EndDetails } from "../framing/byteChannel.js";
 import type { FramedMessageReader } from "../framing/framedReader.js";
 import { MessageEncodingError, WriteBufferFullError } from "../framing/framedWriter.js";
 import type { FramingProblem } from "../framing/limits.js";
-import { boundedWait, type WaitOptions } from "../internal/boundedWait.js";
+import { boundedWait } from "../internal/boundedWait.js";
 import { PendingCommands, type AcceptedHook } from "../internal/pendingCommands.js";
 import { COMMAND_REJECTED_CODE, isObject, type JsonValue } from "../protocol/index.js";
 import { errorMessage } from "../internal/errorMessage.js";
-
-/**
- * Why and how a client's connection closed.
- *
- * @example
- * ```ts
- * const info: CloseInfo = await client.closed;
- * console.log(info.reason, info.exitCode ?? info.signal ?? info.closeCode);
- * ```
- */
-export interface CloseInfo {
-  /** Plain-words reason, e.g. "closed by the client" or "the host closed the connection". */
-  reason: string;
-  /** Exit code of a child-process host, when known. */
-  exitCode?: number | null;
-  /** Signal that ended a child-process host, when known. */
-  signal?: string | null;
-  /**
-   * The WebSocket close code, when the host closed a WebSocket connection or it was lost (1006):
-   * RFC 6455 §7.4 codes, or the host's own 4000–4999. Absent when the client closed it.
-   */
-  closeCode?: number;
-  /** The WebSocket close reason the host sent with `closeCode` (`""` when it sent none). */
-  closeReason?: string;
-}
+import type { CloseInfo } from "../types/closeInfo.js";
+import type { WaitOptions } from "../types/waitOptions.js";
 
 /** Where the endpoint hands what it does not own: everything but the answers to its own requests. */
 export interface EndpointSink {
@@ -184,7 +161,7 @@ export class JsonRpcEndpoint {
   /** Close, once: every pending request settles with `connectionClosed`, and no timer or listener is left. */
   close(info: CloseInfo): void {
     if (this.#closeError !== undefined) return;
-    const data: ConnectionClosedData = withEndDetails(info.reason, info);
+    const data: CloseInfo = withEndDetails(info.reason, info);
     const error = new MspError(MspErrorKinds.connectionClosed, `connection closed: ${info.reason}`, data);
     this.#closeError = error;
     this.#sink.onClosing(error);

@@ -2,7 +2,7 @@
  * MspSession: one MSP session that outlives its connections (the public face of what
  * `openSession` makes), and the handle of a turn started on it.
  */
-import type { WaitOptions } from "../internal/boundedWait.js";
+import type { WaitOptions } from "../types/waitOptions.js";
 import type { ApprovalDecision, CommandResult, TurnInput } from "../protocol/index.js";
 import type { SessionSnapshot, SessionTurn } from "./sessionSnapshot.js";
 

@@ -29,14 +29,7 @@ export interface ReconnectPolicy {
   readonly maxAttempts: number;
 }
 
-/**
- * The policy for `reconnect` (`false`: never retry), or a RangeError naming the bad field.
- *
- * @example
- * ```ts
- * reconnectPolicy({ maxAttempts: 3 }); // { initialDelayMs: 500, maxDelayMs: 15000, maxAttempts: 3 }
- * ```
- */
+/** The policy for `reconnect` (`false`: never retry), or a RangeError naming the bad field. */
 export function reconnectPolicy(reconnect: ReconnectOptions | false | undefined): ReconnectPolicy | undefined {
   if (reconnect === false) return undefined;
   const policy = { initialDelayMs: 500, maxDelayMs: 15_000, maxAttempts: 10, ...reconnect };
@@ -53,11 +46,6 @@ export function reconnectPolicy(reconnect: ReconnectOptions | false | undefined)
  * capped at `maxDelayMs`, then drawn between half of that and all of it ("equal jitter"), so that
  * pages dropped together do not all come back at once. `random` is `Math.random` unless a test
  * pins it.
- *
- * @example
- * ```ts
- * backoffDelay(policy, 3, () => 1); // 2000 with initialDelayMs 500
- * ```
  */
 export function backoffDelay(policy: ReconnectPolicy, attempt: number, random: () => number = Math.random): number {
   const ceiling = Math.min(policy.maxDelayMs, policy.initialDelayMs * 2 ** Math.max(0, attempt - 1));

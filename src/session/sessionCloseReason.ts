@@ -2,7 +2,7 @@
  * Why a session's connection attempt failed, or why its open connection ended, in the words
  * `SessionConnection.reason` shows: a refused token gives up at once, anything else is retried.
  */
-import type { CloseInfo } from "../rpc/jsonRpcEndpoint.js";
+import type { CloseInfo } from "../types/closeInfo.js";
 import { MspError } from "../errors.js";
 import type { SessionCloseReason } from "./sessionSnapshot.js";
 

@@ -7,9 +7,9 @@
  */
 import type { MspClient } from "../client/mspClient.js";
 import { MspError } from "../errors.js";
-import type { WaitOptions } from "../internal/boundedWait.js";
+import type { WaitOptions } from "../types/waitOptions.js";
 import { RejectionReasons, uuidv7, type ApprovalDecision, type CommandResult, type Item, type TurnInput } from "../protocol/index.js";
-import type { CloseInfo } from "../rpc/jsonRpcEndpoint.js";
+import type { CloseInfo } from "../types/closeInfo.js";
 import type { MspEvents, MspNotification } from "../turns/mspEvents.js";
 import type { ApprovalQuestion } from "../turns/approvals.js";
 import type { SessionCloseReason, SessionConnection, SessionSnapshot, SessionTurn } from "./sessionSnapshot.js";

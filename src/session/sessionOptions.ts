@@ -28,7 +28,7 @@ export interface SessionLimits {
    */
   storedBytes?: number;
   /**
-   * Subagent sessions (issue 23) followed below the session's turns, at any depth: their turns
+   * Subagent sessions followed below the session's turns, at any depth: their turns
    * show in `SessionTurn.subagents`, their questions in the turn's `approvals`, and each one's
    * cursor is kept for `session/resume.childCursors`. Past it the oldest is no longer followed
    * (one warning).

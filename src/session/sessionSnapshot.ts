@@ -164,7 +164,7 @@ export interface SessionApproval {
    */
   readonly withdrawing?: true;
   /**
-   * Set when a subagent below the turn asks (issue 23): the child session asking and how deep it
+   * Set when a subagent below the turn asks: the child session asking and how deep it
    * is (`depth` in levels below the session's turn: 1 for a child of the turn, 2 for a grandchild,
    * …); `turnId` is then the subagent's turn. Answer it like any other question, with
    * `answerApproval(itemId, …)`.
@@ -199,7 +199,7 @@ export interface SessionTurn {
   /** Where the Stop is, once pressed: see {@link SessionStopState}. Only the turn's own terminal ends it. */
   readonly stopState?: SessionStopState;
   /**
-   * The subagent turns below this turn (issue 23): children, grandchildren, …, depth-first (each
+   * The subagent turns below this turn: children, grandchildren, …, depth-first (each
    * before its own children, `depth` 1 for a child), each with its state and, once it came, its
    * own terminal. Empty when the turn delegated nothing. By invariant 7 the turn's own terminal
    * comes after every one of theirs: once `phase` is `ended`, each has its terminal here.

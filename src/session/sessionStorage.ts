@@ -95,7 +95,7 @@ export interface KeptSession {
   /** The last `viewCursor` seen when `turns` were written; absent: resume replays the whole session. */
   cursor?: string;
   turns: KeptTurn[];
-  /** The last `viewCursor` seen of each subagent session below (issue 23), written with `cursor`. */
+  /** The last `viewCursor` seen of each subagent session below, written with `cursor`. */
   childCursors?: ChildCursors;
   /** The subagent turns below the turns, parents first. */
   tree?: KeptTreeTurn[];

@@ -1,5 +1,5 @@
 /**
- * SessionTree: the subagent tree below a session's turns (issue 23), as the session layer keeps
+ * SessionTree: the subagent tree below a session's turns, as the session layer keeps
  * it across connections and reloads. It learns the session's descendant sessions from the links
  * (a tool call's `subagent` patch, a child turn's `parent`), recursively and bounded; folds their
  * notifications into a {@link TurnTree}; keeps one cursor per descendant session (what

@@ -5,7 +5,7 @@
  */
 import type { MspClient } from "../client/mspClient.js";
 import { MspError } from "../errors.js";
-import type { WaitOptions } from "../internal/boundedWait.js";
+import type { WaitOptions } from "../types/waitOptions.js";
 import { uuidv7, type CommandResult, type TurnInput } from "../protocol/index.js";
 import { touch, type SessionTurns, type TurnState } from "./sessionTurns.js";
 

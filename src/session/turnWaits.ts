@@ -3,7 +3,8 @@
  * waiters per turn, settled when the turn ends or is given up, rejected when the session closes.
  */
 import { MspError } from "../errors.js";
-import { boundedWait, type BoundedWait, type WaitOptions } from "../internal/boundedWait.js";
+import { boundedWait, type BoundedWait } from "../internal/boundedWait.js";
+import type { WaitOptions } from "../types/waitOptions.js";
 import type { SessionTurn } from "./sessionSnapshot.js";
 
 /** The waits of one session, by turn. */

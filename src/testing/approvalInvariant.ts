@@ -125,11 +125,6 @@ const grantMatches: ReadonlySet<string> = new Set(["exact", "anyArgs"]);
 /**
  * The terminal of a turn whose pending question the client answered `denyAndStop`: the user's
  * Stop, so the turn ends `cancelled` with `cause.kind: "user"`.
- *
- * @example
- * ```ts
- * checkStopAnswerTerminal(turnId, { terminal: "completed" }, history, say); // say('turn/completed of turn … is completed, but the client answered denyAndStop …')
- * ```
  */
 export function checkStopAnswerTerminal(turnId: string, terminal: Record<string, unknown>, history: SessionHistory, say: (p: string) => void): void {
   const stop = history.stopAnswers.get(turnId);

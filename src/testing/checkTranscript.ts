@@ -5,7 +5,7 @@
  * `viewCursor` strictly increasing per session, and a tool call whose item was
  * `approval: "pending"` runs only after an `approve`, with every `tool/approve` answered at most once;
  * and MSP 2.0's invariants A and B on items folded from their deltas and patches; and the subagent
- * invariant 7 (issue 23).
+ * invariant 7.
  * The checks live beside it: checkTranscriptPart (JSON-RPC and responses), turnLifecycle
  * (turns, items, cursors), itemChain (A and B), approvalInvariant and subagentInvariant;
  * transcriptHistory is what carries across parts.
@@ -118,7 +118,7 @@ function parseLines(input: TranscriptInput, problems: string[]): ParsedLine[] {
  *   U+FFFD of the folded output, a character the host had only part of, may be completed);
  *   `approval` may go from `"pending"` to `"cancelled"`; every other field is equal.
  *
- * Subagents (issue 23, invariant 7): a parent turn's `turn/completed` follows the `turn/completed`
+ * Subagents (invariant 7): a parent turn's `turn/completed` follows the `turn/completed`
  * of every child turn it started; a child turn's `turn/started` names (`parent`, with `depth`) the
  * item whose `item/updated` patch linked it (`subagent`) before; `cause.kind: "parent"` is only on
  * a child turn whose parent ends `cancelled`; the links are well-formed.

@@ -67,11 +67,6 @@ function joinedAfter(sessionId: unknown, turnId: string, history: SessionHistory
  * revision, or saw it complete) and counts as open until its `item/completed`; the session's
  * items are then all known. One the transcript holds at the same revision must equal its fold
  * (invariant C: a client that resumes holding its items ends with what a live one has).
- *
- * @example
- * ```ts
- * seedItems(sessionId, result["items"], "line 2", 1, history, (p) => problems.push(`line 2: ${p}`));
- * ```
  */
 export function seedItems(sessionId: string, items: unknown, here: string, part: number, history: SessionHistory, say: (p: string) => void): void {
   if (!Array.isArray(items)) return;
@@ -100,12 +95,6 @@ export function seedItems(sessionId: string, items: unknown, here: string, part:
  * `item/completed`, and has `revision` one more than the item's previous notification), invariant
  * B for an `item/completed`. Returns the item as it stands after the notification, whole when the
  * chain holds it, else what the notification says of it (for the approval gate).
- *
- * @example
- * ```ts
- * const item = foldIntoChain("item/delta", params, "line 7", history, say); // say("item/delta of item i1 has revision 4 after 2: a gap; …")
- * if (item["kind"] === "toolCall") checkGate("item/delta", item, "line 7", history, say);
- * ```
  */
 export function foldIntoChain(
   method: string,

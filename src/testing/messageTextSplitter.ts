@@ -10,28 +10,13 @@ import { assertFraming, type Framing } from "../framing/createFraming.js";
 import type { FramingProblem } from "../framing/limits.js";
 import { NdjsonMessageReader } from "../framing/ndjson.js";
 
-/**
- * Bytes in, message texts out, for one direction of one wire.
- *
- * @example
- * ```ts
- * const splitter = messageTextSplitter("ndjson", (text) => console.log(text), { maxMessageBytes: 1 << 20, onStop: console.warn });
- * splitter.push(new TextEncoder().encode('{"jsonrpc":"2.0","method":"x/y"}\n'));
- * ```
- */
+/** Bytes in, message texts out, for one direction of one wire. */
 export interface MessageTextSplitter {
   /** Feed one chunk; `onText` is called for every message it completes. */
   push(chunk: Uint8Array): void;
 }
 
-/**
- * Options of {@link messageTextSplitter}.
- *
- * @example
- * ```ts
- * const options: MessageTextSplitterOptions = { maxMessageBytes: 16 * 1024 * 1024, onStop: (reason) => console.warn(`not recorded further: ${reason}`) };
- * ```
- */
+/** Options of {@link messageTextSplitter}. */
 export interface MessageTextSplitterOptions {
   /** Longest message text accepted, as the framing's reader counts it. `Infinity` for no bound. @unit bytes */
   maxMessageBytes: number;
@@ -54,12 +39,6 @@ const UNUSED_CHANNEL: ByteChannel = { onData: () => nothing, onEnd: () => nothin
 /**
  * A splitter for `framing` that calls `onText` with each message's text, exactly as it crossed
  * (without its framing), whether or not it is JSON. Throws a `TypeError` on an unknown framing.
- *
- * @example
- * ```ts
- * const fromHost = messageTextSplitter("content-length", (raw) => entries.push({ dir: "server", raw }), { maxMessageBytes: 16 * 1024 * 1024, onStop: console.warn });
- * channel.onData((chunk) => fromHost.push(chunk));
- * ```
  */
 export function messageTextSplitter(framing: Framing, onText: (text: string) => void, options: MessageTextSplitterOptions): MessageTextSplitter {
   assertFraming(framing);

@@ -10,15 +10,7 @@
 /** Where a fact was seen: the `line <n>` text of the transcript. */
 type At = string;
 
-/**
- * What checkTranscript remembers of a transcript's steering, across its parts.
- *
- * @example
- * ```ts
- * const steering = new SteeringHistory();
- * noteSteerAccepted(steering, "0198…-steer", "0198…-turn", "line 7", terminals, say);
- * ```
- */
+/** What checkTranscript remembers of a transcript's steering, across its parts. */
 export class SteeringHistory {
   /** steerId -> the turn an accepted `turn/steer` named, and where it was answered. */
   readonly accepted = new Map<string, { turnId: string; at: At; part: number }>();

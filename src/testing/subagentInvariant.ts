@@ -1,5 +1,5 @@
 /**
- * checkTranscript's subagent invariant (issue 23, invariant 7): a parent turn ends after every
+ * checkTranscript's subagent invariant (invariant 7): a parent turn ends after every
  * child turn it started; a child turn's `turn/started` names a parent whose delegating item was
  * linked to it (`subagent`) before; `cause.kind: "parent"` only below a cancelled turn; and a
  * session linked below a session the connection hears is heard too (the foreign-session rule).
@@ -20,11 +20,6 @@ function linkOf(method: string, params: Record<string, unknown>): { sessionId: s
  * The foreign-session rule below a tree: a session linked below one the connection hears is heard
  * from the link on (an item's `subagent`, or a child's `turn/started` naming a heard parent
  * session, whose missing link {@link checkSubagents} reports). Called before the rule is applied.
- *
- * @example
- * ```ts
- * hearLinkedSession("item/updated", params, history); // the patch's subagent.sessionId is now this connection's
- * ```
  */
 export function hearLinkedSession(method: string, params: Record<string, unknown>, history: SessionHistory): void {
   const own = history.connectionSessions;
@@ -40,11 +35,6 @@ export function hearLinkedSession(method: string, params: Record<string, unknown
  * A `session/resume` the client sent: the resumed session's tree is this connection's from the
  * request on, as the session itself is: every session the history knows below it, and each session
  * named in `childCursors`.
- *
- * @example
- * ```ts
- * hearResumedTree({ sessionId, afterCursor, childCursors: { [child]: "v:child:4" } }, history);
- * ```
  */
 export function hearResumedTree(params: Record<string, unknown>, history: SessionHistory): void {
   const own = history.connectionSessions;
@@ -70,11 +60,6 @@ function below(sessionId: string, root: string, history: SessionHistory): boolea
  * The items of a `session/resume` answer: a delegating tool call still in progress there carries
  * its `subagent` link, which counts as made (a child turn may name it) and makes the child session
  * this connection's.
- *
- * @example
- * ```ts
- * seedLinks(sessionId, result["items"], "line 2", history);
- * ```
  */
 export function seedLinks(sessionId: string, items: unknown, here: string, history: SessionHistory): void {
   if (!Array.isArray(items)) return;
@@ -126,12 +111,6 @@ function childrenOf(turnId: string, history: SessionHistory): Map<string, string
  *
  * A transcript marked `beginsMidSession` may lack the link of a child whose parent item it never
  * saw: that child's `turn/started` is not reported.
- *
- * @example
- * ```ts
- * checkSubagents("turn/completed", params, "line 14", history, say);
- * // say("turn/completed of turn t1 before the turn/completed of its child turn t2, linked at line 9 (invariant 7)")
- * ```
  */
 export function checkSubagents(method: string, params: Record<string, unknown>, here: string, history: SessionHistory, say: (p: string) => void): void {
   const problem = problemWithSubagentLinks(method, params);

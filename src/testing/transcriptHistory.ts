@@ -10,11 +10,6 @@ import { SteeringHistory } from "./steeringInvariant.js";
  * transcript began after the item did (`unknown`: its deltas and patches cannot be checked, and
  * are not), or nothing more because a problem was reported (`broken`: one problem per broken
  * chain, not one per later link).
- *
- * @example
- * ```ts
- * const chain: ItemChain = { state: "held", item: started, at: "line 4" };
- * ```
  */
 export interface ItemChain {
   state: "held" | "unknown" | "broken";
@@ -100,20 +95,14 @@ export class SessionHistory {
   midSession = false;
   /** Steering and the inbox (MSP 2.1, invariant S). */
   readonly steering = new SteeringHistory();
-  /** The subagent links and child turns seen (issue 23, invariant 7; checked by subagentInvariant). */
+  /** The subagent links and child turns seen (invariant 7; checked by subagentInvariant). */
   readonly subagents = new SubagentHistory();
 }
 
 /**
- * What checkTranscript remembers of subagent trees (issue 23) across a transcript's parts: each
+ * What checkTranscript remembers of subagent trees across a transcript's parts: each
  * link from a delegating tool call to its child turn, each turn's place in its tree, and the
  * `cause.kind: "parent"` terminals still waiting for their parent's terminal.
- *
- * @example
- * ```ts
- * const tree = new SubagentHistory();
- * tree.links.set(childTurnId, { sessionId: childSessionId, parentSessionId, parentTurnId, itemId, at: "line 9" });
- * ```
  */
 export class SubagentHistory {
   /** child turnId -> the `subagent` link that named it: the child's session, the delegating item, its turn and session, and where. */

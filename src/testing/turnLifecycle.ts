@@ -125,11 +125,6 @@ export function checkNotification(
  * `acceptedAt`), a `cancelled` terminal of that turn is the user's Stop and says `cause.kind:
  * "user"` (`disposed` would tell the app the host shut down). Checked when both the acceptance and
  * the terminal are in the transcript, whichever comes last.
- *
- * @example
- * ```ts
- * checkCancelCause(turnId, params, "line 9", say); // say('turn/completed of turn … is cancelled with cause.kind "disposed" …')
- * ```
  */
 export function checkCancelCause(turnId: string, terminal: Record<string, unknown>, acceptedAt: string, say: (p: string) => void): void {
   if (terminal["terminal"] !== "cancelled") return;
@@ -144,12 +139,6 @@ export function checkCancelCause(turnId: string, terminal: Record<string, unknow
 /**
  * Invariant P (MSP 2.1): a policy stop, `cause.kind: "hook"`, appears only on a `cancelled`
  * terminal, and says why in a non-empty `cause.reason`.
- *
- * @example
- * ```ts
- * checkHookCause(turnId, { terminal: "completed", cause: { kind: "hook", reason: "time limit" } }, say);
- * // say('turn/completed of turn … is completed with cause.kind "hook": a policy stop ends a turn cancelled (invariant P)')
- * ```
  */
 export function checkHookCause(turnId: string, terminal: Record<string, unknown>, say: (p: string) => void): void {
   const cause = terminal["cause"] as { kind?: unknown; reason?: unknown } | undefined;

@@ -18,34 +18,13 @@ import { foldItem, type Item } from "../protocol/index.js";
  */
 export type LedgerItem = Item & { synthesized?: true };
 
-/**
- * Default number of turns whose items the ledger retains (1 000).
- *
- * @example
- * ```ts
- * connect(channel, { itemTurnCapacity: DEFAULT_ITEM_TURN_CAPACITY * 2 });
- * ```
- */
+/** Default number of turns whose items the ledger retains (1 000). */
 export const DEFAULT_ITEM_TURN_CAPACITY = 1_000;
 
-/**
- * Default number of items the ledger retains per turn (1 000).
- *
- * @example
- * ```ts
- * connect(channel, { itemsPerTurnCapacity: DEFAULT_ITEMS_PER_TURN_CAPACITY * 10 });
- * ```
- */
+/** Default number of items the ledger retains per turn (1 000). */
 export const DEFAULT_ITEMS_PER_TURN_CAPACITY = 1_000;
 
-/**
- * Options for an {@link ItemLedger}.
- *
- * @example
- * ```ts
- * const ledger = new ItemLedger({ turnCapacity: 100, itemsPerTurnCapacity: 500 });
- * ```
- */
+/** Options for an {@link ItemLedger}. */
 export interface ItemLedgerOptions {
   /** How many turns' items to retain, least recently touched evicted first. @defaultValue 1 000 */
   turnCapacity?: number;
@@ -113,15 +92,7 @@ export interface TurnItems {
   readonly turnCount: number;
 }
 
-/**
- * Items by turn, at their latest revision, in first-seen order; serves the {@link TurnItems} view.
- *
- * @example
- * ```ts
- * const ledger = new ItemLedger({ turnCapacity: 100 });
- * ledger.apply("item/started", params); // the connection does this for every item notification
- * ```
- */
+/** Items by turn, at their latest revision, in first-seen order; serves the {@link TurnItems} view. */
 export class ItemLedger implements TurnItems {
   readonly #turns: BoundedMap<string, TurnLedger>;
   readonly #itemsPerTurn: number;
@@ -138,12 +109,6 @@ export class ItemLedger implements TurnItems {
    * `revision`, or for an item not held, is not applied: `problem` says why. A new item of a turn
    * at its `itemsPerTurnCapacity` takes the place of the turn's earliest-finished item; when every
    * retained item is in progress it is not retained (`problem` says so, `item` is the item sent).
-   *
-   * @example
-   * ```ts
-   * const { item, problem } = ledger.apply("item/delta", params);
-   * if (problem !== undefined) console.warn(problem);
-   * ```
    */
   apply(method: string, params: Record<string, unknown>): ApplyResult {
     const ids = (method === "item/delta" ? params : params["item"]) as { turnId: string; itemId: string };
@@ -166,11 +131,6 @@ export class ItemLedger implements TurnItems {
   /**
    * Close a turn's ledger: every item still `inProgress` is shown as `cancelled` with
    * `synthesized: true`. Returns those items so they can be reported.
-   *
-   * @example
-   * ```ts
-   * const closed = ledger.closeTurn(turnId); // items the host never completed
-   * ```
    */
   closeTurn(turnId: string): LedgerItem[] {
     const turn = this.#turns.get(turnId);

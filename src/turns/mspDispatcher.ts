@@ -17,16 +17,18 @@ import {
   isItem,
   problemWithNotification,
   problemWithToolApprove,
-  type ItemDeltaParams,
+  type NotificationMethod,
+  type NotificationParamsMap,
   type JsonValue,
   type ToolApproveParams,
   type ToolApproveResult,
   type TurnCompletedParams,
   type TurnStartedParams,
 } from "../protocol/index.js";
-import type { CloseInfo, EndpointSink } from "../rpc/jsonRpcEndpoint.js";
+import type { EndpointSink } from "../rpc/jsonRpcEndpoint.js";
+import type { CloseInfo } from "../types/closeInfo.js";
 import { Approvals, type ApprovalHandler, type TurnApprovals } from "./approvals.js";
-import { DEFAULT_ITEMS_PER_TURN_CAPACITY, DEFAULT_ITEM_TURN_CAPACITY, ItemLedger, type LedgerItem, type TurnItems } from "./itemLedger.js";
+import { DEFAULT_ITEMS_PER_TURN_CAPACITY, DEFAULT_ITEM_TURN_CAPACITY, ItemLedger, type TurnItems } from "./itemLedger.js";
 import type { MspEventEmitter, MspEvents, MspNotification, NotificationHandler } from "./mspEvents.js";
 import { DEFAULT_SESSION_CAPACITY, SessionTracker } from "./sessionTracker.js";
 import { DEFAULT_TERMINAL_CAPACITY, TurnRecorder, type RecordedTurns } from "./turnRecorder.js";
@@ -222,25 +224,25 @@ export class MspDispatcher implements EndpointSink {
     // A stray terminal is reported, but still recorded: a waiter must never miss a terminal.
     if (admission.problem !== undefined) this.onProblem(admission.problem, message);
     if (!admission.deliver) return;
-    let synthesized: LedgerItem[] | undefined;
+    // The params were checked above: each cast below names the shape that check proved.
     if (method === Notifications.turnCompleted) {
       const terminal = params as unknown as TurnCompletedParams;
       if (!this.#turns.record(terminal)) return this.onProblem(`a second turn/completed for turn ${terminal.turnId}`, message);
-      synthesized = this.#items.closeTurn(terminal.turnId);
+      const synthesized = this.#items.closeTurn(terminal.turnId);
       this.#approvals.closeTurn(terminal.turnId, true);
-    } else if (ITEM_METHODS.has(method)) {
+      for (const item of synthesized) this.#emit("itemSynthesized", item);
+      this.#emit(method, terminal);
+    } else if (method === Notifications.turnStarted) this.#emit(method, params as unknown as TurnStartedParams);
+    else if (ITEM_METHODS.has(method)) {
       // Folded into the whole item: the typed events give it whole; the raw notification (below)
       // is what the wire carried. What cannot be applied is reported, never applied wrong.
       const { item, problem } = this.#items.apply(method, params as Record<string, unknown>);
       if (problem !== undefined) this.onProblem(problem, message);
       if (item !== undefined) {
         this.#approvals.noteItem(item);
-        this.#emit(method as "item/delta", { ...(params as unknown as ItemDeltaParams), item });
+        this.#emit(method, { ...(params as unknown as NotificationParamsMap[ItemMethod]), item });
       }
     }
-    if (synthesized !== undefined) for (const item of synthesized) this.#emit("itemSynthesized", item);
-    if (method === Notifications.turnStarted || method === Notifications.turnCompleted)
-      this.#emit(method as "turn/started", params as unknown as TurnStartedParams);
     const emittedAtMs = (message as { emittedAtMs?: unknown }).emittedAtMs;
     const notification: MspNotification = typeof emittedAtMs === "number" ? { method, params, emittedAtMs } : { method, params };
     this.#emit("notification", notification);
@@ -305,13 +307,11 @@ export class MspDispatcher implements EndpointSink {
   }
 }
 
-// A Set: `in` on an object with a method name fresh from JSON.parse costs a string-table lookup a notification.
 /**
  * The error that refuses a host whose `protocolVersion` this SDK cannot follow (another major),
- * naming both versions; `undefined` for one it can (or a result that states no version).
+ * naming both versions; `undefined` for one it can, or for a result that states no version.
  */
 function refuseVersion(version: unknown): MspError<"protocol"> | undefined {
-  // A result without a version names none to refuse (a host that states one is held to it).
   if (typeof version !== "string" || isCompatibleProtocol(version)) return undefined;
   const hostVersion = version;
   const problem = `the host speaks MSP ${hostVersion}; this SDK speaks MSP ${PROTOCOL_VERSION}`;
@@ -319,4 +319,17 @@ function refuseVersion(version: unknown): MspError<"protocol"> | undefined {
 }
 
 /** The notifications folded into the ledger, whose typed events give the whole item. */
-const ITEM_METHODS: ReadonlySet<string> = new Set([Notifications.itemStarted, Notifications.itemDelta, Notifications.itemUpdated, Notifications.itemCompleted]);
+type ItemMethod = Extract<NotificationMethod, `item/${string}`>;
+
+/** A set of method names whose `has` narrows a name to them. */
+interface MethodSet<M extends string> extends ReadonlySet<string> {
+  has(method: string): method is M;
+}
+
+// A Set: `in` on an object with a method name fresh from JSON.parse costs a string-table lookup a notification.
+const ITEM_METHODS = new Set<string>([
+  Notifications.itemStarted,
+  Notifications.itemDelta,
+  Notifications.itemUpdated,
+  Notifications.itemCompleted,
+]) as ReadonlySet<string> as MethodSet<ItemMethod>;

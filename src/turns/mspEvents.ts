@@ -3,10 +3,10 @@
  * receives it.
  */
 import type { MspError } from "../errors.js";
-import type { TypedEventEmitter } from "../internal/safeEmitter.js";
 import type { ItemDeltaParams, ItemNotificationParams, JsonValue, ToolApproveResult, TurnCompletedParams, TurnStartedParams } from "../protocol/index.js";
-import type { CloseInfo } from "../rpc/jsonRpcEndpoint.js";
 import type { ApprovalQuestion } from "./approvals.js";
+import type { CloseInfo } from "../types/closeInfo.js";
+import type { TypedEventEmitter } from "../types/typedEventEmitter.js";
 import type { LedgerItem } from "./itemLedger.js";
 
 /**

@@ -18,11 +18,6 @@ export type Admission = { deliver: true; problem?: string | undefined } | { deli
 /**
  * Default number of sessions a connection remembers (10 000): each one's last `viewCursor`, and
  * whether it follows the session. About 130 bytes a session: 1.3 MB at most.
- *
- * @example
- * ```ts
- * connect(channel, { sessionCapacity: DEFAULT_SESSION_CAPACITY * 10 });
- * ```
  */
 export const DEFAULT_SESSION_CAPACITY = 10_000;
 

@@ -4,18 +4,12 @@
  * Users see it through its read-only view, {@link RecordedTurns} (`client.turns`).
  */
 import { BoundedMap } from "../internal/boundedMap.js";
-import { boundedWait, type BoundedWait, type WaitOptions } from "../internal/boundedWait.js";
+import { boundedWait, type BoundedWait } from "../internal/boundedWait.js";
 import type { MspError } from "../errors.js";
 import type { TurnCompletedParams } from "../protocol/index.js";
+import type { WaitOptions } from "../types/waitOptions.js";
 
-/**
- * Options for a {@link TurnRecorder}.
- *
- * @example
- * ```ts
- * const recorder = new TurnRecorder({ capacity: 1_000, defaultTimeoutMs: 30_000 });
- * ```
- */
+/** Options for a {@link TurnRecorder}. */
 export interface TurnRecorderOptions {
   /** How many terminals to retain, least recently recorded evicted first. @defaultValue 10 000 */
   capacity?: number;
@@ -23,14 +17,7 @@ export interface TurnRecorderOptions {
   defaultTimeoutMs?: number;
 }
 
-/**
- * Default number of terminals a recorder retains (10 000).
- *
- * @example
- * ```ts
- * connect(channel, { terminalCapacity: DEFAULT_TERMINAL_CAPACITY * 10 });
- * ```
- */
+/** Default number of terminals a recorder retains (10 000). */
 export const DEFAULT_TERMINAL_CAPACITY = 10_000;
 
 /**
@@ -72,15 +59,7 @@ export interface RecordedTurns {
   readonly size: number;
 }
 
-/**
- * Records turn terminals as they stream in, and serves the {@link RecordedTurns} view.
- *
- * @example
- * ```ts
- * const recorder = new TurnRecorder({ capacity: 1_000 });
- * recorder.record(params); // the connection does this for every turn/completed
- * ```
- */
+/** Records turn terminals as they stream in, and serves the {@link RecordedTurns} view. */
 export class TurnRecorder implements RecordedTurns {
   readonly #terminals: BoundedMap<string, TurnCompletedParams>;
   readonly #waiters = new Map<string, Array<BoundedWait<TurnCompletedParams>>>();
@@ -95,11 +74,6 @@ export class TurnRecorder implements RecordedTurns {
   /**
    * Record a terminal and wake every waiter of that turn. Returns `false`, recording nothing,
    * when this turn's terminal is already recorded (a duplicate).
-   *
-   * @example
-   * ```ts
-   * recorder.record(params); // true the first time, false for a duplicate
-   * ```
    */
   record(params: TurnCompletedParams): boolean {
     if (this.#terminals.has(params.turnId)) return false;

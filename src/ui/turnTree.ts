@@ -1,5 +1,5 @@
 /**
- * TurnTree: the UI's view of a subagent tree (issue 23), folded from the notification stream
+ * TurnTree: the UI's view of a subagent tree, folded from the notification stream
  * alone: each turn's child turns (and theirs), each one's terminal as it arrives, and how many
  * descendants have started and ended, for "stopping 3 of 5 subagents…".
  */
@@ -113,7 +113,7 @@ interface Node {
 }
 
 /**
- * A pure fold of MSP notifications into subagent trees (issue 23), for a UI: feed it every
+ * A pure fold of MSP notifications into subagent trees, for a UI: feed it every
  * notification (`observe`), then ask, for a turn, its child turns (`childrenOf`, `descendantsOf`),
  * each one's state and terminal (`turn`), and its descendants' counts (`progressOf`). It reads
  * `turn/started` (`parent`, `depth`), the `subagent` link of a tool call's `item/started`,

@@ -1,11 +1,12 @@
 /**
- * followTurnTree: a {@link TurnTree} kept current from a connected client's `notification` event
- * (issue 23), with a bounded wait for "every turn below turn X has ended". The client already
+ * followTurnTree: a {@link TurnTree} kept current from a connected client's `notification` event,
+ * with a bounded wait for "every turn below turn X has ended". The client already
  * delivers its child sessions' notifications, so nothing else is needed to follow the tree.
  */
 import { MspError } from "../errors.js";
-import { boundedWait, type BoundedWait, type WaitOptions } from "../internal/boundedWait.js";
-import type { CloseInfo } from "../rpc/jsonRpcEndpoint.js";
+import { boundedWait, type BoundedWait } from "../internal/boundedWait.js";
+import type { CloseInfo } from "../types/closeInfo.js";
+import type { WaitOptions } from "../types/waitOptions.js";
 import type { MspEventEmitter, MspNotification } from "../turns/mspEvents.js";
 import { TurnTree, type TreeTurn } from "./turnTree.js";
 

@@ -52,7 +52,7 @@ export interface KeptTokenOptions {
   /** The page's history, whose `replaceState` takes the token out of the address bar. Default: the global `history`. */
   history?: {
     readonly state: unknown;
-    /** Replace the current entry's address with `url`, keeping `data` as its state (the browser's own `history.replaceState`). */
+    /** Replaces the current history entry's state and address, as `History.replaceState` does. */
     replaceState(data: unknown, unused: string, url?: string | URL | null): void;
   };
   /** Told when the token could not be kept (the storage threw) or not taken out of the address bar. Default: `console.warn`. */
@@ -60,18 +60,13 @@ export interface KeptTokenOptions {
 }
 
 /**
- * The page's host token. On the load whose address carries it in the fragment (`#token=…`, as the
- * host prints it), it is read, kept in `storage`, and taken out of the address bar with
- * `history.replaceState` (path, query, history state and any other fragment parameters stay as
- * they were), so it is in no bookmark, no shared link and no later history entry; the fragment
- * never reaches a server. On a later load (a reload, a link within the app) the kept one is
- * returned. A token in the address wins over a kept one, so opening the host's new address after
- * a token change just works.
- *
- * A storage that throws does not stop the page: the token is returned for this load and
- * `onWarning` says it was not kept (or could not be read). An empty `#token=` is taken out of the
- * address and reads as none. Throws a TypeError for a bad option, or when the runtime has no
- * `location` or `history` and none was passed.
+ * The page's host token. From an address whose fragment carries it (`#token=…`, as the host prints
+ * it) it is read, kept in `storage` and taken out of the address bar by `history.replaceState`
+ * (all else of the address and history state kept), so no bookmark, shared link or later history
+ * entry holds it; a fragment never reaches a server. Later loads return the kept one; a token in
+ * the address wins, so the host's new address after a token change just works. An empty `#token=`
+ * reads as none. A storage that throws does not stop the page: the token is returned for this load
+ * and `onWarning` says so. Throws a TypeError for a bad option, or without `location` or `history`.
  *
  * @param options - The storage to keep it in, and optionally the key, the fragment parameter, the page's location and history.
  * @returns The token, or undefined when neither the address nor the storage has one.

@@ -82,6 +82,35 @@ describe("cancelTurn", () => {
     await peer.client.close();
   });
 
+  it("the client owns the cancels in flight: client.cancelTurn and cancelTurn(client) of one turn join one request", async () => {
+    const peer = makePeer();
+    const viaMethod = peer.client.cancelTurn({ sessionId: SESSION, turnId: "t" });
+    const viaFunction = cancelTurn(peer.client, { sessionId: SESSION, turnId: "t" });
+    const sent = await peer.nth(1);
+    peer.send(result(sent["id"], { commandId: "c", turnId: "t" }));
+    peer.send(terminal("t", 1, "cancelled", "cancelled"));
+    expect([(await viaMethod).ack, (await viaFunction).ack]).toEqual(["accepted", "accepted"]);
+    expect(peer.received).toHaveLength(1);
+    await peer.client.close();
+  });
+
+  it("a narrow client without its own cancelTurn sends one turn/cancel per call", async () => {
+    const peer = makePeer();
+    const narrow: TurnCanceller = {
+      command: (method, params, options) => peer.client.command(method, params, options),
+      turns: peer.client.turns,
+      defaultTimeoutMs: 5_000,
+    };
+    const first = cancelTurn(narrow, { sessionId: SESSION, turnId: "t" });
+    const second = cancelTurn(narrow, { sessionId: SESSION, turnId: "t" });
+    const [a, b] = [await peer.nth(1), await peer.nth(2)];
+    peer.send(result(a["id"], { commandId: "c1", turnId: "t" }));
+    peer.send(result(b["id"], { commandId: "c2", turnId: "t" }));
+    peer.send(terminal("t", 1, "cancelled", "cancelled"));
+    expect([(await first).ack, (await second).ack]).toEqual(["accepted", "accepted"]);
+    await peer.client.close();
+  });
+
   it("a different keepInbox is a different request: a joined caller never gets the other's inbox policy", async () => {
     const peer = makePeer();
     const keep = cancelTurn(peer.client, { sessionId: SESSION, turnId: "t", keepInbox: true });

@@ -5,7 +5,7 @@
  * once, a always for this session, with the grant's rule shown exactly, n deny, s deny and stop); `all` approves and `none` denies, each printed as a line. A question the
  * SDK answers first (the turn was stopped or ended, the host withdrew it, the connection closed)
  * aborts the handler's signal: the prompt is withdrawn and says why. Ctrl-C at the prompt is Stop.
- * A question from a subagent's turn (issue 23) is asked the same way, and says which subagent asks:
+ * A question from a subagent's turn is asked the same way, and says which subagent asks:
  * `subagent worker-a asks: Run shell: ls?`.
  */
 import { ApprovalDecisions, type ApprovalHandler, type MspClient, type ToolApproveParams, type ToolApproveResult } from "@muse-code/sdk";
@@ -15,34 +15,13 @@ import type { SessionView } from "./sessionView.js";
 import { toolCommand } from "./sessionView.js";
 import type { ShownTree } from "./shownTree.js";
 
-/**
- * `--approve`: ask (a y/N prompt), all (approve every call) or none (deny every call).
- *
- * @example
- * ```ts
- * const policy: ApprovePolicy = process.stdin.isTTY ? "ask" : "none";
- * ```
- */
+/** `--approve`: ask (a y/N prompt), all (approve every call) or none (deny every call). */
 export type ApprovePolicy = "ask" | "all" | "none";
 
-/**
- * The reason `--approve none` (the default off a terminal) gives the host: it says what to pass.
- *
- * @example
- * ```ts
- * console.log(DENIED_BY_POLICY); // "muse --approve none: pass --approve ask (on a terminal) or --approve all to let tools run"
- * ```
- */
+/** The reason `--approve none` (the default off a terminal) gives the host: it says what to pass. */
 export const DENIED_BY_POLICY = "muse --approve none: pass --approve ask (on a terminal) or --approve all to let tools run";
 
-/**
- * Options of {@link ApprovalPrompt}.
- *
- * @example
- * ```ts
- * const options: ApprovalPromptOptions = { policy: "ask", view, input: new PromptInput(process.stdin), interrupt: () => process.kill(process.pid, "SIGINT") };
- * ```
- */
+/** Options of {@link ApprovalPrompt}. */
 export interface ApprovalPromptOptions {
   policy: ApprovePolicy;
   view: SessionView;
@@ -62,12 +41,6 @@ const ALREADY_ANSWERED: ToolApproveResult = { decision: ApprovalDecisions.cancel
 /**
  * Answers a connection's approval questions by `--approve`'s policy, one at a time, in the order
  * they came; see the module comment.
- *
- * @example
- * ```ts
- * const prompt = new ApprovalPrompt({ policy: "all", view, interrupt: () => {} });
- * prompt.attach(client);
- * ```
  */
 export class ApprovalPrompt {
   readonly #options: ApprovalPromptOptions;

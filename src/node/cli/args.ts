@@ -4,11 +4,6 @@ import { splitCommand } from "./splitCommand.js";
 /**
  * A bad command line: `message` is one line saying what is wrong; `command` names the command
  * whose help applies, when known. `muse` prints it and exits 2.
- *
- * @example
- * ```ts
- * try { parseMuseArgs(["run"]); } catch (e) { if (e instanceof UsageError) console.error(e.message); }
- * ```
  */
 export class UsageError extends Error {
   override readonly name = "UsageError";
@@ -19,14 +14,7 @@ export class UsageError extends Error {
   }
 }
 
-/**
- * The commands of `muse`.
- *
- * @example
- * ```ts
- * const name: MuseCommandName = "run";
- * ```
- */
+/** The commands of `muse`. */
 export type MuseCommandName = "info" | "run" | "resume" | "check";
 
 const COMMANDS: readonly MuseCommandName[] = ["info", "run", "resume", "check"];
@@ -34,14 +22,7 @@ const COMMANDS: readonly MuseCommandName[] = ["info", "run", "resume", "check"];
 /** Every command a person can type: these, and `serve` (the host's, which the bin hands over before parsing). */
 const ALL_COMMANDS = [...COMMANDS, "serve"].join(", ");
 
-/**
- * How to reach the host: a child process over stdio, or a WebSocket URL.
- *
- * @example
- * ```ts
- * const target: HostTarget = { kind: "spawn", command: "muse-host", args: ["serve", "--stdio"], framing: "ndjson" };
- * ```
- */
+/** How to reach the host: a child process over stdio, or a WebSocket URL. */
 export type HostTarget =
   | {
       kind: "spawn";
@@ -53,25 +34,11 @@ export type HostTarget =
     }
   | { kind: "ws"; url: string; tokenFile?: string };
 
-/**
- * A parsed command line.
- *
- * @example
- * ```ts
- * const parsed: MuseArgs = parseMuseArgs(["run", "hi", "--spawn", "muse-host serve --stdio --script m.json"]);
- * ```
- */
+/** A parsed command line. */
 export type MuseArgs =
   { kind: "help"; command?: MuseCommandName } | { kind: "version" } | ({ kind: "command"; command: MuseCommandName; target: HostTarget } & MuseOptions);
 
-/**
- * The options of a command (those that do not apply to it are rejected by the parser).
- *
- * @example
- * ```ts
- * const options: MuseOptions = { json: false, prompt: "hi", keepInbox: false };
- * ```
- */
+/** The options of a command (those that do not apply to it are rejected by the parser). */
 export interface MuseOptions {
   json: boolean;
   /** Colour and the progress line; undefined: decide from the terminal. */
@@ -104,12 +71,6 @@ const BOOLEAN_FLAGS = new Set(["--json", "--keep-inbox", "--steer-stdin", "--col
  * command, as `--flag VALUE` or `--flag=VALUE`; `--` ends the options. Throws a {@link UsageError}
  * with a one-line message on anything wrong: an unknown command or option, a missing or repeated
  * value, an option the command does not take, no host or two, a run without a prompt.
- *
- * @example
- * ```ts
- * const args = parseMuseArgs(["info", "--ws", "ws://127.0.0.1:8080/msp"]);
- * if (args.kind === "command") console.log(args.command, args.target.kind); // info ws
- * ```
  */
 export function parseMuseArgs(argv: readonly string[]): MuseArgs {
   const values = new Map<string, string>();

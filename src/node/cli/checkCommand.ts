@@ -9,11 +9,6 @@ import { webSocketClass } from "./webSocketClass.js";
  * Run every check scenario against the host `target` names (a fresh spawned host, or a fresh
  * WebSocket connection, per scenario), print the table through `out`, and resolve with 0 when
  * every scenario passed, 1 otherwise.
- *
- * @example
- * ```ts
- * process.exitCode = await checkCommand({ kind: "spawn", command: "muse-host", args: ["serve", "--stdio", "--model", "msp-check=models/check.json"], framing: "ndjson" }, { out: console.log, color: false, env: process.env });
- * ```
  */
 export async function checkCommand(target: HostTarget, options: { out: (line: string) => void; color: boolean; env: NodeJS.ProcessEnv }): Promise<ExitCode> {
   const open =

@@ -5,11 +5,6 @@ import { isCompatibleProtocol, MspError, PROTOCOL_VERSION, type MspClient } from
  * Check the host speaks a compatible MSP (host/info), then return its info. A host of another
  * major version is refused with one line naming both versions (the SDK refuses it itself: a
  * `protocol` MspError whose data carries `hostVersion`).
- *
- * @example
- * ```ts
- * await checkedHostInfo(host.client); // throws Error("the host speaks MSP 1.0; muse speaks MSP 2.1") for a 1.0 host
- * ```
  */
 export async function checkedHostInfo(client: MspClient): Promise<Record<string, unknown>> {
   let info: Record<string, unknown>;

@@ -5,14 +5,7 @@ import type { TypedLine } from "./promptInput.js";
 import type { SessionView } from "./sessionView.js";
 import type { ShownTree } from "./shownTree.js";
 
-/**
- * What a command gets from the dispatcher.
- *
- * @example
- * ```ts
- * const code = await runTurnCommand({ host, view, interrupts: processInterrupts(), err: (l) => process.stderr.write(`muse: ${l}\n`), out: (l) => process.stdout.write(`${l}\n`), holdQuestions: () => () => {} }, { prompt: "hi", keepInbox: false });
- * ```
- */
+/** What a command gets from the dispatcher. */
 export interface CommandContext {
   host: OpenedHost;
   view: SessionView;

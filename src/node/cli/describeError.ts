@@ -3,11 +3,6 @@
 /**
  * One line for an error a command threw: the MspError's message (which names the command and the
  * host's reason), or the error's own.
- *
- * @example
- * ```ts
- * describeError(new Error("boom")); // "boom"
- * ```
  */
 export function describeError(error: unknown): string {
   if (error instanceof Error) return error.message;

@@ -6,11 +6,6 @@
  * answer), `switchedOff` 4 (`muse serve` refused: `MUSE_EXPERIMENTAL_SDK_ENABLED` is off),
  * `cancelled` 130 (the turn's own terminal said cancelled: 128 + SIGINT, as shells report an
  * interrupted command).
- *
- * @example
- * ```ts
- * process.exitCode = params.terminal === "cancelled" ? ExitCodes.cancelled : ExitCodes.completed;
- * ```
  */
 export const ExitCodes = {
   completed: 0,
@@ -21,24 +16,10 @@ export const ExitCodes = {
   cancelled: 130,
 } as const;
 
-/**
- * One of {@link ExitCodes}.
- *
- * @example
- * ```ts
- * const code: ExitCode = ExitCodes.usage;
- * ```
- */
+/** One of {@link ExitCodes}. */
 export type ExitCode = (typeof ExitCodes)[keyof typeof ExitCodes];
 
-/**
- * The exit code for a turn's terminal: completed 0, cancelled 130, failed 1.
- *
- * @example
- * ```ts
- * exitCodeOf("cancelled"); // 130
- * ```
- */
+/** The exit code for a turn's terminal: completed 0, cancelled 130, failed 1. */
 export function exitCodeOf(terminal: string): ExitCode {
   if (terminal === "completed") return ExitCodes.completed;
   if (terminal === "cancelled") return ExitCodes.cancelled;

@@ -1,13 +1,6 @@
 /** The help texts of `muse`: the synopsis, the whole help, and one page per command. */
 
-/**
- * The synopsis, printed after a bad command line.
- *
- * @example
- * ```ts
- * process.stderr.write(`${USAGE}\n`);
- * ```
- */
+/** The synopsis, printed after a bad command line. */
 export const USAGE = `usage: muse info   (--spawn "CMD ARGS…" | --ws URL) [--json]
        muse run "PROMPT" (--spawn … | --ws …) [--session ID] [--model NAME] [--keep-inbox]
                          [--approve ask|all|none] [--json] [--record FILE]
@@ -45,14 +38,7 @@ const APPROVE = `  --approve ask|all|none  when the host asks before running a t
 const EXITS = `exit codes: 0 completed, 130 cancelled, 1 failed (or a refused command), 2 usage,
 3 connection lost`;
 
-/**
- * One help page per command (`muse help run`, `muse run --help`).
- *
- * @example
- * ```ts
- * process.stdout.write(`${COMMAND_HELP.run}\n`);
- * ```
- */
+/** One help page per command (`muse help run`, `muse run --help`). */
 export const COMMAND_HELP = {
   info: `usage: muse info (--spawn "CMD ARGS…" | --ws URL) [--json]
 
@@ -122,14 +108,7 @@ pass/fail table. Exits 0 when every scenario passes, 1 otherwise.
 ${CONNECT}`,
 } as const;
 
-/**
- * What `muse --help` prints.
- *
- * @example
- * ```ts
- * process.stdout.write(`${HELP}\n`);
- * ```
- */
+/** What `muse --help` prints. */
 export const HELP = `${USAGE}
 
 muse is a command-line client for MSP hosts: it runs turns, streams them, and stops them.

@@ -6,11 +6,6 @@ import { checkedHostInfo } from "./checkedHostInfo.js";
 /**
  * The lines `muse info` prints for a host/info result: one `label  value` line per field, and one
  * line per model (`id  description`).
- *
- * @example
- * ```ts
- * for (const line of infoLines({ name: "muse-host", version: "0.1.0", protocolVersion: "1.0", models: [] })) console.log(line);
- * ```
  */
 export function infoLines(info: Record<string, unknown>): string[] {
   const capabilities = info["capabilities"];
@@ -36,14 +31,7 @@ export function infoLines(info: Record<string, unknown>): string[] {
   return lines;
 }
 
-/**
- * Run `muse info`: print the host's info, as lines or (`json`) one JSON object.
- *
- * @example
- * ```ts
- * process.exitCode = await infoCommand(context, { json: false });
- * ```
- */
+/** Run `muse info`: print the host's info, as lines or (`json`) one JSON object. */
 export async function infoCommand(ctx: CommandContext, options: { json: boolean }): Promise<ExitCode> {
   const info = await checkedHostInfo(ctx.host.client);
   if (options.json) ctx.out(JSON.stringify(info));

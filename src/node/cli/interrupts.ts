@@ -3,15 +3,7 @@
 /** Bound on a stop (its ack and the terminal) before `muse` says the host is slow; it keeps waiting. @unit milliseconds */
 export const STOP_NOTICE_MS = 30_000;
 
-/**
- * A source of Ctrl-C presses.
- *
- * @example
- * ```ts
- * const off = processInterrupts().on((press) => console.error(press === 1 ? "stopping…" : "quitting"));
- * off();
- * ```
- */
+/** A source of Ctrl-C presses. */
 export interface Interrupts {
   /** Call `handler` on each press with its number (1, 2, …); returns the function that stops listening. */
   on(handler: (press: number) => void): () => void;
@@ -22,11 +14,6 @@ export interface Interrupts {
  * `muse`; the handler decides. SIGTERM and SIGHUP (a closed terminal) count as the second press at
  * once: close the connection and the spawned host now, rather than die and leave the host
  * with broken pipes. Removing the last handler restores Node's defaults.
- *
- * @example
- * ```ts
- * const off = processInterrupts().on(() => void turn.cancel());
- * ```
  */
 export function processInterrupts(): Interrupts {
   return {

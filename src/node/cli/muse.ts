@@ -23,14 +23,7 @@ import { JsonView, TextView } from "./sessionView.js";
 import { ShownTree } from "./shownTree.js";
 import { styles } from "./style.js";
 
-/**
- * What `muse` runs with: its streams, environment and Ctrl-C (the process's, or a test's).
- *
- * @example
- * ```ts
- * const io: MuseIo = { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env, interrupts: processInterrupts() };
- * ```
- */
+/** What `muse` runs with: its streams, environment and Ctrl-C (the process's, or a test's). */
 export interface MuseIo {
   stdout: { write(text: string): unknown; readonly isTTY?: boolean; readonly columns?: number };
   stderr: { write(text: string): unknown };
@@ -40,14 +33,7 @@ export interface MuseIo {
   interrupts: Interrupts;
 }
 
-/**
- * muse's version: the package's.
- *
- * @example
- * ```ts
- * console.log(museVersion()); // "0.1.0"
- * ```
- */
+/** muse's version: the package's. */
 export function museVersion(): string {
   const manifest = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
   return manifest.version;
@@ -56,11 +42,6 @@ export function museVersion(): string {
 /**
  * Run `muse` with `argv` (without `node` and the script) and resolve with its exit code (see
  * ExitCodes). Never rejects: an unexpected failure is one line on stderr and exit 1.
- *
- * @example
- * ```ts
- * process.exitCode = await runMuse(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, env: process.env, interrupts: processInterrupts() });
- * ```
  */
 export async function runMuse(argv: readonly string[], io: MuseIo): Promise<number> {
   // Errors go to stderr, after the progress line is erased and any unfinished stdout line ended

@@ -8,11 +8,6 @@ import type { Item, MspNotification, TurnItems } from "@muse-code/sdk";
  * gap or an unknown item: the SDK reports those as protocol errors). Call it from a
  * `notification` listener, which runs after the client folded that notification: an item
  * captured later may be at a later revision.
- *
- * @example
- * ```ts
- * client.events.on("notification", (n) => view.notification(n, notificationItem(client.items, n)));
- * ```
  */
 export function notificationItem(items: TurnItems, notification: MspNotification): Item | undefined {
   const { method, params } = notification;

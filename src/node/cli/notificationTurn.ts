@@ -1,14 +1,7 @@
 /** notificationTurn: which turn a notification is about (`params.turnId`, or its item's `turnId`). */
 import type { MspNotification } from "@muse-code/sdk";
 
-/**
- * The turnId a notification is about, or `undefined` for one about no turn.
- *
- * @example
- * ```ts
- * client.events.on("notification", (n) => { if (notificationTurn(n) === turnId) view.notification(n); });
- * ```
- */
+/** The turnId a notification is about, or `undefined` for one about no turn. */
 export function notificationTurn(notification: MspNotification): string | undefined {
   const params = notification.params;
   if (params === undefined) return undefined;

@@ -19,16 +19,7 @@ const KILL_WAIT_MS = 300;
 /** Default bound of every command. @unit milliseconds */
 const COMMAND_TIMEOUT_MS = 30_000;
 
-/**
- * A host `muse` opened: its client, and how to close it (and stop a spawned host).
- *
- * @example
- * ```ts
- * const host = await openHost({ kind: "ws", url: "ws://127.0.0.1:8080/msp" }, {});
- * console.log(await host.client.command("host/info", {}));
- * await host.close();
- * ```
- */
+/** A host `muse` opened: its client, and how to close it (and stop a spawned host). */
 export interface OpenedHost {
   readonly client: MspClient;
   /**
@@ -51,11 +42,6 @@ export interface OpenedHost {
 /**
  * Where `muse` finds the WebSocket token: `--token-file` (read by `tokenFromFile`, as `muse-host` reads it),
  * else `$MUSE_HOST_TOKEN`, else none.
- *
- * @example
- * ```ts
- * const token = readToken({ kind: "ws", url, tokenFile: "token.txt" }, process.env);
- * ```
  */
 export function readToken(target: Extract<HostTarget, { kind: "ws" }>, env: NodeJS.ProcessEnv): string | undefined {
   if (target.tokenFile !== undefined) {
@@ -77,11 +63,6 @@ export function readToken(target: Extract<HostTarget, { kind: "ws" }>, env: Node
  * is one line: a WebSocket that refuses the handshake, a token file that cannot be read, a
  * `--record` file that cannot be created. A spawned host that fails to start shows as a `lost`
  * connection on the first command.
- *
- * @example
- * ```ts
- * const host = await openHost({ kind: "spawn", command: "muse-host", args: ["serve", "--stdio", "--script", "m.json"], framing: "ndjson" }, { record: "run.jsonl" });
- * ```
  */
 export async function openHost(target: HostTarget, options: { record?: string; env?: NodeJS.ProcessEnv }): Promise<OpenedHost> {
   const transcript: TranscriptFile | undefined = options.record === undefined ? undefined : openTranscriptFile(options.record);

@@ -11,23 +11,10 @@
  * stop the turn), `interrupt` (Ctrl-C at the prompt, read as a key in raw mode, where the terminal
  * sends no SIGINT), `ended` (stdin closed first), or `withdrawn` (the caller's signal aborted
  * first). The caller reads `always` and `stop` as `no` when its question did not offer them.
- *
- * @example
- * ```ts
- * const key: PromptKey = await input.read(signal);
- * if (key === "interrupt") stop();
- * ```
  */
 export type PromptKey = "yes" | "no" | "always" | "stop" | "interrupt" | "ended" | "withdrawn";
 
-/**
- * The stdin `muse` reads answers from: a TTY (with `setRawMode`) or a pipe or file.
- *
- * @example
- * ```ts
- * const stdin: PromptStream = process.stdin;
- * ```
- */
+/** The stdin `muse` reads answers from: a TTY (with `setRawMode`) or a pipe or file. */
 export interface PromptStream {
   readonly isTTY?: boolean;
   setRawMode?(raw: boolean): unknown;
@@ -54,24 +41,12 @@ const HALF_TYPED_MS = 100;
 /**
  * A line typed between questions: its text (without the newline), or, for a line longer than
  * {@link MAX_TYPED_LINE}, how long it was (it is not delivered).
- *
- * @example
- * ```ts
- * const off = input.listen((typed: TypedLine) => console.log("text" in typed ? typed.text : `too long: ${typed.tooLong}`));
- * ```
  */
 export type TypedLine = { text: string } | { tooLong: number };
 
 /**
  * Reads one answer per {@link PromptInput.read}. stdin is read only while a question waits (so
  * an idle `muse` does not hold it), and raw mode is on only then.
- *
- * @example
- * ```ts
- * const input = new PromptInput(process.stdin);
- * const answer = await input.read(AbortSignal.timeout(60_000));
- * input.close();
- * ```
  */
 export class PromptInput {
   readonly #stdin: PromptStream;

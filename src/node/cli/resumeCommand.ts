@@ -1,7 +1,7 @@
 /**
  * `muse resume`: session/resume a session (after `--after CURSOR`, or from its start), show the
  * replayed notifications, then follow the session while a turn in it is still running. Ctrl-C
- * stops the running turns as in `muse run`. The subagent turns below the session's turns (issue 23)
+ * stops the running turns as in `muse run`. The subagent turns below the session's turns
  * that the host sends live are shown nested, as in `muse run`; a stop is sent for the session's own
  * turns only (the host stops the tree below each), and only they decide when `muse` is done.
  */
@@ -18,14 +18,7 @@ import { ShownTree } from "./shownTree.js";
 /** Bound on the replay: from the resume's answer until the last replayed notification. @unit milliseconds */
 const REPLAY_TIMEOUT_MS = 30_000;
 
-/**
- * Options of {@link resumeCommand}.
- *
- * @example
- * ```ts
- * const options: ResumeOptions = { session: sessionId, after: "v:…:12" };
- * ```
- */
+/** Options of {@link resumeCommand}. */
 export interface ResumeOptions {
   session: string;
   after?: string;
@@ -35,11 +28,6 @@ export interface ResumeOptions {
  * Run `muse resume`. Resolves with the exit code: 0 when the session is idle after the replay, else
  * the code of the last turn that ends while `muse` follows (0, 130, 1); 3 when the connection is
  * lost; 130 after a second Ctrl-C. Throws what a command threw (an unknown session, a bad cursor).
- *
- * @example
- * ```ts
- * process.exitCode = await resumeCommand(context, { session: sessionId });
- * ```
  */
 export async function resumeCommand(ctx: CommandContext, options: ResumeOptions): Promise<ExitCode> {
   const { host, view } = ctx;

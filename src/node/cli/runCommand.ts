@@ -5,7 +5,7 @@
  * (and no approval question is open) steers it (`turn/steer`, MSP 2.1): the stream then shows it
  * as the user's message and what became of it; a refusal is printed as one line.
  *
- * Subagents (issue 23): the child turns the turn delegates to (and theirs) are shown too, nested
+ * Subagents: the child turns the turn delegates to (and theirs) are shown too, nested
  * under it (ShownTree, fed every notification of the connection). Ctrl-C still sends one
  * `turn/cancel`, of the top-level turn: the host stops the tree below it, and `muse` exits on the
  * top-level turn's own terminal, which comes after every child's.
@@ -27,14 +27,7 @@ export const STEER_TIMEOUT_MS = 10_000;
 /** At most this many typed steers wait for the host's answer at once; a line past it is not sent (the host takes 16 a turn). @unit steers */
 export const MAX_STEERS_IN_FLIGHT = 16;
 
-/**
- * Options of {@link runTurnCommand}.
- *
- * @example
- * ```ts
- * const options: RunTurnOptions = { prompt: "Run the tests", keepInbox: false, model: "default" };
- * ```
- */
+/** Options of {@link runTurnCommand}. */
 export interface RunTurnOptions {
   prompt: string;
   session?: string;
@@ -67,11 +60,6 @@ function outcome<T>(): { promise: Promise<T>; resolve: (value: T) => void; reado
  * until its turn/completed. Resolves with the exit code: the terminal's (0, 130, 1), 3 when the
  * connection is lost first, 130 after a second Ctrl-C. Throws what a command threw (the caller
  * prints it).
- *
- * @example
- * ```ts
- * process.exitCode = await runTurnCommand(context, { prompt: "Run the tests", keepInbox: false });
- * ```
  */
 export async function runTurnCommand(ctx: CommandContext, options: RunTurnOptions): Promise<ExitCode> {
   const { host, view } = ctx;

@@ -4,14 +4,7 @@
  * text that ends mid-line is finished before another item starts.
  */
 
-/**
- * Where a {@link Screen} writes: stdout, or a test's sink.
- *
- * @example
- * ```ts
- * const sink: ScreenStream = { write: (text) => void process.stdout.write(text), columns: process.stdout.columns };
- * ```
- */
+/** Where a {@link Screen} writes: stdout, or a test's sink. */
 export interface ScreenStream {
   write(text: string): unknown;
   /** Width of the terminal, when it is one. @unit columns */
@@ -26,14 +19,6 @@ const FRAME_MS = 80;
  * The output of one `muse` run. With `progress` (a terminal), a status line with a spinner and
  * the seconds waited is kept below the output while something is awaited; without it, status is
  * never drawn and output is plain lines.
- *
- * @example
- * ```ts
- * const screen = new Screen(process.stdout, { progress: process.stdout.isTTY === true });
- * screen.status("waiting for the host");
- * screen.line("hello");
- * screen.close();
- * ```
  */
 export class Screen {
   readonly #out: ScreenStream;

@@ -1,5 +1,5 @@
 /**
- * ShownTree: the subagent trees (issue 23) below the turns `muse` shows, folded from the
+ * ShownTree: the subagent trees below the turns `muse` shows, folded from the
  * notification stream with the SDK's `TurnTree`: which child turns belong to a shown turn, how deep
  * each one is, the name it is shown by (the agent the delegating call named, else its turn id's
  * short form), and how many are still running, for "stopping 2 of 3 subagents…".
@@ -13,11 +13,6 @@ const MAX_NAMED = 1024;
 /**
  * A child turn as `muse` shows it: its depth below the top-level turn, its name, and the prompt the
  * delegating call gave it.
- *
- * @example
- * ```ts
- * const shown: ShownSubagent = { depth: 1, name: "worker-a", prompt: "do part A" };
- * ```
  */
 export interface ShownSubagent {
   /** @unit levels below the top-level turn: 1 for a child, 2 for a grandchild, … */
@@ -34,13 +29,6 @@ export interface ShownSubagent {
  * (`isBelow`), how to show a child turn (`subagent`), and how many descendants of a turn are still
  * running (`progressOf`). A malformed notification is left to the SDK (which reports it as a
  * protocol error): it changes nothing here.
- *
- * @example
- * ```ts
- * const tree = new ShownTree();
- * client.events.on("notification", (n) => tree.observe(n, notificationItem(client.items, n)));
- * console.log(tree.subagent(childTurnId)?.name); // "worker-a"
- * ```
  */
 export class ShownTree {
   readonly #tree = new TurnTree();
@@ -69,14 +57,7 @@ export class ShownTree {
     this.#named.set(turnId, typeof args["prompt"] === "string" ? { name, prompt: args["prompt"] } : { name });
   }
 
-  /**
-   * Whether `turnId` is one of `shown` or a turn below one of them (a child, a grandchild, …).
-   *
-   * @example
-   * ```ts
-   * if (tree.isBelow(notificationTurn(n) ?? "", new Set([turnId]))) view.notification(n);
-   * ```
-   */
+  /** Whether `turnId` is one of `shown` or a turn below one of them (a child, a grandchild, …). */
   isBelow(turnId: string, shown: ReadonlySet<string>): boolean {
     let at: string | undefined = turnId;
     // Bounded by the tree's size: links that loop cannot hang it.
@@ -90,12 +71,6 @@ export class ShownTree {
   /**
    * How to show `turnId` when it is a child turn (its depth, name and prompt); `undefined` for a
    * top-level turn or one the tree does not know.
-   *
-   * @example
-   * ```ts
-   * const child = tree.subagent(turnId);
-   * const indent = "  ".repeat(child?.depth ?? 0);
-   * ```
    */
   subagent(turnId: string): ShownSubagent | undefined {
     const turn = this.#tree.turn(turnId);
@@ -104,14 +79,7 @@ export class ShownTree {
     return { depth: turn.depth, ...named };
   }
 
-  /**
-   * The descendants of `turnId` the stream told of, and how many ended ({@link TurnTree.progressOf}).
-   *
-   * @example
-   * ```ts
-   * const { started, running } = tree.progressOf(turnId); // @unit turns
-   * ```
-   */
+  /** The descendants of `turnId` the stream told of, and how many ended ({@link TurnTree.progressOf}). */
   progressOf(turnId: string): TreeProgress {
     return this.#tree.progressOf(turnId);
   }

@@ -6,12 +6,6 @@
  * quotes a backslash keeps the next character. No variables, globs or operators: the command is
  * run directly, not by a shell (wrap it in `sh -c '…'` for those). Throws an `Error` with a
  * one-line message on an unterminated quote or a trailing backslash.
- *
- * @example
- * ```ts
- * splitCommand(`node dist/host/cli.js serve --stdio --script "my models/a.json"`);
- * // ["node", "dist/host/cli.js", "serve", "--stdio", "--script", "my models/a.json"]
- * ```
  */
 export function splitCommand(line: string): string[] {
   const words: string[] = [];

@@ -5,11 +5,6 @@ import { describeError } from "./describeError.js";
 /**
  * A steer that was not taken: the host's refusal `reason` when it refused (`already_terminal`,
  * `turn_not_running`, `inbox_full`, `unknown_turn`), and why in words.
- *
- * @example
- * ```ts
- * const refusal: SteerRefusal = { reason: "already_terminal", why: "the turn already ended (completed)" };
- * ```
  */
 export interface SteerRefusal {
   reason?: string;
@@ -20,11 +15,6 @@ export interface SteerRefusal {
  * Why a `turn/steer` failed, in the words the demo's steer box uses ("the turn already ended
  * (completed)", "the turn is not running", "the turn has taken all the steering it can", "the
  * connection is down"); another error is described as `muse` describes errors.
- *
- * @example
- * ```ts
- * steerRefusal(error).why; // "the turn already ended (completed)"
- * ```
  */
 export function steerRefusal(error: unknown): SteerRefusal {
   if (!MspError.is(error)) return { why: describeError(error) };

@@ -1,14 +1,6 @@
 /** Terminal styles for `muse`'s text output: ANSI SGR sequences, or nothing when colour is off. */
 
-/**
- * Styling functions: each wraps text in one ANSI style, or returns it unchanged when colour is off.
- *
- * @example
- * ```ts
- * const s = styles(true);
- * process.stdout.write(`${s.dim("(thinking) …")}\n`);
- * ```
- */
+/** Styling functions: each wraps text in one ANSI style, or returns it unchanged when colour is off. */
 export interface Styles {
   readonly enabled: boolean;
   dim(text: string): string;
@@ -21,14 +13,7 @@ export interface Styles {
 
 const sgr = (open: number, close: number) => (text: string) => (text === "" ? text : `\u001b[${open}m${text}\u001b[${close}m`);
 
-/**
- * The styles, coloured or plain.
- *
- * @example
- * ```ts
- * styles(false).red("failed"); // "failed"
- * ```
- */
+/** The styles, coloured or plain. */
 export function styles(enabled: boolean): Styles {
   if (!enabled) {
     const same = (text: string) => text;

@@ -5,13 +5,6 @@ import { formatTranscriptEntry, type TranscriptEntry } from "@muse-code/sdk/test
 /**
  * An open transcript file. Each entry is written synchronously as it crosses the wire, so the file
  * holds everything up to the moment `muse` stops, however it stops.
- *
- * @example
- * ```ts
- * const file = openTranscriptFile("run.jsonl");
- * file.write({ dir: "client", raw: '{"jsonrpc":"2.0","id":1,"method":"host/info","params":{}}' });
- * file.close();
- * ```
  */
 export interface TranscriptFile {
   write(entry: TranscriptEntry): void;
@@ -21,11 +14,6 @@ export interface TranscriptFile {
 /**
  * Create (or truncate) `path` for a transcript. Throws an `Error` with a one-line message (its `cause` the
  * `fs` error) when it cannot be created.
- *
- * @example
- * ```ts
- * const file = openTranscriptFile("run.jsonl");
- * ```
  */
 export function openTranscriptFile(path: string): TranscriptFile {
   let fd: number | undefined;

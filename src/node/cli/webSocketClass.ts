@@ -7,14 +7,7 @@ import type { WebSocketConstructor } from "@muse-code/sdk/websocket";
 /** The optional peer dependency `--ws` needs on a runtime without a WebSocket of its own. */
 const WS_PACKAGE = "ws";
 
-/**
- * Loads a package by name, as `import()` does: resolves with its module namespace.
- *
- * @example
- * ```ts
- * const load: PackageLoader = (name) => import(name);
- * ```
- */
+/** Loads a package by name, as `import()` does: resolves with its module namespace. */
 export type PackageLoader = (name: string) => Promise<unknown>;
 
 // The name is a variable, so no bundler follows it: `ws` is loaded from the app's node_modules at run time, or not at all.
@@ -23,11 +16,6 @@ const importPackage: PackageLoader = (name) => import(name);
 /**
  * The WebSocket class for `--ws`: the global one when the runtime has it, else the `ws` package's
  * (Node 20). Rejects with a one-line `Error` when there is neither (see {@link resolveWebSocketClass}).
- *
- * @example
- * ```ts
- * const client = await connectWebSocket(url, { WebSocket: await webSocketClass() });
- * ```
  */
 export function webSocketClass(): Promise<WebSocketConstructor> {
   return resolveWebSocketClass((globalThis as { WebSocket?: WebSocketConstructor }).WebSocket, importPackage);
@@ -37,11 +25,6 @@ export function webSocketClass(): Promise<WebSocketConstructor> {
  * `builtIn` when there is one, else `load("ws")`'s `WebSocket`. When `ws` is not installed, rejects
  * with `--ws needs the optional package "ws" (…): npm install ws`; when it is there but cannot be
  * loaded, with why.
- *
- * @example
- * ```ts
- * await resolveWebSocketClass(undefined, () => import("no-such-package")); // rejects: --ws needs the optional package "ws" …
- * ```
  */
 export async function resolveWebSocketClass(builtIn: WebSocketConstructor | undefined, load: PackageLoader): Promise<WebSocketConstructor> {
   if (builtIn !== undefined) return builtIn;

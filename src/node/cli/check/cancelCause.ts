@@ -14,11 +14,6 @@ import { paramsOf } from "./scenarioContext.js";
  * `line <n>:`. `shutdownAfter`, when the scenario shut the host down, is the number of wire lines
  * recorded before it signalled the host: a cancelled terminal after that, in a session the client
  * sent no `turn/cancel` to, must say `cause.kind: "disposed"`.
- *
- * @example
- * ```ts
- * problems.push(...cancelCauseProblems(wire.lines)); // "line 12: turn/completed of turn t1 is \"cancelled\" after …"
- * ```
  */
 export function cancelCauseProblems(lines: readonly WireLine[], shutdownAfter?: number): string[] {
   const problems: string[] = [];

@@ -13,14 +13,7 @@ const verdict = (result: CheckResult, color: boolean) =>
       ? paint(color, 32, "PASS")
       : paint(color, 31, "FAIL");
 
-/**
- * The header lines: what runs (`timeoutMs` in milliseconds), and the table's column titles.
- *
- * @example
- * ```ts
- * for (const line of formatHeader(10, 20_000, false)) console.log(line);
- * ```
- */
+/** The header lines: what runs (`timeoutMs` in milliseconds), and the table's column titles. */
 export function formatHeader(count: number, timeoutMs: number, color: boolean): string[] {
   return [
     `muse check: ${count} scenario${count === 1 ? "" : "s"}, each bounded by ${timeoutMs} ms`,
@@ -29,14 +22,7 @@ export function formatHeader(count: number, timeoutMs: number, color: boolean): 
   ];
 }
 
-/**
- * One table row: the scenario, PASS or FAIL, its duration.
- *
- * @example
- * ```ts
- * console.log(formatRow(result, process.stdout.isTTY === true)); // "cancel mid-tool             PASS      1065 ms"
- * ```
- */
+/** One table row: the scenario, PASS or FAIL, its duration. */
 export function formatRow(result: CheckResult, color: boolean): string {
   const note = result.timedOut
     ? "  (timed out)"
@@ -48,14 +34,7 @@ export function formatRow(result: CheckResult, color: boolean): string {
   return `${result.scenario.padEnd(NAME_WIDTH)}${verdict(result, color)}  ${`${result.durationMs} ms`.padStart(10)}${note}`;
 }
 
-/**
- * A failure's details: its problems, then the wire lines they point at.
- *
- * @example
- * ```ts
- * for (const result of results.filter((r) => !r.passed)) for (const line of formatFailure(result, false)) console.log(line);
- * ```
- */
+/** A failure's details: its problems, then the wire lines they point at. */
 export function formatFailure(result: CheckResult, color: boolean): string[] {
   const lines = ["", `${verdict(result, color)} ${result.scenario}`];
   for (const problem of result.problems) lines.push(`  - ${problem}`);
@@ -69,14 +48,7 @@ export function formatFailure(result: CheckResult, color: boolean): string[] {
   return lines;
 }
 
-/**
- * The closing lines: how many passed and failed, and which failed.
- *
- * @example
- * ```ts
- * for (const line of formatSummary(results, false)) console.log(line); // "muse check: all 10 scenarios passed"
- * ```
- */
+/** The closing lines: how many passed and failed, and which failed. */
 export function formatSummary(results: readonly CheckResult[], color: boolean): string[] {
   const notRun = results.filter((r) => r.notRun !== undefined);
   const failed = results.filter((r) => !r.passed && r.notRun === undefined);

@@ -4,14 +4,7 @@
  */
 import type { WireLine } from "./checkWire.js";
 
-/**
- * The verdict on one scenario.
- *
- * @example
- * ```ts
- * const failed = (await runCheck(options)).results.filter((r: CheckResult) => !r.passed).map((r) => r.scenario);
- * ```
- */
+/** The verdict on one scenario. */
 export interface CheckResult {
   /** The scenario's name, as in the table: e.g. "cancel mid-tool". */
   scenario: string;
@@ -43,15 +36,7 @@ export interface CheckResult {
   notRun?: string;
 }
 
-/**
- * What `runCheck` resolves with: `passed` when every scenario passed, or was not run (`notRun`).
- *
- * @example
- * ```ts
- * const { passed }: CheckOutcome = await runCheck(options);
- * process.exitCode = passed ? 0 : 1;
- * ```
- */
+/** What `runCheck` resolves with: `passed` when every scenario passed, or was not run (`notRun`). */
 export interface CheckOutcome {
   passed: boolean;
   results: CheckResult[];

@@ -13,16 +13,6 @@ import type { WebSocketConstructor } from "@muse-code/sdk/websocket";
  * `wrapChannel` around a byte channel (give it to `spawnHost`'s `wrapChannel`), or `webSocket`
  * around a WebSocket class (give the result to `connectWebSocket`'s `WebSocket`). Without either,
  * the check cannot see the wire and every scenario fails saying so.
- *
- * @example
- * ```ts
- * import { spawnHost } from "@muse-code/sdk/node";
- *
- * const open = async (wire: CheckWire) => {
- *   const host = spawnHost({ command: "muse-host", args: ["serve", "--stdio"], wrapChannel: (c) => wire.wrapChannel(c, "ndjson") });
- *   return { client: host, close: async () => void (await host.close()) };
- * };
- * ```
  */
 export interface CheckWire {
   /**
@@ -34,14 +24,7 @@ export interface CheckWire {
   webSocket(base: WebSocketConstructor): WebSocketConstructor;
 }
 
-/**
- * One recorded message: its 1-based line, who sent it, its text, and its JSON value when it parses as an object.
- *
- * @example
- * ```ts
- * const line: WireLine = { line: 1, dir: "client", raw: "[]", message: undefined };
- * ```
- */
+/** One recorded message: its 1-based line, who sent it, its text, and its JSON value when it parses as an object. */
 export interface WireLine {
   line: number;
   dir: "client" | "server";
@@ -70,11 +53,6 @@ function parseObject(raw: string): Record<string, unknown> | undefined {
 /**
  * How much one scenario's wire may hold: past either bound the tap stops recording, and every
  * wait fails. A function of these limits, never of what a host sends.
- *
- * @example
- * ```ts
- * const tap = new WireTap({ maxLines: 1_000, maxChars: 1_000_000 });
- * ```
  */
 export interface WireLimits {
   /** @unit messages @defaultValue 100 000 */
@@ -88,14 +66,6 @@ const DEFAULT_WIRE_LIMITS: WireLimits = { maxLines: 100_000, maxChars: 64 * 1024
 /**
  * The check's side of a {@link CheckWire}: every recorded line, waits on the host's messages,
  * and raw sends. `close(error)` rejects every wait still pending, which bounds them all.
- *
- * @example
- * ```ts
- * const tap = new WireTap();
- * const host = spawnHost({ command: "muse-host", args: ["serve", "--stdio"], wrapChannel: (c) => tap.wrapChannel(c) });
- * const at = tap.sendRaw("this is not JSON");
- * const answer = await tap.waitFor((m) => m["id"] === null, at);
- * ```
  */
 export class WireTap implements CheckWire {
   readonly lines: WireLine[] = [];

@@ -53,7 +53,7 @@ export const GRANT_COVERS: DirectiveStep[] = [
   { text: "The turn went on." },
 ];
 
-/** Issue 23: how long each leaf tool of a tree runs when nothing stops it (a stop comes long before). @unit milliseconds */
+/** How long each leaf tool of a tree runs when nothing stops it (a stop comes long before). @unit milliseconds */
 const TREE_TOOL_MS = 30_000;
 /** The text a child that runs a tool writes first: what a stop salvages into its delegating call's output. */
 export const WORKER_TEXT = "Worker: partial findings so far.";

@@ -2,7 +2,7 @@
  * Foreign sessions, checked on every scenario's wire: a connection hears only of sessions it
  * created or resumed (an accepted `session/create` or `session/resume` on it), so a notification
  * for any other session is a problem (docs/protocol.md, Notifications). A session linked below
- * one it hears (issue 23: a delegating call's `subagent` patch, or a child turn's `turn/started`
+ * one it hears (a delegating call's `subagent` patch, or a child turn's `turn/started`
  * naming a heard parent session) is heard too, from the link on. Each scenario runs on a fresh
  * connection, so its wire holds every session it may hear of.
  */
@@ -12,11 +12,6 @@ import { paramsOf } from "./scenarioContext.js";
 /**
  * The problems with notifications for sessions the connection never created or resumed, one per
  * such session, each starting `line <n>:`.
- *
- * @example
- * ```ts
- * problems.push(...foreignSessionProblems(wire.lines)); // "line 9: turn/started for session s2, which …"
- * ```
  */
 export function foreignSessionProblems(lines: readonly WireLine[]): string[] {
   const problems: string[] = [];
@@ -59,7 +54,7 @@ export function foreignSessionProblems(lines: readonly WireLine[]): string[] {
   return problems;
 }
 
-/** The child session an item's `subagent` link names (issue 23), if it names one. */
+/** The child session an item's `subagent` link names, if it names one. */
 function linkedSession(item: unknown): string | undefined {
   if (typeof item !== "object" || item === null) return undefined;
   const link = (item as Record<string, unknown>)["subagent"];

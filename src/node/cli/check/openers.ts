@@ -11,11 +11,6 @@ import type { CheckedHost } from "./runCheck.js";
  * An `open` for {@link runCheck} that spawns a fresh host per scenario (`spawnHost` with
  * `options`) and records its stdio wire. Closing a connection stops that host's process group.
  * The result's `spawned` lets "shutdown mid-tool" SIGTERM the host's process.
- *
- * @example
- * ```ts
- * const open = spawnForCheck({ command: "muse-host", args: ["serve", "--stdio", "--script", "models/hello.json", "--model", "msp-check=models/check.json"], stderr: "ignore" });
- * ```
  */
 export function spawnForCheck(options: Omit<SpawnHostOptions, "wrapChannel">): (wire: CheckWire) => Promise<CheckedHost> {
   return async (wire) => {
@@ -33,12 +28,6 @@ export function spawnForCheck(options: Omit<SpawnHostOptions, "wrapChannel">): (
  * An `open` for {@link runCheck} that connects to a WebSocket host (`connectWebSocket(url,
  * options)`) once per scenario and records its frames. On Node 20, pass the `ws` package's
  * class as `options.WebSocket`.
- *
- * @example
- * ```ts
- * import { WebSocket } from "ws";
- * const open = webSocketForCheck("ws://127.0.0.1:8080/msp", { WebSocket, token: process.env["MUSE_HOST_TOKEN"] ?? "" });
- * ```
  */
 export function webSocketForCheck(url: string | URL, options: WebSocketConnectOptions = {}): (wire: CheckWire) => Promise<CheckedHost> {
   return async (wire) => {

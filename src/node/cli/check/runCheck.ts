@@ -29,11 +29,6 @@ const MAX_LINES_SHOWN = 12;
 /**
  * The host under check as one scenario's `open()` returns it: a client on a fresh connection, and
  * how to close it.
- *
- * @example
- * ```ts
- * const checked: CheckedHost = { client: host, close: async () => void (await host.close()) };
- * ```
  */
 export interface CheckedHost {
   client: MspClient;
@@ -48,14 +43,7 @@ export interface CheckedHost {
   spawned?: SpawnedProcess;
 }
 
-/**
- * Options of {@link runCheck}.
- *
- * @example
- * ```ts
- * const options: CheckOptions = { open: spawnForCheck({ command: "muse-host", args: ["serve", "--stdio"] }), out: console.log, color: false, timeoutMs: 10_000 };
- * ```
- */
+/** Options of {@link runCheck}. */
 export interface CheckOptions {
   /**
    * Open a fresh connection to the host; called once per scenario. Pass `wire.wrapChannel` to
@@ -73,14 +61,7 @@ export interface CheckOptions {
   only?: readonly string[];
 }
 
-/**
- * The names of the scenarios, in the order they run.
- *
- * @example
- * ```ts
- * await runCheck({ ...options, only: CHECK_SCENARIOS.filter((name) => name.startsWith("cancel")) });
- * ```
- */
+/** The names of the scenarios, in the order they run. */
 export const CHECK_SCENARIOS: readonly string[] = SCENARIOS.map((s) => s.name);
 
 /** The `line <n>` references in a problem sentence. */
@@ -187,7 +168,7 @@ async function runScenario(scenario: Scenario, options: CheckOptions, timeoutMs:
  * What the host's host/info answer (on the "host info" scenario's wire) says of the features
  * scenarios need: `notSupported`, the ones it opts out of (`capabilities.approvals: false` says
  * it never asks before a tool runs); `lacking`, the opt-in ones it does not list
- * (`capabilities.subagents`, issue 23: a host that delegates lists it).
+ * (`capabilities.subagents`: a host that delegates lists it).
  */
 function featuresOf(hostInfo: CheckResult): { notSupported: Map<ScenarioNeed, string>; lacking: Map<ScenarioNeed, string> } {
   const out = new Map<ScenarioNeed, string>();
@@ -228,16 +209,6 @@ function whyNotCheckable(hostInfo: CheckResult): string | undefined {
  * scenario that must shut the host down ("shutdown mid-tool") is "not run" when `open` did not
  * spawn the host (no `spawned`): neither passed nor failed, it does not fail the run.
  * Never rejects for a host's fault.
- *
- * @example
- * ```ts
- * const { passed, results } = await runCheck({
- *   open: spawnForCheck({ command: "muse-host", args: ["serve", "--stdio", "--script", "models/hello.json", "--model", "msp-check=models/check.json"] }),
- *   out: (line) => console.log(line),
- *   color: process.stdout.isTTY === true,
- * });
- * process.exitCode = passed ? 0 : 1;
- * ```
  */
 export async function runCheck(options: CheckOptions): Promise<CheckOutcome> {
   const timeoutMs = options.timeoutMs ?? DEFAULT_SCENARIO_TIMEOUT_MS;

@@ -2,24 +2,10 @@
 import type { WireTap } from "./checkWire.js";
 import type { ScenarioContext } from "./scenarioContext.js";
 
-/**
- * An optional MSP feature a scenario needs (see {@link Scenario.needs}).
- *
- * @example
- * ```ts
- * const needs: ScenarioNeed[] = ["subagents", "approvals"];
- * ```
- */
+/** An optional MSP feature a scenario needs (see {@link Scenario.needs}). */
 export type ScenarioNeed = "approvals" | "subagents";
 
-/**
- * One conformance scenario.
- *
- * @example
- * ```ts
- * const ping: Scenario = { name: "ping", run: async (ctx) => void (await ctx.command("host/info", {})) };
- * ```
- */
+/** One conformance scenario. */
 export interface Scenario {
   /** Its name in the table, e.g. "cancel mid-tool". */
   name: string;
@@ -31,7 +17,7 @@ export interface Scenario {
   checkWire?(wire: WireTap): string[];
   /**
    * The optional MSP features the scenario needs. `approvals`: a host whose host/info says
-   * `capabilities.approvals: false` has it reported "not supported". `subagents` (issue 23): a
+   * `capabilities.approvals: false` has it reported "not supported". `subagents`: a
    * host whose host/info does not list `capabilities.subagents` has it reported "not run".
    */
   needs?: readonly ScenarioNeed[];

@@ -8,24 +8,12 @@ import { MspError, uuidv7, type MspClient } from "@muse-code/sdk";
 import type { WireLine, WireTap } from "./checkWire.js";
 import type { SpawnedProcess } from "./spawnedProcess.js";
 
-/**
- * The model name `muse check` creates its sessions with (docs/checkable-hosts.md).
- *
- * @example
- * ```ts
- * await client.command("session/create", { model: CHECK_MODEL });
- * ```
- */
+/** The model name `muse check` creates its sessions with (docs/checkable-hosts.md). */
 export const CHECK_MODEL = "msp-check";
 
 /**
  * One step of a directive: what a turn of the msp-check model streams (docs/checkable-hosts.md).
  * `chunkSize` is in characters, `chunkDelayMs`, `tool.runMs` and `tool.outputEveryMs` in milliseconds.
- *
- * @example
- * ```ts
- * const step: DirectiveStep = { text: "Running the tool.", tool: { runMs: 60_000, outputEveryMs: 100 } };
- * ```
  */
 export interface DirectiveStep {
   reasoning?: string;
@@ -37,20 +25,13 @@ export interface DirectiveStep {
   usage?: { inputTokens?: number; outputTokens?: number; reasoningTokens?: number };
   /** MSP 2.1: a named hook stops the turn as this step begins (`cause: {kind: "hook", reason}`). */
   stopByHook?: string;
-  /** Issue 23: after the tool call, one delegating tool call per directive, run at once, each a child turn (in a child session) that plays it. */
+  /** After the tool call, one delegating tool call per directive, run at once, each a child turn (in a child session) that plays it. */
   delegate?: Array<{ steps: DirectiveStep[] }>;
   /** The turn fails as this step begins, as a model that errs mid-turn fails it: terminal `failed`, its reason naming this text. */
   fail?: string;
 }
 
-/**
- * A problem a scenario found, with the (1-based) wire lines that show it.
- *
- * @example
- * ```ts
- * const problem: Problem = { text: "the turn must complete, it ended \"failed\"", lines: [12] };
- * ```
- */
+/** A problem a scenario found, with the (1-based) wire lines that show it. */
 export interface Problem {
   text: string;
   lines: number[];
@@ -59,11 +40,6 @@ export interface Problem {
 /**
  * A turn a scenario started: its turnId, the `commandId` of its `turn/start`, its disposition,
  * and the wire line of the ack.
- *
- * @example
- * ```ts
- * const { turnId, ackLine }: StartedTurn = await ctx.start(sessionId, [{ text: "hi" }]);
- * ```
  */
 export interface StartedTurn {
   turnId: string;
@@ -77,14 +53,7 @@ function directive(steps: DirectiveStep[]): Array<{ type: "text"; text: string }
   return [{ type: "text", text: JSON.stringify({ steps }) }];
 }
 
-/**
- * Sleep `ms` milliseconds.
- *
- * @example
- * ```ts
- * await pause(THINK_MS); // the check's "user" thinks before answering
- * ```
- */
+/** Sleep `ms` milliseconds. */
 export function pause(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
@@ -92,15 +61,6 @@ export function pause(ms: number): Promise<void> {
 /**
  * The shared steps of a scenario; see the module comment. `doing` names the step in progress,
  * so a timeout can say what the host never sent.
- *
- * @example
- * ```ts
- * const ctx = new ScenarioContext(client, new WireTap());
- * const sessionId = await ctx.session();
- * const { turnId } = await ctx.start(sessionId, [{ text: "Done." }]);
- * const terminal = await ctx.terminal(turnId);
- * ctx.expect(terminal.params["terminal"] === "completed", "the turn must complete", [terminal.line]);
- * ```
  */
 export class ScenarioContext {
   /** The client on the scenario's connection (another after {@link ScenarioContext.reconnect}). */
@@ -266,27 +226,13 @@ export class ScenarioContext {
   }
 }
 
-/**
- * A message's params, or `{}`.
- *
- * @example
- * ```ts
- * const turnId = paramsOf({ method: "turn/completed", params: { turnId: "t1" } })["turnId"]; // "t1"
- * ```
- */
+/** A message's params, or `{}`. */
 export function paramsOf(message: Record<string, unknown>): Record<string, unknown> {
   const params = message["params"];
   return typeof params === "object" && params !== null && !Array.isArray(params) ? (params as Record<string, unknown>) : {};
 }
 
-/**
- * The last request with `method` the client sent.
- *
- * @example
- * ```ts
- * const cancelLine = lastClientRequest(ctx.wire.lines, "turn/cancel")?.line;
- * ```
- */
+/** The last request with `method` the client sent. */
 export function lastClientRequest(lines: readonly WireLine[], method: string): WireLine | undefined {
   for (let i = lines.length - 1; i >= 0; i--) {
     const line = lines[i] as WireLine;
@@ -299,11 +245,6 @@ export function lastClientRequest(lines: readonly WireLine[], method: string): W
  * Whether an item notification changes an item in progress (MSP 2.0): an `item/delta` (an
  * append) or an `item/updated` (a patch), as opposed to the whole items of `item/started` and
  * `item/completed`.
- *
- * @example
- * ```ts
- * await ctx.item(turnId, isChange, "the first item/delta");
- * ```
  */
 export function isChange(method: string): boolean {
   return method === "item/delta" || method === "item/updated";

@@ -23,11 +23,6 @@ import { spliceOnDefaultCancel, steerAfterTerminal, noSpliceWithKeepInbox } from
 /**
  * Every scenario, in the order `muse check` runs them. The first, "host info", also tells whether
  * the host is checkable at all.
- *
- * @example
- * ```ts
- * const names = SCENARIOS.map((s) => s.name); // ["host info", "start and complete", …]
- * ```
  */
 export const SCENARIOS: readonly Scenario[] = [
   hostInfo,

@@ -4,11 +4,6 @@ import type { HostExit } from "@muse-code/sdk/node";
 /**
  * The process of a host the check spawned: how to signal it (the process itself, not its group)
  * and how it ended.
- *
- * @example
- * ```ts
- * const spawned: SpawnedProcess = { signal: (signal) => process.kill(host.pid, signal), exited: host.exited };
- * ```
  */
 export interface SpawnedProcess {
   /** Send `signal` to the host's process. */

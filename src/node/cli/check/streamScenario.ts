@@ -55,11 +55,6 @@ function watch(ctx: ScenarioContext): { folded: Map<string, LedgerItem>; refused
 /**
  * "streamed deltas": a turn of {@link STREAMED}; what the client folds of its message and tool
  * output is checked against the directive and the completions (see docs/checkable-hosts.md).
- *
- * @example
- * ```ts
- * const { results } = await runCheck({ ...options, only: ["host info", streamedDeltas.name] });
- * ```
  */
 export const streamedDeltas: Scenario = {
   name: "streamed deltas",

@@ -1,5 +1,5 @@
 /**
- * The subagent scenarios (issue 23, docs/protocol.md "Subagents"): one Stop stops the
+ * The subagent scenarios (docs/protocol.md "Subagents"): one Stop stops the
  * tree, leaves first, each descendant `cancelled` with cause `parent`; a child that fails on its
  * own fails its delegating call and the parent goes on; a child's open question is withdrawn when
  * the parent is stopped; a restart mid-tree closes the tree `failed: host restarted`, leaves
