@@ -260,7 +260,7 @@ export class ApprovalGate {
   }
 
   /**
-   * Child session `child` was created below `parent` (issue 23): the connections that speak for
+   * Child session `child` was created below `parent`: the connections that speak for
    * `parent` speak for `child`, in the same order.
    */
   inherit(parent: string, child: string): void {

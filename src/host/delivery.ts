@@ -63,7 +63,7 @@ export interface Subscriber {
 }
 
 /**
- * @unit links: the parent→child session links (issue 23) a host remembers by default; beyond it
+ * @unit links: the parent→child session links a host remembers by default; beyond it
  * the oldest are forgotten first, and a forgotten child is no longer part of its parent's tree.
  */
 export const DEFAULT_MAX_SUBAGENT_LINKS = 10_000;
@@ -162,11 +162,11 @@ export class Delivery {
   /** Subscribers with a batch scheduled for the next turn of the event loop. */
   readonly #scheduled = new Set<Subscriber>();
   /**
-   * The parent of each child session linked (issue 23), at most `maxLinks`, the oldest forgotten
+   * The parent of each child session linked, at most `maxLinks`, the oldest forgotten
    * first (its entry in `#children` goes with it).
    */
   readonly #parents: BoundedMap<string, string>;
-  /** The child sessions linked below each session (issue 23): whoever hears a session hears them. Holds only links `#parents` keeps. */
+  /** The child sessions linked below each session: whoever hears a session hears them. Holds only links `#parents` keeps. */
   readonly #children = new Map<string, Set<string>>();
   /** Waiters of {@link Delivery.fed}. */
   #fedWaiters: Array<() => void> = [];
@@ -326,7 +326,7 @@ export class Delivery {
       feed.deferredFrom ??= n; // it is in the log: the feed sends it
       return;
     }
-    // A child of a session it is behind on waits for its parent's feed (issue 23): the parent's
+    // A child of a session it is behind on waits for its parent's feed: the parent's
     // `subagent` link, still queued, is sent before anything of the child.
     const parentFeed = this.#parentFeed(subscriber, sessionId);
     if (parentFeed === undefined && transportTakes(subscriber.flow, message)) return subscriber.sendNotification(message, method, params, sessionId, n);
@@ -339,7 +339,7 @@ export class Delivery {
     subscriber.feeds.set(sessionId, behind);
   }
 
-  /** The feed of `subscriber` on the parent of `sessionId` (issue 23), when it is behind on it. */
+  /** The feed of `subscriber` on the parent of `sessionId`, when it is behind on it. */
   #parentFeed(subscriber: Subscriber, sessionId: string): LogFeed | undefined {
     const parent = this.#parents.get(sessionId);
     return parent === undefined ? undefined : subscriber.feeds.get(parent);
@@ -438,7 +438,7 @@ export class Delivery {
     if (subscriber.sessions?.has(sessionId) === true && subscriber.flow !== undefined) subscriber.kept.set(sessionId, feed.position);
   }
 
-  /** Runs one batch of a tree replay (issue 23); once every member caught up, they all end at once. */
+  /** Runs one batch of a tree replay; once every member caught up, they all end at once. */
   #feedGroup(subscriber: Subscriber, group: TreeReplay, budgetBytes: number | undefined, until?: { sessionId: string; n: number }): FeedOutcome {
     const feeds = group.sessions.map((id) => subscriber.feeds.get(id)).filter((f): f is LogFeed => f?.group === group);
     // A member whose log cannot be read leaves the group alone (reported); the others go on.
@@ -490,7 +490,7 @@ export class Delivery {
   }
 
   /**
-   * Child session `child` was created below `parent` (issue 23): every subscriber that hears
+   * Child session `child` was created below `parent`: every subscriber that hears
    * `parent` hears `child` from now on (before anything of it is published), and so does every
    * later subscriber of `parent`.
    */
@@ -521,7 +521,7 @@ export class Delivery {
     }
   }
 
-  /** The session `child` is linked below (issue 23), if it is linked. */
+  /** The session `child` is linked below, if it is linked. */
   parentOf(child: string): string | undefined {
     return this.#parents.get(child);
   }
@@ -587,7 +587,7 @@ export class Delivery {
     // asks for records it already saw gets them again: the replay starts the subscriber's cursor at
     // `after`. Either way a live notification the replay covered is not sent a second time.
     const from = sentBefore !== undefined && after >= sentBefore ? Math.max(after, subscriber.cursors.get(replayOf) ?? 0) : after;
-    // The sessions replayed: the resumed one, then (issue 23) each session of its tree after its own cursor.
+    // The sessions replayed: the resumed one, then each session of its tree after its own cursor.
     const ranges = [
       { sessionId: replayOf, from, upTo: upToNow(replayOf, outcome.replay.upTo) },
       ...(outcome.replay.children ?? []).map((c) => ({ sessionId: c.sessionId, from: c.after, upTo: upToNow(c.sessionId, c.upTo) })),

@@ -84,7 +84,7 @@ export class MuseHost {
   readonly #logFiles: LogFilePool;
   /** Tool process groups on record in the data dir (killed at the next start if this host is killed). */
   readonly #toolGroups: ToolGroupRegistry;
-  /** The host order (issue 23): the `h` stamped on every notification record, above every one in the data dir. */
+  /** The host order: the `h` stamped on every notification record, above every one in the data dir. */
   readonly #order = new HostOrder();
 
   constructor(options: MuseHostOptions) {
@@ -106,7 +106,7 @@ export class MuseHost {
         logger: (line) => this.#log(line),
       });
     }
-    /** The subagent links in the logs (issue 23), child to parent: who resumes a session hears the tree below it. Bounded as Delivery bounds them. */
+    /** The subagent links in the logs, child to parent: who resumes a session hears the tree below it. Bounded as Delivery bounds them. */
     const links = new BoundedMap<string, string>({ capacity: DEFAULT_MAX_SUBAGENT_LINKS });
     try {
       const lock = this.#lock;
@@ -328,7 +328,7 @@ export class MuseHost {
     const sessionId = method === Commands.sessionCreate && isObject(outcome.result) ? outcome.result["sessionId"] : params["sessionId"];
     if (typeof sessionId !== "string" || !this.#delivery.isPeer(subscriber)) return;
     this.#approvals.attach(sessionId, subscriber, { reask: method === Commands.sessionResume });
-    // The tree below it (issue 23): its child sessions' questions go to this connection too.
+    // The tree below it: its child sessions' questions go to this connection too.
     for (const child of this.#delivery.descendantsOf(sessionId)) this.#approvals.attach(child, subscriber, { reask: method === Commands.sessionResume });
   }
 
@@ -398,7 +398,7 @@ export class MuseHost {
     const session = this.#requireSession(params, commandId);
     const afterCursor = optionalString(params, "afterCursor");
     const after = afterCursor === undefined ? 0 : this.#resumeCursor(session, afterCursor, "afterCursor", commandId);
-    // The tree below it (issue 23): each session after its own cursor in childCursors; one not
+    // The tree below it: each session after its own cursor in childCursors; one not
     // named is replayed whole if the client cannot have heard its link (it comes after the cursor
     // its parent is replayed from) or a turn of it runs, else not at all (the client forgot it).
     const tree = this.#delivery.descendantsOf(session.sessionId);
@@ -530,7 +530,7 @@ export class MuseHost {
 }
 
 /**
- * `session/resume.childCursors` (issue 23), checked: an object whose keys are sessions of the tree
+ * `session/resume.childCursors`, checked: an object whose keys are sessions of the tree
  * below `sessionId` and whose values are strings (each is checked as a cursor of its session by
  * the caller). Absent: none named.
  */

@@ -17,7 +17,7 @@ export interface ResumePoint {
   replayed: number;
   upTo: number;
   items: Item[];
-  /** The cursor number of the first notification linking each child session (an item's `subagent`, issue 23), by child sessionId. */
+  /** The cursor number of the first notification linking each child session (an item's `subagent`), by child sessionId. */
   links: Map<string, number>;
 }
 

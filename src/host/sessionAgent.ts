@@ -58,7 +58,7 @@ interface AcceptedTurn {
   turnId: string;
   input: TurnInput[];
   acceptedAt: number;
-  /** Set on a child turn (issue 23): its parent link, depth and agent script. */
+  /** Set on a child turn: its parent link, depth and agent script. */
   child?: ChildTurnSpec;
 }
 
@@ -134,9 +134,9 @@ export interface SessionAgentOptions {
    * @unit milliseconds
    */
   turnTimeLimitMs?: number;
-  /** Creates the child session of a `task` call (issue 23); without it, a `task` call fails. */
+  /** Creates the child session of a `task` call; without it, a `task` call fails. */
   delegate?: Delegate;
-  /** Stamps each notification record with its place in the host order (`h`, issue 23); without it, records carry none. */
+  /** Stamps each notification record with its place in the host order (`h`); without it, records carry none. */
   hostOrder?: HostOrder;
 }
 
@@ -182,11 +182,11 @@ export class SessionAgent {
   #splicedTurn: string | undefined;
   /** Steers of the running turn that came before its `turn/started`: run again right after it. */
   #early: Array<() => void> = [];
-  /** Who waits for a child turn's terminal (issue 23), by turnId. */
+  /** Who waits for a child turn's terminal, by turnId. */
   readonly #endWaiters = new Map<string, Array<(outcome: ChildOutcome) => void>>();
   /** The last message text of each running child turn so far, by turnId. */
   readonly #lastMessages = new Map<string, string>();
-  /** The host-wide sequence stamped on each notification record (issue 23). */
+  /** The host-wide sequence stamped on each notification record. */
   readonly #hostOrder: HostOrder | undefined;
 
   constructor(options: SessionAgentOptions) {
@@ -281,7 +281,7 @@ export class SessionAgent {
   }
 
   /**
-   * Accepts child turn `turnId` (issue 23): it plays `child.script`, and its `turn/started` carries
+   * Accepts child turn `turnId`: it plays `child.script`, and its `turn/started` carries
    * `parent` and `depth`. A child session runs only this turn, so it starts at once.
    */
   startChildTurn(turnId: string, input: TurnInput[], child: ChildTurnSpec): "started" | "queued" {
@@ -301,7 +301,7 @@ export class SessionAgent {
 
   /**
    * Resolves once turn `turnId` has ended and its terminal is durable and sent, with its last
-   * message's text (issue 23: a delegating call's output).
+   * message's text (a delegating call's output).
    */
   whenTurnEnds(turnId: string): Promise<ChildOutcome> {
     const params = this.#terminals.get(turnId);

@@ -159,7 +159,7 @@ interface Shown {
  * line (a terminal), a spinner says what is awaited. An item first seen mid-stream (a resume
  * after a cursor) is shown whole, then appended to.
  *
- * Subagents (issue 23): given the {@link ShownTree} its command feeds, every line of a child
+ * Subagents: given the {@link ShownTree} its command feeds, every line of a child
  * turn is indented two spaces a level and starts with the child's name in brackets
  * (`  [worker-a] …`): the child's start (`started: <prompt>`), its items, and its own terminal
  * line in `describeEnding`'s words ("stopped because its parent turn stopped"). A delegating
