@@ -601,7 +601,6 @@ export class SessionAgent {
       }
       this.#flushEarlySteers();
       let where: CancelPoint = "promptAssembly";
-      this.#tools.abortedWhileAsking = false;
       // The turn's usage: the sum over the steps it ran (a step cut short counts in full), sent
       // only when the model declares usage at all (so a model without it sends no `usage`).
       let usage: TurnUsage | undefined = model?.declaresUsage === true ? { inputTokens: 0, outputTokens: 0, reasoningTokens: 0 } : undefined;
@@ -645,7 +644,7 @@ export class SessionAgent {
       } catch (error) {
         this.#carrySteering(); // a stopped turn's steering (unless a default cancel discarded it) goes on to the next turn
         if (signal.aborted) {
-          const point = this.#tools.abortedWhileAsking ? "approval" : where;
+          const point = this.#tools.stoppedWhileAsking(turn.turnId) ? "approval" : where;
           this.#complete(turn.turnId, "cancelled", reasonAt[point], signal.reason as CancelCause, startedAt, usage);
         } else {
           this.#complete(turn.turnId, "failed", `failed: ${(error as Error).message}`, undefined, startedAt, usage);

@@ -72,8 +72,8 @@ export class ToolCallRunner {
   readonly #delegate: Delegate | undefined;
   /** The child turns the running turn runs now (its `task` calls in flight). */
   #children = 0;
-  /** The running turn's abort was observed while its tool call awaited approval (the agent resets it per turn). */
-  abortedWhileAsking = false;
+  /** The turn last stopped while one of its calls awaited approval. */
+  #stoppedAsking: string | undefined;
 
   constructor(options: {
     sessionId: string;
@@ -91,9 +91,13 @@ export class ToolCallRunner {
     this.#shell = options.shell;
   }
 
+  /** Turn `turnId` was stopped while one of its calls awaited approval (an abort, or a `denyAndStop`): its cancel point. */
+  stoppedWhileAsking(turnId: string): boolean {
+    return this.#stoppedAsking === turnId;
+  }
+
   /** Dispatches tool calls in order. On abort, in-flight calls are drained and the rest get synthetic results. */
-  async dispatch(turn: DispatchTurn, calls: ScriptedToolCall[], signal: AbortSignal): Promise<void> {
-    const context: DispatchTurn = typeof turn === "string" ? { turnId: turn, depth: 0, modelName: "" } : turn;
+  async dispatch(context: DispatchTurn, calls: ScriptedToolCall[], signal: AbortSignal): Promise<void> {
     const { turnId } = context;
     // A step's `task` calls run at once (each its child turn); the step ends when all have ended.
     const delegated: Array<Promise<void>> = [];
@@ -292,7 +296,7 @@ export class ToolCallRunner {
       signal.throwIfAborted();
     } catch (error) {
       if (!signal.aborted) throw error;
-      this.abortedWhileAsking = true;
+      this.#stoppedAsking = item.turnId;
       asked = this.#setApproval(asked, "cancelled", withdrawal(answer));
       this.#out.emitItem("item/completed", {
         ...asked,
@@ -334,7 +338,7 @@ export class ToolCallRunner {
     this.#out.emitItem("item/completed", final);
     if (answer.decision === "denyAndStop") {
       // The user's Stop, given in the dialog: the turn is cancelled (cause user) through the normal drain.
-      this.abortedWhileAsking = true;
+      this.#stoppedAsking = item.turnId;
       this.#out.stopTurn();
     }
     return undefined;
