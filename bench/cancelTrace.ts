@@ -53,7 +53,7 @@ export async function tracedCancel(runs: number): Promise<{ stages: Stage[]; n: 
   const traceFile = join(dir, "trace.txt");
   const host = spawnHost({
     command: process.execPath,
-    args: ["--import", "tsx", "src/host/cli.ts", "serve", "--stdio", "--script", "test/fixtures/models/shell-sleep.json", "--kill-grace-ms", "500"],
+    args: ["--import", "tsx", "packages/host/src/serve/main.ts", "serve", "--stdio", "--script", "test/fixtures/models/shell-sleep.json", "--kill-grace-ms", "500"],
     cwd: root,
     stderr: "ignore",
     killGraceMs: 500,

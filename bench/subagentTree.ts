@@ -301,7 +301,7 @@ export async function subagentTreeCancel(
   const host = spawnHost({
     command: process.execPath,
     args: [
-      ...["--import", "tsx", "src/host/cli.ts", "serve", "--stdio", "--script", modelFile, "--data", join(dir, "data")],
+      ...["--import", "tsx", "packages/host/src/serve/main.ts", "serve", "--stdio", "--script", modelFile, "--data", join(dir, "data")],
       ...["--max-subagents-per-turn", String(Math.max(...sizes))],
     ],
     cwd: root,

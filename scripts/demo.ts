@@ -48,7 +48,7 @@ if (values.build || !existsSync(cli) || !existsSync(join(ROOT, "dist", "demo", "
 }
 
 /** The demo's model: the build-and-deploy turn, or (`--subagents`) the release turn and its subagent tree. */
-const model = join(ROOT, "models", values.subagents ? "demo-subagents.json" : "demo.json");
+const model = join(ROOT, "packages/host/models", values.subagents ? "demo-subagents.json" : "demo.json");
 const args = [cli, "serve", "--ws", `127.0.0.1:${port}`, "--ui", "--script", model, ...positionals];
 const host = spawn(process.execPath, args, { cwd: ROOT, stdio: ["ignore", "inherit", "pipe"], detached: true });
 

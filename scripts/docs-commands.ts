@@ -9,10 +9,10 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
-import { isLoopbackAddress } from "../src/host/webSocketAccess.js";
-import { parseServeArgs } from "../src/host/serveArgs.js";
-import { parseMuseArgs } from "../src/node/cli/args.js";
-import { isServeCommand } from "../src/node/cli/serveCommand.js";
+import { isLoopbackAddress } from "../packages/host/src/transport/webSocketAccess.js";
+import { parseServeArgs } from "../packages/host/src/serve/serveArgs.js";
+import { parseMuseArgs } from "../packages/host/src/cli/args.js";
+import { isServeCommand } from "../packages/host/src/cli/serveCommand.js";
 
 /** One command line of a guide: where it starts, and its text with `\` continuations joined. */
 export interface DocCommandLine {

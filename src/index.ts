@@ -66,7 +66,7 @@ export {
   isCompatibleProtocol,
   uuidv7,
   foldItem,
-} from "./protocol/index.js";
+} from "@muse-code/protocol";
 export type {
   CommandMethod,
   NotificationMethod,
@@ -117,4 +117,4 @@ export type {
   SubagentLink,
   ParentTurnLink,
   ChildCursors,
-} from "./protocol/index.js";
+} from "@muse-code/protocol";

@@ -4,7 +4,7 @@
  */
 import { MspError } from "../errors.js";
 import { boundedWait, timeoutProblem, type WaitOptions } from "../internal/boundedWait.js";
-import { Commands, type TurnCompletedParams } from "../protocol/index.js";
+import { Commands, type TurnCompletedParams } from "@muse-code/protocol";
 import type { TurnCanceller } from "./turnClient.js";
 
 /**

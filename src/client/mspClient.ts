@@ -7,7 +7,7 @@ import type { MessageReader, MessageWriter } from "vscode-jsonrpc";
 import { asyncDispose } from "../internal/asyncDispose.js";
 import type { WaitOptions } from "../internal/boundedWait.js";
 import { ensureRuntime } from "../internal/runtime.js";
-import { isObject, uuidv7, type CommandMap, type CommandParams, type CommandResult } from "../protocol/index.js";
+import { isObject, uuidv7, type CommandMap, type CommandParams, type CommandResult } from "@muse-code/protocol";
 import { JsonRpcEndpoint, type CloseInfo } from "../rpc/jsonRpcEndpoint.js";
 import type { ApprovalHandler, TurnApprovals } from "../turns/approvals.js";
 import type { TurnItems } from "../turns/itemLedger.js";

@@ -3,7 +3,7 @@
  * `MspClient` is one; so is anything that forwards these members to one (a wrapper, a test double).
  */
 import type { WaitOptions } from "../internal/boundedWait.js";
-import type { CommandParams, CommandResult } from "../protocol/index.js";
+import type { CommandParams, CommandResult } from "@muse-code/protocol";
 import type { TurnApprovals } from "../turns/approvals.js";
 import type { MspEventEmitter } from "../turns/mspEvents.js";
 import type { RecordedTurns } from "../turns/turnRecorder.js";

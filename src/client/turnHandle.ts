@@ -3,7 +3,7 @@
  * the turn's own end, and `cancel()` works even while `turn/start` is still in flight.
  */
 import { bounded, type WaitOptions } from "../internal/boundedWait.js";
-import { Commands, type CommandResult, type TurnCompletedParams, type TurnInput } from "../protocol/index.js";
+import { Commands, type CommandResult, type TurnCompletedParams, type TurnInput } from "@muse-code/protocol";
 import { cancelTurn, type CancelOutcome } from "./cancelTurn.js";
 import type { TurnClient } from "./turnClient.js";
 

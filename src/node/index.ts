@@ -11,7 +11,7 @@ export type { SpawnHostOptions, HostExit } from "./spawnHost.js";
 export { streamChannel } from "./streamChannel.js";
 export type { StreamChannel, StreamChannelOptions } from "./streamChannel.js";
 export { signalGroup, groupAlive } from "./processGroup.js";
-export { tokenFromFile, TokenFileError } from "../protocol/tokenFile.js";
+export { tokenFromFile, TokenFileError } from "@muse-code/protocol/tokenFile.js";
 export { fileStorage } from "./fileStorage.js";
 export { spawnReferenceHost, exampleModelPath } from "./spawnReferenceHost.js";
 export type {

@@ -9,7 +9,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { LineSplitter } from "../protocol/lineSplitter.js";
+import { LineSplitter } from "@muse-code/protocol/lineSplitter.js";
 import { spawnHost, type SpawnedHost, type SpawnHostOptions } from "./spawnHost.js";
 
 const PACKAGE_NAME = "@muse-code/sdk";

@@ -23,7 +23,7 @@ import {
   type ToolApproveResult,
   type TurnCompletedParams,
   type TurnStartedParams,
-} from "../protocol/index.js";
+} from "@muse-code/protocol";
 import type { CloseInfo, EndpointSink } from "../rpc/jsonRpcEndpoint.js";
 import { Approvals, type ApprovalHandler, type TurnApprovals } from "./approvals.js";
 import { DEFAULT_ITEMS_PER_TURN_CAPACITY, DEFAULT_ITEM_TURN_CAPACITY, ItemLedger, type LedgerItem, type TurnItems } from "./itemLedger.js";

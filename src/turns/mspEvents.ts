@@ -4,7 +4,7 @@
  */
 import type { MspError } from "../errors.js";
 import type { TypedEventEmitter } from "../internal/safeEmitter.js";
-import type { ItemDeltaParams, ItemNotificationParams, JsonValue, ToolApproveResult, TurnCompletedParams, TurnStartedParams } from "../protocol/index.js";
+import type { ItemDeltaParams, ItemNotificationParams, JsonValue, ToolApproveResult, TurnCompletedParams, TurnStartedParams } from "@muse-code/protocol";
 import type { CloseInfo } from "../rpc/jsonRpcEndpoint.js";
 import type { ApprovalQuestion } from "./approvals.js";
 import type { LedgerItem } from "./itemLedger.js";

@@ -20,7 +20,7 @@ afterAll(() => {
 const checkable = () => {
   const data = mkdtempSync(join(tmpdir(), "muse-check-bin-"));
   dataDirs.push(data);
-  return `--data ${q(data)} --script ${q(join(repoRoot, "models/hello.json"))} --model ${q(`msp-check=${join(repoRoot, "models/check.json")}`)}`;
+  return `--data ${q(data)} --script ${q(join(repoRoot, "packages/host/models/hello.json"))} --model ${q(`msp-check=${join(repoRoot, "packages/host/models/check.json")}`)}`;
 };
 
 describe("muse check (the bin)", () => {

@@ -6,12 +6,12 @@
 import { spawn, spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { HELP } from "../../src/host/serveArgs.js";
+import { HELP } from "../../packages/host/src/serve/serveArgs.js";
 import { repoRoot } from "../helpers/repoRoot.js";
 import { useMuseBundles } from "./museProcess.js";
 
 const bundles = useMuseBundles();
-const hello = join(repoRoot, "models/hello.json");
+const hello = join(repoRoot, "packages/host/models/hello.json");
 
 function run(program: string, args: readonly string[]): { status: number | null; stdout: string; stderr: string } {
   const result = spawnSync(process.execPath, [program, ...args], { cwd: repoRoot, encoding: "utf8", input: "", timeout: 15_000 });

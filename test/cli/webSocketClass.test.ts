@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
 import type { WebSocketConstructor } from "../../src/websocket/index.js";
-import { resolveWebSocketClass } from "../../src/node/cli/webSocketClass.js";
+import { resolveWebSocketClass } from "../../packages/host/src/cli/webSocketClass.js";
 
 const NO_SUCH_PACKAGE = "@muse-code/no-such-package-for-this-test";
 

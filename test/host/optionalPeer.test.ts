@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it, onTestFinished } from "vitest";
-import { importOptionalPeer, MissingPeerError, requireOptionalPeer } from "../../src/host/optionalPeer.js";
+import { importOptionalPeer, MissingPeerError, requireOptionalPeer } from "../../packages/host/src/server/optionalPeer.js";
 import { repoRoot } from "../helpers/repoRoot.js";
 
 const MISSING = "muse-no-such-package-7f3a";
@@ -53,16 +53,16 @@ describe("optional peers", () => {
     const register = join(dir, "register.mjs");
     writeFileSync(register, `import { register } from "node:module";\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`);
     const run = (...args: string[]) =>
-      spawnSync(process.execPath, ["--import", pathToFileURL(register).href, "--import", "tsx", join(repoRoot, "src/host/cli.ts"), "serve", ...args], {
+      spawnSync(process.execPath, ["--import", pathToFileURL(register).href, "--import", "tsx", join(repoRoot, "packages/host/src/serve/main.ts"), "serve", ...args], {
         cwd: repoRoot,
         input: "",
         encoding: "utf8",
         timeout: 30_000,
       });
-    const stdio = run("--stdio", "--script", "models/hello.json");
+    const stdio = run("--stdio", "--script", "packages/host/models/hello.json");
     expect(stdio.stderr).not.toMatch(/optional package/);
     expect(stdio.status).toBe(0);
-    const ws = run("--ws", "127.0.0.1:0", "--script", "models/hello.json");
+    const ws = run("--ws", "127.0.0.1:0", "--script", "packages/host/models/hello.json");
     expect(ws.stderr).toContain('muse-host: muse-host serve --ws needs the optional package "ws": npm install ws\n');
     expect(ws.status).toBe(2);
   });

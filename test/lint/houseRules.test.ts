@@ -75,7 +75,7 @@ describe("the house never-rules", () => {
   it("every src/ file opens with a /** header */ (after a shebang or /// directives)", async () => {
     expect(await problems("src/turns/x.ts", "export const a = 1;\n")).toEqual(["house/file-header"]);
     expect(await problems("src/turns/x.ts", "// a line comment is not a header\nexport const a = 1;\n")).toEqual(["house/file-header"]);
-    expect(await problems("src/host/cli.ts", `#!/usr/bin/env node\n${HEADER}export const a = 1;\n`)).toEqual([]);
+    expect(await problems("packages/host/src/serve/main.ts", `#!/usr/bin/env node\n${HEADER}export const a = 1;\n`)).toEqual([]);
     expect(await problems("src/internal/x.ts", `/// <reference lib="esnext.disposable" />\n${HEADER}export const a = 1;\n`)).toEqual([]);
     expect(await problems("test/x.test.ts", "export const a = 1;\n")).toEqual([]);
   });

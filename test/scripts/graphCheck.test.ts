@@ -75,7 +75,7 @@ describe("graph:check", () => {
       "src/rpc/endpoint.ts": 'import { recorder } from "../turns/recorder.js";\nexport const endpoint = recorder;\n',
       "src/internal/boundedMap.ts": "export const boundedMap = 1;\n",
       "src/internal/other.ts": "export const other = 1;\n",
-      "src/node/cli/main.ts": 'import { other } from "../../internal/other.js";\nexport const main = other;\n',
+      "packages/host/src/cli/main.ts": 'import { other } from "../../internal/other.js";\nexport const main = other;\n',
       "src/core.ts": 'import { readFileSync } from "node:fs";\nimport { h } from "./host/h.js";\nexport const core = [readFileSync, h];\n',
       "src/host/h.ts":
         'import { client } from "../client/mspClient.js";\nimport { boundedMap } from "../internal/boundedMap.js";\nexport const h = [client, boundedMap];\n',
