@@ -1,6 +1,6 @@
 /**
  * @muse-code/sdk/node: Node-only transports. Spawn a host as a child process and talk to it
- * over stdio; `spawnReferenceHost` does so for the reference host bundled in this package.
+ * over stdio; `spawnReferenceHost` does so for the reference host of `@muse-code/host`.
  *
  * Any new export added here becomes public API. Use named exports, not wildcards.
  *
