@@ -1,7 +1,8 @@
 /**
- * `@muse-code/sdk/host`: the reference MSP host (scripted model, real shell tool, session log),
- * served over stdio or WebSocket (`serveWebSocket`). To start the copy bundled in this package
- * as a child process, use `spawnReferenceHost` from `@muse-code/sdk/node`.
+ * `@muse-code/host`: the reference MSP host (scripted model, real shell tool, session log),
+ * served over stdio or WebSocket (`serveWebSocket`); its bins are `muse` (`muse serve` is this
+ * host) and `muse-host`. To start it as a child process from an app, use `spawnReferenceHost`
+ * from `@muse-code/sdk/node`.
  *
  * Any new export added here becomes public API. Use named exports, not wildcards. The host's
  * machinery (session agents, phase machine, shell tool, session log, command cache, JSON-RPC
@@ -21,3 +22,5 @@ export type { MessageTransport } from "./transport/messageTransport.js";
 export { serveWebSocket } from "./transport/webSocketServer.js";
 export type { WebSocketServeOptions, WebSocketHostServer } from "./transport/webSocketServer.js";
 export { runHostCli } from "./serve/runHostCli.js";
+// The wire types the scripted model's shapes use: the same declarations `@muse-code/sdk` exports.
+export type { ApprovalOffer, TextInput, TurnInput, TurnUsage } from "@muse-code/protocol";

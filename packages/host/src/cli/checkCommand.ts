@@ -1,4 +1,4 @@
-/** `muse check`: the host conformance run (src/node/cli/check/, runCheck) wired to `--spawn` or `--ws`. */
+/** `muse check`: the host conformance run (check/, runCheck) wired to `--spawn` or `--ws`. */
 import { runCheck, spawnForCheck, webSocketForCheck } from "./check/index.js";
 import type { HostTarget } from "./args.js";
 import { ExitCodes, type ExitCode } from "./exitCodes.js";

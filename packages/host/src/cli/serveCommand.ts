@@ -1,6 +1,6 @@
 /**
  * `muse serve`: the reference host, run exactly as `muse-host serve` runs it (same flags, same
- * output, same exit codes). The host is loaded from the package's public `@muse-code/sdk/host`
+ * output, same exit codes). The host is loaded from this package's public `@muse-code/host`
  * entry point, and only for this command, so the client commands never load it.
  */
 

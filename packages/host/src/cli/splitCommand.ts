@@ -9,8 +9,8 @@
  *
  * @example
  * ```ts
- * splitCommand(`node dist/host/cli.js serve --stdio --script "my models/a.json"`);
- * // ["node", "dist/host/cli.js", "serve", "--stdio", "--script", "my models/a.json"]
+ * splitCommand(`node dist/serve/main.js serve --stdio --script "my models/a.json"`);
+ * // ["node", "dist/serve/main.js", "serve", "--stdio", "--script", "my models/a.json"]
  * ```
  */
 export function splitCommand(line: string): string[] {

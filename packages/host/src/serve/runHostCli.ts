@@ -62,8 +62,8 @@ function webSocketToken(options: ServeOptions): string {
 /**
  * The Stop-button app's files when `--ui` names no `--ui-dir`: `dist/demo/` of this package, found
  * from the nearest package.json above this module. This module may run from the sources (tsx),
- * from `dist/host/cli.js`, or from a shared chunk of the build (`muse serve` loads it through
- * `@muse-code/sdk/host`), so a fixed relative path would not do.
+ * from `dist/serve/main.js`, or from a shared chunk of the build (`muse serve` loads it through
+ * `@muse-code/host`), so a fixed relative path would not do.
  */
 function defaultUiDir(): URL {
   for (let dir = new URL(".", import.meta.url); ; dir = new URL("..", dir)) {

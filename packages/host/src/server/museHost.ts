@@ -38,7 +38,7 @@ interface Handled {
 
 /**
  * The live session agent of `sessionId` in `host`, if it is in memory. For the host's own tests:
- * not exported from `@muse-code/sdk/host`, so the agent's internals stay out of the public surface.
+ * not exported from `@muse-code/host`, so the agent's internals stay out of the public surface.
  */
 export function sessionAgentOf(host: MuseHost, sessionId: string): SessionAgent | undefined {
   return liveSession(host, sessionId);

@@ -145,7 +145,7 @@ function refuseUpgrade(socket: Duplex, status: number, text: string): void {
  * @example
  * ```ts
  * import { randomBytes } from "node:crypto";
- * import { createHost, loadScriptedModel, serveWebSocket } from "@muse-code/sdk/host";
+ * import { createHost, loadScriptedModel, serveWebSocket } from "@muse-code/host";
  *
  * const host = createHost({ models: new Map([["default", loadScriptedModel("models/hello.json", "default")]]), defaultModel: "default" });
  * const token = randomBytes(32).toString("base64url");
