@@ -1,10 +1,10 @@
 /**
  * webSocketClass: the WebSocket class `--ws` connects with: the runtime's own (Node ≥ 22), else
- * the `ws` package's, an optional peer dependency loaded only when `--ws` needs it.
+ * the `ws` package's (a dependency of this package), loaded only when `--ws` needs it.
  */
 import type { WebSocketConstructor } from "@muse-code/sdk/websocket";
 
-/** The optional peer dependency `--ws` needs on a runtime without a WebSocket of its own. */
+/** The package `--ws` needs on a runtime without a WebSocket of its own. */
 const WS_PACKAGE = "ws";
 
 /**
@@ -17,7 +17,7 @@ const WS_PACKAGE = "ws";
  */
 export type PackageLoader = (name: string) => Promise<unknown>;
 
-// The name is a variable, so no bundler follows it: `ws` is loaded from the app's node_modules at run time, or not at all.
+// The name is a variable, so no bundler follows it: `ws` is loaded from node_modules at run time, or not at all.
 const importPackage: PackageLoader = (name) => import(name);
 
 /**
@@ -35,12 +35,12 @@ export function webSocketClass(): Promise<WebSocketConstructor> {
 
 /**
  * `builtIn` when there is one, else `load("ws")`'s `WebSocket`. When `ws` is not installed, rejects
- * with `--ws needs the optional package "ws" (…): npm install ws`; when it is there but cannot be
+ * with `--ws needs the package "ws" (…): npm install ws`; when it is there but cannot be
  * loaded, with why.
  *
  * @example
  * ```ts
- * await resolveWebSocketClass(undefined, () => import("no-such-package")); // rejects: --ws needs the optional package "ws" …
+ * await resolveWebSocketClass(undefined, () => import("no-such-package")); // rejects: --ws needs the package "ws" …
  * ```
  */
 export async function resolveWebSocketClass(builtIn: WebSocketConstructor | undefined, load: PackageLoader): Promise<WebSocketConstructor> {
@@ -51,7 +51,7 @@ export async function resolveWebSocketClass(builtIn: WebSocketConstructor | unde
   } catch (error) {
     const code = (error as { code?: unknown } | null)?.code;
     if (code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND") {
-      throw new Error(`--ws needs the optional package "${WS_PACKAGE}" (Node ${process.version} has no WebSocket of its own): npm install ${WS_PACKAGE}`, {
+      throw new Error(`--ws needs the package "${WS_PACKAGE}" (Node ${process.version} has no WebSocket of its own): npm install ${WS_PACKAGE}`, {
         cause: error,
       });
     }

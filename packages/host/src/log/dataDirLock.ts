@@ -22,10 +22,10 @@ import {
   utimesSync,
   writeSync,
 } from "node:fs";
+import { createRequire } from "node:module";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import type * as Lockfile from "proper-lockfile";
-import { requireOptionalPeer } from "../server/optionalPeer.js";
 import { currentBootId, readProcStat } from "../tools/procStat.js";
 
 /**
@@ -143,13 +143,13 @@ export interface LockDataDirOptions {
 /** Keeps Node's own disposition of SIGXFSZ: ignored, so a write past `ulimit -f` fails with EFBIG. */
 const ignoreSigxfsz = () => {};
 
-// Loaded on first use: proper-lockfile is an optional peer, and it installs process exit hooks when
-// it loads (signal-exit), which an app that only imports from this subpath should not get. Loaded
-// synchronously (require), as the lock is taken inside the synchronous createHost.
+// Loaded on first use: proper-lockfile installs process exit hooks when it loads (signal-exit),
+// which a host without a data dir, or an app that only imports this package, should not get.
+// Loaded synchronously (require), as the lock is taken inside the synchronous createHost.
 let lockfileModule: typeof Lockfile | undefined;
 function lockfile(): typeof Lockfile {
   if (lockfileModule === undefined) {
-    lockfileModule = requireOptionalPeer<typeof Lockfile>("proper-lockfile", "muse-host serve --data (createHost with a dataDir)");
+    lockfileModule = createRequire(import.meta.url)("proper-lockfile") as typeof Lockfile;
     // signal-exit listens to SIGXFSZ and, when it is the only listener, re-raises it with the
     // default action (terminate). Node ignores SIGXFSZ so that a write over the file-size limit
     // fails with EFBIG (a session-log write failure the host reports and exits 1 on); a second

@@ -1,20 +1,17 @@
 /**
- * The host's WebSocket server (`muse-host serve --ws`), on the `ws` package (an optional peer,
- * loaded when a server starts): it checks every request's Host and Origin and every upgrade's
+ * The host's WebSocket server (`muse serve --ws`), on the `ws` package: it checks every request's Host and Origin and every upgrade's
  * bearer token before `ws` takes the socket, and hands each accepted socket to the host as one
  * more connection. With `uiDir` it also serves the Stop-button app's files on the same origin.
  */
 import { once } from "node:events";
 import { createServer, STATUS_CODES, type IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
-import type * as Ws from "ws";
-import type { WebSocket } from "ws";
+import { WebSocketServer, type WebSocket } from "ws";
 import { DEFAULT_MAX_LINE_BYTES } from "@muse-code/protocol/lineSplitter.js";
 import { HostCloseCodes } from "@muse-code/protocol/webSocketCloseCodes.js";
 import { MSP_SUBPROTOCOL, bearerTokenOf } from "@muse-code/protocol/webSocketSubprotocols.js";
 import type { MessageTransport } from "./messageTransport.js";
 import type { MuseHost } from "../server/museHost.js";
-import { importOptionalPeer } from "../server/optionalPeer.js";
 import { plainAnswer, staticUi } from "./staticUi.js";
 import {
   DEFAULT_WS_ADDRESS,
@@ -175,8 +172,6 @@ export async function serveWebSocket(host: MuseHost, options: WebSocketServeOpti
   allowedOrigins(new Set(), allowOrigins); // a bad --allow-origin throws before anything is bound
   const pages = uiDir === undefined ? undefined : staticUi(uiDir);
   const tokenMatches = tokenChecker(token);
-  // Loaded here, not when this module is: `ws` is an optional peer, and a host without --ws never loads it.
-  const { WebSocketServer } = await importOptionalPeer<typeof Ws>("ws", "muse-host serve --ws");
   const server = createServer({ connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS });
   server.maxConnections = maxConnections;
   // A client that sends nothing or trickles its request headers holds a connection slot: bound how
