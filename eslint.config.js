@@ -63,7 +63,21 @@ const fileHeader = {
 };
 
 export default defineConfig(
-  { ignores: ["dist/", "coverage/", "docs/api/", ".tmp/", "etc/", "transcripts/", "node_modules/", "bench/scratch/", "packages/*/dist/", "packages/*/etc/"] },
+  {
+    ignores: [
+      "dist/",
+      "coverage/",
+      "docs/api/",
+      ".tmp/",
+      "etc/",
+      "transcripts/",
+      "node_modules/",
+      "bench/scratch/",
+      "packages/*/dist/",
+      "packages/*/etc/",
+      "docs/design/bridges-research/",
+    ],
+  },
   { linterOptions: { reportUnusedDisableDirectives: "error" } },
   js.configs.recommended,
   tseslint.configs.recommended,

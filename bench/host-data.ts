@@ -76,10 +76,14 @@ function writeLog(data: string, bytes: number): number {
 
 function startHost(data: string, extra: string[] = []): { child: ChildProcessWithoutNullStreams; serving: Promise<number>; stderr: () => string } {
   const t0 = performance.now();
-  const child = spawn(process.execPath, ["--import", "tsx", "packages/host/src/serve/main.ts", "serve", "--stdio", "--script", "packages/host/models/hello.json", "--data", data, ...extra], {
-    cwd: root,
-    stdio: ["pipe", "pipe", "pipe"],
-  });
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", "packages/host/src/serve/main.ts", "serve", "--stdio", "--script", "packages/host/models/hello.json", "--data", data, ...extra],
+    {
+      cwd: root,
+      stdio: ["pipe", "pipe", "pipe"],
+    },
+  );
   let stderr = "";
   child.stderr.setEncoding("utf8");
   const serving = new Promise<number>((resolve, reject) => {

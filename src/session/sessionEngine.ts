@@ -8,41 +8,24 @@
 import type { MspClient } from "../client/mspClient.js";
 import { MspError } from "../errors.js";
 import type { WaitOptions } from "../internal/boundedWait.js";
-import { RejectionReasons, uuidv7, type ApprovalDecision, type ChildCursors, type CommandResult, type Item, type TurnInput } from "@muse-code/protocol";
+import { RejectionReasons, uuidv7, type ApprovalDecision, type CommandResult, type Item, type TurnInput } from "@muse-code/protocol";
 import type { CloseInfo } from "../rpc/jsonRpcEndpoint.js";
 import type { MspEvents, MspNotification } from "../turns/mspEvents.js";
 import type { ApprovalQuestion } from "../turns/approvals.js";
-import { backoffDelay, type ReconnectPolicy } from "./reconnectPolicy.js";
 import type { SessionCloseReason, SessionConnection, SessionSnapshot, SessionTurn } from "./sessionSnapshot.js";
 import type { MspSession, SessionTurnHandle } from "./mspSession.js";
-import type { SessionKeeper } from "./sessionStorage.js";
 import { touch, type SessionTurns } from "./sessionTurns.js";
 import { SessionQuestions } from "./sessionQuestions.js";
 import { ResumedItems } from "./resumedItems.js";
 import { TurnCommands } from "./turnCommands.js";
 import { TurnWaits, closedWait } from "./turnWaits.js";
 import { describeClose, describeFailure } from "./sessionCloseReason.js";
-import type { SessionModelChoice } from "./sessionModelChoice.js";
 import { ResumeReplay } from "./resumeReplay.js";
-import type { SessionTree, TreeChange } from "./sessionTree.js";
-
-/** What the session needs, filled in by `openSession`. */
-export interface SessionParts {
-  connect: () => Promise<MspClient>;
-  sessionId: string | undefined;
-  keeper: SessionKeeper;
-  turns: SessionTurns;
-  /** The subagent tree below the turns: descendant sessions, their cursors, their turns. */
-  tree: SessionTree;
-  /** The model asked for at create, a pending `setModel`, and what the host said. */
-  model: SessionModelChoice;
-  reconnect: ReconnectPolicy | undefined;
-  commandTimeoutMs: number;
-  onWarning: (message: string) => void;
-}
-
-/** How long changes gather before the session is written to its storage. @unit milliseconds */
-const WRITE_DELAY_MS = 100;
+import { sendResume, type ResumeFrom } from "./resumeCommand.js";
+import type { TreeChange } from "./sessionTree.js";
+import type { SessionParts } from "./sessionParts.js";
+import { SessionRetries } from "./sessionRetries.js";
+import { SessionWrites } from "./sessionWrites.js";
 
 /** The {@link MspSession} `openSession` makes: the connection loop, the resume and re-attach, the Stops, the store. */
 export class SessionEngine implements MspSession {
@@ -52,6 +35,8 @@ export class SessionEngine implements MspSession {
   readonly #questions: SessionQuestions;
   readonly #resumed: ResumedItems;
   readonly #commands: TurnCommands;
+  readonly #retries: SessionRetries;
+  readonly #writes: SessionWrites;
   #sessionId: string | undefined;
   #cursor: string | undefined;
   #connection: SessionConnection = Object.freeze({ state: "connecting", attempt: 0 });
@@ -59,11 +44,7 @@ export class SessionEngine implements MspSession {
   #client: MspClient | undefined;
   #detach: (() => void) | undefined;
   #closed = false;
-  #retryTimer: ReturnType<typeof setTimeout> | undefined;
-  #writeTimer: ReturnType<typeof setTimeout> | undefined;
   #firstAttempt: Promise<void> | undefined;
-  /** The attempt under way: one at a time (a drop mid-attempt and a retryNow() join it). */
-  #attempting: Promise<void> | undefined;
   #warnedListener = false;
   /** The replay of the resume under way on the current client: the session opens once it is heard. */
   #replay: ResumeReplay | undefined;
@@ -92,6 +73,26 @@ export class SessionEngine implements MspSession {
       changed: (now) => this.#changed(now),
       notify: () => this.#notify(),
     });
+    this.#retries = new SessionRetries(
+      {
+        policy: parts.reconnect,
+        connection: () => this.#connection,
+        setConnection: (connection) => this.#setConnection(connection),
+        changed,
+        giveUp: (reason) => this.#giveUp(reason),
+        isClosed: () => this.#closed,
+      },
+      () => this.#runAttempt(),
+    );
+    this.#writes = new SessionWrites({
+      keeper: parts.keeper,
+      turns,
+      tree,
+      model: parts.model,
+      position: () => ({ sessionId: this.#sessionId, cursor: this.#cursor }),
+      isClosed: () => this.#closed,
+      fellBackToMemory: () => this.#notify(), // the snapshot's storage is now memory
+    });
     this.#resumed = new ResumedItems({ turns, tree, onWarning, changed, treeChanged: (change) => this.#treeChanged(change) });
     this.#sessionId = parts.sessionId ?? kept.sessionId;
     // A cursor belongs to the session it was seen in.
@@ -100,7 +101,7 @@ export class SessionEngine implements MspSession {
 
   /** @internal The first attempt; `openSession` waits for it. */
   start(): Promise<void> {
-    this.#firstAttempt ??= this.#attempt();
+    this.#firstAttempt ??= this.#retries.attempt();
     return this.#firstAttempt;
   }
 
@@ -177,21 +178,20 @@ export class SessionEngine implements MspSession {
 
   /** See {@link MspSession.retryNow}. */
   retryNow(): Promise<void> {
-    if (this.#attempting !== undefined) return this.#attempting;
+    const under = this.#retries.attempting;
+    if (under !== undefined) return under;
     if (this.#closed || this.#connection.state === "open" || this.#connection.state === "connecting") return Promise.resolve();
-    if (this.#retryTimer !== undefined) clearTimeout(this.#retryTimer);
-    this.#retryTimer = undefined;
-    this.#setConnection({ state: "reconnecting", attempt: 0 });
+    const attempt = this.#retries.now();
     this.#notify();
-    return this.#attempt();
+    return attempt;
   }
 
   /** See {@link MspSession.close}. */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    if (this.#retryTimer !== undefined) clearTimeout(this.#retryTimer);
-    this.#write();
+    this.#retries.cancel();
+    this.#writes.now();
     const client = this.#client;
     this.#detachClient();
     this.#setConnection({ state: "closed", attempt: 0, reason: { kind: "closed", message: "the session was closed" } });
@@ -207,30 +207,13 @@ export class SessionEngine implements MspSession {
 
   // ---- connections
 
-  /** One attempt at a time: a second caller joins the one under way. */
-  #attempt(): Promise<void> {
-    if (this.#attempting !== undefined) return this.#attempting;
-    const run = this.#runAttempt();
-    this.#attempting = run;
-    void run.finally(() => {
-      if (this.#attempting === run) this.#attempting = undefined;
-    });
-    return run;
-  }
-
-  /** The attempt failed: it is over (a retryNow() from a listener starts a new one), then retry or give up. */
-  #attemptFailed(reason: SessionCloseReason): void {
-    this.#attempting = undefined;
-    this.#failed(reason);
-  }
-
   async #runAttempt(): Promise<void> {
     if (this.#closed) return;
     let client: MspClient;
     try {
       client = await this.#parts.connect();
     } catch (error) {
-      return this.#attemptFailed(describeFailure(error));
+      return this.#retries.failed(describeFailure(error));
     }
     if (this.#closed) return void client.close("the session was closed");
     this.#attach(client);
@@ -241,7 +224,7 @@ export class SessionEngine implements MspSession {
       if (this.#client !== client) return void client.close("the session could not open");
       this.#detachClient();
       void client.close("the session could not open");
-      return this.#attemptFailed(describeFailure(error));
+      return this.#retries.failed(describeFailure(error));
     }
   }
 
@@ -251,31 +234,23 @@ export class SessionEngine implements MspSession {
     let sessionId = this.#sessionId;
     if (sessionId !== undefined) {
       try {
-        const params: { sessionId: string; afterCursor?: string; childCursors?: ChildCursors } = { sessionId };
-        if (this.#cursor !== undefined) params.afterCursor = this.#cursor;
-        // Each descendant session from its own cursor (issue 23); a host that does not know childCursors ignores them.
         const childCursors = this.#parts.tree.childCursors();
-        if (Object.keys(childCursors).length > 0) params.childCursors = childCursors;
-        let result: { items?: Item[]; replayed?: number };
+        const from: ResumeFrom = { sessionId, ...(this.#cursor === undefined ? {} : { afterCursor: this.#cursor }) };
+        if (Object.keys(childCursors).length > 0) from.childCursors = childCursors;
         // The replay is counted from the resume's write: nothing of this session precedes its answer on a new connection.
-        this.#replay = new ResumeReplay();
-        try {
-          result = await client.command<"session/resume">("session/resume", params, { timeoutMs });
-        } catch (error) {
-          // A cursor the host refuses (past what it has: a log cut short, storage from a backup): replay the session whole instead.
-          if (!(MspError.is(error) && error.kind === "rpcError" && (params.afterCursor !== undefined || params.childCursors !== undefined))) throw error;
-          this.#cursor = undefined;
-          this.#parts.tree.dropCursors();
-          this.#replay = new ResumeReplay();
-          result = await client.command<"session/resume">("session/resume", { sessionId }, { timeoutMs });
-        }
-        if (this.#closed || this.#client !== client) return;
+        const result = await sendResume(client, from, timeoutMs, {
+          sending: () => (this.#replay = new ResumeReplay()),
+          cursorsRefused: () => {
+            this.#cursor = undefined;
+            this.#parts.tree.dropCursors();
+          },
+        });
+        const replay = this.#replay;
+        if (this.#closed || this.#client !== client || replay === undefined) return;
         this.#resumed.drop();
         for (const item of result.items ?? []) this.#resumed.put(sessionId, item);
         this.#sessionId = sessionId;
-        // A kept Stop goes right after the answer (the host has these turns); a question it already asked again sent it.
-        for (const turn of this.#parts.turns.unended()) if (turn.stopRequested && turn.phase !== "starting") void this.#commands.cancel(client, turn);
-        const replay = this.#replay;
+        this.#commands.keptStops(client);
         replay.expect(result.replayed, timeoutMs);
         const late = await replay.done;
         if (this.#replay === replay) this.#replay = undefined;
@@ -302,12 +277,7 @@ export class SessionEngine implements MspSession {
     this.#sessionId = sessionId;
     this.#setConnection({ state: "open", attempt: 0 });
     this.#changed(true);
-    for (const turn of this.#parts.turns.unended()) {
-      // A stopped turn the host has needs no re-attach: its cancel went right after the resume's answer.
-      if (turn.stopRequested && turn.phase !== "starting") void this.#commands.cancel(client, turn);
-      else if (turn.input !== undefined) void this.#commands.start(client, turn);
-      else if (turn.stopRequested) void this.#commands.cancel(client, turn);
-    }
+    this.#commands.reattach(client);
     if (this.#parts.model.pending) void this.#sendModel(client);
   }
 
@@ -345,11 +315,11 @@ export class SessionEngine implements MspSession {
       const p = notification.params as { sessionId?: unknown; viewCursor?: unknown; turnId?: unknown; item?: { turnId?: unknown } } | undefined;
       if (p !== undefined && mine(p.sessionId) && typeof p.viewCursor === "string") {
         this.#cursor = p.viewCursor;
-        this.#scheduleWrite();
+        this.#writes.soon();
       }
       // The subagent tree: links, child turns and their terminals, each descendant session's cursor.
       const change = this.#parts.tree.observe(this.#sessionId, notification);
-      if (change.child) this.#scheduleWrite();
+      if (change.child) this.#writes.soon();
       this.#treeChanged(change);
       // After the tree heard it: a replayed turn/started of a subagent places its turn's resumed items in the tree.
       if (p !== undefined && this.#resumed.waiting) this.#resumed.place(p.sessionId, p.turnId ?? p.item?.turnId, this.#sessionId);
@@ -378,7 +348,7 @@ export class SessionEngine implements MspSession {
     const onClose = (info: CloseInfo) => {
       if (this.#client !== client) return;
       this.#detachClient();
-      this.#lost(describeClose(info));
+      if (!this.#closed) this.#retries.later(1, describeClose(info));
     };
     // Each listener is added here and removed by #detach, from one list.
     const offs: Array<() => void> = [];
@@ -412,42 +382,9 @@ export class SessionEngine implements MspSession {
     this.#questions.offline();
   }
 
-  /** The open connection ended: reconnect, or give up. */
-  #lost(reason: SessionCloseReason): void {
-    if (this.#closed) return;
-    this.#retryLater(1, reason);
-  }
-
-  /** An attempt failed (connect, or the resume on it). */
-  #failed(reason: SessionCloseReason): void {
-    if (this.#closed) return;
-    if (reason.kind === "tokenRefused") return this.#giveUp(reason);
-    this.#retryLater(this.#connection.attempt + 1, reason);
-  }
-
-  #retryLater(attempt: number, reason: SessionCloseReason): void {
-    const policy = this.#parts.reconnect;
-    if (policy === undefined) return this.#giveUp(reason);
-    if (attempt > policy.maxAttempts) {
-      return this.#giveUp({
-        kind: "unreachable",
-        message: `the host refused or is unreachable: ${policy.maxAttempts} failed attempts in a row (the last: ${reason.message})`,
-        ...(reason.closeCode === undefined ? {} : { closeCode: reason.closeCode }),
-      });
-    }
-    if (this.#retryTimer !== undefined) clearTimeout(this.#retryTimer);
-    const retryInMs = backoffDelay(policy, attempt);
-    this.#setConnection({ state: "reconnecting", attempt, retryInMs, reason });
-    this.#changed();
-    this.#retryTimer = setTimeout(() => {
-      this.#retryTimer = undefined;
-      void this.#attempt();
-    }, retryInMs);
-  }
-
   /** Stop trying: unended turns become `unknown` (never `failed`: the host may still be running them). */
   #giveUp(reason: SessionCloseReason): void {
-    this.#write();
+    this.#writes.now();
     this.#setConnection({ state: "closed", attempt: this.#connection.attempt, reason });
     this.#parts.turns.markUnknown(`the session stopped reconnecting: ${reason.message}`);
     this.#changed();
@@ -462,8 +399,8 @@ export class SessionEngine implements MspSession {
 
   /** Something shown changed: a new snapshot for the listeners; `now` writes to storage at once (a Stop, a terminal). */
   #changed(now = false): void {
-    if (now) this.#write();
-    else this.#scheduleWrite();
+    if (now) this.#writes.now();
+    else this.#writes.soon();
     this.#notify();
   }
 
@@ -484,41 +421,10 @@ export class SessionEngine implements MspSession {
     }
   }
 
-  #scheduleWrite(): void {
-    if (this.#writeTimer !== undefined || this.#closed) return;
-    this.#writeTimer = setTimeout(() => this.#write(), WRITE_DELAY_MS);
-  }
-
-  /** Write the session id, the cursor and the turns together: one moment. */
-  #write(): void {
-    if (this.#writeTimer !== undefined) clearTimeout(this.#writeTimer);
-    this.#writeTimer = undefined;
-    const kept: Parameters<SessionKeeper["write"]>[0] = { turns: this.#parts.turns.kept() };
-    if (this.#sessionId !== undefined) kept.sessionId = this.#sessionId;
-    if (this.#cursor !== undefined) kept.cursor = this.#cursor;
-    const model = this.#parts.model.kept();
-    if (model !== undefined) kept.model = model;
-    const tree = this.#parts.tree.kept(kept.turns.map((turn) => turn.turnId));
-    if (tree.turns.length > 0) kept.tree = tree.turns;
-    if (Object.keys(tree.childCursors).length > 0) kept.childCursors = tree.childCursors;
-    const wasPersistent = this.#parts.keeper.persistent;
-    this.#parts.keeper.write(kept);
-    if (wasPersistent && !this.#parts.keeper.persistent) this.#notify(); // the snapshot's storage is now memory
-  }
-
   /** See {@link MspSession.steer}. */
   async steer(turnId: string, input: string | readonly TurnInput[], options: WaitOptions = {}): Promise<CommandResult<"turn/steer">> {
     if (this.#closed) throw new MspError("aborted", "steer: the session is closed", { method: "turn/steer", turnId });
-    const parts = typeof input === "string" ? [{ type: "text" as const, text: input }] : [...input];
-    if (parts.every((part) => part.text === "")) throw new TypeError("steer: input must have some text (an empty text steers nothing)");
-    const client = this.#client;
-    const sessionId = this.#sessionId;
-    if (client === undefined || sessionId === undefined || this.#connection.state !== "open") {
-      throw new MspError("connectionClosed", `steer: the session is ${this.#connection.state}; steering is sent only on a live connection`, {
-        reason: `the session is ${this.#connection.state}`,
-      });
-    }
-    return client.command("turn/steer", { sessionId, turnId, input: parts }, options);
+    return this.#commands.steer(this.#connection.state === "open" ? this.#client : undefined, this.#connection.state, turnId, input, options);
   }
 
   #handle(turnId: string): SessionTurnHandle {

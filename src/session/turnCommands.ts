@@ -5,7 +5,8 @@
  */
 import type { MspClient } from "../client/mspClient.js";
 import { MspError } from "../errors.js";
-import { uuidv7 } from "@muse-code/protocol";
+import type { WaitOptions } from "../internal/boundedWait.js";
+import { uuidv7, type CommandResult, type TurnInput } from "@muse-code/protocol";
 import { touch, type SessionTurns, type TurnState } from "./sessionTurns.js";
 
 /** What the turn commands need of the session. */
@@ -82,6 +83,39 @@ export class TurnCommands {
       if (turn.cancelPendingOn === client) turn.cancelPendingOn = undefined;
       touch(turn);
       this.#host.notify();
+    }
+  }
+
+  /** `turn/steer` on `client`, the open connection (undefined when there is none: the session reads `state`). */
+  steer(
+    client: MspClient | undefined,
+    state: string,
+    turnId: string,
+    input: string | readonly TurnInput[],
+    options: WaitOptions,
+  ): Promise<CommandResult<"turn/steer">> {
+    const parts = typeof input === "string" ? [{ type: "text" as const, text: input }] : [...input];
+    if (parts.every((part) => part.text === "")) throw new TypeError("steer: input must have some text (an empty text steers nothing)");
+    const sessionId = this.#host.sessionId();
+    if (client === undefined || sessionId === undefined) {
+      throw new MspError("connectionClosed", `steer: the session is ${state}; steering is sent only on a live connection`, {
+        reason: `the session is ${state}`,
+      });
+    }
+    return client.command("turn/steer", { sessionId, turnId, input: parts }, options);
+  }
+
+  /** Right after a resume's answer: each stopped turn the host has gets its kept `turn/cancel` (a question it already asked again sent it). */
+  keptStops(client: MspClient): void {
+    for (const turn of this.#host.turns.unended()) if (turn.stopRequested && turn.phase !== "starting") void this.cancel(client, turn);
+  }
+
+  /** The session is open on `client`: each unended turn is re-attached (its `turn/start` again), and a stopped one the host has gets its cancel instead. */
+  reattach(client: MspClient): void {
+    for (const turn of this.#host.turns.unended()) {
+      if (turn.stopRequested && turn.phase !== "starting") void this.cancel(client, turn);
+      else if (turn.input !== undefined) void this.start(client, turn);
+      else if (turn.stopRequested) void this.cancel(client, turn);
     }
   }
 }

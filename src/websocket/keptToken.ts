@@ -50,7 +50,11 @@ export interface KeptTokenOptions {
   /** The page's address. Default: the global `location` (a browser's); pass one where there is none. */
   location?: { readonly hash: string; readonly pathname: string; readonly search: string };
   /** The page's history, whose `replaceState` takes the token out of the address bar. Default: the global `history`. */
-  history?: { readonly state: unknown; replaceState(data: unknown, unused: string, url?: string | URL | null): void };
+  history?: {
+    readonly state: unknown;
+    /** Replace the current entry's address with `url`, keeping `data` as its state (the browser's own `history.replaceState`). */
+    replaceState(data: unknown, unused: string, url?: string | URL | null): void;
+  };
   /** Told when the token could not be kept (the storage threw) or not taken out of the address bar. Default: `console.warn`. */
   onWarning?: (message: string) => void;
 }

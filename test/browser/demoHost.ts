@@ -84,12 +84,16 @@ export async function startDemoHost(uiDir: string, options: DemoHostOptions = {}
   let stderr = "";
   let exited: Promise<void> = Promise.resolve();
   const launch = async (): Promise<RegExpExecArray> => {
-    child = spawn(process.execPath, ["--import", "tsx", join(repoRoot, "packages/host/src/serve/main.ts"), "serve", "--ws", listen, "--ui-dir", uiDir, ...args], {
-      cwd: repoRoot,
-      stdio: ["ignore", "ignore", "pipe"],
-      detached: true,
-      env: { ...process.env, ...options.env },
-    });
+    child = spawn(
+      process.execPath,
+      ["--import", "tsx", join(repoRoot, "packages/host/src/serve/main.ts"), "serve", "--ws", listen, "--ui-dir", uiDir, ...args],
+      {
+        cwd: repoRoot,
+        stdio: ["ignore", "ignore", "pipe"],
+        detached: true,
+        env: { ...process.env, ...options.env },
+      },
+    );
     const from = stderr.length;
     exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
     const thisExit = exited;

@@ -1,5 +1,5 @@
 /**
- * `muse check --spawn …` end to end: the bin (bundled from src/node/cli/main.ts) exits 0 on the
+ * `muse check --spawn …` end to end: the bin (bundled from packages/host/src/cli/main.ts) exits 0 on the
  * reference host serving the msp-check model, and 1 on a broken host, naming the failed
  * scenario on stdout.
  */

@@ -89,7 +89,11 @@ describe("the msp-check model", () => {
     const turn = checkTurnOf(prompt({ steps: [{ text: "first" }, { fail: "the model erred" }] }));
     expect(turn.steps[1]?.fail).toBe("the model erred");
     expect(() => checkTurnOf(prompt({ steps: [{ fail: "" }] }))).toThrow(/\$\.steps\[0\]\.fail: must be a non-empty string/);
-    await using host = spawnReferenceHost({ models: { "msp-check": join(repoRoot, "packages/host/models", "check.json") }, stderr: "ignore", defaultTimeoutMs: 15_000 });
+    await using host = spawnReferenceHost({
+      models: { "msp-check": join(repoRoot, "packages/host/models", "check.json") },
+      stderr: "ignore",
+      defaultTimeoutMs: 15_000,
+    });
     const { sessionId } = await host.command("session/create", { model: "msp-check" });
     const failing = host.startTurn({
       sessionId,
@@ -115,7 +119,11 @@ describe("the msp-check model", () => {
   });
 
   it("drives a real reference host turn from the prompt, and fails a turn whose directive is bad", async () => {
-    await using host = spawnReferenceHost({ models: { "msp-check": join(repoRoot, "packages/host/models", "check.json") }, stderr: "ignore", defaultTimeoutMs: 15_000 });
+    await using host = spawnReferenceHost({
+      models: { "msp-check": join(repoRoot, "packages/host/models", "check.json") },
+      stderr: "ignore",
+      defaultTimeoutMs: 15_000,
+    });
     const { sessionId } = await host.command("session/create", { model: "msp-check" });
     const good = host.startTurn({ sessionId, input: prompt({ steps: [{ reasoning: "hmm", text: "Hello, checker.", chunkSize: 4 }] }) });
     expect((await good.completed).terminal).toBe("completed");

@@ -18,7 +18,15 @@ const bundles = useMuseBundles();
 const POLICY = ["hook stop's cause", "usage on a cancelled turn"];
 
 function referenceHost(): string[] {
-  return [bundles().host, "serve", "--stdio", "--script", join(repoRoot, "packages/host/models/hello.json"), "--model", `msp-check=${join(repoRoot, "packages/host/models/check.json")}`];
+  return [
+    bundles().host,
+    "serve",
+    "--stdio",
+    "--script",
+    join(repoRoot, "packages/host/models/hello.json"),
+    "--model",
+    `msp-check=${join(repoRoot, "packages/host/models/check.json")}`,
+  ];
 }
 
 function brokenHost(name: string, ...modeArgs: string[]): string[] {

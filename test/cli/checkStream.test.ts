@@ -15,7 +15,15 @@ const bundles = useMuseBundles();
 const ONLY = ["host info", "streamed deltas"];
 
 function referenceHost(): string[] {
-  return [bundles().host, "serve", "--stdio", "--script", join(repoRoot, "packages/host/models/hello.json"), "--model", `msp-check=${join(repoRoot, "packages/host/models/check.json")}`];
+  return [
+    bundles().host,
+    "serve",
+    "--stdio",
+    "--script",
+    join(repoRoot, "packages/host/models/hello.json"),
+    "--model",
+    `msp-check=${join(repoRoot, "packages/host/models/check.json")}`,
+  ];
 }
 
 async function check(args: string[]): Promise<CheckOutcome & { output: string }> {

@@ -1,5 +1,5 @@
 /**
- * Test helper for the muse CLI: bundles `muse` (src/node/cli/main.ts) and `muse-host` (src/host/cli.ts)
+ * Test helper for the muse CLI: bundles `muse` (packages/host/src/cli/main.ts) and `muse-host` (packages/host/src/serve/main.ts)
  * once per test file with esbuild (the package's own name resolved to src/, npm packages left
  * external), so each test starts real processes in a fraction of tsx's start-up time; then runs
  * `muse` as a child process, or under a pseudo-terminal with script(1).

@@ -1,5 +1,5 @@
 /**
- * `muse serve` is the reference host: the `muse` bin (bundled from src/node/cli/main.ts) runs the
+ * `muse serve` is the reference host: the `muse` bin (bundled from packages/host/src/cli/main.ts) runs the
  * host's command line, with the same flags, output and exit codes as its alias `muse-host serve`.
  * Real processes.
  */

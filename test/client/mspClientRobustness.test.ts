@@ -141,7 +141,7 @@ describe("robustness: handles and the Stop button", () => {
     peer.send(terminal(turn.commandId, 1, "completed", "completed"));
     await peer.client.turns.terminalOf(turn.commandId);
     peer.channel.destroy();
-    expect(await pressed).toMatchObject({ state: "ended", terminal: { terminal: "completed" } });
+    expect(await pressed).toMatchObject({ state: "ended", turnCompleted: { terminal: "completed" } });
   });
 
   it("a Stop that timed out can be pressed again, and the terminal still ends it", async () => {

@@ -93,10 +93,10 @@ async function runSchedule(ops: Op[]): Promise<void> {
     promise.then(
       (v) => {
         t.settledTimes++;
-        const value = v as { ack?: string; terminal?: unknown; turnId?: string };
+        const value = v as { ack?: string; turnCompleted?: unknown; turnId?: string };
         t.outcome =
           value.ack !== undefined
-            ? `${value.ack}:${(value.terminal as { terminal: string }).terminal}`
+            ? `${value.ack}:${(value.turnCompleted as { terminal: string }).terminal}`
             : `terminal:${String((value as { terminal: string }).terminal)}`;
       },
       (e: unknown) => {

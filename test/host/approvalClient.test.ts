@@ -55,7 +55,10 @@ describe("approvals through the SDK, against the real host", () => {
     });
     expect(asking.approval?.request).toMatchObject({ sessionId, tool: "shell" });
     const final = await stop.stop();
-    expect(final).toMatchObject({ state: "ended", terminal: { terminal: "cancelled", reason: "cancelled while awaiting approval", cause: { kind: "user" } } });
+    expect(final).toMatchObject({
+      state: "ended",
+      turnCompleted: { terminal: "cancelled", reason: "cancelled while awaiting approval", cause: { kind: "user" } },
+    });
     expect(final.approval).toBeUndefined();
     expect(final.ack).toBe("accepted"); // the cancelled answer withdrew the dialog; the turn/cancel ended the turn
     expect(toolCallOf(msp, final.turnCompleted!.turnId)).toMatchObject({

@@ -1,5 +1,5 @@
 /**
- * Test helper: the real `muse-host serve --ws 127.0.0.1:0` as a child process (src/host/cli.ts
+ * Test helper: the real `muse-host serve --ws 127.0.0.1:0` as a child process (packages/host/src/serve/main.ts
  * under tsx), its port and token read from the ready line, and raw HTTP requests to it over
  * real sockets, for what a WebSocket client library would not send (a forged Host, no token).
  */

@@ -214,11 +214,15 @@ describe("muse-host serve --ws: resources", () => {
 
 describe("muse-host serve --ws: the bind address", () => {
   it("--ws 0.0.0.0:PORT without --allow-remote: one stderr line, exit 2, nothing served", () => {
-    const run = spawnSync(process.execPath, ["--import", "tsx", "packages/host/src/serve/main.ts", "serve", "--ws", "0.0.0.0:0", "--script", fixture("hello.json")], {
-      cwd: repoRoot,
-      encoding: "utf8",
-      timeout: 20_000,
-    });
+    const run = spawnSync(
+      process.execPath,
+      ["--import", "tsx", "packages/host/src/serve/main.ts", "serve", "--ws", "0.0.0.0:0", "--script", fixture("hello.json")],
+      {
+        cwd: repoRoot,
+        encoding: "utf8",
+        timeout: 20_000,
+      },
+    );
     expect(run.status).toBe(2);
     expect(run.stderr).toBe(
       "muse-host: refusing to listen on 0.0.0.0, which is not a loopback address: pass --allow-remote to allow other machines (and put a TLS proxy in front)\n",

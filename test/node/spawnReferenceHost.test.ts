@@ -1,7 +1,7 @@
 /**
  * spawnReferenceHost and the shipped example models, with real processes: `hello` runs a turn to
  * `completed`; `run-tests` is cancelled while its tool runs and ends `cancelled`, the tool having
- * honoured SIGTERM. Run from the sources, so the host is src/host/cli.ts under tsx.
+ * honoured SIGTERM. Run from the sources, so the host is packages/host/src/serve/main.ts under tsx.
  */
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -265,7 +265,7 @@ describe("connectWebSocket: an MSP exchange", () => {
     const [first, second] = [stop.stop(), stop.stop()]; // a double click
     expect(second).toBe(first);
     const final = await first;
-    expect(final).toMatchObject({ state: "ended", ack: "accepted", terminal: { turnId: turn.commandId, terminal: "cancelled", cause: { kind: "user" } } });
+    expect(final).toMatchObject({ state: "ended", ack: "accepted", turnCompleted: { turnId: turn.commandId, terminal: "cancelled", cause: { kind: "user" } } });
     expect(states).toEqual(["starting", "running", "stopping", "ended"]);
     expect(client.turns.get(turn.commandId)?.terminal).toBe("cancelled");
     expect(client.items.itemsOf(turn.commandId)).toEqual([expect.objectContaining({ status: "cancelled", text: "Hello", revision: 4 })]);
@@ -274,7 +274,7 @@ describe("connectWebSocket: an MSP exchange", () => {
 
     // cancelTurn on a turn that already ended: the host's already_terminal reads as done, with the turn's own terminal.
     const again = await cancelTurn(client, { sessionId, turnId: turn.commandId });
-    expect(again).toMatchObject({ ack: "already_terminal", terminal: { turnId: turn.commandId, terminal: "cancelled" } });
+    expect(again).toMatchObject({ ack: "already_terminal", turnCompleted: { turnId: turn.commandId, terminal: "cancelled" } });
     expect(received).toEqual(["session/create", "turn/start", "turn/cancel", "turn/cancel"]);
   });
 });

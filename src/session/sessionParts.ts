@@ -1,0 +1,25 @@
+/**
+ * The parts a session is made of, filled in by `openSession`: how it connects, where it is kept,
+ * its turns and subagent tree, its model choice and its bounds.
+ */
+import type { MspClient } from "../client/mspClient.js";
+import type { ReconnectPolicy } from "./reconnectPolicy.js";
+import type { SessionModelChoice } from "./sessionModelChoice.js";
+import type { SessionKeeper } from "./sessionStorage.js";
+import type { SessionTree } from "./sessionTree.js";
+import type { SessionTurns } from "./sessionTurns.js";
+
+/** What the session needs. */
+export interface SessionParts {
+  connect: () => Promise<MspClient>;
+  sessionId: string | undefined;
+  keeper: SessionKeeper;
+  turns: SessionTurns;
+  /** The subagent tree below the turns: descendant sessions, their cursors, their turns. */
+  tree: SessionTree;
+  /** The model asked for at create, a pending `setModel`, and what the host said. */
+  model: SessionModelChoice;
+  reconnect: ReconnectPolicy | undefined;
+  commandTimeoutMs: number;
+  onWarning: (message: string) => void;
+}
