@@ -23,7 +23,7 @@ function toolRunning(msp: MspClient, turnId: string, timeoutMs: number): Promise
   return until(msp, running, `a running tool call with output in turn ${turnId}`, timeoutMs);
 }
 
-/** A recipe's model file: `example:NAME` is a model that ships in the package, anything else a file under recipes/models/. */
+/** A recipe's model file: `example:NAME` is a model that ships in @muse-code/host, anything else a file under recipes/models/. */
 function modelPath(root: string, liveModel: string): string {
   return liveModel.startsWith("example:")
     ? exampleModelPath(liveModel.slice("example:".length) as ExampleModelName)
