@@ -49,7 +49,7 @@ export async function liveArm(recipe: Recipe, log: (line: string) => void, root:
       args: [
         "--import",
         "tsx",
-        join(root, "src", "host", "cli.ts"),
+        join(root, "packages", "host", "src", "serve", "main.ts"),
         "serve",
         "--stdio",
         "--script",

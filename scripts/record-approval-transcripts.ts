@@ -89,10 +89,14 @@ const terminalOf = (turnId: string) => (m: Message) => m.method === "turn/comple
 
 async function lateApprove(): Promise<string[][]> {
   const data = mkdtempSync(join(tmpdir(), "muse-record-"));
-  const child = spawn(process.execPath, ["--import", "tsx", join(root, "src", "host", "cli.ts"), "serve", "--stdio", "--script", model, "--data", data], {
-    cwd: root,
-    stdio: ["pipe", "pipe", "inherit"],
-  });
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", join(root, "packages", "host", "src", "serve", "main.ts"), "serve", "--stdio", "--script", model, "--data", data],
+    {
+      cwd: root,
+      stdio: ["pipe", "pipe", "inherit"],
+    },
+  );
   const client = new Recorder((raw) => child.stdin.write(`${raw}\n`));
   const lines = new LineSplitter((raw) => client.fromServer(raw));
   child.stdout.on("data", (chunk: Buffer) => lines.push(chunk));
