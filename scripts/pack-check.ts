@@ -1,8 +1,8 @@
 /**
  * `npm run pack:check`: what `npm pack` would publish of each package (@muse-code/sdk at the root,
  * @muse-code/host in packages/host), checked against the package's allow-list. Every file must be
- * the build (dist/), a guide (docs/*.md, SDK) or its chart (docs/*.svg), an example model
- * (models/, host), or one of the package's own documents; no tests, fixtures, transcripts,
+ * the build (dist/), a guide (docs/*.md, SDK) or its chart (docs/*.svg), an example model or a
+ * bin's launcher (models/, bin/, host), or one of the package's own documents; no tests, fixtures, transcripts,
  * recipes, benchmarks, scripts or sources ship. Every file package.json points at (exports, main,
  * module, types, bin) must ship. Every package the shipped code or types import is a dependency or
  * a peer dependency (an app that installs the package gets nothing else; the private
@@ -71,7 +71,7 @@ export const PACKAGES: readonly PackedPackage[] = [
   },
   {
     dir: "packages/host",
-    allowed: [/^dist\//, /^models\/[^/]+\.json$/, /^(package\.json|README\.md|LICENSE)$/],
+    allowed: [/^bin\/[^/]+\.js$/, /^dist\//, /^models\/[^/]+\.json$/, /^(package\.json|README\.md|LICENSE)$/],
     required: ["package.json", "README.md", "LICENSE"],
     browserSubpaths: [],
   },

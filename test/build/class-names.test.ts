@@ -25,9 +25,11 @@ interface PackageBuild {
 }
 
 function packageBuild(dir: string, tsup: unknown): PackageBuild {
-  const manifest = JSON.parse(readFileSync(join(repoRoot, dir, "package.json"), "utf8")) as { bin?: Record<string, string> };
-  const bins = new Set(Object.values(manifest.bin ?? {}).map((path) => path.replace(/^\.\/dist\//, "").replace(/\.js$/, "")));
-  return { dir, configs: (Array.isArray(tsup) ? tsup : [tsup]) as BuildConfig[], bins };
+  const configs = (Array.isArray(tsup) ? tsup : [tsup]) as BuildConfig[];
+  // A bin's entry opens with a shebang.
+  const entries = Object.entries(Object.assign({}, ...configs.map((c) => c.entry)) as Record<string, string>);
+  const bins = new Set(entries.filter(([, source]) => readFileSync(join(repoRoot, dir, source), "utf8").startsWith("#!")).map(([entry]) => entry));
+  return { dir, configs, bins };
 }
 
 // The SDK's build (tsup.config.ts) and the host's (packages/host/tsup.config.ts: the library entry, the muse-host and muse bins).
