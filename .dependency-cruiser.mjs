@@ -1,19 +1,27 @@
 /**
- * dependency-cruiser config for `npm run graph:check`: the import graph of src/, resolved as
- * TypeScript resolves it (tsconfig.json paths, so `@muse-code/sdk/…` reaches its src/ entry file),
- * type-only imports included. It fails on any import circle and on the ARCHITECTURE.md "never"
- * arrows that read off resolved paths. ESLint (eslint.config.js) holds the same arrows by import
- * specifier; this gate sees where each import lands, and the whole graph for circles.
+ * dependency-cruiser config for `npm run graph:check`: the import graph of the SDK (src/) and of
+ * each workspace package (packages/protocol/src/, packages/host/src/), resolved as TypeScript
+ * resolves it (tsconfig.json paths, so `@muse-code/sdk/…`, `@muse-code/protocol/…` and
+ * `@muse-code/host` reach their source files), type-only imports included. It fails on any import
+ * circle and on the ARCHITECTURE.md "never" arrows between the packages and inside the SDK. ESLint
+ * (eslint.config.js) holds the same arrows by import specifier; this gate sees where each import
+ * lands, and the whole graph for circles.
  */
 
-/** The browser-safe core: src/ outside node/, host/ and testing/. */
-const CORE = { path: "^src/", pathNot: "^src/(node|host|testing)/" };
+/** Every source file this gate reads: the SDK's and each package's. */
+const SOURCES = "^(src|packages/[^/]+/src)/";
 
-/** The public entry points' source files: all that src/node/cli/ may import outside itself. */
+/** The browser-safe core: the SDK outside node/ and testing/, and the protocol package. */
+const CORE = { path: ["^src/", "^packages/protocol/src/"], pathNot: "^src/(node|testing)/" };
+
+/** The SDK's public entry points' source files: all that the muse CLI may import outside itself. */
 const PUBLIC_ENTRIES = "^src/(index|framing/index|websocket/index|ui/index|session/index|react/index|node/index|testing/index)\\.ts$";
 
+/** The muse CLI, which lives in the host's package but is a client of the SDK. */
+const CLI = "^packages/host/src/cli/";
+
 /** `muse serve`: the one file of the muse CLI that runs the reference host, through its public entry point. */
-const SERVE_COMMAND = "^src/node/cli/serveCommand\\.ts$";
+const SERVE_COMMAND = "^packages/host/src/cli/serveCommand\\.ts$";
 
 /** @type {import("dependency-cruiser").IConfiguration} */
 export default {
@@ -21,59 +29,74 @@ export default {
     {
       name: "no-circular",
       severity: "error",
-      comment: "An import circle, anywhere in src/ (type-only imports count): a lower floor never imports a higher one.",
-      from: { path: "^src/" },
+      comment: "An import circle, anywhere in any package (type-only imports count): a lower floor never imports a higher one.",
+      from: { path: SOURCES },
       to: { circular: true },
     },
     {
       name: "core-no-node-builtins",
       severity: "error",
-      comment: "The browser-safe core imports no Node built-in (node:* or a bare name such as fs), static or import().",
+      comment: "The browser-safe core (and @muse-code/protocol) imports no Node built-in (node:* or a bare name such as fs), static or import().",
       from: CORE,
       to: { dependencyTypes: ["core"] },
     },
     {
       name: "core-no-node-only-code",
       severity: "error",
-      comment: "The browser-safe core imports nothing from src/node/, src/host/ or src/testing/.",
+      comment: "The browser-safe core imports nothing from src/node/, src/testing/ or the host.",
       from: CORE,
-      to: { path: "^src/(node|host|testing)/" },
+      to: { path: ["^src/(node|testing)/", "^packages/host/"] },
     },
     {
-      name: "client-no-host",
+      name: "sdk-no-host",
       severity: "error",
-      comment: "Client code (src/ outside host/) never imports the reference host; `muse serve` (cli-serve-host-entry-only) is the host.",
-      from: { path: "^src/", pathNot: ["^src/host/", SERVE_COMMAND] },
-      to: { path: "^src/host/" },
+      comment: "The SDK (src/) never imports the reference host (@muse-code/host); spawnReferenceHost only resolves its bin's path.",
+      from: { path: "^src/" },
+      to: { path: "^packages/host/" },
     },
     {
-      name: "host-shares-only-protocol",
+      name: "protocol-imports-neither",
       severity: "error",
-      comment: "src/host/ shares only protocol/ and internal/boundedMap.ts with the client.",
-      from: { path: "^src/host/" },
-      to: { path: "^src/", pathNot: "^src/(host/|protocol/|internal/boundedMap\\.ts$)" },
+      comment: "@muse-code/protocol imports neither the SDK nor the host: both depend on it, it on nothing of ours.",
+      from: { path: "^packages/protocol/src/" },
+      to: { path: SOURCES, pathNot: "^packages/protocol/src/" },
+    },
+    {
+      name: "host-no-client",
+      severity: "error",
+      comment: "The host (packages/host/src/ outside cli/) never imports the client: of our code only itself and @muse-code/protocol; and never the muse CLI.",
+      from: { path: "^packages/host/src/", pathNot: CLI },
+      to: { path: SOURCES, pathNot: ["^packages/host/src/", "^packages/protocol/src/"] },
+    },
+    {
+      name: "host-not-cli",
+      severity: "error",
+      comment: "The host (packages/host/src/ outside cli/) never imports the muse CLI, which sits above it.",
+      from: { path: "^packages/host/src/", pathNot: CLI },
+      to: { path: CLI },
     },
     {
       name: "cli-public-entries-only",
       severity: "error",
-      comment: "src/node/cli/ (the muse CLI) uses only the package's public entry points, never the reference host's.",
-      from: { path: "^src/node/cli/", pathNot: SERVE_COMMAND },
-      to: { path: "^src/", pathNot: [PUBLIC_ENTRIES, "^src/node/cli/"] },
+      comment: "The muse CLI (packages/host/src/cli/) uses only the SDK's public entry points, never the host's insides or @muse-code/protocol.",
+      from: { path: CLI, pathNot: SERVE_COMMAND },
+      to: { path: SOURCES, pathNot: [PUBLIC_ENTRIES, CLI] },
     },
     {
       name: "cli-serve-host-entry-only",
       severity: "error",
       comment:
-        "`muse serve` (src/node/cli/serveCommand.ts) runs the reference host through its public entry point, @muse-code/sdk/host, and otherwise uses what the rest of the CLI may.",
+        "`muse serve` (packages/host/src/cli/serveCommand.ts) runs the reference host through its public entry point, @muse-code/host, and otherwise uses what the rest of the CLI may.",
       from: { path: SERVE_COMMAND },
-      to: { path: "^src/", pathNot: [PUBLIC_ENTRIES, "^src/host/index\\.ts$", "^src/node/cli/"] },
+      to: { path: SOURCES, pathNot: [PUBLIC_ENTRIES, "^packages/host/src/index\\.ts$", CLI] },
     },
     {
       name: "endpoint-knows-only-json-rpc",
       severity: "error",
-      comment: "rpc/ (the JSON-RPC endpoint) knows nothing of MSP's state or the client: it imports only protocol/, framing/, internal/, types/ and errors.ts.",
+      comment:
+        "rpc/ (the JSON-RPC endpoint) knows nothing of MSP's state or the client: it imports only @muse-code/protocol, framing/, internal/, types/ and errors.ts.",
       from: { path: "^src/rpc/" },
-      to: { path: "^src/", pathNot: "^src/(rpc/|protocol/|framing/|internal/|types/|errors\\.ts$)" },
+      to: { path: SOURCES, pathNot: "^(src/(rpc/|framing/|internal/|types/|errors\\.ts$)|packages/protocol/src/)" },
     },
     {
       name: "turns-not-above",
@@ -93,7 +116,7 @@ export default {
       name: "no-unresolvable",
       severity: "error",
       comment: "An import this config cannot resolve is an edge the gate cannot see: fix the path or the resolution options.",
-      from: { path: "^src/" },
+      from: { path: SOURCES },
       to: { couldNotResolve: true },
     },
   ],

@@ -1,17 +1,18 @@
 /**
  * ESLint (flat config): typescript-eslint's recommended rules plus the house never-rules, which
- * are import boundaries per directory:
- * - the browser-safe core (src/ outside node/, host/, testing/) imports no Node built-in,
- *   neither `node:*` nor a bare name such as `fs`, statically or with `import()`;
- * - client code (src/ outside host/) never imports the reference host;
- * - src/host/ shares only protocol/ and the one pure data structure internal/boundedMap.js with
- *   the client;
- * - src/node/cli/ and demo/ use only the package's public entry points (`@muse-code/sdk`, `@muse-code/sdk/*`),
- *   and src/node/cli/ neither the reference host's nor any path that leaves src/node/cli/; only
- *   src/node/cli/serveCommand.ts (`muse serve`, which is the host) loads `@muse-code/sdk/host`, with import();
+ * are import boundaries per package and directory:
+ * - the browser-safe core (src/ outside node/ and testing/, and packages/protocol/src/) imports no
+ *   Node built-in, neither `node:*` nor a bare name such as `fs`, statically or with `import()`;
+ * - the SDK (src/) never imports the reference host (`@muse-code/host`, packages/);
+ * - @muse-code/protocol (packages/protocol/src/) imports nothing outside itself;
+ * - the host (packages/host/src/ outside cli/) imports the client package never, and of the
+ *   shared code only `@muse-code/protocol`;
+ * - the muse CLI (packages/host/src/cli/) and demo/ use only the SDK's public entry points
+ *   (`@muse-code/sdk`, `@muse-code/sdk/*`), and the CLI no path that leaves its folder; only
+ *   cli/serveCommand.ts (`muse serve`, which is the host) loads `@muse-code/host`, with import();
  * - demo/ (the Stop-button app, browser code) imports no Node built-in either;
- * - no `export *` in src/: public surfaces name every export;
- * - every source file in src/ and demo/ opens with a `/** header *\/` saying what it is for.
+ * - no `export *` in any package's src/: public surfaces name every export;
+ * - every source file in src/, packages/NAME/src/ and demo/ opens with a `/** header *\/` saying what it is for.
  * Formatting is Prettier's job (`npm run format:check`), so no stylistic rules here.
  */
 import { builtinModules } from "node:module";
@@ -20,15 +21,18 @@ import { defineConfig } from "eslint/config";
 import globals from "globals";
 import tseslint from "typescript-eslint";
 
-const CORE = { files: ["src/**/*.ts"], ignores: ["src/node/**", "src/host/**", "src/testing/**"] };
+const CORE = { files: ["src/**/*.ts", "packages/protocol/src/**/*.ts"], ignores: ["src/node/**", "src/testing/**"] };
 
 const builtins = builtinModules.filter((name) => !name.startsWith("_"));
 const escape = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 const builtinRegex = `^(node:.*|${builtins.map(escape).join("|")})$`;
 
-const noHost = { regex: "(^|/)host(/|$)", message: "Client code never imports the reference host (src/host/, @muse-code/sdk/host)." };
+const noHost = {
+  regex: "^@muse-code/host(/|$)|(^|/)packages/",
+  message: "The SDK never imports the reference host (@muse-code/host) or another package's files.",
+};
 const noNodeBuiltins = [
-  { regex: builtinRegex, message: "The browser-safe core imports no Node built-in; Node-only code lives in src/node/, src/host/ or src/testing/." },
+  { regex: builtinRegex, message: "The browser-safe core imports no Node built-in; Node-only code lives in src/node/, src/testing/ or @muse-code/host." },
 ];
 const noExportAll = { selector: "ExportAllDeclaration", message: 'Use named exports, not "export *": every export of a public surface is named.' };
 const noDynamicBuiltins = {
@@ -37,8 +41,8 @@ const noDynamicBuiltins = {
   message: "The browser-safe core imports no Node built-in, not even with import().",
 };
 const noDynamicHost = {
-  selector: "ImportExpression[source.value=/^@muse-code\\x2Fsdk\\x2Fhost(\\x2F|$)/]",
-  message: "The muse CLI is a client: only serveCommand.ts (`muse serve`) loads the reference host (@muse-code/sdk/host).",
+  selector: "ImportExpression[source.value=/^@muse-code\\x2Fhost(\\x2F|$)/]",
+  message: "The muse CLI is a client: only serveCommand.ts (`muse serve`) loads the reference host (@muse-code/host).",
 };
 const publicEntriesOnly = (where) => ({
   regex: "^\\.\\./|(^|/)src/",
@@ -59,7 +63,21 @@ const fileHeader = {
 };
 
 export default defineConfig(
-  { ignores: ["dist/", "coverage/", "docs/api/", ".tmp/", "etc/", "transcripts/", "node_modules/", "bench/scratch/", "docs/design/bridges-research/"] },
+  {
+    ignores: [
+      "dist/",
+      "coverage/",
+      "docs/api/",
+      ".tmp/",
+      "etc/",
+      "transcripts/",
+      "node_modules/",
+      "bench/scratch/",
+      "packages/*/dist/",
+      "packages/*/etc/",
+      "docs/design/bridges-research/",
+    ],
+  },
   { linterOptions: { reportUnusedDisableDirectives: "error" } },
   js.configs.recommended,
   tseslint.configs.recommended,
@@ -75,7 +93,7 @@ export default defineConfig(
       ],
     },
   },
-  // Client code (src/ outside host/): no reference host; no `export *`.
+  // The SDK (src/): no reference host; no `export *`.
   {
     files: ["src/**/*.ts"],
     rules: {
@@ -83,6 +101,11 @@ export default defineConfig(
       "no-restricted-imports": ["error", { patterns: [noHost] }],
       "no-restricted-syntax": ["error", noExportAll],
     },
+  },
+  // Every package's sources: a header per file, no `export *`.
+  {
+    files: ["packages/*/src/**/*.ts"],
+    rules: { "house/file-header": "error", "no-restricted-syntax": ["error", noExportAll] },
   },
   // The browser-safe core: additionally no Node built-ins, static or dynamic.
   {
@@ -92,46 +115,60 @@ export default defineConfig(
       "no-restricted-syntax": ["error", noExportAll, noDynamicBuiltins],
     },
   },
-  // The reference host: of our own code, only protocol/ and internal/boundedMap.js.
+  // @muse-code/protocol, the words both sides share: nothing outside itself.
   {
-    files: ["src/host/**/*.ts"],
+    files: ["packages/protocol/src/**/*.ts"],
     rules: {
       "no-restricted-imports": [
         "error",
         {
           patterns: [
-            {
-              regex: "^\\.\\./(?!protocol/[^/]+$|internal/boundedMap\\.js$)",
-              message: "src/host/ shares only protocol/ and internal/boundedMap.js with the client.",
-            },
-            { regex: "^@muse-code/sdk(/|$)", message: "src/host/ does not import the client package." },
+            { regex: "^\\.\\./|^@muse-code/", message: "@muse-code/protocol imports nothing outside itself: neither the SDK nor the host." },
+            ...noNodeBuiltins,
           ],
         },
       ],
     },
   },
-  // The muse CLI is a fourth kind of user: the public entry points only, never the reference host,
-  // and no path that leaves src/node/cli/ (a `..` segment anywhere, so not even "./check/../../client.js").
+  // The reference host: of the shared code only @muse-code/protocol, never the client package.
   {
-    files: ["src/node/cli/**/*.ts"],
+    files: ["packages/host/src/**/*.ts"],
+    ignores: ["packages/host/src/cli/**"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            { regex: "^\\.\\./\\.\\./|(^|/)src/", message: "The host imports nothing outside packages/host/src/ but @muse-code/protocol." },
+            { regex: "^@muse-code/sdk(/|$)", message: "The host does not import the client package; the two share only @muse-code/protocol." },
+          ],
+        },
+      ],
+    },
+  },
+  // The muse CLI is a fourth kind of user: the SDK's public entry points only, never the reference
+  // host nor the protocol package, and no path that leaves cli/ (a `..` segment anywhere, so not even
+  // "./check/../../server/museHost.js").
+  {
+    files: ["packages/host/src/cli/**/*.ts"],
     rules: {
       "no-restricted-imports": [
         "error",
         {
           patterns: [
             {
-              regex: "(^|/)\\.\\.(/|$)|(^|/)src/",
-              message: 'src/node/cli/ uses only the package\'s public entry points: import from "@muse-code/sdk" or "@muse-code/sdk/<subpath>".',
+              regex: "(^|/)\\.\\.(/|$)|(^|/)src/|^@muse-code/protocol(/|$)",
+              message: 'The muse CLI uses only the SDK\'s public entry points: import from "@muse-code/sdk" or "@muse-code/sdk/<subpath>".',
             },
-            { regex: "^@muse-code/sdk/host(/|$)", message: "The muse CLI is a client: it never imports the reference host (@muse-code/sdk/host)." },
+            { regex: "^@muse-code/host(/|$)", message: "The muse CLI is a client: it never imports the reference host (@muse-code/host)." },
           ],
         },
       ],
       "no-restricted-syntax": ["error", noExportAll, noDynamicHost],
     },
   },
-  // `muse serve` is the host: it loads @muse-code/sdk/host on demand (import(), never a static import).
-  { files: ["src/node/cli/serveCommand.ts"], rules: { "no-restricted-syntax": ["error", noExportAll] } },
+  // `muse serve` is the host: it loads @muse-code/host on demand (import(), never a static import).
+  { files: ["packages/host/src/cli/serveCommand.ts"], rules: { "no-restricted-syntax": ["error", noExportAll] } },
   // The Stop-button app is browser code on the public entry points: no Node built-ins, and a header per file.
   {
     files: ["demo/**/*.{ts,tsx,js,mjs}"],

@@ -16,7 +16,7 @@ export default defineConfig({
       { find: /^@muse-code\/sdk\/react$/, replacement: src("react/index.ts") },
       { find: /^@muse-code\/sdk\/testing$/, replacement: src("testing/index.ts") },
       { find: /^@muse-code\/sdk\/node$/, replacement: src("node/index.ts") },
-      { find: /^@muse-code\/sdk\/host$/, replacement: src("host/index.ts") },
+      { find: /^@muse-code\/host$/, replacement: fileURLToPath(new URL("./packages/host/src/index.ts", import.meta.url)) },
       { find: /^@muse-code\/sdk$/, replacement: src("index.ts") },
     ],
   },

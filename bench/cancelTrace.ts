@@ -1,7 +1,7 @@
 /**
  * Bench rows of cancel latency explained (issue 11 §3), run by bench/run.ts (`--only=cancel`):
  * - (c1) one cancel at a time on the reference host, traced end to end: the client's send and
- *   receive marks plus the host's own (`MUSE_HOST_TRACE`, src/host/traceMarks.ts) on the one
+ *   receive marks plus the host's own (`MUSE_HOST_TRACE`, packages/host/src/server/traceMarks.ts) on the one
  *   monotonic clock, as median and p99 per stage;
  * - (c2) the floor under it on this machine: a bare `/bin/sh` group like the fixture's, SIGTERMed
  *   once its grandchild printed, timed to `exit` and to its pipes closing, with no host at all;
@@ -28,7 +28,7 @@ export interface Stage {
   p99: number;
 }
 
-/** The stages of one cancel, each from the mark before it (the host's marks are in src/host). */
+/** The stages of one cancel, each from the mark before it (the host's marks are in packages/host/src). */
 const STAGES: Array<[string, string, string]> = [
   ["client send -> host reads stdin (SDK send path, pipe)", "client.send", "stdio.read"],
   ["host reads stdin -> cancel dispatched (split, parse, route)", "stdio.read", "cancel.received"],
@@ -53,7 +53,17 @@ export async function tracedCancel(runs: number): Promise<{ stages: Stage[]; n: 
   const traceFile = join(dir, "trace.txt");
   const host = spawnHost({
     command: process.execPath,
-    args: ["--import", "tsx", "src/host/cli.ts", "serve", "--stdio", "--script", "test/fixtures/models/shell-sleep.json", "--kill-grace-ms", "500"],
+    args: [
+      "--import",
+      "tsx",
+      "packages/host/src/serve/main.ts",
+      "serve",
+      "--stdio",
+      "--script",
+      "test/fixtures/models/shell-sleep.json",
+      "--kill-grace-ms",
+      "500",
+    ],
     cwd: root,
     stderr: "ignore",
     killGraceMs: 500,

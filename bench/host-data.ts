@@ -16,7 +16,7 @@ import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync,
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { uuidv7 } from "../src/protocol/uuidv7.js";
+import { uuidv7 } from "../packages/protocol/src/uuidv7.js";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
 const arg = (name: string, fallback: number): number => {
@@ -76,10 +76,14 @@ function writeLog(data: string, bytes: number): number {
 
 function startHost(data: string, extra: string[] = []): { child: ChildProcessWithoutNullStreams; serving: Promise<number>; stderr: () => string } {
   const t0 = performance.now();
-  const child = spawn(process.execPath, ["--import", "tsx", "src/host/cli.ts", "serve", "--stdio", "--script", "models/hello.json", "--data", data, ...extra], {
-    cwd: root,
-    stdio: ["pipe", "pipe", "pipe"],
-  });
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", "packages/host/src/serve/main.ts", "serve", "--stdio", "--script", "packages/host/models/hello.json", "--data", data, ...extra],
+    {
+      cwd: root,
+      stdio: ["pipe", "pipe", "pipe"],
+    },
+  );
   let stderr = "";
   child.stderr.setEncoding("utf8");
   const serving = new Promise<number>((resolve, reject) => {

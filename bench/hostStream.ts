@@ -64,7 +64,7 @@ export async function hostStream(
       ...(profile === undefined ? [] : ["--cpu-prof", "--cpu-prof-dir", profile, "--cpu-prof-interval", process.env["BENCH_HOST_CPU_PROF_INTERVAL"] ?? "1000"]),
       "--import",
       "tsx",
-      "src/host/cli.ts",
+      "packages/host/src/serve/main.ts",
       "serve",
       "--stdio",
       "--script",

@@ -8,13 +8,13 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createHost } from "../src/host/museHost.js";
-import { loadScriptedModel } from "../src/host/modelLoader.js";
+import { createHost } from "../packages/host/src/server/museHost.js";
+import { loadScriptedModel } from "../packages/host/src/model/modelLoader.js";
 const max = Number(process.argv[2]);
 const n = Number(process.argv[3] ?? 10000);
 const dir = mkdtempSync(join(tmpdir(), "livemem-"));
 const host = createHost({
-  models: new Map([["default", loadScriptedModel("models/hello.json", "default")]]),
+  models: new Map([["default", loadScriptedModel("packages/host/models/hello.json", "default")]]),
   defaultModel: "default",
   dataDir: dir,
   maxLiveSessions: max,

@@ -25,7 +25,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { WebSocket } from "ws";
 import type { Item, MspClient } from "../src/index.js";
-import { bearerSubprotocol, MSP_SUBPROTOCOL } from "../src/protocol/index.js";
+import { bearerSubprotocol, MSP_SUBPROTOCOL } from "../packages/protocol/src/index.js";
 import { openSession, type MspSession, type SessionSnapshot } from "../src/session/index.js";
 import { connectWebSocket, type WebSocketConstructor } from "../src/websocket/index.js";
 import { startWsHost } from "../test/helpers/wsHost.js";

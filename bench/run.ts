@@ -244,7 +244,7 @@ async function roundTrips() {
 async function cancelLatency(model = "shell-sleep.json", marker = "grandchild", runs = CANCEL_RUNS) {
   const host = spawnHost({
     command: process.execPath,
-    args: ["--import", "tsx", "src/host/cli.ts", "serve", "--stdio", "--script", `test/fixtures/models/${model}`, "--kill-grace-ms", "500"],
+    args: ["--import", "tsx", "packages/host/src/serve/main.ts", "serve", "--stdio", "--script", `test/fixtures/models/${model}`, "--kill-grace-ms", "500"],
     cwd: root,
     stderr: "ignore",
     killGraceMs: 500,

@@ -4,7 +4,7 @@
  * running a shell tool in its own process group), beside the floor of killing the same N tool
  * process groups directly, with no host.
  *
- * - (t) the real reference host (`src/host/cli.ts serve --stdio --script … --data …
+ * - (t) the real reference host (`packages/host/src/serve/main.ts serve --stdio --script … --data …
  *   --max-subagents-per-turn <largest N>`, a child process with its session logs on disk in a temp
  *   dir) plays a scripted model written here: one step with N `task` calls, each to the agent
  *   `sleeper`, whose turn runs the shell tool `echo started $$; exec sleep 60` (a `sleep` that
@@ -23,7 +23,7 @@
  * (nearest rank) per N, and how the gap grows with N: milliseconds per child beyond the floor.
  *
  * Alone: `npx tsx bench/subagentTree.ts [--sizes=1,10,50] [--reps=20] [--trace] [--tmp=DIR] [--write]`.
- * `--trace` runs the host with `MUSE_HOST_TRACE` (src/host/traceMarks.ts) and breaks each cancel
+ * `--trace` runs the host with `MUSE_HOST_TRACE` (packages/host/src/server/traceMarks.ts) and breaks each cancel
  * down into stages on the one monotonic clock (where the time per child goes); `--write` stores
  * the result as `subagentTreeCancel` in bench/results.json, leaving its other rows as they were;
  * `--tmp=DIR` puts the host's data dir (its session logs) under DIR instead of the OS temp dir
@@ -230,7 +230,7 @@ export async function killGroupsFloor(n: number): Promise<number> {
   }
 }
 
-/** The stages of one traced tree cancel, each from the mark before it (the host's marks are in src/host). */
+/** The stages of one traced tree cancel, each from the mark before it (the host's marks are in packages/host/src). */
 const TREE_STAGES = [
   "client send -> host receives the parent's cancel",
   "-> first tool SIGTERMed",
@@ -301,7 +301,7 @@ export async function subagentTreeCancel(
   const host = spawnHost({
     command: process.execPath,
     args: [
-      ...["--import", "tsx", "src/host/cli.ts", "serve", "--stdio", "--script", modelFile, "--data", join(dir, "data")],
+      ...["--import", "tsx", "packages/host/src/serve/main.ts", "serve", "--stdio", "--script", modelFile, "--data", join(dir, "data")],
       ...["--max-subagents-per-turn", String(Math.max(...sizes))],
     ],
     cwd: root,

@@ -13,7 +13,7 @@ import { WebSocket } from "ws";
 import { spawnFixtureGroup } from "./cancelTrace.js";
 import type { MspClient, TurnCompletedParams } from "../src/index.js";
 import { spawnReferenceHost } from "../src/node/index.js";
-import { bearerSubprotocol, MSP_SUBPROTOCOL } from "../src/protocol/index.js";
+import { bearerSubprotocol, MSP_SUBPROTOCOL } from "../packages/protocol/src/index.js";
 import { connectWebSocket } from "../src/websocket/index.js";
 import { seededRandom } from "../test/helpers/seededRandom.js";
 import { percentile, sleep, within } from "./timing.js";

@@ -9,7 +9,7 @@ import type { Recipe } from "./recipe.js";
 export const recipe: Recipe = {
   name: "getting-started",
   summary: "Connect, check the host, create a session, run one turn, read its terminal",
-  // Recorded from the reference host with the guide's model (models/hello.json):
+  // Recorded from the reference host with the guide's model (packages/host/models/hello.json):
   // `npm run recipes -- --live --only getting-started --record DIR`.
   transcript: "getting-started.jsonl",
   liveModel: "example:hello",

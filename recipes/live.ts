@@ -1,13 +1,12 @@
 /**
  * The live arm of the recipe runner: runs a recipe against the reference host
- * (`muse-host serve --stdio`, started by spawnReferenceHost from the package the cookbook
- * imports), spawned as a real child process with a scripted model.
+ * (`muse-host serve --stdio`), spawned as a real child process with a scripted model.
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { MspClient } from "@muse-code/sdk";
-import { exampleModelPath, spawnReferenceHost, type ExampleModelName, type SpawnedHost } from "@muse-code/sdk/node";
+import { exampleModelPath, spawnHost, type ExampleModelName, type SpawnedHost } from "@muse-code/sdk/node";
 import { formatTranscriptEntry, recordingChannel } from "@muse-code/sdk/testing";
 import { descendantsOf, killGroups } from "./processTree.js";
 import type { Recipe, RecipeArm } from "./recipe.js";
@@ -24,7 +23,7 @@ function toolRunning(msp: MspClient, turnId: string, timeoutMs: number): Promise
   return until(msp, running, `a running tool call with output in turn ${turnId}`, timeoutMs);
 }
 
-/** A recipe's model file: `example:NAME` is a model that ships in the package, anything else a file under recipes/models/. */
+/** A recipe's model file: `example:NAME` is a model that ships in @muse-code/host, anything else a file under recipes/models/. */
 function modelPath(root: string, liveModel: string): string {
   return liveModel.startsWith("example:")
     ? exampleModelPath(liveModel.slice("example:".length) as ExampleModelName)
@@ -38,18 +37,29 @@ export async function liveArm(recipe: Recipe, log: (line: string) => void, root:
   const data = mkdtempSync(join(tmpdir(), `muse-recipe-${recipe.name}-`));
   const recordDir = process.env["MUSE_RECORD_DIR"];
   const named = Object.entries(recipe.liveModels ?? {});
-  const models = Object.fromEntries(named.map(([name, file]) => [name, modelPath(root, file)]));
+  const modelArgs = named.flatMap(([name, file]) => ["--model", `${name}=${modelPath(root, file)}`]);
+  if (named[0] !== undefined) modelArgs.push("--default-model", named[0][0]);
   const hosts: SpawnedHost[] = [];
   const orphans: number[] = [];
   const spawnOne = (): SpawnedHost => {
     const index = hosts.length;
     const lines: string[] = [];
-    const host = spawnReferenceHost({
-      script: model,
-      data,
-      models,
-      ...(named[0] === undefined ? {} : { defaultModel: named[0][0] }),
-      toolKillGraceMs: 500,
+    const host = spawnHost({
+      command: process.execPath,
+      args: [
+        "--import",
+        "tsx",
+        join(root, "packages", "host", "src", "serve", "main.ts"),
+        "serve",
+        "--stdio",
+        "--script",
+        model,
+        "--data",
+        data,
+        "--kill-grace-ms",
+        "500",
+        ...modelArgs,
+      ],
       // Pinned on, over the environment's: an operator's off-switch must not change what a recipe proves.
       env: { ...process.env, MUSE_EXPERIMENTAL_SDK_ENABLED: "1" },
       cwd: root,

@@ -36,7 +36,7 @@ export interface Recipe {
   transcript: string;
   /**
    * The scripted model its live arm runs against, if it has a live arm: a file under
-   * recipes/models/, or `example:NAME` for a model that ships in the package (`exampleModelPath`).
+   * recipes/models/, or `example:NAME` for a model that ships in @muse-code/host (`exampleModelPath`).
    */
   liveModel?: string;
   /** More named models for the live host (`--model name=recipes/models/file`, or `example:NAME`); the first is the default. */

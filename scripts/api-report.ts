@@ -1,5 +1,6 @@
 /**
- * api:check / api:update: one API Extractor report per public entry point, committed under etc/.
+ * api:check / api:update: one API Extractor report per public entry point, committed under its
+ * package's etc/ (etc/ for @muse-code/sdk, packages/host/etc/ for @muse-code/host).
  *
  * Reads the .d.ts files that `npm run build` (tsup) emits and drives API Extractor through its Node
  * API, with configs built in memory from the table in scripts/entry-points.ts: adding an entry point is one row.
@@ -24,7 +25,7 @@ import { fileURLToPath } from "node:url";
 import { CompilerState, Extractor, ExtractorConfig, ExtractorLogLevel, type ExtractorMessage, type IConfigFile } from "@microsoft/api-extractor";
 import type { TSDocConfigFile as TSDocConfigFileClass } from "@microsoft/tsdoc-config";
 import ts from "typescript";
-import { ENTRY_POINTS, type EntryPoint } from "./entry-points.js";
+import { ENTRY_POINTS, packageDirOf, packageSpecifier, type EntryPoint } from "./entry-points.js";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 // The copy of @microsoft/tsdoc-config that API Extractor itself depends on (not a dependency of ours).
@@ -43,7 +44,13 @@ function configFor(entry: EntryPoint, reportTempFolder: string): IConfigFile {
         files: [join(root, entry.dts)],
       },
     },
-    apiReport: { enabled: true, reportFileName: entry.report, reportFolder: join(root, "etc"), reportTempFolder, includeForgottenExports: false },
+    apiReport: {
+      enabled: true,
+      reportFileName: entry.report,
+      reportFolder: join(root, packageDirOf(entry), "etc"),
+      reportTempFolder,
+      includeForgottenExports: false,
+    },
     docModel: { enabled: false },
     dtsRollup: { enabled: false },
     tsdocMetadata: { enabled: false },
@@ -71,7 +78,7 @@ function configFor(entry: EntryPoint, reportTempFolder: string): IConfigFile {
   };
 }
 
-/** For each entry point that exists: the declarations (resolved through aliases) it exports, by subpath. */
+/** For each entry point that exists: the declarations (resolved through aliases) it exports, by import specifier. */
 function exportsByEntry(entries: readonly EntryPoint[]): { checker: ts.TypeChecker; program: ts.Program; exported: Map<ts.Symbol, string[]> } {
   const program = ts.createProgram({
     rootNames: entries.map((e) => join(root, e.dts)),
@@ -91,7 +98,7 @@ function exportsByEntry(entries: readonly EntryPoint[]): { checker: ts.TypeCheck
     if (!moduleSymbol) continue;
     for (const symbol of checker.getExportsOfModule(moduleSymbol)) {
       const target = symbol.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(symbol) : symbol;
-      exported.set(target, [...(exported.get(target) ?? []), entry.subpath]);
+      exported.set(target, [...(exported.get(target) ?? []), packageSpecifier(entry)]);
     }
   }
   return { checker, program, exported };
@@ -123,7 +130,8 @@ function exportedElsewhere(index: ReturnType<typeof exportsByEntry>, entry: Entr
     if (ts.isIdentifier(node)) {
       let symbol = index.checker.getSymbolAtLocation(node);
       if (symbol && symbol.flags & ts.SymbolFlags.Alias) symbol = index.checker.getAliasedSymbol(symbol);
-      if (symbol && symbol.getName() === name) for (const subpath of index.exported.get(symbol) ?? []) if (subpath !== entry.subpath) found.add(subpath);
+      if (symbol && symbol.getName() === name)
+        for (const specifier of index.exported.get(symbol) ?? []) if (specifier !== packageSpecifier(entry)) found.add(specifier);
     }
     for (const child of node.getChildren(file)) visit(child);
   };
@@ -134,7 +142,7 @@ function exportedElsewhere(index: ReturnType<typeof exportsByEntry>, entry: Entr
 /** Outcome of one run over every entry point. */
 export interface ApiReportRun {
   ok: boolean;
-  /** `subpath: Name` for each type the public API uses that no entry point exports. */
+  /** `specifier: Name` for each type the public API uses that no entry point exports. */
   forgottenExports: string[];
 }
 
@@ -142,12 +150,12 @@ export interface ApiReportRun {
 export function runApiReports(options: { update: boolean; entries?: readonly EntryPoint[] }): ApiReportRun {
   const entries = (options.entries ?? ENTRY_POINTS).filter((entry) => {
     if (existsSync(join(root, entry.src))) return true;
-    console.log(`api: ${entry.subpath}: skipped, ${entry.src} does not exist on this branch yet`);
+    console.log(`api: ${packageSpecifier(entry)}: skipped, ${entry.src} does not exist on this branch yet`);
     return false;
   });
   const unbuilt = entries.filter((entry) => !existsSync(join(root, entry.dts)));
   if (unbuilt.length > 0) {
-    for (const entry of unbuilt) console.error(`api: ${entry.subpath}: the build emits no ${entry.dts}; add ${entry.src} to tsup.config.ts`);
+    for (const entry of unbuilt) console.error(`api: ${packageSpecifier(entry)}: the build emits no ${entry.dts}; add ${entry.src} to tsup.config.ts`);
     return { ok: false, forgottenExports: [] };
   }
   let index: ReturnType<typeof exportsByEntry> | undefined;
@@ -163,12 +171,12 @@ export function runApiReports(options: { update: boolean; entries?: readonly Ent
       const config = ExtractorConfig.prepare({
         configObject: configFor(entry, temp),
         configObjectFullPath: undefined,
-        packageJsonFullPath: join(root, "package.json"),
+        packageJsonFullPath: join(root, packageDirOf(entry), "package.json"),
         tsdocConfigFile,
       });
       // One TypeScript program serves every entry point.
       compilerState ??= CompilerState.create(config, { additionalEntryPoints: entries.map((e) => join(root, e.dts)), typescriptCompilerFolder: ourTypeScript });
-      const report = relative(root, join(root, "etc", `${entry.report}.api.md`));
+      const report = relative(root, join(root, packageDirOf(entry), "etc", `${entry.report}.api.md`));
       const result = Extractor.invoke(config, {
         compilerState,
         localBuild: options.update,
@@ -190,21 +198,21 @@ export function runApiReports(options: { update: boolean; entries?: readonly Ent
             if (elsewhere.length > 0) {
               message.logLevel = ExtractorLogLevel.None;
             } else {
-              forgottenExports.push(`${entry.subpath}: ${name}`);
+              forgottenExports.push(`${packageSpecifier(entry)}: ${name}`);
               message.handled = true;
               const where = `${relative(root, resolve(root, message.sourceFilePath ?? entry.dts))}:${message.sourceFileLine ?? 0}:${message.sourceFileColumn ?? 0}`;
-              console.error(`api: ${where} - ${entry.subpath} uses "${name}", which no entry point exports (ae-forgotten-export)`);
+              console.error(`api: ${where} - ${packageSpecifier(entry)} uses "${name}", which no entry point exports (ae-forgotten-export)`);
             }
           }
         },
       });
       if (result.succeeded) {
-        console.log(`api: ${entry.subpath}: ${options.update && result.apiReportChanged ? "updated" : "up to date"}, ${report}`);
+        console.log(`api: ${packageSpecifier(entry)}: ${options.update && result.apiReportChanged ? "updated" : "up to date"}, ${report}`);
       } else {
         ok = false;
         const state = existsSync(join(root, report)) ? "is out of date" : "is missing";
         const stale = result.apiReportChanged ? `; ${report} ${state}: run npm run api:update and commit it` : "";
-        console.error(`api: ${entry.subpath}: ${result.errorCount} error(s), ${result.warningCount} warning(s)${stale}`);
+        console.error(`api: ${packageSpecifier(entry)}: ${result.errorCount} error(s), ${result.warningCount} warning(s)${stale}`);
       }
     }
   } finally {
@@ -221,12 +229,21 @@ function newestMtime(path: string): number {
   return Math.max(0, ...readdirSync(path).map((name) => newestMtime(join(path, name))));
 }
 
-/** Whether dist/ lacks a declaration of an entry point, or is older than src/ or the build config. */
+/** Whether a package's dist/ lacks a declaration of an entry point, or is older than the sources or the build configs. */
 function buildNeeded(): boolean {
   const built = ENTRY_POINTS.filter((entry) => existsSync(join(root, entry.src))).map((entry) => join(root, entry.dts));
   if (built.some((dts) => !existsSync(dts))) return true;
   const oldest = Math.min(...built.map((dts) => statSync(dts).mtimeMs));
-  return Math.max(newestMtime(join(root, "src")), newestMtime(join(root, "tsup.config.ts")), newestMtime(join(root, "package.json"))) > oldest;
+  const inputs = [
+    "src",
+    "tsup.config.ts",
+    "package.json",
+    "packages/protocol/src",
+    "packages/host/src",
+    "packages/host/tsup.config.ts",
+    "packages/host/package.json",
+  ];
+  return Math.max(...inputs.map((input) => newestMtime(join(root, input)))) > oldest;
 }
 
 if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -1,6 +1,7 @@
 /**
  * `npm run build` (after tsup): bundles the Stop-button app (demo/) for the browser into
- * dist/demo/ (index.html, app.js, styles.css), which `muse-host serve --ws PORT --ui` serves.
+ * packages/host/dist/demo/ (index.html, app.js, styles.css), which `muse serve --ws PORT --ui` serves: the app
+ * ships in @muse-code/host, and `npm run build --workspace @muse-code/host` runs this after its tsup.
  *
  * The app imports `@muse-code/sdk`, `@muse-code/sdk/session` and `@muse-code/sdk/websocket` by name; they resolve through
  * package.json "exports" to the BUILT entries in dist/, exactly what an app gets from npm. (The
@@ -22,7 +23,7 @@ const STATIC_FILES = ["index.html", "styles.css"] as const;
 
 /** Options of {@link buildDemo}. */
 export interface BuildDemoOptions {
-  /** Where to write. @defaultValue `<root>/dist/demo` */
+  /** Where to write. @defaultValue `<root>/packages/host/dist/demo` */
   outDir?: string;
   /** Minify app.js. @defaultValue true */
   minify?: boolean;
@@ -51,7 +52,7 @@ export interface BuiltDemo {
  * ```
  */
 export async function buildDemo(options: BuildDemoOptions = {}): Promise<BuiltDemo> {
-  const outDir = resolve(options.outDir ?? join(ROOT, "dist", "demo"));
+  const outDir = resolve(options.outDir ?? join(ROOT, "packages", "host", "dist", "demo"));
   const sdk = options.sdk ?? "dist";
   rmSync(outDir, { recursive: true, force: true });
   mkdirSync(outDir, { recursive: true });
@@ -73,7 +74,7 @@ export async function buildDemo(options: BuildDemoOptions = {}): Promise<BuiltDe
     logLevel: "silent",
     plugins: sdk === "dist" ? [packageEntries(), noNodeBuiltins()] : [noNodeBuiltins()],
   });
-  const sdkFiles = sdk === "dist" ? /^dist\// : /^src\/(?!host\/|node\/|cli\/|testing\/)/;
+  const sdkFiles = sdk === "dist" ? /^dist\// : /^(src\/(?!node\/|testing\/)|packages\/protocol\/src\/)/;
   const stray = Object.keys(result.metafile.inputs).filter((input) => !input.startsWith("demo/") && !sdkFiles.test(input) && !input.includes("node_modules/"));
   if (stray.length > 0)
     throw new Error(`build-demo: the app bundled files that are neither demo/, the SDK's browser code (${sdk}) nor its dependencies: ${stray.join(", ")}`);

@@ -1,10 +1,10 @@
 /**
  * `npm run demo`: the Stop-button app against the reference host, in one command. Builds the
- * package if dist/ lacks the host or the app, starts
- * `muse-host serve --ws 127.0.0.1:PORT --ui --script models/demo.json`, and prints the URL to
+ * packages if @muse-code/host's dist/ lacks the host or the app, starts
+ * `muse-host serve --ws 127.0.0.1:PORT --ui --script packages/host/models/demo.json`, and prints the URL to
  * open (it carries the host's token in its fragment). Ctrl-C stops the host cleanly: running
  * turns are cancelled and their tools drained; a second Ctrl-C stops the drain. With
- * `--subagents` the model is models/demo-subagents.json instead: a turn that delegates to two
+ * `--subagents` the model is packages/host/models/demo-subagents.json instead: a turn that delegates to two
  * subagents, one of which delegates again (issue 23), so one Stop stops a tree.
  *
  *   npm run demo [-- --port N] [--build] [--subagents] [-- more muse-host serve flags, e.g. --data DIR]
@@ -40,15 +40,16 @@ if (!Number.isInteger(port) || port < 0 || port > 65_535) {
   process.exit(2);
 }
 
-const cli = join(ROOT, "dist", "host", "cli.js");
-if (values.build || !existsSync(cli) || !existsSync(join(ROOT, "dist", "demo", "index.html"))) {
-  console.log("npm run demo: building the package (npm run build)…");
+const HOST = join(ROOT, "packages", "host");
+const cli = join(HOST, "dist", "serve", "main.js");
+if (values.build || !existsSync(cli) || !existsSync(join(HOST, "dist", "demo", "index.html"))) {
+  console.log("npm run demo: building the packages (npm run build)…");
   const built = spawnSync("npm", ["run", "build", "--silent"], { cwd: ROOT, stdio: "inherit" });
   if (built.status !== 0) process.exit(built.status ?? 1);
 }
 
 /** The demo's model: the build-and-deploy turn, or (`--subagents`) the release turn and its subagent tree. */
-const model = join(ROOT, "models", values.subagents ? "demo-subagents.json" : "demo.json");
+const model = join(HOST, "models", values.subagents ? "demo-subagents.json" : "demo.json");
 const args = [cli, "serve", "--ws", `127.0.0.1:${port}`, "--ui", "--script", model, ...positionals];
 const host = spawn(process.execPath, args, { cwd: ROOT, stdio: ["ignore", "inherit", "pipe"], detached: true });
 

@@ -3,16 +3,16 @@
  * type (a line of a fenced `sh`, `bash` or `shell` block, or an inline `npx muse …` span in the
  * prose) goes through the CLI's own argument parser, so a flag that does not exist, a flag that
  * needs another, or a missing required one fails docs:check. A `--spawn "…"` command inside is
- * parsed the same way, and a path into the installed package (`node_modules/@muse-code/sdk/…`)
- * must name a file the packed tarball holds. `console` blocks are transcripts (a command and what
+ * parsed the same way, and a path into an installed package (`node_modules/@muse-code/sdk/…` or
+ * `node_modules/@muse-code/host/…`) must name a file that package's packed tarball holds. `console` blocks are transcripts (a command and what
  * it printed, failures included) and are left to the tests that run them.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
-import { isLoopbackAddress } from "../src/host/webSocketAccess.js";
-import { parseServeArgs } from "../src/host/serveArgs.js";
-import { parseMuseArgs } from "../src/node/cli/args.js";
-import { isServeCommand } from "../src/node/cli/serveCommand.js";
+import { isLoopbackAddress } from "../packages/host/src/transport/webSocketAccess.js";
+import { parseServeArgs } from "../packages/host/src/serve/serveArgs.js";
+import { parseMuseArgs } from "../packages/host/src/cli/args.js";
+import { isServeCommand } from "../packages/host/src/cli/serveCommand.js";
 
 /** One command line of a guide: where it starts, and its text with `\` continuations joined. */
 export interface DocCommandLine {
@@ -221,14 +221,17 @@ export function commandProblem(bin: "muse" | "muse-host", args: readonly string[
   return problem === undefined ? undefined : `its --spawn command: ${problem}`;
 }
 
-/** A path into the installed package, anywhere in a word: `node_modules/@muse-code/sdk/models/hello.json`. */
-const PACKAGE_PATH = /node_modules\/@muse-code\/sdk\/([^\s"'=,;)]+)/g;
+/** A path into an installed package, anywhere in a word: `node_modules/@muse-code/host/models/hello.json`. */
+const PACKAGE_PATH = /node_modules\/@muse-code\/(sdk|host)\/([^\s"'=,;)]+)/g;
+
+/** Each package a guide may point into, by its name's last part: its folder in the repository. */
+const PACKAGE_DIRS: Record<string, string> = { sdk: ".", host: "packages/host" };
 
 /**
  * The problems of a guide's command lines, each `name:line: what`: a shell line that does not
- * split, a `muse`/`muse-host` command its parser refuses, and a path into the installed package
- * that the packed tarball does not hold (`root` is the repository: package.json "files" and the
- * files themselves; a path under `dist/` needs the build).
+ * split, a `muse`/`muse-host` command its parser refuses, and a path into an installed package
+ * that its packed tarball does not hold (`root` is the repository: each package's package.json
+ * "files" and the files themselves; a path under `dist/` needs the build).
  *
  * @example
  * ```ts
@@ -242,7 +245,7 @@ export function commandProblems(
   root: string,
 ): string[] {
   const problems: string[] = [];
-  const inTarball = packed(root);
+  const inTarball = Object.fromEntries(Object.entries(PACKAGE_DIRS).map(([name, dir]) => [name, packed(join(root, dir))]));
   for (const { line, text } of docCommandLines(lines, blocks)) {
     let commands: string[][];
     try {
@@ -259,13 +262,14 @@ export function commandProblems(
       if (problem !== undefined) problems.push(`${name}:${line}: \`${typed}\` is refused by its parser: ${problem}`);
       // A --spawn value holds a whole command: its paths are matched inside it too.
       for (const match of invocation.args.join(" ").matchAll(PACKAGE_PATH)) {
-        const path = (match[1] as string).replace(/\/$/, "");
-        const where = relative(root, resolve(root, path));
-        if (!inTarball(where)) problems.push(`${name}:${line}: node_modules/@muse-code/sdk/${path} is not in the packed package (package.json "files")`);
-        else if (!existsSync(join(root, where)))
-          problems.push(
-            `${name}:${line}: node_modules/@muse-code/sdk/${path} does not exist${where.startsWith("dist") ? " (run `npm run build` first?)" : ""}`,
-          );
+        const pkg = match[1] as string;
+        const path = (match[2] as string).replace(/\/$/, "");
+        const dir = join(root, PACKAGE_DIRS[pkg] as string);
+        const where = relative(dir, resolve(dir, path));
+        const shown = `node_modules/@muse-code/${pkg}/${path}`;
+        if (!inTarball[pkg]?.(where)) problems.push(`${name}:${line}: ${shown} is not in the packed package (package.json "files")`);
+        else if (!existsSync(join(dir, where)))
+          problems.push(`${name}:${line}: ${shown} does not exist${where.startsWith("dist") ? " (run `npm run build` first?)" : ""}`);
       }
     }
   }

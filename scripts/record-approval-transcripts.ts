@@ -22,11 +22,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { uuidv7 } from "../src/protocol/uuidv7.js";
-import { createHost } from "../src/host/museHost.js";
-import type { MessageTransport } from "../src/host/messageTransport.js";
-import { loadScriptedModel } from "../src/host/modelLoader.js";
-import { LineSplitter } from "../src/protocol/lineSplitter.js";
+import { uuidv7 } from "../packages/protocol/src/uuidv7.js";
+import { createHost } from "../packages/host/src/server/museHost.js";
+import type { MessageTransport } from "../packages/host/src/transport/messageTransport.js";
+import { loadScriptedModel } from "../packages/host/src/model/modelLoader.js";
+import { LineSplitter } from "../packages/protocol/src/lineSplitter.js";
 import { checkTranscriptParts, formatTranscriptEntry } from "../src/testing/index.js";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -89,10 +89,14 @@ const terminalOf = (turnId: string) => (m: Message) => m.method === "turn/comple
 
 async function lateApprove(): Promise<string[][]> {
   const data = mkdtempSync(join(tmpdir(), "muse-record-"));
-  const child = spawn(process.execPath, ["--import", "tsx", join(root, "src", "host", "cli.ts"), "serve", "--stdio", "--script", model, "--data", data], {
-    cwd: root,
-    stdio: ["pipe", "pipe", "inherit"],
-  });
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", join(root, "packages", "host", "src", "serve", "main.ts"), "serve", "--stdio", "--script", model, "--data", data],
+    {
+      cwd: root,
+      stdio: ["pipe", "pipe", "inherit"],
+    },
+  );
   const client = new Recorder((raw) => child.stdin.write(`${raw}\n`));
   const lines = new LineSplitter((raw) => client.fromServer(raw));
   child.stdout.on("data", (chunk: Buffer) => lines.push(chunk));

@@ -8,7 +8,7 @@
  *
  * Then it type-checks the examples: of the exports and of their members. Each ```ts block becomes a
  * virtual module that imports every public export of every entry point by its package name
- * (`@muse-code/sdk`, `@muse-code/sdk/node`, … resolved to src/ through tsconfig paths), declares
+ * (`@muse-code/sdk`, `@muse-code/sdk/node`, `@muse-code/host`, … resolved to their sources through tsconfig paths), declares
  * the PRELUDE below, and wraps the block in an async function so `await` works. An `import` line in
  * a block is hoisted to the module. All modules compile in one program with the repo's options,
  * minus the three that judge whether a fragment is a whole program rather than whether its types are
@@ -25,8 +25,8 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import ts from "typescript";
 import { ENTRY_POINTS, packageSpecifier, type EntryPoint } from "./entry-points.js";
 
-/** What this check needs of an entry point: its subpath (hence its package name) and its source. */
-export type SourceEntry = Pick<EntryPoint, "subpath" | "src">;
+/** What this check needs of an entry point: its package and subpath (hence the name it is imported by) and its source. */
+export type SourceEntry = Pick<EntryPoint, "subpath" | "src" | "packageName">;
 
 /**
  * The free names an example may use without declaring them: the objects of the user's app that a
@@ -295,7 +295,7 @@ export function checkTsdoc(options: TsdocCheckOptions): TsdocCheck {
 function main(): number {
   const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
   for (const entry of ENTRY_POINTS)
-    if (!existsSync(resolve(root, entry.src))) console.log(`tsdoc: ${entry.subpath}: skipped, ${entry.src} does not exist on this branch yet`);
+    if (!existsSync(resolve(root, entry.src))) console.log(`tsdoc: ${packageSpecifier(entry)}: skipped, ${entry.src} does not exist on this branch yet`);
   const result = checkTsdoc({ root });
   for (const problem of result.problems) console.error(problem);
   const summary = `${result.exports} exports, ${result.examples} example blocks compiled`;

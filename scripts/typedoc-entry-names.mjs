@@ -1,19 +1,24 @@
 /**
  * typedoc plugin for the one docs site: name each entry point's page after the specifier an app
- * imports (`@muse-code/sdk`, `@muse-code/sdk/node`, …) rather than after its file (`index`,
- * `node`, …), and each guide after its `# heading` rather than its file name.
+ * imports (`@muse-code/sdk`, `@muse-code/sdk/node`, `@muse-code/host`, …) rather than after its
+ * folder (`src`, `src/node`, …), and each guide after its `# heading` rather than its file name.
  */
 import { Converter, ReflectionKind } from "typedoc";
 
-/** Entry file's module name (as typedoc derives it from the path) → the import specifier. */
+/**
+ * Entry file's module name (as typedoc derives it from the path, relative to the entry files'
+ * common folder, the repository root) → the import specifier.
+ */
 const SPECIFIERS = {
-  index: "@muse-code/sdk",
-  framing: "@muse-code/sdk/framing",
-  websocket: "@muse-code/sdk/websocket",
-  ui: "@muse-code/sdk/ui",
-  node: "@muse-code/sdk/node",
-  host: "@muse-code/sdk/host",
-  testing: "@muse-code/sdk/testing",
+  src: "@muse-code/sdk",
+  "src/framing": "@muse-code/sdk/framing",
+  "src/websocket": "@muse-code/sdk/websocket",
+  "src/ui": "@muse-code/sdk/ui",
+  "src/session": "@muse-code/sdk/session",
+  "src/react": "@muse-code/sdk/react",
+  "src/node": "@muse-code/sdk/node",
+  "src/testing": "@muse-code/sdk/testing",
+  "packages/host/src": "@muse-code/host",
 };
 
 /** @param {import("typedoc").Application} app */

@@ -1,7 +1,7 @@
 /**
  * MspError: the one error type the SDK throws or rejects with. Discriminate on `kind`.
  */
-import type { JsonValue, RejectionData } from "./protocol/index.js";
+import type { JsonValue, RejectionData } from "@muse-code/protocol";
 import type { CloseInfo } from "./types/closeInfo.js";
 
 /**

@@ -65,7 +65,7 @@ export {
   isCompatibleProtocol,
   uuidv7,
   foldItem,
-} from "./protocol/index.js";
+} from "@muse-code/protocol";
 export type {
   CommandMethod,
   NotificationMethod,
@@ -116,4 +116,4 @@ export type {
   SubagentLink,
   ParentTurnLink,
   ChildCursors,
-} from "./protocol/index.js";
+} from "@muse-code/protocol";

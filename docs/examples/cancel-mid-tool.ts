@@ -6,7 +6,7 @@
 import { StopController, type StopSnapshot } from "@muse-code/sdk/ui";
 import { exampleModelPath, spawnReferenceHost } from "@muse-code/sdk/node";
 
-// The reference host ships in the package; its "run-tests" model runs a shell tool for ~10 s.
+// The reference host is @muse-code/host, beside the SDK; its "run-tests" model runs a shell tool for ~10 s.
 await using msp = spawnReferenceHost({ script: exampleModelPath("run-tests") });
 const { sessionId } = await msp.command("session/create", {});
 const turn = msp.startTurn({ sessionId, input: [{ type: "text", text: "Run the tests" }] });

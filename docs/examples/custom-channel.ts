@@ -10,9 +10,9 @@ import { dirname, join } from "node:path";
 import { connect, type ByteChannel } from "@muse-code/sdk";
 import { exampleModelPath } from "@muse-code/sdk/node";
 
-// The reference host's command line, located through the installed package (its "muse-host" bin).
+// The reference host's command line, located through the installed @muse-code/host (its "muse-host" bin).
 const require = createRequire(import.meta.url);
-const manifestPath = require.resolve("@muse-code/sdk/package.json");
+const manifestPath = require.resolve("@muse-code/host/package.json");
 const manifest = require(manifestPath) as { bin: Record<string, string> };
 const cli = join(dirname(manifestPath), manifest.bin["muse-host"] as string);
 const child = spawn(process.execPath, [cli, "serve", "--stdio", "--script", exampleModelPath("hello")], { stdio: ["pipe", "pipe", "inherit"] });

@@ -1,5 +1,5 @@
 /**
- * Getting started: spawn the reference host that ships in the package (with its "hello" example
+ * Getting started: spawn the reference host of @muse-code/host (with its "hello" example
  * model), ask who it is, run one turn, and print the assistant's reply and how the turn ended.
  */
 import { exampleModelPath, spawnReferenceHost } from "@muse-code/sdk/node";

@@ -5,7 +5,7 @@
 import { MspError } from "../errors.js";
 import { boundedWait } from "../internal/boundedWait.js";
 import { timeBudget } from "../internal/timeBudget.js";
-import { Commands } from "../protocol/index.js";
+import { Commands } from "@muse-code/protocol";
 import type { WaitOptions } from "../types/waitOptions.js";
 import type { CancelOutcome, CancelTurnParams, TurnCanceller } from "./turnClient.js";
 

@@ -5,7 +5,7 @@
 import type { MessageReader, MessageWriter } from "vscode-jsonrpc";
 import { asyncDispose } from "../internal/asyncDispose.js";
 import { ensureRuntime } from "../internal/runtime.js";
-import { isObject, uuidv7, type CommandMap, type CommandParams, type CommandResult } from "../protocol/index.js";
+import { isObject, uuidv7, type CommandMap, type CommandParams, type CommandResult } from "@muse-code/protocol";
 import { JsonRpcEndpoint } from "../rpc/jsonRpcEndpoint.js";
 import type { ApprovalHandler, TurnApprovals } from "../turns/approvals.js";
 import type { TurnItems } from "../turns/itemLedger.js";

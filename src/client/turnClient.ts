@@ -2,7 +2,7 @@
  * TurnClient: the narrow face of a client that a TurnHandle, cancelTurn and StopController need.
  * `MspClient` is one; so is anything that forwards these members to one (a wrapper, a test double).
  */
-import type { CommandParams, CommandResult, TurnCompletedParams } from "../protocol/index.js";
+import type { CommandParams, CommandResult, TurnCompletedParams } from "@muse-code/protocol";
 import type { TurnApprovals } from "../turns/approvals.js";
 import type { MspEventEmitter } from "../turns/mspEvents.js";
 import type { RecordedTurns } from "../turns/turnRecorder.js";

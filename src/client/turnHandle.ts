@@ -4,7 +4,7 @@
  */
 import { bounded } from "../internal/boundedWait.js";
 import { timeBudget } from "../internal/timeBudget.js";
-import { Commands, type CommandResult, type TurnCompletedParams, type TurnInput } from "../protocol/index.js";
+import { Commands, type CommandResult, type TurnCompletedParams, type TurnInput } from "@muse-code/protocol";
 import type { WaitOptions } from "../types/waitOptions.js";
 import { cancelTurn } from "./cancelTurn.js";
 import type { CancelOutcome, TurnClient } from "./turnClient.js";

@@ -2,7 +2,7 @@
  * Framing limits and the one-message well-formedness check every reader applies.
  */
 import type { Message } from "vscode-jsonrpc";
-import { isObject } from "../protocol/guards.js";
+import { isObject } from "@muse-code/protocol/guards.js";
 
 /**
  * Default largest message a reader accepts, in bytes (16 MiB). A larger frame is a

@@ -4,7 +4,7 @@
  * character split across chunks is never decoded in halves.
  */
 import type { Message } from "vscode-jsonrpc";
-import { LineSplitter } from "../protocol/lineSplitter.js";
+import { LineSplitter } from "@muse-code/protocol/lineSplitter.js";
 import type { ByteChannel } from "./byteChannel.js";
 import { FramedMessageReader, type ReaderOptions } from "./framedReader.js";
 import { FramedMessageWriter } from "./framedWriter.js";

@@ -3,7 +3,7 @@
  * and waits here until it is answered. One its caller gave up on (timeout or abort) moves to a
  * bounded table of abandoned ids, so a late answer is told apart from an answer to nothing.
  */
-import { BoundedMap } from "./boundedMap.js";
+import { BoundedMap } from "@muse-code/protocol/boundedMap.js";
 import type { BoundedWait } from "./boundedWait.js";
 
 /** A command sent and not yet answered. */

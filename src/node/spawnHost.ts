@@ -162,7 +162,7 @@ export class SpawnedHost extends MspClient {
  *
  * @example
  * ```ts
- * const host = spawnHost({ command: process.execPath, args: ["dist/host/cli.js", "serve", "--stdio", "--script", "m.json"] });
+ * const host = spawnHost({ command: process.execPath, args: ["node_modules/@muse-code/host/dist/serve/main.js", "serve", "--stdio", "--script", "m.json"] });
  * const { sessionId } = await host.command("session/create", {});
  * ```
  */

@@ -1,18 +1,20 @@
 /**
- * spawnReferenceHost: start the reference host that ships in this package, with no PATH and no
- * repository paths involved. It runs `process.execPath` on the package's own built
- * `dist/host/cli.js` (from a source checkout under tsx: `src/host/cli.ts` with `--import tsx`),
- * and `exampleModelPath` finds the example models shipped in the package's `models/` folder. With
- * `webSocket` it serves WebSocket too, and reads the URL and token from the host's ready line.
+ * spawnReferenceHost: start the reference host of `@muse-code/host` (an optional peer: installed
+ * beside the SDK, or a workspace of this repository), with no PATH involved. It runs
+ * `process.execPath` on that package's `muse-host` bin (from a source checkout under tsx:
+ * `src/serve/main.ts` with `--import tsx`), and `exampleModelPath` finds the example models in
+ * its `models/` folder. With `webSocket` it serves WebSocket too, and reads the URL and token from
+ * the host's ready line.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { LineSplitter } from "../protocol/lineSplitter.js";
+import { LineSplitter } from "@muse-code/protocol/lineSplitter.js";
 import { spawnHost, type SpawnedHost, type SpawnHostOptions } from "./spawnHost.js";
 
-const PACKAGE_NAME = "@muse-code/sdk";
+/** The package the reference host and its example models ship in. */
+const HOST_PACKAGE = "@muse-code/host";
 
 /**
  * The operator's off-switch of `muse serve` (the host's serveSwitch.ts reads it). Every host
@@ -22,7 +24,7 @@ const PACKAGE_NAME = "@muse-code/sdk";
 const SWITCHED_ON = { MUSE_EXPERIMENTAL_SDK_ENABLED: "1" } as const;
 
 /**
- * The example models shipped in the package's `models/` folder:
+ * The example models shipped in `@muse-code/host`'s `models/` folder:
  * - `hello`: one short assistant message, streamed;
  * - `run-tests`: a `shell` tool that prints a test line every ~100 ms for ~10 s (it stops on
  *   SIGTERM after a short drain, so a cancel mid-tool ends promptly), then a final message.
@@ -93,7 +95,7 @@ export interface ReferenceHostWebSocketOptions {
   port?: number;
   /** The token clients must present. Passed in the host's environment (`MUSE_HOST_TOKEN`), never on its command line. @defaultValue 32 random bytes the host makes */
   token?: string;
-  /** Serve the Stop-button app at `/` (`--ui`), from the package's `dist/demo/` or from `uiDir`. @defaultValue false */
+  /** Serve the Stop-button app at `/` (`--ui`), from `@muse-code/host`'s `dist/demo/` or from `uiDir`. @defaultValue false */
   ui?: boolean;
   /** Serve the app's files from this directory (`--ui-dir`; implies `ui`). */
   uiDir?: string;
@@ -142,51 +144,54 @@ export interface ReferenceHostWebSocket {
  */
 export type SpawnedReferenceHost = SpawnedHost & { readonly webSocket: Promise<ReferenceHostWebSocket> };
 
-let packageRootCache: string | undefined;
+let hostRootCache: string | undefined;
 
 /** This module's own file: `import.meta.url` (the CJS build gets it from tsup's shim). */
 function thisFile(): string {
   return fileURLToPath(import.meta.url);
 }
 
-/** The root of the installed package (or of the checkout): the nearest package.json named @muse-code/sdk above this module. */
-function packageRoot(): string {
-  if (packageRootCache !== undefined) return packageRootCache;
-  const start = dirname(thisFile());
-  for (let dir = start; ; dir = dirname(dir)) {
-    const manifest = join(dir, "package.json");
-    if (existsSync(manifest)) {
-      try {
-        if ((JSON.parse(readFileSync(manifest, "utf8")) as { name?: unknown }).name === PACKAGE_NAME) return (packageRootCache = dir);
-      } catch {
-        // not a readable manifest: keep looking
-      }
+/**
+ * The root of the installed `@muse-code/host` (in a checkout, its workspace folder): resolved from
+ * this module first, then from `process.cwd()`. The host is an optional peer of the SDK, so an app
+ * that never spawns it does not install it; one that does gets an error naming the command.
+ */
+function hostRoot(): string {
+  if (hostRootCache !== undefined) return hostRootCache;
+  for (const from of [thisFile(), join(process.cwd(), "package.json")]) {
+    try {
+      return (hostRootCache = dirname(createRequire(from).resolve(`${HOST_PACKAGE}/package.json`)));
+    } catch {
+      // not installed where this one looks: try the next
     }
-    if (dirname(dir) === dir) throw new Error(`${PACKAGE_NAME}: cannot find the package root (a package.json named ${PACKAGE_NAME}) above ${start}`);
   }
+  throw new Error(`spawnReferenceHost needs the reference host, the package ${HOST_PACKAGE}, which is not installed: npm install ${HOST_PACKAGE}`);
 }
 
-/** How to run the host CLI: node arguments before `serve`. */
+/** How to run the host's `muse-host` bin: node arguments before `serve`. */
 function hostEntry(): string[] {
-  const root = packageRoot();
-  if (thisFile().endsWith(".ts")) {
-    // Running from the sources (tests, recipes under tsx): the built CLI may be stale or absent.
+  const root = hostRoot();
+  const source = join(root, "src", "serve", "main.ts");
+  if (thisFile().endsWith(".ts") && existsSync(source)) {
+    // Running from the sources (tests, recipes under tsx): the built host may be stale or absent.
     let tsx: string;
     try {
       tsx = createRequire(join(root, "package.json")).resolve("tsx");
     } catch {
-      throw new Error(`${PACKAGE_NAME}: running from source needs tsx to start src/host/cli.ts (npm install); or build the package and use dist/`);
+      throw new Error(`spawnReferenceHost: running from source needs tsx to start ${source} (npm install); or build the packages and use dist/`);
     }
-    return ["--import", pathToFileURL(tsx).href, join(root, "src", "host", "cli.ts")];
+    return ["--import", pathToFileURL(tsx).href, source];
   }
-  const cli = join(root, "dist", "host", "cli.js");
-  if (!existsSync(cli)) throw new Error(`${PACKAGE_NAME}: the reference host ${cli} is missing (run npm run build)`);
+  const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { bin?: Record<string, string> };
+  const cli = join(root, manifest.bin?.["muse-host"] ?? "dist/serve/main.js");
+  if (!existsSync(cli)) throw new Error(`spawnReferenceHost: the reference host ${cli} is missing (build ${HOST_PACKAGE}: npm run build)`);
   return [cli];
 }
 
 /**
- * The absolute path of an example model shipped in the package's `models/` folder (see
- * {@link ExampleModelName}). Throws a `RangeError` for a name it does not ship.
+ * The absolute path of an example model shipped in `@muse-code/host`'s `models/` folder (see
+ * {@link ExampleModelName}). Throws a `RangeError` for a name it does not ship, and an `Error`
+ * naming the install command when `@muse-code/host` is not installed.
  *
  * @example
  * ```ts
@@ -196,7 +201,7 @@ function hostEntry(): string[] {
 export function exampleModelPath(name: ExampleModelName): string {
   if (!EXAMPLE_MODELS.includes(name))
     throw new RangeError(`exampleModelPath: no example model ${JSON.stringify(name)} (shipped: ${EXAMPLE_MODELS.join(", ")})`);
-  return join(packageRoot(), "models", `${name}.json`);
+  return join(hostRoot(), "models", `${name}.json`);
 }
 
 function nonNegativeInteger(name: string, value: number | undefined): void {
@@ -211,10 +216,10 @@ function path(name: string, value: unknown): string {
 }
 
 /**
- * Spawn the reference MSP host bundled with this package (`muse-host serve --stdio`) and connect
- * to it: the same {@link SpawnedHost} as {@link spawnHost} returns. It runs on this Node
- * (`process.execPath`), from this package's files, so it needs no PATH and works from any
- * directory. Bad options throw a `TypeError`/`RangeError` at once; a host that fails to start
+ * Spawn the reference MSP host of `@muse-code/host` (`muse-host serve --stdio`; install it beside
+ * the SDK) and connect to it: the same {@link SpawnedHost} as {@link spawnHost} returns. It runs
+ * on this Node (`process.execPath`), from that package's files, so it needs no PATH and works from
+ * any directory. Without `@muse-code/host` installed it throws an `Error` naming the install command. Bad options throw a `TypeError`/`RangeError` at once; a host that fails to start
  * (e.g. a model file with an error) settles pending work as `connectionClosed`, its reason on
  * stderr. `await using` closes it at the end of the block.
  *
@@ -249,7 +254,7 @@ function path(name: string, value: unknown): string {
  */
 export function spawnReferenceHost(options: SpawnReferenceHostOptions & { webSocket: ReferenceHostWebSocketOptions }): SpawnedReferenceHost;
 /**
- * Spawn the reference MSP host bundled with this package over stdio only (no `webSocket`
+ * Spawn the reference MSP host of `@muse-code/host` over stdio only (no `webSocket`
  * option): see the first overload.
  *
  * @example

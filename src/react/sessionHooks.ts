@@ -7,7 +7,7 @@ import { useCallback, useMemo, useSyncExternalStore } from "react";
 import type { MspSession } from "../session/mspSession.js";
 import type { SessionConnection, SessionSnapshot, SessionTurn } from "../session/sessionSnapshot.js";
 import type { WaitOptions } from "../types/waitOptions.js";
-import type { ApprovalDecision, CommandResult, TurnInput } from "../protocol/index.js";
+import type { ApprovalDecision, CommandResult, TurnInput } from "@muse-code/protocol";
 import type { TreeProgress, TreeTurn } from "../ui/turnTree.js";
 
 const NO_TURNS: readonly TreeTurn[] = Object.freeze([]);

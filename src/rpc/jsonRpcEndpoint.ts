@@ -24,7 +24,7 @@ import { MessageEncodingError, WriteBufferFullError } from "../framing/framedWri
 import type { FramingProblem } from "../framing/limits.js";
 import { boundedWait } from "../internal/boundedWait.js";
 import { PendingCommands, type AcceptedHook } from "../internal/pendingCommands.js";
-import { COMMAND_REJECTED_CODE, isObject, type JsonValue } from "../protocol/index.js";
+import { COMMAND_REJECTED_CODE, isObject, type JsonValue } from "@muse-code/protocol";
 import { errorMessage } from "../internal/errorMessage.js";
 import type { CloseInfo } from "../types/closeInfo.js";
 import type { WaitOptions } from "../types/waitOptions.js";

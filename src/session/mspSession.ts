@@ -3,7 +3,7 @@
  * `openSession` makes), and the handle of a turn started on it.
  */
 import type { WaitOptions } from "../types/waitOptions.js";
-import type { ApprovalDecision, CommandResult, TurnInput } from "../protocol/index.js";
+import type { ApprovalDecision, CommandResult, TurnInput } from "@muse-code/protocol";
 import type { SessionSnapshot, SessionTurn } from "./sessionSnapshot.js";
 
 /**

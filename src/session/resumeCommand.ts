@@ -5,7 +5,7 @@
  */
 import type { MspClient } from "../client/mspClient.js";
 import { MspError } from "../errors.js";
-import type { ChildCursors, Item } from "../protocol/index.js";
+import type { ChildCursors, Item } from "@muse-code/protocol";
 
 /** Where a resume starts. */
 export interface ResumeFrom {

@@ -4,7 +4,7 @@
  * neither shown nor in the tree waits for a notification of its turn to say whose it is: it is never
  * put on a turn of this session blindly.
  */
-import type { Item } from "../protocol/index.js";
+import type { Item } from "@muse-code/protocol";
 import type { SessionTree, TreeChange } from "./sessionTree.js";
 import type { SessionTurns } from "./sessionTurns.js";
 

@@ -8,7 +8,7 @@
 import type { MspClient } from "../client/mspClient.js";
 import { MspError } from "../errors.js";
 import type { WaitOptions } from "../types/waitOptions.js";
-import { RejectionReasons, uuidv7, type ApprovalDecision, type CommandResult, type Item, type TurnInput } from "../protocol/index.js";
+import { RejectionReasons, uuidv7, type ApprovalDecision, type CommandResult, type Item, type TurnInput } from "@muse-code/protocol";
 import type { CloseInfo } from "../types/closeInfo.js";
 import type { MspEvents, MspNotification } from "../turns/mspEvents.js";
 import type { ApprovalQuestion } from "../turns/approvals.js";

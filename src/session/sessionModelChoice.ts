@@ -5,7 +5,7 @@
  */
 import type { MspClient } from "../client/mspClient.js";
 import { MspError } from "../errors.js";
-import { uuidv7 } from "../protocol/index.js";
+import { uuidv7 } from "@muse-code/protocol";
 import type { SessionModel } from "./sessionSnapshot.js";
 
 /** The model as kept across a reload. */

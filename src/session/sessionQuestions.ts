@@ -4,8 +4,8 @@
  * and a Stop that is final: once a turn is stopped, every question of it is answered `cancelled`.
  */
 import type { MspClient } from "../client/mspClient.js";
-import { problemWithDecision } from "../protocol/approvalOffer.js";
-import type { ApprovalDecision, ToolApproveParams, ToolApproveResult } from "../protocol/index.js";
+import { problemWithDecision } from "@muse-code/protocol/approvalOffer.js";
+import type { ApprovalDecision, ToolApproveParams, ToolApproveResult } from "@muse-code/protocol";
 import type { ApprovalQuestion } from "../turns/approvals.js";
 import type { SessionTree } from "./sessionTree.js";
 import { touch, type SessionTurns, type TurnState } from "./sessionTurns.js";

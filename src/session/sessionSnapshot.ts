@@ -3,8 +3,8 @@
  * items, phase, terminal and open approvals. Every snapshot is immutable (frozen), and a part
  * that did not change is the same object in the next snapshot, so a UI re-renders only what moved.
  */
-import type { ApprovalDecision, Item, TurnCompletedParams, TurnInput } from "../protocol/index.js";
-import type { ApprovalGrantRule, ApprovalOffer } from "../protocol/index.js";
+import type { ApprovalDecision, Item, TurnCompletedParams, TurnInput } from "@muse-code/protocol";
+import type { ApprovalGrantRule, ApprovalOffer } from "@muse-code/protocol";
 import type { TreeProgress, TreeTurn } from "../ui/turnTree.js";
 
 /**

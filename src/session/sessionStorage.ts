@@ -15,8 +15,8 @@ import {
   type ToolApproveParams,
   type TurnCompletedParams,
   type TurnInput,
-} from "../protocol/index.js";
-import { isObject } from "../protocol/guards.js";
+} from "@muse-code/protocol";
+import { isObject } from "@muse-code/protocol/guards.js";
 import type { KeptModel } from "./sessionModelChoice.js";
 import type { KeptTreeTurn } from "./sessionTree.js";
 

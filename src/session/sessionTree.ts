@@ -7,8 +7,8 @@
  * sits below, so its questions and its progress show on that turn.
  */
 import { MspError } from "../errors.js";
-import { isObject, problemWithNotification, problemWithSubagentLinks } from "../protocol/guards.js";
-import type { ChildCursors, Item, ParentTurnLink, TurnCompletedParams } from "../protocol/index.js";
+import { isObject, problemWithNotification, problemWithSubagentLinks } from "@muse-code/protocol/guards.js";
+import type { ChildCursors, Item, ParentTurnLink, TurnCompletedParams } from "@muse-code/protocol";
 import { TurnTree, type TreeProgress, type TreeTurn } from "../ui/turnTree.js";
 
 /** A child turn as kept across a reload: enough to place it in the tree again. */

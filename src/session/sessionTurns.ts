@@ -5,8 +5,8 @@
  * `maxItems` items per turn (the oldest finished ones are dropped, and counted). Each turn's
  * frozen view is rebuilt only when that turn changed.
  */
-import type { ApprovalDecision, Item, ToolApproveParams, TurnCompletedParams, TurnInput } from "../protocol/index.js";
-import { offeredDecisions } from "../protocol/approvalOffer.js";
+import type { ApprovalDecision, Item, ToolApproveParams, TurnCompletedParams, TurnInput } from "@muse-code/protocol";
+import { offeredDecisions } from "@muse-code/protocol/approvalOffer.js";
 import type { SessionApproval, SessionConnectionState, SessionStopState, SessionTurn, SessionTurnPhase } from "./sessionSnapshot.js";
 import type { KeptApproval, KeptPhase, KeptTurn } from "./sessionStorage.js";
 import type { TreeProgress, TreeTurn } from "../ui/turnTree.js";

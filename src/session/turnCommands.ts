@@ -6,7 +6,7 @@
 import type { MspClient } from "../client/mspClient.js";
 import { MspError } from "../errors.js";
 import type { WaitOptions } from "../types/waitOptions.js";
-import { uuidv7, type CommandResult, type TurnInput } from "../protocol/index.js";
+import { uuidv7, type CommandResult, type TurnInput } from "@muse-code/protocol";
 import { touch, type SessionTurns, type TurnState } from "./sessionTurns.js";
 
 /** What the turn commands need of the session. */

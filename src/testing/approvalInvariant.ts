@@ -5,9 +5,9 @@
  * `approveForSession` answer created and that covers it (named by its item); a `denyAndStop`
  * answer ends the turn `cancelled`, cause `user`, and runs nothing more.
  */
-import { ApprovalDecisions, ApprovalStates, isObject, problemWithApprovalAnswer, problemWithToolApprove } from "../protocol/index.js";
-import { problemWithApprovalOffer, problemWithDecision } from "../protocol/approvalOffer.js";
-import type { ApprovalDecision, ToolApproveParams } from "../protocol/index.js";
+import { ApprovalDecisions, ApprovalStates, isObject, problemWithApprovalAnswer, problemWithToolApprove } from "@muse-code/protocol";
+import { problemWithApprovalOffer, problemWithDecision } from "@muse-code/protocol/approvalOffer.js";
+import type { ApprovalDecision, ToolApproveParams } from "@muse-code/protocol";
 import { noteCancelAccepted, noteCancelSent } from "./steeringInvariant.js";
 import type { SessionHistory } from "./transcriptHistory.js";
 

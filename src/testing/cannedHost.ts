@@ -8,7 +8,7 @@ import { connect, type ConnectOptions } from "../client/connect.js";
 import type { MspClient } from "../client/mspClient.js";
 import type { ByteChannel } from "../framing/byteChannel.js";
 import { DEFAULT_MAX_MESSAGE_BYTES } from "../framing/limits.js";
-import { LineSplitter } from "../protocol/lineSplitter.js";
+import { LineSplitter } from "@muse-code/protocol/lineSplitter.js";
 import { createLinkedPair, type LinkedChannel } from "./linkedPair.js";
 import { parseTranscript, readTranscript, type TranscriptLine } from "./transcript.js";
 

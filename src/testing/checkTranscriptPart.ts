@@ -3,7 +3,7 @@
  * response matched to its request, results and rejections (invariant 4), and hands host
  * notifications and approvals to their invariant checks. JSON-RPC ids are per connection.
  */
-import { COMMAND_REJECTED_CODE, HostRequests, RejectionReasons, isObject } from "../protocol/index.js";
+import { COMMAND_REJECTED_CODE, HostRequests, RejectionReasons, isObject } from "@muse-code/protocol";
 import { checkApprovalAnswer, checkToolApprove, type HostRequest } from "./approvalInvariant.js";
 import { seedItems } from "./itemChain.js";
 import { hearResumedTree, seedLinks } from "./subagentInvariant.js";

@@ -4,7 +4,7 @@
  * answer), its `item/delta`s and its `item/updated` patches; each link is checked as it comes
  * (A), and the whole item of its `item/completed` is compared with the fold (B).
  */
-import { foldItem, isItem, type Item } from "../protocol/index.js";
+import { foldItem, isItem, type Item } from "@muse-code/protocol";
 import type { SessionHistory } from "./transcriptHistory.js";
 
 /** The fields an `item/completed` sets for itself: they may differ from the fold (invariant B). */

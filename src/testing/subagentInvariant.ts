@@ -4,7 +4,7 @@
  * linked to it (`subagent`) before; `cause.kind: "parent"` only below a cancelled turn; and a
  * session linked below a session the connection hears is heard too (the foreign-session rule).
  */
-import { Notifications, Terminals, isObject, problemWithSubagentLinks } from "../protocol/index.js";
+import { Notifications, Terminals, isObject, problemWithSubagentLinks } from "@muse-code/protocol";
 import type { SessionHistory } from "./transcriptHistory.js";
 
 /** The `subagent` link of an item notification's tool call, when it carries a well-formed one. */

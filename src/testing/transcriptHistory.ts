@@ -2,7 +2,7 @@
  * SessionHistory: what checkTranscript remembers across a transcript's parts (turns accepted and
  * ended, items open and completed and folded, sessions and cursors, approval gates, cancels sent).
  */
-import type { Item } from "../protocol/index.js";
+import type { Item } from "@muse-code/protocol";
 import { SteeringHistory } from "./steeringInvariant.js";
 
 /**

@@ -3,7 +3,7 @@
  * and 5): one terminal per turn, items closed before it, nothing after it, `viewCursor` rising.
  * Each item notification is folded into its chain (itemChain: invariants A and B of MSP 2.0).
  */
-import { Notifications, parseViewCursor, problemWithNotification } from "../protocol/index.js";
+import { Notifications, parseViewCursor, problemWithNotification } from "@muse-code/protocol";
 import { checkGate, checkStopAnswerTerminal } from "./approvalInvariant.js";
 import { foldIntoChain } from "./itemChain.js";
 import {

@@ -5,8 +5,8 @@
  * withdrawn: this client cancels the turn, the turn ends, the host moves the item off `pending`,
  * or the connection closes. Users see it through its read-only view, {@link TurnApprovals}.
  */
-import { BoundedMap } from "../internal/boundedMap.js";
-import { problemWithApprovalAnswer, type ApprovalDecision, type Item, type ToolApproveParams, type ToolApproveResult } from "../protocol/index.js";
+import { BoundedMap } from "@muse-code/protocol/boundedMap.js";
+import { problemWithApprovalAnswer, type ApprovalDecision, type Item, type ToolApproveParams, type ToolApproveResult } from "@muse-code/protocol";
 import { errorMessage } from "../internal/errorMessage.js";
 
 /**

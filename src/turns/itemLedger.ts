@@ -3,8 +3,8 @@
  * turn's history, and an item left open when its turn ended is shown honestly as cancelled.
  * Users see it through its read-only view, {@link TurnItems} (`client.items`).
  */
-import { BoundedMap } from "../internal/boundedMap.js";
-import { foldItem, type Item } from "../protocol/index.js";
+import { BoundedMap } from "@muse-code/protocol/boundedMap.js";
+import { foldItem, type Item } from "@muse-code/protocol";
 
 /**
  * An item as the ledger holds it. `synthesized` marks an item the SDK closed itself.

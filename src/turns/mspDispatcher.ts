@@ -24,7 +24,7 @@ import {
   type ToolApproveResult,
   type TurnCompletedParams,
   type TurnStartedParams,
-} from "../protocol/index.js";
+} from "@muse-code/protocol";
 import type { EndpointSink } from "../rpc/jsonRpcEndpoint.js";
 import type { CloseInfo } from "../types/closeInfo.js";
 import { Approvals, type ApprovalHandler, type TurnApprovals } from "./approvals.js";

@@ -3,7 +3,7 @@
  * receives it.
  */
 import type { MspError } from "../errors.js";
-import type { ItemDeltaParams, ItemNotificationParams, JsonValue, ToolApproveResult, TurnCompletedParams, TurnStartedParams } from "../protocol/index.js";
+import type { ItemDeltaParams, ItemNotificationParams, JsonValue, ToolApproveResult, TurnCompletedParams, TurnStartedParams } from "@muse-code/protocol";
 import type { ApprovalQuestion } from "./approvals.js";
 import type { CloseInfo } from "../types/closeInfo.js";
 import type { TypedEventEmitter } from "../types/typedEventEmitter.js";

@@ -4,9 +4,9 @@
  * decides, for every notification, whether it follows on from what came before, and whether a
  * terminal is a stray one the host should not have sent this connection.
  */
-import { BoundedMap } from "../internal/boundedMap.js";
+import { BoundedMap } from "@muse-code/protocol/boundedMap.js";
 import type { AcceptedHook } from "../internal/pendingCommands.js";
-import { Commands, Notifications, parseViewCursor, type ItemNotificationParams, type TurnCompletedParams } from "../protocol/index.js";
+import { Commands, Notifications, parseViewCursor, type ItemNotificationParams, type TurnCompletedParams } from "@muse-code/protocol";
 import type { RecordedTurns } from "./turnRecorder.js";
 
 /**

@@ -3,10 +3,10 @@
  * turn, so a terminal can never slip past and a second waiter can never evict the first.
  * Users see it through its read-only view, {@link RecordedTurns} (`client.turns`).
  */
-import { BoundedMap } from "../internal/boundedMap.js";
+import { BoundedMap } from "@muse-code/protocol/boundedMap.js";
 import { boundedWait, type BoundedWait } from "../internal/boundedWait.js";
 import type { MspError } from "../errors.js";
-import type { TurnCompletedParams } from "../protocol/index.js";
+import type { TurnCompletedParams } from "@muse-code/protocol";
 import type { WaitOptions } from "../types/waitOptions.js";
 
 /** Options for a {@link TurnRecorder}. */

@@ -1,5 +1,5 @@
 /** describeEnding: how a turn ended, in full, as the CLI and the demo show it. */
-import type { TurnCompletedParams } from "../protocol/index.js";
+import type { TurnCompletedParams } from "@muse-code/protocol";
 import { describeTerminal } from "./describeTerminal.js";
 import { describeUsage } from "./describeUsage.js";
 

@@ -2,7 +2,7 @@
  * describePhase and canStop: a session turn's phase as one line a person reads, and whether its
  * Stop button is live. They read a structural view of the turn, so ui/ needs nothing from session/.
  */
-import type { TurnCompletedParams } from "../protocol/index.js";
+import type { TurnCompletedParams } from "@muse-code/protocol";
 import { describeTerminal } from "./describeTerminal.js";
 
 /**

@@ -1,6 +1,6 @@
 /** describeTerminal: a turn's terminal as one sentence a person reads. */
-import { HOST_RESTARTED_REASON } from "../protocol/reasons.js";
-import type { TurnCompletedParams } from "../protocol/index.js";
+import { HOST_RESTARTED_REASON } from "@muse-code/protocol/reasons.js";
+import type { TurnCompletedParams } from "@muse-code/protocol";
 
 /**
  * A turn's terminal as a sentence a person reads, so that a user's Stop, a policy stop and a host

@@ -1,5 +1,5 @@
 /** describeUsage: a turn's token usage as one phrase a person reads. */
-import type { TurnUsage } from "../protocol/index.js";
+import type { TurnUsage } from "@muse-code/protocol";
 
 /**
  * A turn's token usage (MSP 2.1, on its `turn/completed`, cancelled and failed turns included) as

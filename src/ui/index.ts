@@ -17,7 +17,7 @@ export { describeUsage } from "./describeUsage.js";
 export { describeEnding } from "./describeEnding.js";
 export { describePhase, canStop } from "./describePhase.js";
 export type { TurnPhaseView } from "./describePhase.js";
-export { offeredDecisions, problemWithDecision } from "../protocol/approvalOffer.js";
+export { offeredDecisions, problemWithDecision } from "@muse-code/protocol/approvalOffer.js";
 export { TurnTree, describeTreeProgress } from "./turnTree.js";
 export type { TreeProgress, TreeTurn, TreeTurnState, TurnTreeOptions } from "./turnTree.js";
 export { followTurnTree } from "./turnTreeFollower.js";

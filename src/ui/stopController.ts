@@ -8,7 +8,7 @@
  */
 import { MspError, type AnyMspError } from "../errors.js";
 import { SafeEmitter } from "../internal/safeEmitter.js";
-import type { ApprovalDecision, TurnCompletedParams } from "../protocol/index.js";
+import type { ApprovalDecision, TurnCompletedParams } from "@muse-code/protocol";
 import type { CancelOutcome } from "../client/turnClient.js";
 import type { TurnHandle } from "../client/turnHandle.js";
 import type { ApprovalQuestion } from "../turns/approvals.js";

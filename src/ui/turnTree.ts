@@ -4,9 +4,9 @@
  * descendants have started and ended, for "stopping 3 of 5 subagents…".
  */
 import { MspError } from "../errors.js";
-import { isObject, problemWithNotification, problemWithSubagentLinks } from "../protocol/guards.js";
-import { Notifications } from "../protocol/methods.js";
-import type { ParentTurnLink, TurnCompletedParams } from "../protocol/types.js";
+import { isObject, problemWithNotification, problemWithSubagentLinks } from "@muse-code/protocol/guards.js";
+import { Notifications } from "@muse-code/protocol/methods.js";
+import type { ParentTurnLink, TurnCompletedParams } from "@muse-code/protocol/types.js";
 
 /** How many turns a {@link TurnTree} tracks by default. @unit turns */
 const DEFAULT_MAX_TURNS = 1024;

@@ -8,7 +8,7 @@ import type { EndDetails } from "../framing/byteChannel.js";
 import type { ReaderOptions } from "../framing/framedReader.js";
 import { DEFAULT_MAX_MESSAGE_BYTES, isFramingProblem, parseMessage, type FramingProblem } from "../framing/limits.js";
 import { utf8ByteLength } from "../internal/utf8ByteLength.js";
-import { ClientCloseCodes } from "../protocol/webSocketCloseCodes.js";
+import { ClientCloseCodes } from "@muse-code/protocol/webSocketCloseCodes.js";
 import type { WebSocketCloseEventLike, WebSocketLike, WebSocketMessageEventLike } from "./webSocketLike.js";
 
 /**

@@ -6,7 +6,7 @@
 import { AbstractMessageWriter, type Message, type MessageWriter } from "vscode-jsonrpc";
 import { MessageEncodingError, WriteBufferFullError } from "../framing/framedWriter.js";
 import { utf8ByteLength } from "../internal/utf8ByteLength.js";
-import { ClientCloseCodes } from "../protocol/webSocketCloseCodes.js";
+import { ClientCloseCodes } from "@muse-code/protocol/webSocketCloseCodes.js";
 import type { WebSocketLike } from "./webSocketLike.js";
 
 /** How often a waiting queue looks at `bufferedAmount` again: a WebSocket has no "drained" event. @unit milliseconds */

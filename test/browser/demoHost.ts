@@ -71,7 +71,7 @@ export interface DemoHostOptions {
 /** Starts the reference host serving the app from `uiDir`; resolves once it printed its ready line. */
 export async function startDemoHost(uiDir: string, options: DemoHostOptions = {}): Promise<DemoHost> {
   const dataDir = mkdtempSync(join(tmpdir(), "muse-demo-data-"));
-  const model = options.model ?? join(repoRoot, "models", "demo.json");
+  const model = options.model ?? join(repoRoot, "packages/host/models", "demo.json");
   const args = ["--script", model, "--data", dataDir, ...(options.allowOrigins ?? []).flatMap((origin) => ["--allow-origin", origin])];
   let listen = "127.0.0.1:0";
   if (options.restartable === true) {
@@ -84,12 +84,16 @@ export async function startDemoHost(uiDir: string, options: DemoHostOptions = {}
   let stderr = "";
   let exited: Promise<void> = Promise.resolve();
   const launch = async (): Promise<RegExpExecArray> => {
-    child = spawn(process.execPath, ["--import", "tsx", join(repoRoot, "src/host/cli.ts"), "serve", "--ws", listen, "--ui-dir", uiDir, ...args], {
-      cwd: repoRoot,
-      stdio: ["ignore", "ignore", "pipe"],
-      detached: true,
-      env: { ...process.env, ...options.env },
-    });
+    child = spawn(
+      process.execPath,
+      ["--import", "tsx", join(repoRoot, "packages/host/src/serve/main.ts"), "serve", "--ws", listen, "--ui-dir", uiDir, ...args],
+      {
+        cwd: repoRoot,
+        stdio: ["ignore", "ignore", "pipe"],
+        detached: true,
+        env: { ...process.env, ...options.env },
+      },
+    );
     const from = stderr.length;
     exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
     const thisExit = exited;

@@ -28,7 +28,7 @@ import { buildDemoPage, pageWords, startDemoHost, type DemoHost } from "./demoHo
 import { chromiumLaunchOptions } from "./provisionChromium.js";
 
 /** The demo's tree: two subagents, one of which delegates to a grandchild; the docs subagent asks before it publishes. */
-const DEMO_TREE = join(repoRoot, "models/demo-subagents.json");
+const DEMO_TREE = join(repoRoot, "packages/host/models/demo-subagents.json");
 /** Two subagents and a grandchild, every turn's shell tool sleeping until it is stopped. */
 const STOPPABLE_TREE = join(repoRoot, "test/fixtures/models/subagents-tree.json");
 /** One subagent that asks before it touches `$MUSE_MARKER`. */

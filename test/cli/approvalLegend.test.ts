@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from "vitest";
 import type { ToolApproveParams } from "../../src/index.js";
-import { ApprovalPrompt } from "../../src/node/cli/approvalPrompt.js";
-import type { SessionView } from "../../src/node/cli/sessionView.js";
+import { ApprovalPrompt } from "../../packages/host/src/cli/approvalPrompt.js";
+import type { SessionView } from "../../packages/host/src/cli/sessionView.js";
 
 /** The question `muse` shows for `request` (with no stdin to read from, it then denies). */
 async function questionFor(request: ToolApproveParams): Promise<string> {

@@ -1,7 +1,7 @@
 /** The muse command line's parser: every command's options, and a one-line UsageError for each mistake. */
 import { describe, expect, it } from "vitest";
-import { parseMuseArgs, UsageError } from "../../src/node/cli/args.js";
-import { splitCommand } from "../../src/node/cli/splitCommand.js";
+import { parseMuseArgs, UsageError } from "../../packages/host/src/cli/args.js";
+import { splitCommand } from "../../packages/host/src/cli/splitCommand.js";
 
 const HOST = ["--spawn", "muse-host serve --stdio --script m.json"];
 

@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { runCheck, spawnForCheck, type CheckOptions, type CheckOutcome } from "../../src/node/cli/check/index.js";
+import { runCheck, spawnForCheck, type CheckOptions, type CheckOutcome } from "../../packages/host/src/cli/check/index.js";
 import { repoRoot } from "../helpers/repoRoot.js";
 import { useMuseBundles } from "./museProcess.js";
 
@@ -38,9 +38,9 @@ function referenceHost({ data = false }: { data?: boolean } = {}): string[] {
     "--stdio",
     ...dataArgs,
     "--script",
-    join(repoRoot, "models/hello.json"),
+    join(repoRoot, "packages/host/models/hello.json"),
     "--model",
-    `msp-check=${join(repoRoot, "models/check.json")}`,
+    `msp-check=${join(repoRoot, "packages/host/models/check.json")}`,
   ];
 }
 
@@ -412,7 +412,7 @@ describe("runCheck", () => {
   }, 60_000);
 
   it("runs nothing more on a host without the msp-check model, saying it is not checkable", async () => {
-    const outcome = await check([bundles().host, "serve", "--stdio", "--script", join(repoRoot, "models/hello.json")]);
+    const outcome = await check([bundles().host, "serve", "--stdio", "--script", join(repoRoot, "packages/host/models/hello.json")]);
     expect(outcome.passed).toBe(false);
     const info = resultOf(outcome, "host info");
     expect(info.problems).toEqual([

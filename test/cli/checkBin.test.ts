@@ -1,5 +1,5 @@
 /**
- * `muse check --spawn …` end to end: the bin (bundled from src/node/cli/main.ts) exits 0 on the
+ * `muse check --spawn …` end to end: the bin (bundled from packages/host/src/cli/main.ts) exits 0 on the
  * reference host serving the msp-check model, and 1 on a broken host, naming the failed
  * scenario on stdout.
  */
@@ -20,7 +20,7 @@ afterAll(() => {
 const checkable = () => {
   const data = mkdtempSync(join(tmpdir(), "muse-check-bin-"));
   dataDirs.push(data);
-  return `--data ${q(data)} --script ${q(join(repoRoot, "models/hello.json"))} --model ${q(`msp-check=${join(repoRoot, "models/check.json")}`)}`;
+  return `--data ${q(data)} --script ${q(join(repoRoot, "packages/host/models/hello.json"))} --model ${q(`msp-check=${join(repoRoot, "packages/host/models/check.json")}`)}`;
 };
 
 describe("muse check (the bin)", () => {

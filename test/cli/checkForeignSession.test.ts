@@ -5,8 +5,8 @@
  * foreign, and a link from a foreign session makes nothing heard.
  */
 import { describe, expect, it } from "vitest";
-import type { WireLine } from "../../src/node/cli/check/checkWire.js";
-import { foreignSessionProblems } from "../../src/node/cli/check/foreignSession.js";
+import type { WireLine } from "../../packages/host/src/cli/check/checkWire.js";
+import { foreignSessionProblems } from "../../packages/host/src/cli/check/foreignSession.js";
 
 function wire(messages: Array<["client" | "server", Record<string, unknown>]>): WireLine[] {
   return messages.map(([dir, message], i) => ({ line: i + 1, dir, raw: JSON.stringify(message), message }));

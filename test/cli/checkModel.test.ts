@@ -1,8 +1,8 @@
 /** The checkable model hook of the reference host: `{"kind": "msp-check"}` turns a prompt's JSON directive into a turn. */
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { checkTurnOf, parseCheckModel } from "../../src/host/checkModel.js";
-import { loadScriptedModel, parseScriptedModel } from "../../src/host/modelLoader.js";
+import { checkTurnOf, parseCheckModel } from "../../packages/host/src/model/checkModel.js";
+import { loadScriptedModel, parseScriptedModel } from "../../packages/host/src/model/modelLoader.js";
 import { spawnReferenceHost } from "../../src/node/index.js";
 import { repoRoot } from "../helpers/repoRoot.js";
 
@@ -10,7 +10,7 @@ const prompt = (directive: unknown) => [{ type: "text" as const, text: JSON.stri
 
 describe("the msp-check model", () => {
   it("loads from models/check.json through the scripted-model loader", () => {
-    const model = loadScriptedModel(join(repoRoot, "models", "check.json"), "msp-check");
+    const model = loadScriptedModel(join(repoRoot, "packages/host/models", "check.json"), "msp-check");
     expect(model.name).toBe("msp-check");
     expect(model.turnFor?.(0, prompt({ steps: [{ text: "hi", chunkSize: 1, chunkDelayMs: 5 }] }))).toEqual({
       steps: [{ text: "hi", chunkSize: 1, chunkDelayMs: 5, toolCalls: [] }],
@@ -89,7 +89,11 @@ describe("the msp-check model", () => {
     const turn = checkTurnOf(prompt({ steps: [{ text: "first" }, { fail: "the model erred" }] }));
     expect(turn.steps[1]?.fail).toBe("the model erred");
     expect(() => checkTurnOf(prompt({ steps: [{ fail: "" }] }))).toThrow(/\$\.steps\[0\]\.fail: must be a non-empty string/);
-    await using host = spawnReferenceHost({ models: { "msp-check": join(repoRoot, "models", "check.json") }, stderr: "ignore", defaultTimeoutMs: 15_000 });
+    await using host = spawnReferenceHost({
+      models: { "msp-check": join(repoRoot, "packages/host/models", "check.json") },
+      stderr: "ignore",
+      defaultTimeoutMs: 15_000,
+    });
     const { sessionId } = await host.command("session/create", { model: "msp-check" });
     const failing = host.startTurn({
       sessionId,
@@ -115,7 +119,11 @@ describe("the msp-check model", () => {
   });
 
   it("drives a real reference host turn from the prompt, and fails a turn whose directive is bad", async () => {
-    await using host = spawnReferenceHost({ models: { "msp-check": join(repoRoot, "models", "check.json") }, stderr: "ignore", defaultTimeoutMs: 15_000 });
+    await using host = spawnReferenceHost({
+      models: { "msp-check": join(repoRoot, "packages/host/models", "check.json") },
+      stderr: "ignore",
+      defaultTimeoutMs: 15_000,
+    });
     const { sessionId } = await host.command("session/create", { model: "msp-check" });
     const good = host.startTurn({ sessionId, input: prompt({ steps: [{ reasoning: "hmm", text: "Hello, checker.", chunkSize: 4 }] }) });
     expect((await good.completed).terminal).toBe("completed");

@@ -8,7 +8,7 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
-import { runCheck, spawnForCheck, webSocketForCheck, type CheckOptions, type CheckOutcome } from "../../src/node/cli/check/index.js";
+import { runCheck, spawnForCheck, webSocketForCheck, type CheckOptions, type CheckOutcome } from "../../packages/host/src/cli/check/index.js";
 import type { WebSocketConstructor } from "../../src/websocket/index.js";
 import { repoRoot } from "../helpers/repoRoot.js";
 import { useMuseBundles } from "./museProcess.js";
@@ -18,7 +18,15 @@ const bundles = useMuseBundles();
 const POLICY = ["hook stop's cause", "usage on a cancelled turn"];
 
 function referenceHost(): string[] {
-  return [bundles().host, "serve", "--stdio", "--script", join(repoRoot, "models/hello.json"), "--model", `msp-check=${join(repoRoot, "models/check.json")}`];
+  return [
+    bundles().host,
+    "serve",
+    "--stdio",
+    "--script",
+    join(repoRoot, "packages/host/models/hello.json"),
+    "--model",
+    `msp-check=${join(repoRoot, "packages/host/models/check.json")}`,
+  ];
 }
 
 function brokenHost(name: string, ...modeArgs: string[]): string[] {

@@ -7,7 +7,7 @@
  */
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { runCheck, spawnForCheck, type CheckOutcome } from "../../src/node/cli/check/index.js";
+import { runCheck, spawnForCheck, type CheckOutcome } from "../../packages/host/src/cli/check/index.js";
 import { repoRoot } from "../helpers/repoRoot.js";
 import { useMuseBundles } from "./museProcess.js";
 
@@ -15,7 +15,15 @@ const bundles = useMuseBundles();
 const ONLY = ["host info", "streamed deltas"];
 
 function referenceHost(): string[] {
-  return [bundles().host, "serve", "--stdio", "--script", join(repoRoot, "models/hello.json"), "--model", `msp-check=${join(repoRoot, "models/check.json")}`];
+  return [
+    bundles().host,
+    "serve",
+    "--stdio",
+    "--script",
+    join(repoRoot, "packages/host/models/hello.json"),
+    "--model",
+    `msp-check=${join(repoRoot, "packages/host/models/check.json")}`,
+  ];
 }
 
 async function check(args: string[]): Promise<CheckOutcome & { output: string }> {

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { runCheck, spawnForCheck, type CheckOutcome } from "../../src/node/cli/check/index.js";
+import { runCheck, spawnForCheck, type CheckOutcome } from "../../packages/host/src/cli/check/index.js";
 import { repoRoot } from "../helpers/repoRoot.js";
 import { useMuseBundles } from "./museProcess.js";
 
@@ -31,9 +31,9 @@ function referenceHost(): string[] {
     "--data",
     data,
     "--script",
-    join(repoRoot, "models/hello.json"),
+    join(repoRoot, "packages/host/models/hello.json"),
     "--model",
-    `msp-check=${join(repoRoot, "models/check.json")}`,
+    `msp-check=${join(repoRoot, "packages/host/models/check.json")}`,
   ];
 }
 
@@ -85,9 +85,9 @@ describe("muse check: the subagent scenarios", () => {
       "serve",
       "--stdio",
       "--script",
-      join(repoRoot, "models/hello.json"),
+      join(repoRoot, "packages/host/models/hello.json"),
       "--model",
-      `msp-check=${join(repoRoot, "models/check.json")}`,
+      `msp-check=${join(repoRoot, "packages/host/models/check.json")}`,
     ];
     // Its temp data dirs (one the SIGKILL leaves behind) under a dir of the test's.
     const temp = mkdtempSync(join(tmpdir(), "muse-check-temp-"));

@@ -9,7 +9,7 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
-import { runCheck, webSocketForCheck } from "../../src/node/cli/check/index.js";
+import { runCheck, webSocketForCheck } from "../../packages/host/src/cli/check/index.js";
 import type { WebSocketConstructor } from "../../src/websocket/index.js";
 import { repoRoot } from "../helpers/repoRoot.js";
 import { useMuseBundles } from "./museProcess.js";
@@ -24,9 +24,9 @@ beforeAll(async () => {
     "serve",
     "--stdio",
     "--script",
-    join(repoRoot, "models/hello.json"),
+    join(repoRoot, "packages/host/models/hello.json"),
     "--model",
-    `msp-check=${join(repoRoot, "models/check.json")}`,
+    `msp-check=${join(repoRoot, "packages/host/models/check.json")}`,
   ]);
 });
 

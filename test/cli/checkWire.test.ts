@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { connect, MspClient, PROTOCOL_VERSION } from "../../src/index.js";
 import { createFraming } from "../../src/framing/index.js";
 import { createLinkedPair } from "../../src/testing/index.js";
-import { WireTap } from "../../src/node/cli/check/checkWire.js";
+import { WireTap } from "../../packages/host/src/cli/check/checkWire.js";
 import type { WebSocketConstructor } from "../../src/websocket/index.js";
 
 const encoder = new TextEncoder();

@@ -2,8 +2,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { CHECK_SCENARIOS } from "../../src/node/cli/check/index.js";
-import { checkTurnOf } from "../../src/host/checkModel.js";
+import { CHECK_SCENARIOS } from "../../packages/host/src/cli/check/index.js";
+import { checkTurnOf } from "../../packages/host/src/model/checkModel.js";
 import { repoRoot } from "../helpers/repoRoot.js";
 
 const page = readFileSync(join(repoRoot, "docs/checkable-hosts.md"), "utf8");

@@ -13,7 +13,7 @@ import { mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { splitCommand } from "../../src/node/cli/splitCommand.js";
+import { splitCommand } from "../../packages/host/src/cli/splitCommand.js";
 import { lineDiff } from "../../scripts/docs-check.js";
 import { repoRoot } from "../helpers/repoRoot.js";
 import { useMuseBundles, type MuseBundles } from "./museProcess.js";
@@ -117,7 +117,7 @@ describe(`the sample sessions of ${DOC}`, () => {
   for (const sample of all) {
     it(`${DOC}:${sample.line} prints what it shows`, async () => {
       const cwd = mkdtempSync(join(tmpdir(), "muse-docs-"));
-      symlinkSync(join(repoRoot, "models"), join(cwd, "models"));
+      symlinkSync(join(repoRoot, "packages/host/models"), join(cwd, "models"));
       const doc = new IdTable();
       const real = new IdTable();
       const expected: string[] = [];

@@ -1,7 +1,8 @@
 /**
- * The lint rule that keeps the muse CLI a user of the package like any other: src/node/cli/ imports the
- * public entry points, its own files, Node built-ins and npm packages; never the sources behind the
- * entry points, never the reference host, and no path that leaves src/node/cli/.
+ * The lint rule that keeps the muse CLI a user of the SDK like any other: packages/host/src/cli/
+ * imports the SDK's public entry points, its own files, Node built-ins and npm packages; never the
+ * sources behind the entry points, never the reference host or @muse-code/protocol, and no path
+ * that leaves packages/host/src/cli/.
  */
 import { ESLint } from "eslint";
 import { describe, expect, it } from "vitest";
@@ -15,7 +16,7 @@ async function problems(filePath: string, specifier: string): Promise<string[]> 
   return (result?.messages ?? []).map((m) => m.ruleId ?? m.message);
 }
 
-describe("src/node/cli/ imports", () => {
+describe("the muse CLI's imports (packages/host/src/cli/)", () => {
   it("may import the public entry points, its own files, Node built-ins and npm packages", async () => {
     for (const specifier of [
       "@muse-code/sdk",
@@ -27,23 +28,31 @@ describe("src/node/cli/ imports", () => {
       "node:fs",
       "ws",
     ]) {
-      expect(await problems("src/node/cli/x.ts", specifier), specifier).toEqual([]);
+      expect(await problems("packages/host/src/cli/x.ts", specifier), specifier).toEqual([]);
     }
-    expect(await problems("src/node/cli/check/x.ts", "./runCheck.js")).toEqual([]);
+    expect(await problems("packages/host/src/cli/check/x.ts", "./runCheck.js")).toEqual([]);
   });
 
-  it("may not import the sources behind them, the reference host, or leave src/node/cli/", async () => {
-    for (const specifier of ["../client.js", "../../src/index.js", "./check/../../client.js", "..", "@muse-code/sdk/host", "/work/src/index.ts"]) {
-      expect(await problems("src/node/cli/x.ts", specifier), specifier).toEqual(["no-restricted-imports"]);
+  it("may not import the sources behind them, the reference host, or leave packages/host/src/cli/", async () => {
+    for (const specifier of [
+      "../client.js",
+      "../../src/index.js",
+      "./check/../../client.js",
+      "..",
+      "@muse-code/host",
+      "@muse-code/protocol",
+      "/work/src/index.ts",
+    ]) {
+      expect(await problems("packages/host/src/cli/x.ts", specifier), specifier).toEqual(["no-restricted-imports"]);
     }
-    expect(await problems("src/node/cli/check/x.ts", "../../turns/cancelTurn.js")).toEqual(["no-restricted-imports"]);
+    expect(await problems("packages/host/src/cli/check/x.ts", "../../server/museHost.js")).toEqual(["no-restricted-imports"]);
   });
 
   it("loads the reference host only in serveCommand.ts (muse serve), with import()", async () => {
-    const code = `${HEADER}export const serve = async () => (await import("@muse-code/sdk/host")).runHostCli;\n`;
+    const code = `${HEADER}export const serve = async () => (await import("@muse-code/host")).runHostCli;\n`;
     const lint = async (filePath: string) => ((await eslint.lintText(code, { filePath }))[0]?.messages ?? []).map((m) => m.ruleId ?? m.message);
-    expect(await lint("src/node/cli/serveCommand.ts")).toEqual([]);
-    expect(await lint("src/node/cli/x.ts")).toEqual(["no-restricted-syntax"]);
-    expect(await problems("src/node/cli/serveCommand.ts", "@muse-code/sdk/host")).toEqual(["no-restricted-imports"]);
+    expect(await lint("packages/host/src/cli/serveCommand.ts")).toEqual([]);
+    expect(await lint("packages/host/src/cli/x.ts")).toEqual(["no-restricted-syntax"]);
+    expect(await problems("packages/host/src/cli/serveCommand.ts", "@muse-code/host")).toEqual(["no-restricted-imports"]);
   });
 });

@@ -1,5 +1,5 @@
 /**
- * Test helper for the muse CLI: bundles `muse` (src/node/cli/main.ts) and `muse-host` (src/host/cli.ts)
+ * Test helper for the muse CLI: bundles `muse` (packages/host/src/cli/main.ts) and `muse-host` (packages/host/src/serve/main.ts)
  * once per test file with esbuild (the package's own name resolved to src/, npm packages left
  * external), so each test starts real processes in a fraction of tsx's start-up time; then runs
  * `muse` as a child process, or under a pseudo-terminal with script(1).
@@ -20,16 +20,20 @@ const ENTRIES: Record<string, string> = {
   "@muse-code/sdk/websocket": "src/websocket/index.ts",
   "@muse-code/sdk/framing": "src/framing/index.ts",
   "@muse-code/sdk/ui": "src/ui/index.ts",
-  "@muse-code/sdk/host": "src/host/index.ts",
+  "@muse-code/host": "packages/host/src/index.ts",
 };
 
 /** Resolve the package's own name to its sources, as tsconfig paths do. */
 const selfReference: Plugin = {
   name: "self-reference",
   setup(b) {
-    b.onResolve({ filter: /^@muse-code\/sdk(\/[a-z]+)?$/ }, (args) => {
+    b.onResolve({ filter: /^@muse-code\/(sdk|host)(\/[a-z]+)?$/ }, (args) => {
       const path = ENTRIES[args.path];
       return path === undefined ? undefined : { path: join(repoRoot, path) };
+    });
+    b.onResolve({ filter: /^@muse-code\/protocol(\/.*)?$/ }, (args) => {
+      const file = args.path === "@muse-code/protocol" ? "index.ts" : args.path.slice("@muse-code/protocol/".length).replace(/\.js$/, ".ts");
+      return { path: join(repoRoot, "packages/protocol/src", file) };
     });
   },
 };
@@ -55,7 +59,7 @@ export function useMuseBundles(): () => MuseBundles {
     await import("node:fs").then((fs) => fs.mkdirSync(base, { recursive: true }));
     dir = mkdtempSync(join(base, "cli-"));
     await build({
-      entryPoints: { muse: join(repoRoot, "src/node/cli/main.ts"), host: join(repoRoot, "src/host/cli.ts") },
+      entryPoints: { muse: join(repoRoot, "packages/host/src/cli/main.ts"), host: join(repoRoot, "packages/host/src/serve/main.ts") },
       outdir: dir,
       outExtension: { ".js": ".mjs" },
       bundle: true,
@@ -84,7 +88,7 @@ export function hostCommand(bundles: MuseBundles, args: string): string {
 
 /** A repository model's path (models/NAME.json), quoted for a --spawn line. */
 export function modelPath(name: string): string {
-  return JSON.stringify(join(repoRoot, "models", `${name}.json`));
+  return JSON.stringify(join(repoRoot, "packages/host/models", `${name}.json`));
 }
 
 /** How a muse run ended. */

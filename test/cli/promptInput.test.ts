@@ -1,6 +1,6 @@
 import { EventEmitter } from "node:events";
 import { describe, expect, it } from "vitest";
-import { PromptInput } from "../../src/node/cli/promptInput.js";
+import { PromptInput } from "../../packages/host/src/cli/promptInput.js";
 
 /** A terminal's stdin: raw mode switchable; what the test emits is what the terminal hands over. */
 class FakeTerminal extends EventEmitter {

@@ -1,6 +1,6 @@
 /** muse reads MUSE_HOST_TOKEN as muse-host does (trimmed), so one variable gives both sides one token. */
 import { describe, expect, it } from "vitest";
-import { readToken } from "../../src/node/cli/openedHost.js";
+import { readToken } from "../../packages/host/src/cli/openedHost.js";
 
 const target = { kind: "ws" as const, url: "ws://127.0.0.1:1/msp" };
 

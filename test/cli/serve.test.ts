@@ -1,17 +1,17 @@
 /**
- * `muse serve` is the reference host: the `muse` bin (bundled from src/node/cli/main.ts) runs the
+ * `muse serve` is the reference host: the `muse` bin (bundled from packages/host/src/cli/main.ts) runs the
  * host's command line, with the same flags, output and exit codes as its alias `muse-host serve`.
  * Real processes.
  */
 import { spawn, spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { HELP } from "../../src/host/serveArgs.js";
+import { HELP } from "../../packages/host/src/serve/serveArgs.js";
 import { repoRoot } from "../helpers/repoRoot.js";
 import { useMuseBundles } from "./museProcess.js";
 
 const bundles = useMuseBundles();
-const hello = join(repoRoot, "models/hello.json");
+const hello = join(repoRoot, "packages/host/models/hello.json");
 
 function run(program: string, args: readonly string[]): { status: number | null; stdout: string; stderr: string } {
   const result = spawnSync(process.execPath, [program, ...args], { cwd: repoRoot, encoding: "utf8", input: "", timeout: 15_000 });

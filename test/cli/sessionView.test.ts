@@ -6,9 +6,9 @@
  */
 import { describe, expect, it } from "vitest";
 import { foldItem, type Item, type MspNotification } from "../../src/index.js";
-import { Screen } from "../../src/node/cli/screen.js";
-import { TextView } from "../../src/node/cli/sessionView.js";
-import { styles } from "../../src/node/cli/style.js";
+import { Screen } from "../../packages/host/src/cli/screen.js";
+import { TextView } from "../../packages/host/src/cli/sessionView.js";
+import { styles } from "../../packages/host/src/cli/style.js";
 
 const S = "s1";
 const T = "t1";

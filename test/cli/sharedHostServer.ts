@@ -5,8 +5,8 @@
  */
 import type { AddressInfo } from "node:net";
 import { WebSocketServer } from "ws";
-import type { MessageTransport } from "../../src/host/messageTransport.js";
-import type { MuseHost } from "../../src/host/museHost.js";
+import type { MessageTransport } from "../../packages/host/src/transport/messageTransport.js";
+import type { MuseHost } from "../../packages/host/src/server/museHost.js";
 
 /** A listening server in front of one host. */
 export interface SharedHostServer {

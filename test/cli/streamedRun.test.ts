@@ -34,7 +34,7 @@ const directive = JSON.stringify({
 const host = () =>
   hostCommand(
     bundles(),
-    `--script ${modelPath("hello")} --model ${JSON.stringify(`msp-check=${join(repoRoot, "models/check.json")}`)} --data ${JSON.stringify(data.dir)}`,
+    `--script ${modelPath("hello")} --model ${JSON.stringify(`msp-check=${join(repoRoot, "packages/host/models/check.json")}`)} --data ${JSON.stringify(data.dir)}`,
   );
 const toolOutput = Array.from({ length: TOOL_LINES }, (_, i) => `msp-check tool output ${i + 1} of ${TOOL_LINES}\n`).join("");
 

@@ -7,10 +7,10 @@
  */
 import { describe, expect, it } from "vitest";
 import { foldItem, type Item, type MspNotification } from "../../src/index.js";
-import { Screen } from "../../src/node/cli/screen.js";
-import { TextView } from "../../src/node/cli/sessionView.js";
-import { ShownTree } from "../../src/node/cli/shownTree.js";
-import { styles } from "../../src/node/cli/style.js";
+import { Screen } from "../../packages/host/src/cli/screen.js";
+import { TextView } from "../../packages/host/src/cli/sessionView.js";
+import { ShownTree } from "../../packages/host/src/cli/shownTree.js";
+import { styles } from "../../packages/host/src/cli/style.js";
 
 const at = "2025-08-07T18:50:00.000Z";
 const cursors = new Map<string, number>();

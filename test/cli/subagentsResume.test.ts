@@ -8,8 +8,8 @@
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { createHost } from "../../src/host/museHost.js";
-import { loadScriptedModel } from "../../src/host/modelLoader.js";
+import { createHost } from "../../packages/host/src/server/museHost.js";
+import { loadScriptedModel } from "../../packages/host/src/model/modelLoader.js";
 import { runMuse, startMuse, tempDir, useMuseBundles } from "./museProcess.js";
 import { serveSharedHost } from "./sharedHostServer.js";
 

@@ -12,7 +12,7 @@ import { hostCommand, runMuse, startMuse, useMuseBundles } from "./museProcess.j
 
 const bundles = useMuseBundles();
 const normalise = (text: string) => text.replace(/after \d+\.\d s/g, "after <s> s");
-const runTests = join(repoRoot, "models/run-tests.json");
+const runTests = join(repoRoot, "packages/host/models/run-tests.json");
 const hosts: WsHost[] = [];
 afterEach(async () => {
   for (const host of hosts.splice(0)) await host.stop();

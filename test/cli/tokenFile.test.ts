@@ -1,5 +1,5 @@
 /**
- * Issue 20, part 2: `muse` and `muse-host` read a token file by one rule (src/protocol/tokenFile.ts).
+ * Issue 20, part 2: `muse` and `muse-host` read a token file by one rule (packages/protocol/src/tokenFile.ts).
  * A real `muse-host serve --ws --token-file F` child and the real `muse` CLI with the same
  * `--token-file F`, where F has a comment line, spaces around the token and CRLF line ends: muse
  * must connect (exit 0), not get 401 (exit 3).

@@ -1,8 +1,8 @@
-/** `--ws`'s WebSocket class: the runtime's own, else the optional `ws` package, loaded only when needed; missing, it is one clear line. */
+/** `--ws`'s WebSocket class: the runtime's own, else the `ws` package, loaded only when needed; missing, it is one clear line. */
 import { describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
 import type { WebSocketConstructor } from "../../src/websocket/index.js";
-import { resolveWebSocketClass } from "../../src/node/cli/webSocketClass.js";
+import { resolveWebSocketClass } from "../../packages/host/src/cli/webSocketClass.js";
 
 const NO_SUCH_PACKAGE = "@muse-code/no-such-package-for-this-test";
 
@@ -34,7 +34,7 @@ describe("resolveWebSocketClass", () => {
     const error = await resolveWebSocketClass(undefined, (name) => import(name === "ws" ? NO_SUCH_PACKAGE : name)).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(Error);
     const message = (error as Error).message;
-    expect(message).toMatch(/^--ws needs the optional package "ws" \(Node v\d+\.\d+\.\d+ has no WebSocket of its own\): npm install ws$/);
+    expect(message).toMatch(/^--ws needs the package "ws" \(Node v\d+\.\d+\.\d+ has no WebSocket of its own\): npm install ws$/);
     expect(message).not.toContain("\n");
     expect((error as Error & { cause: { code?: string } }).cause.code).toBe("ERR_MODULE_NOT_FOUND");
   });

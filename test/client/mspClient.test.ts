@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { connect, MspClient, MspError, type EndDetails } from "../../src/index.js";
 import { createFraming, NdjsonMessageReader, NdjsonMessageWriter } from "../../src/framing/index.js";
-import { LineSplitter } from "../../src/protocol/lineSplitter.js";
+import { LineSplitter } from "../../packages/protocol/src/lineSplitter.js";
 import { createLinkedPair } from "../../src/testing/index.js";
 import { makePeer, notification, rejection, result, SESSION, terminal } from "../helpers/peer.js";
 

@@ -227,11 +227,11 @@ describe("docs:check runs the examples", () => {
     expect((await runDocsCheck({ root, docsDir, examplesDir, timeoutMs: 10_000 })).ok).toBe(true);
   });
 
-  it("runs an example with plain node, so @muse-code/sdk resolves through package.json exports to dist/, never to src/", async () => {
+  it("runs an example with plain node, so @muse-code/sdk and @muse-code/host resolve through package.json exports to their dist/, never to src/", async () => {
     const examplesDir = join(dir, "examples");
     mkdirSync(examplesDir);
     const probe = join(examplesDir, "probe.ts");
-    const entries = ["@muse-code/sdk", "@muse-code/sdk/node", "@muse-code/sdk/host", "@muse-code/sdk/testing"];
+    const entries = ["@muse-code/sdk", "@muse-code/sdk/node", "@muse-code/sdk/testing", "@muse-code/host"];
     writeFileSync(
       probe,
       `/** probe */\nfor (const entry of ${JSON.stringify(entries)}) console.log(import.meta.resolve(entry));\nconsole.log(process.cwd());\n`,
@@ -240,7 +240,7 @@ describe("docs:check runs the examples", () => {
     expect(run.ok).toBe(true);
     const lines = run.stdout.trimEnd().split("\n");
     expect(lines.slice(0, 4)).toEqual(
-      ["dist/index.js", "dist/node/index.js", "dist/host/index.js", "dist/testing/index.js"].map((p) => pathToFileURL(join(root, p)).href),
+      ["dist/index.js", "dist/node/index.js", "dist/testing/index.js", "packages/host/dist/index.js"].map((p) => pathToFileURL(join(root, p)).href),
     );
     // From an empty directory of its own: an example cannot lean on the repo as its cwd.
     expect(lines[4]).not.toBe(root);

@@ -24,13 +24,13 @@ describe("docs:check: the command lines of a guide", () => {
   it("passes commands the CLI takes: muse serve, muse-host serve, muse with a --spawn host, other commands untouched", () => {
     const guide = fence(
       "sh",
-      "npm install @muse-code/sdk ws proper-lockfile",
+      "npm install @muse-code/sdk @muse-code/host",
       "(umask 077; node -e \"console.log(require('node:crypto').randomBytes(32).toString('base64url'))\" > .muse-token)",
-      "npx muse serve --ws 8080 --ui-dir dist/chat --script node_modules/@muse-code/sdk/models/demo.json --token-file .muse-token --data .muse-data",
-      "npx muse-host serve --stdio --script node_modules/@muse-code/sdk/models/hello.json",
+      "npx muse serve --ws 8080 --ui-dir dist/chat --script node_modules/@muse-code/host/models/demo.json --token-file .muse-token --data .muse-data",
+      "npx muse-host serve --stdio --script node_modules/@muse-code/host/models/hello.json",
       "# a comment line, then a continued one",
       'npx muse run "check the build" \\',
-      '  --spawn "muse-host serve --stdio --script node_modules/@muse-code/sdk/models/cli-demo.json"',
+      '  --spawn "muse-host serve --stdio --script node_modules/@muse-code/host/models/cli-demo.json"',
       "npx muse info --ws ws://127.0.0.1:8080/msp --token-file .muse-token 2>&1 | head -3",
       'echo "http://localhost:5173/#token=$(cat .muse-token)"',
     );
@@ -75,12 +75,14 @@ describe("docs:check: the command lines of a guide", () => {
   it("fails a path into the package that the tarball does not hold", () => {
     const guide = fence(
       "bash",
-      "npx muse serve --stdio --script node_modules/@muse-code/sdk/models/nope.json",
+      "npx muse serve --stdio --script node_modules/@muse-code/host/models/nope.json",
       'npx muse check --spawn "muse-host serve --stdio --script node_modules/@muse-code/sdk/recipes/models/approve-tool.json"',
+      "npx muse serve --stdio --script node_modules/@muse-code/sdk/models/hello.json",
     );
     expect(problemsOf(guide)).toEqual([
-      "guide.md:2: node_modules/@muse-code/sdk/models/nope.json does not exist",
+      "guide.md:2: node_modules/@muse-code/host/models/nope.json does not exist",
       'guide.md:3: node_modules/@muse-code/sdk/recipes/models/approve-tool.json is not in the packed package (package.json "files")',
+      'guide.md:4: node_modules/@muse-code/sdk/models/hello.json is not in the packed package (package.json "files")',
     ]);
   });
 

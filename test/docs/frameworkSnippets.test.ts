@@ -57,7 +57,7 @@ let host: SpawnedHost;
 let sessionId: string;
 
 beforeAll(async () => {
-  host = spawnReferenceHost({ script: join(repoRoot, "models", "demo.json") });
+  host = spawnReferenceHost({ script: join(repoRoot, "packages/host/models", "demo.json") });
   ({ sessionId } = await host.command("session/create", {}));
 }, 20_000);
 afterAll(async () => {

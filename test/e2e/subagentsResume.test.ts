@@ -10,7 +10,7 @@
 import WebSocket from "ws";
 import { afterEach, describe, expect, it } from "vitest";
 import type { MspClient, MspError } from "../../src/index.js";
-import { parseViewCursor } from "../../src/protocol/cursor.js";
+import { parseViewCursor } from "../../packages/protocol/src/cursor.js";
 import { checkTranscriptParts, formatTranscriptEntry, recordingWebSocket } from "../../src/testing/index.js";
 import { connectWebSocket, type WebSocketConstructor } from "../../src/websocket/index.js";
 import { crashHost, killGroups, model, startHost, tempDataDir, until } from "../helpers/referenceHost.js";

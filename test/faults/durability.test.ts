@@ -7,9 +7,9 @@
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { uuidv7 } from "../../src/protocol/uuidv7.js";
+import { uuidv7 } from "../../packages/protocol/src/uuidv7.js";
 import { describe, expect, it } from "vitest";
-import { parseViewCursor } from "../../src/protocol/cursor.js";
+import { parseViewCursor } from "../../packages/protocol/src/cursor.js";
 import { checkTranscriptParts } from "../../src/testing/index.js";
 import { useHostProcesses, type HostProcess } from "../host/hostProcess.js";
 import { createSession, serving } from "./hostHelpers.js";

@@ -7,7 +7,7 @@
  */
 import { closeSync, mkdirSync, openSync, statSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { uuidv7 } from "../../src/protocol/uuidv7.js";
+import { uuidv7 } from "../../packages/protocol/src/uuidv7.js";
 import { describe, expect, it } from "vitest";
 import { fixture, useHostProcesses, type WireMessage } from "../host/hostProcess.js";
 import { completedOf, createSession, peakRssOf, replayAfter, serving, shellModel } from "./hostHelpers.js";

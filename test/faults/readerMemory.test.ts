@@ -14,7 +14,7 @@ import { describe, expect, it } from "vitest";
 import type { Message, NotificationMessage } from "vscode-jsonrpc";
 import { connect } from "../../src/index.js";
 import { ContentLengthMessageReader, NdjsonMessageReader, type ByteChannel, type FramedMessageReader } from "../../src/framing/index.js";
-import { LineSplitter } from "../../src/protocol/lineSplitter.js";
+import { LineSplitter } from "../../packages/protocol/src/lineSplitter.js";
 import { createLinkedPair } from "../../src/testing/index.js";
 import { repoRoot } from "../helpers/repoRoot.js";
 import { useFaultHarness } from "./harness.js";

@@ -7,7 +7,7 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, linkSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { uuidv7 } from "../../src/protocol/uuidv7.js";
+import { uuidv7 } from "../../packages/protocol/src/uuidv7.js";
 import { describe, expect, it } from "vitest";
 import { fixture, useHostProcesses } from "../host/hostProcess.js";
 import { exitOf, serving } from "./hostHelpers.js";

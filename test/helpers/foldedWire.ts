@@ -2,7 +2,7 @@
  * Test helpers that read an MSP 2.0 wire as a client would: items folded from their
  * `item/started`, `item/delta`s, `item/updated` patches and `item/completed` with `foldItem`.
  */
-import { foldItem, type Item } from "../../src/protocol/index.js";
+import { foldItem, type Item } from "../../packages/protocol/src/index.js";
 
 /** A parsed wire message: `method` and `params` for a notification. */
 type Message = { method?: unknown; id?: unknown; params?: Record<string, unknown> | undefined };

@@ -3,7 +3,7 @@
  * and writes whatever raw messages a test tells it to.
  */
 import { connect, type ConnectOptions, type MspClient } from "../../src/index.js";
-import { LineSplitter } from "../../src/protocol/lineSplitter.js";
+import { LineSplitter } from "../../packages/protocol/src/lineSplitter.js";
 import { createLinkedPair, type LinkedChannel } from "../../src/testing/index.js";
 
 export interface Peer {

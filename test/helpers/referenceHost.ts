@@ -33,7 +33,7 @@ export function startHost(modelFile: string, data: string, extra: string[] = [],
   const wire: string[] = [];
   const host = spawnHost({
     command: process.execPath,
-    args: ["--import", "tsx", join(repoRoot, "src/host/cli.ts"), "serve", "--stdio", "--script", modelFile, "--data", data, ...extra],
+    args: ["--import", "tsx", join(repoRoot, "packages/host/src/serve/main.ts"), "serve", "--stdio", "--script", modelFile, "--data", data, ...extra],
     cwd: repoRoot,
     stderr: "ignore",
     killGraceMs: 1_000,

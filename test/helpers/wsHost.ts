@@ -48,7 +48,7 @@ export async function startWsHost(model: string, options: { port?: number; args?
       [
         "--import",
         "tsx",
-        join(repoRoot, "src/host/cli.ts"),
+        join(repoRoot, "packages/host/src/serve/main.ts"),
         "serve",
         "--ws",
         `127.0.0.1:${port}`,

@@ -6,7 +6,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { parseScriptedModel } from "../../src/host/modelLoader.js";
+import { parseScriptedModel } from "../../packages/host/src/model/modelLoader.js";
 import { checkTranscript } from "../../src/testing/index.js";
 import { approvalModel } from "./approvalModel.js";
 import { useHostProcesses, type HostProcess, type WireMessage } from "./hostProcess.js";

@@ -24,7 +24,17 @@ function start(): { msp: SpawnedHost; marker: string; transcript: string[] } {
   const transcript: string[] = [];
   const msp = spawnHost({
     command: process.execPath,
-    args: ["--import", "tsx", join(repoRoot, "src", "host", "cli.ts"), "serve", "--stdio", "--script", model, "--data", join(dir, "data")],
+    args: [
+      "--import",
+      "tsx",
+      join(repoRoot, "packages", "host", "src", "serve", "main.ts"),
+      "serve",
+      "--stdio",
+      "--script",
+      model,
+      "--data",
+      join(dir, "data"),
+    ],
     cwd: repoRoot,
     stderr: "ignore",
     defaultTimeoutMs: 10_000,

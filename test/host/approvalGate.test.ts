@@ -1,7 +1,7 @@
 /** The approval gate alone: request ids, the first answer deciding, withdrawal, and the bound on remembered late answers. */
 import { describe, expect, it } from "vitest";
-import { ApprovalGate, LATE_ANSWERS_REMEMBERED, type AskTarget } from "../../src/host/approvalGate.js";
-import type { ToolApproveParams } from "../../src/protocol/index.js";
+import { ApprovalGate, LATE_ANSWERS_REMEMBERED, type AskTarget } from "../../packages/host/src/server/approvalGate.js";
+import type { ToolApproveParams } from "../../packages/protocol/src/index.js";
 
 type Sent = { id: string; method: string; params: ToolApproveParams };
 

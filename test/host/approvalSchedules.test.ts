@@ -13,9 +13,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { createHost } from "../../src/host/museHost.js";
-import type { MessageTransport } from "../../src/host/messageTransport.js";
-import { loadScriptedModel } from "../../src/host/modelLoader.js";
+import { createHost } from "../../packages/host/src/server/museHost.js";
+import type { MessageTransport } from "../../packages/host/src/transport/messageTransport.js";
+import { loadScriptedModel } from "../../packages/host/src/model/modelLoader.js";
 import { checkTranscriptParts, formatTranscriptEntry } from "../../src/testing/index.js";
 import type { WireMessage } from "./hostProcess.js";
 

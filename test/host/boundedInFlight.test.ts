@@ -11,13 +11,13 @@ import { once } from "node:events";
 import { connect, createServer, type Server, type Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
-import type { MessageTransport } from "../../src/host/messageTransport.js";
-import { parseScriptedModel } from "../../src/host/modelLoader.js";
-import { createHost, type MuseHost } from "../../src/host/museHost.js";
-import { createStdioTransport } from "../../src/host/stdioTransport.js";
-import { serveWebSocket, type WebSocketHostServer } from "../../src/host/webSocketServer.js";
-import { LineSplitter } from "../../src/protocol/lineSplitter.js";
-import { bearerSubprotocol, MSP_SUBPROTOCOL } from "../../src/protocol/index.js";
+import type { MessageTransport } from "../../packages/host/src/transport/messageTransport.js";
+import { parseScriptedModel } from "../../packages/host/src/model/modelLoader.js";
+import { createHost, type MuseHost } from "../../packages/host/src/server/museHost.js";
+import { createStdioTransport } from "../../packages/host/src/transport/stdioTransport.js";
+import { serveWebSocket, type WebSocketHostServer } from "../../packages/host/src/transport/webSocketServer.js";
+import { LineSplitter } from "../../packages/protocol/src/lineSplitter.js";
+import { bearerSubprotocol, MSP_SUBPROTOCOL } from "../../packages/protocol/src/index.js";
 
 /** @unit bytes: the bound under test, small so the owed answers pass it many times */
 const BOUND = 32 * 1024;

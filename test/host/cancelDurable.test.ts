@@ -7,10 +7,10 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { createHost, type MuseHost } from "../../src/host/museHost.js";
-import type { MessageTransport } from "../../src/host/messageTransport.js";
-import { loadScriptedModel } from "../../src/host/modelLoader.js";
-import { sessionLogPath } from "../../src/host/sessionLogRecord.js";
+import { createHost, type MuseHost } from "../../packages/host/src/server/museHost.js";
+import type { MessageTransport } from "../../packages/host/src/transport/messageTransport.js";
+import { loadScriptedModel } from "../../packages/host/src/model/modelLoader.js";
+import { sessionLogPath } from "../../packages/host/src/log/sessionLogRecord.js";
 import { fixture, type WireMessage } from "./hostProcess.js";
 import { grownTo } from "../helpers/foldedWire.js";
 

@@ -187,7 +187,7 @@ describe("muse-host serve --stdio", () => {
 
 describe("HOST_VERSION", () => {
   it("matches the package version", async () => {
-    const { HOST_VERSION } = await import("../../src/host/index.js");
+    const { HOST_VERSION } = await import("../../packages/host/src/index.js");
     const { readFileSync } = await import("node:fs");
     expect(HOST_VERSION).toBe((JSON.parse(readFileSync("package.json", "utf8")) as { version: string }).version);
   });

@@ -8,8 +8,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { HELP, USAGE, parseServeArgs } from "../../src/host/serveArgs.js";
-import { DEFAULT_KILL_GRACE_MS, DEFAULT_OUTPUT_CAP_BYTES } from "../../src/host/shellTool.js";
+import { HELP, USAGE, parseServeArgs } from "../../packages/host/src/serve/serveArgs.js";
+import { DEFAULT_KILL_GRACE_MS, DEFAULT_OUTPUT_CAP_BYTES } from "../../packages/host/src/tools/shellTool.js";
 import { repoRoot } from "../helpers/repoRoot.js";
 
 const dirs: string[] = [];
@@ -18,7 +18,7 @@ afterEach(() => {
 });
 
 function museHost(args: string[], env: NodeJS.ProcessEnv = process.env): { status: number | null; stdout: string; stderr: string } {
-  const run = spawnSync(process.execPath, ["--import", "tsx", "src/host/cli.ts", ...args], {
+  const run = spawnSync(process.execPath, ["--import", "tsx", "packages/host/src/serve/main.ts", ...args], {
     cwd: repoRoot,
     env,
     encoding: "utf8",

@@ -1,6 +1,6 @@
 /** Tests of the bounded idempotency cache. */
 import { describe, expect, it } from "vitest";
-import { CommandCache } from "../../src/host/commandCache.js";
+import { CommandCache } from "../../packages/host/src/server/commandCache.js";
 
 describe("CommandCache", () => {
   it("remembers outcomes and forgets the oldest beyond capacity", () => {

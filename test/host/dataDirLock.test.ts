@@ -3,9 +3,9 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { DataDirInUseError, lockDataDir } from "../../src/host/dataDirLock.js";
-import { createHost } from "../../src/host/museHost.js";
-import { loadScriptedModel } from "../../src/host/modelLoader.js";
+import { DataDirInUseError, lockDataDir } from "../../packages/host/src/log/dataDirLock.js";
+import { createHost } from "../../packages/host/src/server/museHost.js";
+import { loadScriptedModel } from "../../packages/host/src/model/modelLoader.js";
 import { fixture } from "./hostProcess.js";
 
 const dirs: string[] = [];

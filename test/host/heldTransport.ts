@@ -2,8 +2,8 @@
  * A transport double for the host's delivery tests: it holds every byte sent until the test
  * drains it, so a test controls when the peer is "behind".
  */
-import { messageJson } from "../../src/host/jsonRpc.js";
-import type { MessageTransport } from "../../src/host/messageTransport.js";
+import { messageJson } from "../../packages/host/src/server/jsonRpc.js";
+import type { MessageTransport } from "../../packages/host/src/transport/messageTransport.js";
 
 /** Holds every byte sent until the test drains it. */
 export class HeldTransport implements MessageTransport {

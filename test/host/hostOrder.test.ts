@@ -9,12 +9,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
-import { firstInHostOrder, HostOrder } from "../../src/host/hostOrder.js";
-import { feedTreeBatch, type FeedStep, type LogFeed, type TreeFeedMember } from "../../src/host/logFeed.js";
-import { SessionLog } from "../../src/host/sessionLog.js";
-import { logStart, readSessionLog } from "../../src/host/sessionLogReader.js";
-import { sessionLogPath } from "../../src/host/sessionLogRecord.js";
-import { recoverSessions } from "../../src/host/sessionRecovery.js";
+import { firstInHostOrder, HostOrder } from "../../packages/host/src/log/hostOrder.js";
+import { feedTreeBatch, type FeedStep, type LogFeed, type TreeFeedMember } from "../../packages/host/src/server/logFeed.js";
+import { SessionLog } from "../../packages/host/src/log/sessionLog.js";
+import { logStart, readSessionLog } from "../../packages/host/src/log/sessionLogReader.js";
+import { sessionLogPath } from "../../packages/host/src/log/sessionLogRecord.js";
+import { recoverSessions } from "../../packages/host/src/log/sessionRecovery.js";
 
 const dirs: string[] = [];
 afterEach(() => {

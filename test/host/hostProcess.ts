@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach } from "vitest";
 import { fileURLToPath } from "node:url";
-import { LineSplitter } from "../../src/protocol/lineSplitter.js";
+import { LineSplitter } from "../../packages/protocol/src/lineSplitter.js";
 import { formatTranscriptEntry } from "../../src/testing/index.js";
 import { repoRoot } from "../helpers/repoRoot.js";
 
@@ -73,7 +73,7 @@ export class HostProcess {
    * under `ulimit -n` (soft and hard, so Node cannot raise it).
    */
   static start(args: string[], options: HostStartOptions = {}): HostProcess {
-    const node = [process.execPath, "--import", "tsx", "src/host/cli.ts", "serve", "--stdio", ...args];
+    const node = [process.execPath, "--import", "tsx", "packages/host/src/serve/main.ts", "serve", "--stdio", ...args];
     const limits = [
       ...(options.fileSizeLimitBlocks === undefined ? [] : [`ulimit -f ${options.fileSizeLimitBlocks}`]),
       ...(options.openFilesLimit === undefined ? [] : [`ulimit -n ${options.openFilesLimit}`]),

@@ -3,7 +3,7 @@
  * reading resumes below half the bound; answers owed (waiting on their log sync) count as held.
  */
 import { describe, expect, it } from "vitest";
-import { InputGate } from "../../src/host/messageTransport.js";
+import { InputGate } from "../../packages/host/src/transport/messageTransport.js";
 
 /** A gate over a fake transport whose every handled message adds `replyBytes` held bytes. */
 function fakeTransport(bound: number, replyBytes: number) {

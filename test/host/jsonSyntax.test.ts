@@ -1,6 +1,6 @@
 /** Tests of parseJsonText: a JSON syntax error is reported as file:line:column with what was wrong. */
 import { describe, expect, it } from "vitest";
-import { parseJsonText } from "../../src/host/jsonSyntax.js";
+import { parseJsonText } from "../../packages/host/src/model/jsonSyntax.js";
 
 function errorOf(text: string): string {
   try {

@@ -14,10 +14,10 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { connect, type MspClient } from "../../src/index.js";
-import { createHost, type MuseHost } from "../../src/host/museHost.js";
-import { loadScriptedModel } from "../../src/host/modelLoader.js";
-import type { MessageTransport } from "../../src/host/messageTransport.js";
-import { LineSplitter } from "../../src/protocol/lineSplitter.js";
+import { createHost, type MuseHost } from "../../packages/host/src/server/museHost.js";
+import { loadScriptedModel } from "../../packages/host/src/model/modelLoader.js";
+import type { MessageTransport } from "../../packages/host/src/transport/messageTransport.js";
+import { LineSplitter } from "../../packages/protocol/src/lineSplitter.js";
 import { createLinkedPair } from "../../src/testing/linkedPair.js";
 
 const dir = mkdtempSync(join(tmpdir(), "muse-live-replayed-"));

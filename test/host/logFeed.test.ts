@@ -8,11 +8,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough, Writable } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
-import { feedBatch, replayStart, type LogFeed } from "../../src/host/logFeed.js";
-import { SessionLog } from "../../src/host/sessionLog.js";
-import { logStart, readSessionLog } from "../../src/host/sessionLogReader.js";
-import { sessionLogPath, type SessionLogRecord } from "../../src/host/sessionLogRecord.js";
-import { createStdioTransport } from "../../src/host/stdioTransport.js";
+import { feedBatch, replayStart, type LogFeed } from "../../packages/host/src/server/logFeed.js";
+import { SessionLog } from "../../packages/host/src/log/sessionLog.js";
+import { logStart, readSessionLog } from "../../packages/host/src/log/sessionLogReader.js";
+import { sessionLogPath, type SessionLogRecord } from "../../packages/host/src/log/sessionLogRecord.js";
+import { createStdioTransport } from "../../packages/host/src/transport/stdioTransport.js";
 
 const dirs: string[] = [];
 afterEach(() => {

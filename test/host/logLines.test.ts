@@ -3,7 +3,7 @@ import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync } from "node:fs
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { readLines, type OversizeLine } from "../../src/host/logLines.js";
+import { readLines, type OversizeLine } from "../../packages/host/src/log/logLines.js";
 
 const dirs: string[] = [];
 afterEach(() => {

@@ -8,11 +8,11 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { notificationMessage } from "../../src/host/jsonRpc.js";
-import { NotificationEncoder, type NotificationRecord } from "../../src/host/notificationEncoder.js";
-import { readSessionLog } from "../../src/host/sessionLogReader.js";
-import { SessionLog } from "../../src/host/sessionLog.js";
-import { sessionLogPath, type SessionLogRecord } from "../../src/host/sessionLogRecord.js";
+import { notificationMessage } from "../../packages/host/src/server/jsonRpc.js";
+import { NotificationEncoder, type NotificationRecord } from "../../packages/host/src/log/notificationEncoder.js";
+import { readSessionLog } from "../../packages/host/src/log/sessionLogReader.js";
+import { SessionLog } from "../../packages/host/src/log/sessionLog.js";
+import { sessionLogPath, type SessionLogRecord } from "../../packages/host/src/log/sessionLogRecord.js";
 import { seededRandom } from "../helpers/seededRandom.js";
 
 /** The reference: the log line as the session log wrote it before the encoder, by whole serialization. */

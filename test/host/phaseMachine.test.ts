@@ -1,6 +1,6 @@
 /** Tests of the phase machine: one controller per non-idle phase, first cause wins, no-op when idle. */
 import { describe, expect, it } from "vitest";
-import { PhaseMachine } from "../../src/host/phaseMachine.js";
+import { PhaseMachine } from "../../packages/host/src/agent/phaseMachine.js";
 
 describe("PhaseMachine", () => {
   it("starts idle, and a cancel while idle is a no-op that arms nothing", () => {

@@ -1,7 +1,7 @@
 /** Tests of `muse-host` argument parsing and model loading. */
 import { describe, expect, it } from "vitest";
-import { loadServeModels } from "../../src/host/runHostCli.js";
-import { parseServeArgs } from "../../src/host/serveArgs.js";
+import { loadServeModels } from "../../packages/host/src/serve/runHostCli.js";
+import { parseServeArgs } from "../../packages/host/src/serve/serveArgs.js";
 import { fixture } from "./hostProcess.js";
 
 describe("parseServeArgs", () => {

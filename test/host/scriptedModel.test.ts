@@ -3,8 +3,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { loadScriptedModel, parseScriptedModel } from "../../src/host/modelLoader.js";
-import { stepChunks, streamStep, type ModelChunk } from "../../src/host/scriptedModel.js";
+import { loadScriptedModel, parseScriptedModel } from "../../packages/host/src/model/modelLoader.js";
+import { stepChunks, streamStep, type ModelChunk } from "../../packages/host/src/model/scriptedModel.js";
 import { fixture } from "./hostProcess.js";
 
 async function collect(gen: AsyncGenerator<ModelChunk>): Promise<ModelChunk[]> {

@@ -6,15 +6,15 @@
 import { spawn, spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { HELP } from "../../src/host/serveArgs.js";
-import { BAD_SWITCH_EXIT_CODE, SERVE_SWITCH_VARIABLE, SWITCHED_OFF_EXIT_CODE, serveRefusal } from "../../src/host/serveSwitch.js";
+import { HELP } from "../../packages/host/src/serve/serveArgs.js";
+import { BAD_SWITCH_EXIT_CODE, SERVE_SWITCH_VARIABLE, SWITCHED_OFF_EXIT_CODE, serveRefusal } from "../../packages/host/src/serve/serveSwitch.js";
 import { spawnReferenceHost } from "../../src/node/index.js";
-import { ExitCodes } from "../../src/node/cli/exitCodes.js";
+import { ExitCodes } from "../../packages/host/src/cli/exitCodes.js";
 import { useMuseBundles } from "../cli/museProcess.js";
 import { repoRoot } from "../helpers/repoRoot.js";
 
 const bundles = useMuseBundles();
-const hello = join(repoRoot, "models/hello.json");
+const hello = join(repoRoot, "packages/host/models/hello.json");
 
 /** The environment of this process with the switch set to `value` (or removed, for `undefined`). */
 function envWith(value: string | undefined): NodeJS.ProcessEnv {

@@ -8,11 +8,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
-import { createHost, type MuseHost } from "../../src/host/museHost.js";
-import { loadScriptedModel } from "../../src/host/modelLoader.js";
-import { createStdioTransport } from "../../src/host/stdioTransport.js";
-import type { MessageTransport } from "../../src/host/messageTransport.js";
-import { LineSplitter } from "../../src/protocol/lineSplitter.js";
+import { createHost, type MuseHost } from "../../packages/host/src/server/museHost.js";
+import { loadScriptedModel } from "../../packages/host/src/model/modelLoader.js";
+import { createStdioTransport } from "../../packages/host/src/transport/stdioTransport.js";
+import type { MessageTransport } from "../../packages/host/src/transport/messageTransport.js";
+import { LineSplitter } from "../../packages/protocol/src/lineSplitter.js";
 import { fixture, type WireMessage } from "./hostProcess.js";
 
 const input = [{ type: "text" as const, text: "go" }];

@@ -8,8 +8,8 @@
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { parseScriptedModel } from "../../src/host/modelLoader.js";
-import { SessionGrants, MAX_GRANTS_PER_SESSION } from "../../src/host/sessionGrants.js";
+import { parseScriptedModel } from "../../packages/host/src/model/modelLoader.js";
+import { SessionGrants, MAX_GRANTS_PER_SESSION } from "../../packages/host/src/agent/sessionGrants.js";
 import { checkTranscript } from "../../src/testing/index.js";
 import { useHostProcesses, type HostProcess, type WireMessage } from "./hostProcess.js";
 

@@ -3,11 +3,11 @@ import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { LogFilePool, LogUnavailableError } from "../../src/host/logFilePool.js";
-import { readSessionLog } from "../../src/host/sessionLogReader.js";
-import { SessionLog } from "../../src/host/sessionLog.js";
-import { sessionLogPath, type SessionLogRecord } from "../../src/host/sessionLogRecord.js";
-import { summarizeSessionLog } from "../../src/host/sessionLogSummary.js";
+import { LogFilePool, LogUnavailableError } from "../../packages/host/src/log/logFilePool.js";
+import { readSessionLog } from "../../packages/host/src/log/sessionLogReader.js";
+import { SessionLog } from "../../packages/host/src/log/sessionLog.js";
+import { sessionLogPath, type SessionLogRecord } from "../../packages/host/src/log/sessionLogRecord.js";
+import { summarizeSessionLog } from "../../packages/host/src/log/sessionLogSummary.js";
 
 const dirs: string[] = [];
 afterEach(() => {

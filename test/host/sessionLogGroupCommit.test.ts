@@ -3,8 +3,8 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { SessionLog } from "../../src/host/sessionLog.js";
-import { sessionLogPath } from "../../src/host/sessionLogRecord.js";
+import { SessionLog } from "../../packages/host/src/log/sessionLog.js";
+import { sessionLogPath } from "../../packages/host/src/log/sessionLogRecord.js";
 
 const dirs: string[] = [];
 afterEach(() => {

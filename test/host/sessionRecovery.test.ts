@@ -3,11 +3,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { readSessionLog } from "../../src/host/sessionLogReader.js";
-import { SessionLog } from "../../src/host/sessionLog.js";
-import { sessionLogPath } from "../../src/host/sessionLogRecord.js";
-import { summarizeSessionLog } from "../../src/host/sessionLogSummary.js";
-import { recoverSessions } from "../../src/host/sessionRecovery.js";
+import { readSessionLog } from "../../packages/host/src/log/sessionLogReader.js";
+import { SessionLog } from "../../packages/host/src/log/sessionLog.js";
+import { sessionLogPath } from "../../packages/host/src/log/sessionLogRecord.js";
+import { summarizeSessionLog } from "../../packages/host/src/log/sessionLogSummary.js";
+import { recoverSessions } from "../../packages/host/src/log/sessionRecovery.js";
 
 const dirs: string[] = [];
 afterEach(() => {

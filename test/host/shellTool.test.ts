@@ -1,6 +1,6 @@
 /** Tests of the shell tool with real `sh` processes: output, caps, exit codes, group kill and grace. */
 import { afterEach, describe, expect, it } from "vitest";
-import { runShell } from "../../src/host/shellTool.js";
+import { runShell } from "../../packages/host/src/tools/shellTool.js";
 import { processGone, waitGone } from "../helpers/processGone.js";
 
 function pidsIn(output: string, label: string): number {

@@ -17,7 +17,7 @@ const MARGIN_MS = 3_000;
 
 let host: WebSocketHostProcess | undefined;
 beforeAll(async () => {
-  host = await startWebSocketHost(["--script", fileURLToPath(new URL("../../models/hello.json", import.meta.url))]);
+  host = await startWebSocketHost(["--script", fileURLToPath(new URL("../../packages/host/models/hello.json", import.meta.url))]);
 });
 afterAll(async () => {
   await host?.stop();

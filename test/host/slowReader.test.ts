@@ -7,14 +7,14 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
-import { notificationMessage } from "../../src/host/jsonRpc.js";
-import { parseScriptedModel } from "../../src/host/modelLoader.js";
-import { createHost, type MuseHost } from "../../src/host/museHost.js";
-import { readSessionLog } from "../../src/host/sessionLogReader.js";
-import { sessionLogPath } from "../../src/host/sessionLogRecord.js";
-import { serveWebSocket, type WebSocketHostServer } from "../../src/host/webSocketServer.js";
-import { parseViewCursor } from "../../src/protocol/cursor.js";
-import { bearerSubprotocol, MSP_SUBPROTOCOL } from "../../src/protocol/index.js";
+import { notificationMessage } from "../../packages/host/src/server/jsonRpc.js";
+import { parseScriptedModel } from "../../packages/host/src/model/modelLoader.js";
+import { createHost, type MuseHost } from "../../packages/host/src/server/museHost.js";
+import { readSessionLog } from "../../packages/host/src/log/sessionLogReader.js";
+import { sessionLogPath } from "../../packages/host/src/log/sessionLogRecord.js";
+import { serveWebSocket, type WebSocketHostServer } from "../../packages/host/src/transport/webSocketServer.js";
+import { parseViewCursor } from "../../packages/protocol/src/cursor.js";
+import { bearerSubprotocol, MSP_SUBPROTOCOL } from "../../packages/protocol/src/index.js";
 
 /** @unit bytes: the bound under test, well below one turn's stream (about 24 MB) and above its largest message (about 120 KB) */
 const BOUND = 256 * 1024;

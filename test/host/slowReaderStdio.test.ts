@@ -7,7 +7,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { parseViewCursor } from "../../src/protocol/cursor.js";
+import { parseViewCursor } from "../../packages/protocol/src/cursor.js";
 import { useHostProcesses, type HostProcess } from "./hostProcess.js";
 
 const { start, tempDir } = useHostProcesses("muse-slow-stdio-");

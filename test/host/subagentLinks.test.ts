@@ -3,7 +3,7 @@
  * forgotten first, and with it the child's place in its parent's tree; the default is documented.
  */
 import { describe, expect, it } from "vitest";
-import { DEFAULT_MAX_SUBAGENT_LINKS, Delivery, type DeliverySource } from "../../src/host/delivery.js";
+import { DEFAULT_MAX_SUBAGENT_LINKS, Delivery, type DeliverySource } from "../../packages/host/src/server/delivery.js";
 
 const source: DeliverySource = { read: () => [], lastCursor: () => undefined, terminal: () => undefined, log: () => {} };
 

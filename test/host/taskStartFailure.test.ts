@@ -4,10 +4,10 @@
  * goes on; nothing is left in progress.
  */
 import { describe, expect, it } from "vitest";
-import type { Item } from "../../src/protocol/index.js";
-import type { ChildTurn } from "../../src/host/delegation.js";
-import { SessionGrants } from "../../src/host/sessionGrants.js";
-import { ToolCallRunner, type ToolCallOutput } from "../../src/host/toolCalls.js";
+import type { Item } from "../../packages/protocol/src/index.js";
+import type { ChildTurn } from "../../packages/host/src/agent/delegation.js";
+import { SessionGrants } from "../../packages/host/src/agent/sessionGrants.js";
+import { ToolCallRunner, type ToolCallOutput } from "../../packages/host/src/agent/toolCalls.js";
 
 describe("a task call whose child cannot start", () => {
   it("completes failed 'subagent failed: the child turn could not start: …', after its subagent link", async () => {

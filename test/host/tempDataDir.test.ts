@@ -8,8 +8,8 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { createHost } from "../../src/host/museHost.js";
-import { loadScriptedModel } from "../../src/host/modelLoader.js";
+import { createHost } from "../../packages/host/src/server/museHost.js";
+import { loadScriptedModel } from "../../packages/host/src/model/modelLoader.js";
 import { repoRoot } from "../helpers/repoRoot.js";
 import { fixture } from "./hostProcess.js";
 
@@ -41,7 +41,7 @@ interface Host {
 
 /** `muse-host serve --stdio …args` with TMPDIR=`tmp`; `nodeArgs` go before the script (e.g. an extra `--import`). */
 function startHost(tmp: string, args: string[], options: { nodeArgs?: string[]; fileSizeLimitBlocks?: number } = {}): Host {
-  const node = [process.execPath, "--import", "tsx", ...(options.nodeArgs ?? []), "src/host/cli.ts", "serve", "--stdio", ...args];
+  const node = [process.execPath, "--import", "tsx", ...(options.nodeArgs ?? []), "packages/host/src/serve/main.ts", "serve", "--stdio", ...args];
   const [command, ...rest] =
     options.fileSizeLimitBlocks === undefined ? node : ["/bin/sh", "-c", `ulimit -f ${options.fileSizeLimitBlocks}; exec "$@"`, "sh", ...node];
   const child = spawn(command!, rest, { cwd: repoRoot, env: { ...process.env, TMPDIR: tmp }, stdio: ["pipe", "pipe", "pipe"] });

@@ -3,8 +3,8 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { parseProcStat, type ProcStat } from "../../src/host/procStat.js";
-import { judgeToolGroup, parseRecordName, reapToolGroups, recordName, TOOL_GROUPS_DIR } from "../../src/host/toolGroups.js";
+import { parseProcStat, type ProcStat } from "../../packages/host/src/tools/procStat.js";
+import { judgeToolGroup, parseRecordName, reapToolGroups, recordName, TOOL_GROUPS_DIR } from "../../packages/host/src/tools/toolGroups.js";
 
 const dirs: string[] = [];
 afterEach(() => {

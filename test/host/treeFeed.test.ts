@@ -9,12 +9,12 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import type { TurnCompletedParams } from "../../src/protocol/index.js";
-import { Delivery } from "../../src/host/delivery.js";
+import type { TurnCompletedParams } from "../../packages/protocol/src/index.js";
+import { Delivery } from "../../packages/host/src/server/delivery.js";
 import { HeldTransport } from "./heldTransport.js";
-import { SessionLog } from "../../src/host/sessionLog.js";
-import { readSessionLog } from "../../src/host/sessionLogReader.js";
-import { sessionLogPath } from "../../src/host/sessionLogRecord.js";
+import { SessionLog } from "../../packages/host/src/log/sessionLog.js";
+import { readSessionLog } from "../../packages/host/src/log/sessionLogReader.js";
+import { sessionLogPath } from "../../packages/host/src/log/sessionLogRecord.js";
 
 const dirs: string[] = [];
 const logs: SessionLog[] = [];

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
 import type { ToolCallItem } from "../../src/index.js";
-import { bearerSubprotocol, MSP_SUBPROTOCOL } from "../../src/protocol/index.js";
+import { bearerSubprotocol, MSP_SUBPROTOCOL } from "../../packages/protocol/src/index.js";
 import { exampleModelPath, spawnReferenceHost } from "../../src/node/index.js";
 import { repoRoot } from "../helpers/repoRoot.js";
 import { fixture } from "./hostProcess.js";
@@ -90,7 +90,7 @@ describe("the token's sources", () => {
     ] as const) {
       const run = spawnSync(
         process.execPath,
-        ["--import", "tsx", "src/host/cli.ts", "serve", "--ws", "0", "--script", fixture("hello.json"), "--token-file", file],
+        ["--import", "tsx", "packages/host/src/serve/main.ts", "serve", "--ws", "0", "--script", fixture("hello.json"), "--token-file", file],
         {
           cwd: repoRoot,
           encoding: "utf8",
@@ -182,7 +182,7 @@ describe("--ui: the Stop-button app's files", () => {
     const empty = tempDir();
     const run = spawnSync(
       process.execPath,
-      ["--import", "tsx", "src/host/cli.ts", "serve", "--ws", "0", "--script", fixture("hello.json"), "--ui-dir", empty],
+      ["--import", "tsx", "packages/host/src/serve/main.ts", "serve", "--ws", "0", "--script", fixture("hello.json"), "--ui-dir", empty],
       {
         cwd: repoRoot,
         encoding: "utf8",

@@ -1,5 +1,5 @@
 /**
- * Test helper: the real `muse-host serve --ws 127.0.0.1:0` as a child process (src/host/cli.ts
+ * Test helper: the real `muse-host serve --ws 127.0.0.1:0` as a child process (packages/host/src/serve/main.ts
  * under tsx), its port and token read from the ready line, and raw HTTP requests to it over
  * real sockets, for what a WebSocket client library would not send (a forged Host, no token).
  */
@@ -9,7 +9,7 @@ import { connect } from "node:net";
 import { WebSocket } from "ws";
 import { connectWebSocket, type WebSocketConnectOptions } from "../../src/websocket/index.js";
 import type { MspClient } from "../../src/index.js";
-import { bearerSubprotocol, MSP_SUBPROTOCOL } from "../../src/protocol/index.js";
+import { bearerSubprotocol, MSP_SUBPROTOCOL } from "../../packages/protocol/src/index.js";
 import { repoRoot } from "../helpers/repoRoot.js";
 
 const READY = /^muse-host: open http:\/\/127\.0\.0\.1:(\d+)\/#token=(\S+)$/m;
@@ -31,7 +31,7 @@ export interface WebSocketHostProcess {
 
 /** Starts `muse-host serve --ws 127.0.0.1:0 ...args`; resolves once the ready line is out (bounded). */
 export async function startWebSocketHost(args: readonly string[], env: NodeJS.ProcessEnv = process.env, timeoutMs = 15_000): Promise<WebSocketHostProcess> {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/host/cli.ts", "serve", "--ws", "127.0.0.1:0", ...args], {
+  const child = spawn(process.execPath, ["--import", "tsx", "packages/host/src/serve/main.ts", "serve", "--ws", "127.0.0.1:0", ...args], {
     cwd: repoRoot,
     env,
     stdio: ["pipe", "pipe", "pipe"],

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
 import { MspError, type MspClient } from "../../src/index.js";
-import { bearerSubprotocol, HostCloseCodes, MSP_SUBPROTOCOL } from "../../src/protocol/index.js";
+import { bearerSubprotocol, HostCloseCodes, MSP_SUBPROTOCOL } from "../../packages/protocol/src/index.js";
 import { repoRoot } from "../helpers/repoRoot.js";
 import { fixture } from "./hostProcess.js";
 import { occurrences, rawRequest, startWebSocketHost, upgradeRequest, wsClient, type WebSocketHostProcess } from "./webSocketHostProcess.js";
@@ -214,11 +214,15 @@ describe("muse-host serve --ws: resources", () => {
 
 describe("muse-host serve --ws: the bind address", () => {
   it("--ws 0.0.0.0:PORT without --allow-remote: one stderr line, exit 2, nothing served", () => {
-    const run = spawnSync(process.execPath, ["--import", "tsx", "src/host/cli.ts", "serve", "--ws", "0.0.0.0:0", "--script", fixture("hello.json")], {
-      cwd: repoRoot,
-      encoding: "utf8",
-      timeout: 20_000,
-    });
+    const run = spawnSync(
+      process.execPath,
+      ["--import", "tsx", "packages/host/src/serve/main.ts", "serve", "--ws", "0.0.0.0:0", "--script", fixture("hello.json")],
+      {
+        cwd: repoRoot,
+        encoding: "utf8",
+        timeout: 20_000,
+      },
+    );
     expect(run.status).toBe(2);
     expect(run.stderr).toBe(
       "muse-host: refusing to listen on 0.0.0.0, which is not a loopback address: pass --allow-remote to allow other machines (and put a TLS proxy in front)\n",

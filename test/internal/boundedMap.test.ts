@@ -1,6 +1,6 @@
 /** Tests of BoundedMap: capacity, oldest-first eviction by insertion or by recency, and onEvict. */
 import { describe, expect, it } from "vitest";
-import { BoundedMap } from "../../src/internal/boundedMap.js";
+import { BoundedMap } from "../../packages/protocol/src/boundedMap.js";
 
 describe("BoundedMap", () => {
   it("keeps at most `capacity` entries, evicting the first inserted; setting a key again keeps its place", () => {

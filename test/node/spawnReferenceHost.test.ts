@@ -1,14 +1,14 @@
 /**
  * spawnReferenceHost and the shipped example models, with real processes: `hello` runs a turn to
  * `completed`; `run-tests` is cancelled while its tool runs and ends `cancelled`, the tool having
- * honoured SIGTERM. Run from the sources, so the host is src/host/cli.ts under tsx.
+ * honoured SIGTERM. Run from the sources, so the host is packages/host/src/serve/main.ts under tsx.
  */
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { isAbsolute, join, relative } from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
 import type { LedgerItem, ToolCallItem } from "../../src/index.js";
-import { loadScriptedModel } from "../../src/host/index.js";
+import { loadScriptedModel } from "../../packages/host/src/index.js";
 import { exampleModelPath, spawnReferenceHost } from "../../src/node/index.js";
 import { until } from "../../recipes/until.js";
 import { processGone as isProcessGone } from "../helpers/processGone.js";
@@ -21,7 +21,7 @@ describe("exampleModelPath", () => {
     for (const name of ["hello", "run-tests"] as const) {
       const path = exampleModelPath(name);
       expect(isAbsolute(path)).toBe(true);
-      expect(relative(repoRoot, path)).toBe(join("models", `${name}.json`));
+      expect(relative(repoRoot, path)).toBe(join("packages/host/models", `${name}.json`));
       expect(existsSync(path)).toBe(true);
       expect(loadScriptedModel(path, name).turns.length).toBeGreaterThan(0);
     }

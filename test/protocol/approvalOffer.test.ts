@@ -1,6 +1,6 @@
 /** What a `tool/approve` question offers (MSP 2.1): its decisions, the 2.0 default, and the shape of its offer. */
 import { describe, expect, it } from "vitest";
-import { offeredDecisions, problemWithApprovalOffer, problemWithDecision } from "../../src/protocol/approvalOffer.js";
+import { offeredDecisions, problemWithApprovalOffer, problemWithDecision } from "../../packages/protocol/src/approvalOffer.js";
 
 const call = { tool: "shell", args: '{"command":"ls"}' };
 

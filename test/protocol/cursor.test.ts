@@ -1,6 +1,6 @@
 /** Tests of the view-cursor module both sides share: format, and strict parse. */
 import { describe, expect, it } from "vitest";
-import { formatViewCursor, parseViewCursor } from "../../src/protocol/cursor.js";
+import { formatViewCursor, parseViewCursor } from "../../packages/protocol/src/cursor.js";
 
 const S = "0198f0aa-1111-7000-8000-0000000000aa";
 

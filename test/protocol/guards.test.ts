@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { isCompatibleProtocol, isTurnCompleted } from "../../src/index.js";
-import { problemWithNotification } from "../../src/protocol/guards.js";
+import { problemWithNotification } from "../../packages/protocol/src/guards.js";
 
 const base = { sessionId: "s", viewCursor: "v:s:1" };
 

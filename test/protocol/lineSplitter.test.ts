@@ -1,6 +1,6 @@
 /** Tests of the one NDJSON line splitter: byte-level splitting keeps UTF-8 characters whole. */
 import { describe, expect, it } from "vitest";
-import { LineSplitter } from "../../src/protocol/lineSplitter.js";
+import { LineSplitter } from "../../packages/protocol/src/lineSplitter.js";
 
 describe("LineSplitter", () => {
   it("joins lines across chunks, drops \\r and empty lines", () => {

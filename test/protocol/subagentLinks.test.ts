@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { problemWithSubagentLinks } from "../../src/protocol/guards.js";
+import { problemWithSubagentLinks } from "../../packages/protocol/src/guards.js";
 
 const base = { sessionId: "s2", viewCursor: "v:s2:1" };
 const parent = { sessionId: "s1", turnId: "t1", itemId: "i1" };

@@ -4,7 +4,7 @@
  * order they were made, within one millisecond and when the counter runs out.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { uuidv7 } from "../../src/protocol/uuidv7.js";
+import { uuidv7 } from "../../packages/protocol/src/uuidv7.js";
 
 const SHAPE = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { BEARER_SUBPROTOCOL_PREFIX, MSP_SUBPROTOCOL, bearerSubprotocol, bearerTokenOf } from "../../src/protocol/index.js";
+import { BEARER_SUBPROTOCOL_PREFIX, MSP_SUBPROTOCOL, bearerSubprotocol, bearerTokenOf } from "../../packages/protocol/src/index.js";
 
 /** RFC 7230 `token`: what a Sec-WebSocket-Protocol entry may hold. */
 const RFC7230_TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;

@@ -16,7 +16,7 @@ const switchedOff = { ...process.env, MUSE_EXPERIMENTAL_SDK_ENABLED: "0" };
 
 describe("the recipes with the switch off in the environment", () => {
   it("the environment is really off: the host refuses with exit 4", () => {
-    const host = spawnSync(process.execPath, ["--import", "tsx", join(repoRoot, "src/host/cli.ts"), "serve", "--stdio", "--script", "models/hello.json"], {
+    const host = spawnSync(process.execPath, ["--import", "tsx", join(repoRoot, "packages/host/src/serve/main.ts"), "serve", "--stdio", "--script", "packages/host/models/hello.json"], {
       cwd: repoRoot,
       env: switchedOff,
       encoding: "utf8",

@@ -1,6 +1,6 @@
 /**
  * `npm run graph:check` (dependency-cruiser with .dependency-cruiser.mjs): the repository's own config,
- * run the way the npm script runs it, on tiny src/ trees in a temp dir. It passes a clean tree, and
+ * run the way the npm script runs it, on tiny trees (src/ and packages/NAME/src/) in a temp dir. It passes a clean tree, and
  * fails on a circle (a type-only one too) and on each "never" arrow it holds.
  */
 import { spawnSync } from "node:child_process";
@@ -39,20 +39,22 @@ function graphCheck(files: Record<string, string>): { status: number | null; out
 const rules = (output: string) => [...new Set([...output.matchAll(/error ([a-z-]+):/g)].map((m) => m[1]))].sort();
 
 describe("graph:check", () => {
-  it("is the first gate of npm run check and cruises src/ with the repository's config", () => {
+  it("is the first gate of npm run check and cruises the SDK and each package with the repository's config", () => {
     expect(scripts["check"]?.startsWith("npm run graph:check && ")).toBe(true);
-    expect(GRAPH_CHECK).toBe("depcruise src --config .dependency-cruiser.mjs --output-type err");
+    expect(GRAPH_CHECK).toBe("depcruise src packages/protocol/src packages/host/src --config .dependency-cruiser.mjs --output-type err");
   });
 
   it("passes a tree without circles or forbidden arrows", () => {
     const run = graphCheck({
       "src/index.ts": 'export { a } from "./a.js";\n',
-      "src/a.ts": 'import type { B } from "./protocol/b.js";\nexport const a: B = 1;\n',
-      "src/protocol/b.ts": "export type B = number;\n",
-      "src/host/h.ts": 'import type { B } from "../protocol/b.js";\nimport { readFileSync } from "node:fs";\nexport const h: B = readFileSync.length;\n',
-      "src/host/index.ts": 'export { h } from "./h.js";\n',
-      // `muse serve` loads the host through its entry point.
-      "src/node/cli/serveCommand.ts": 'export const serve = async () => (await import("../../host/index.js")).h;\n',
+      "src/a.ts": 'import type { B } from "../packages/protocol/src/b.js";\nexport const a: B = 1;\n',
+      "packages/protocol/src/b.ts": "export type B = number;\n",
+      "packages/host/src/server/h.ts":
+        'import type { B } from "../../../protocol/src/b.js";\nimport { readFileSync } from "node:fs";\nexport const h: B = readFileSync.length;\n',
+      "packages/host/src/index.ts": 'export { h } from "./server/h.js";\n',
+      // The muse CLI uses the SDK's public entry; `muse serve` loads the host through its entry point.
+      "packages/host/src/cli/run.ts": 'export { a } from "../../../../src/index.js";\n',
+      "packages/host/src/cli/serveCommand.ts": 'export const serve = async () => (await import("../index.js")).h;\n',
     });
     expect(run.output).toContain("no dependency violations found");
     expect(run.status).toBe(0);
@@ -62,6 +64,8 @@ describe("graph:check", () => {
     const run = graphCheck({
       "src/a.ts": 'import type { B } from "./b.js";\nexport type A = { b?: B };\n',
       "src/b.ts": 'import type { A } from "./a.js";\nexport type B = { a?: A };\n',
+      "packages/protocol/src/p.ts": "export type P = number;\n",
+      "packages/host/src/index.ts": "export const h = 1;\n",
     });
     expect(run.status).not.toBe(0);
     expect(rules(run.output)).toEqual(["no-circular"]);
@@ -73,31 +77,46 @@ describe("graph:check", () => {
       "src/client/mspClient.ts": 'import { stop } from "../ui/stop.js";\nexport const client = stop;\n',
       "src/ui/stop.ts": "export const stop = 1;\n",
       "src/rpc/endpoint.ts": 'import { recorder } from "../turns/recorder.js";\nexport const endpoint = recorder;\n',
-      "src/internal/boundedMap.ts": "export const boundedMap = 1;\n",
       "src/internal/other.ts": "export const other = 1;\n",
-      "src/node/cli/main.ts": 'import { other } from "../../internal/other.js";\nexport const main = other;\n',
-      "src/core.ts": 'import { readFileSync } from "node:fs";\nimport { h } from "./host/h.js";\nexport const core = [readFileSync, h];\n',
-      "src/host/h.ts":
-        'import { client } from "../client/mspClient.js";\nimport { boundedMap } from "../internal/boundedMap.js";\nexport const h = [client, boundedMap];\n',
+      "src/core.ts": 'import { readFileSync } from "node:fs";\nexport const core = readFileSync;\n',
+      "src/node/spawn.ts": 'import { h } from "../../packages/host/src/server/h.js";\nexport const spawn = h;\n',
       "src/turns/recorder.ts": 'import { client } from "../client/mspClient.js";\nexport const recorder = client;\n',
       "src/gone.ts": 'import { x } from "./nowhere.js";\nexport const gone = x;\n',
+      "packages/protocol/src/words.ts": 'import { other } from "../../../src/internal/other.js";\nexport const words = other;\n',
+      "packages/protocol/src/boundedMap.ts": "export const boundedMap = 1;\n",
+      "packages/host/src/server/h.ts":
+        'import { client } from "../../../../src/client/mspClient.js";\nimport { boundedMap } from "../../../protocol/src/boundedMap.js";\nexport const h = [client, boundedMap];\n',
+      "packages/host/src/server/usesCli.ts": 'import { main } from "../cli/main.js";\nexport const usesCli = main;\n',
+      "packages/host/src/index.ts": 'export { h } from "./server/h.js";\n',
+      "packages/host/src/cli/main.ts": 'import { other } from "../../../../src/internal/other.js";\nexport const main = other;\n',
       // `muse serve` past the host's entry point, with import() (which the gate sees too).
-      "src/node/cli/serveCommand.ts": 'export const serve = async () => (await import("../../host/h.js")).h;\n',
+      "packages/host/src/cli/serveCommand.ts": 'export const serve = async () => (await import("../server/h.js")).h;\n',
     });
     expect(run.status).not.toBe(0);
     expect(rules(run.output)).toEqual([
       "cli-public-entries-only",
       "cli-serve-host-entry-only",
-      "client-no-host",
       "client-not-above",
       "core-no-node-builtins",
-      "core-no-node-only-code",
       "endpoint-knows-only-json-rpc",
-      "host-shares-only-protocol",
+      "host-no-client",
+      "host-not-cli",
       "no-unresolvable",
+      "protocol-imports-neither",
+      "sdk-no-host",
       "turns-not-above",
     ]);
-    // boundedMap is the one internal file the host may share with the client.
-    expect(run.output).not.toContain("src/host/h.ts → src/internal/boundedMap.ts");
+    // @muse-code/protocol (BoundedMap included) is what the host shares with the client.
+    expect(run.output).not.toContain("packages/host/src/server/h.ts → packages/protocol/src/boundedMap.ts");
+  }, 60_000);
+
+  it("keeps the browser-safe core off Node-only code", () => {
+    const run = graphCheck({
+      "src/core.ts": 'import { n } from "./node/n.js";\nexport const core = n;\n',
+      "src/node/n.ts": "export const n = 1;\n",
+      "packages/protocol/src/p.ts": "export const p = 1;\n",
+      "packages/host/src/index.ts": "export const h = 1;\n",
+    });
+    expect(rules(run.output)).toEqual(["core-no-node-only-code"]);
   }, 60_000);
 });

@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { importProblems, linkProblems, linkTargets, packageOf, type Manifest } from "../../scripts/pack-check.js";
+import { importProblems, installedNames, linkProblems, linkTargets, packageOf, PACKAGES, SDK_INSTALL, type Manifest } from "../../scripts/pack-check.js";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -108,6 +108,35 @@ describe("pack:check imports", () => {
       "dist/chunk-B.js (reached from ., browser-safe) imports ws, a peer dependency a browser app does not install",
       "dist/types-C.d.ts (reached from ., browser-safe) imports ws, a peer dependency a browser app does not install",
     ]);
+  });
+});
+
+describe("pack:check packages and installs", () => {
+  it("checks the SDK and the host, and only the SDK has browser-safe entry points", () => {
+    expect(PACKAGES.map((p) => [p.dir, p.browserSubpaths.length > 0])).toEqual([
+      [".", true],
+      ["packages/host", false],
+    ]);
+    const sdk = PACKAGES[0];
+    expect(sdk?.allowed.some((re) => re.test("models/hello.json"))).toBe(false);
+    expect(PACKAGES[1]?.allowed.some((re) => re.test("models/hello.json"))).toBe(true);
+  });
+
+  it("fails an import of the bundled @muse-code/protocol: it is neither a dependency nor a peer", () => {
+    const problems = check({ "dist/index.js": 'import { uuidv7 } from "@muse-code/protocol";\nexport { uuidv7 };\n' }, manifest);
+    expect(problems).toEqual([
+      "dist/index.js imports @muse-code/protocol, which is neither a dependency nor a peer dependency: an app that installs the package does not get it",
+    ]);
+  });
+
+  it("counts what npm ls --all installed: an unmet optional peer is not installed", () => {
+    const tree = {
+      dependencies: {
+        "@muse-code/sdk": { version: "0.1.0", dependencies: { "@muse-code/host": {}, react: {}, "vscode-jsonrpc": { version: "10.0.0" } } },
+      },
+    };
+    expect(installedNames(tree)).toEqual(SDK_INSTALL);
+    expect(installedNames({ dependencies: { a: { version: "1", dependencies: { b: { version: "2" }, a: { version: "1" } } } } })).toEqual(["a", "b"]);
   });
 });
 

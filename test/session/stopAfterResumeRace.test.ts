@@ -7,7 +7,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { connect } from "../../src/index.js";
-import { LineSplitter } from "../../src/protocol/lineSplitter.js";
+import { LineSplitter } from "../../packages/protocol/src/lineSplitter.js";
 import { memoryStorage, openSession, type MspSession } from "../../src/session/index.js";
 import { createLinkedPair, type LinkedChannel } from "../../src/testing/index.js";
 import { untilSnapshot } from "../helpers/untilSnapshot.js";

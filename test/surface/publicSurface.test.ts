@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import * as core from "../../src/index.js";
 import type { MspClient } from "../../src/index.js";
 import * as framing from "../../src/framing/index.js";
-import * as host from "../../src/host/index.js";
+import * as host from "../../packages/host/src/index.js";
 import * as node from "../../src/node/index.js";
 import * as websocket from "../../src/websocket/index.js";
 import * as ui from "../../src/ui/index.js";

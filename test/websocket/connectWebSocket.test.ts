@@ -11,7 +11,7 @@ import { WebSocket, WebSocketServer, type RawData, type WebSocket as HostSocket 
 import { cancelTurn, MspError, type MspClient } from "../../src/index.js";
 import { StopController, type StopState } from "../../src/ui/index.js";
 import { connectWebSocket, type WebSocketConnectOptions, type WebSocketConstructor } from "../../src/websocket/index.js";
-import { bearerTokenOf } from "../../src/protocol/index.js";
+import { bearerTokenOf } from "../../packages/protocol/src/index.js";
 
 const SESSION = "0198f0aa-1111-7000-8000-0000000000aa";
 const open: Array<{ close(): unknown }> = [];

@@ -2,8 +2,8 @@
 // own terminal, survive a reload, a dropped socket and a host restart, answer the host's approvals
 // (a Stop while asking withdraws the question, online or not), and choose the model.
 // Served by the host itself, with the models to choose from (docs/sessions-that-survive.md has the commands):
-// `npx muse serve --ws 8080 --ui-dir dist/chat --model demo=node_modules/@muse-code/sdk/models/demo.json
-// --model hello=node_modules/@muse-code/sdk/models/hello.json --token-file .muse-token --data .muse-data`,
+// `npx muse serve --ws 8080 --ui-dir dist/chat --model demo=node_modules/@muse-code/host/models/demo.json
+// --model hello=node_modules/@muse-code/host/models/hello.json --token-file .muse-token --data .muse-data`,
 // opened at the URL it prints (http://127.0.0.1:8080/#token=…).
 import { StrictMode, useState, type FormEvent } from "react";
 import { createRoot } from "react-dom/client";

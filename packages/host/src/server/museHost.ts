@@ -1,0 +1,594 @@
+/** The host core: JSON-RPC dispatch of MSP commands, idempotency, sessions, and per-connection delivery of notifications. */
+import { createHash } from "node:crypto";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { Commands, PROTOCOL_VERSION, RejectionReasons, isObject, type CommandMethod } from "@muse-code/protocol";
+import { formatViewCursor, parseViewCursor } from "@muse-code/protocol/cursor.js";
+import { uuidv7 } from "@muse-code/protocol/uuidv7.js";
+import { ApprovalGate } from "./approvalGate.js";
+import { CommandCache, type CommandOutcome, type ReplayRange } from "./commandCache.js";
+import { descriptorsExhausted, inputParam, invalid, optionalString, rejection, stringParam } from "./commandParams.js";
+import { DEFAULT_LOCK_STALE_MS, lockDataDir, type DataDirLock } from "../log/dataDirLock.js";
+import { DEFAULT_MAX_SUBAGENT_LINKS, Delivery, type Subscriber } from "./delivery.js";
+import { BoundedMap } from "@muse-code/protocol/boundedMap.js";
+import { HostOrder } from "../log/hostOrder.js";
+import { DEFAULT_MAX_LIVE_SESSIONS, HOST_NAME, HOST_VERSION, type MuseHostOptions } from "./hostOptions.js";
+import { readIncoming } from "./incomingMessage.js";
+import { CommandError, JsonRpcErrorCodes, errorResponse } from "./jsonRpc.js";
+import { defaultMaxOpenLogs, LogFilePool, LogUnavailableError } from "../log/logFilePool.js";
+import type { MessageTransport } from "../transport/messageTransport.js";
+import { ensureRealDirectory } from "../log/safeFiles.js";
+import type { SessionAgent, SteerOutcome } from "../agent/sessionAgent.js";
+import { reserveAnswer } from "./owedAnswer.js";
+import { resumePoint } from "./resumePoint.js";
+import { readSessionLog } from "../log/sessionLogReader.js";
+import { sessionLogPath } from "../log/sessionLogRecord.js";
+import { recoverSessions, type RecoveredSession } from "../log/sessionRecovery.js";
+import { SessionRegistry } from "./sessionRegistry.js";
+import { createTempDataDir, type TempDataDir } from "../log/tempDataDir.js";
+import { openToolGroups, type ToolGroupRegistry } from "../tools/toolGroups.js";
+
+interface Handled {
+  result: Record<string, unknown>;
+  /** Notifications re-sent right after the response, to the same subscriber (session/resume). */
+  replay?: ReplayRange;
+  /** The answer goes out (and is remembered) only once this calls back: its records are durable (turn/cancel). */
+  after?: (done: (error?: Error) => void) => void;
+}
+
+/**
+ * The live session agent of `sessionId` in `host`, if it is in memory. For the host's own tests:
+ * not exported from `@muse-code/host`, so the agent's internals stay out of the public surface.
+ */
+export function sessionAgentOf(host: MuseHost, sessionId: string): SessionAgent | undefined {
+  return liveSession(host, sessionId);
+}
+
+let liveSession: (host: MuseHost, sessionId: string) => SessionAgent | undefined;
+
+/**
+ * The reference host. Attach transports with {@link MuseHost.connect}, as many as you like; a
+ * connection receives the notifications of the sessions it created (`session/create`) or resumed
+ * (`session/resume`), and no others, so two connections on one session (two browser tabs) see the
+ * same stream. On construction it locks the data dir (one host per dir, see
+ * {@link MuseHostOptions.dataDir}) and recovers it (turns a crash left open are closed as
+ * `failed: host restarted`), streaming each session log.
+ *
+ * @example
+ * ```ts
+ * const host = createHost({ models: new Map([["default", loadScriptedModel("models/hello.json", "default")]]), defaultModel: "default" });
+ * host.connect(createStdioTransport(process.stdin, process.stdout));
+ * process.on("SIGTERM", () => void host.shutdown().then(() => process.exit(0)));
+ * ```
+ */
+export class MuseHost {
+  /** The data directory holding `sessions/<sessionId>.jsonl`. */
+  readonly dataDir: string;
+  /** What startup recovery closed. */
+  readonly recovered: readonly RecoveredSession[];
+  readonly #options: MuseHostOptions;
+  readonly #cache: CommandCache;
+  /** The loaded sessions (see {@link MuseHostOptions.maxLiveSessions}). */
+  readonly #sessions: SessionRegistry;
+  /** The peers, and what each is sent. */
+  readonly #delivery: Delivery;
+  /** The host's `tool/approve` requests: sent to a subscriber, answered by id. */
+  readonly #approvals = new ApprovalGate({ logger: (line) => this.#log(line) });
+  #shuttingDown: Promise<void> | undefined;
+  #failure: Error | undefined;
+  /** The temp data dir this host created (no `dataDir` given), removed after shutdown. */
+  readonly #tempDataDir: TempDataDir | undefined;
+  /** The lock on a given `dataDir` (a temp dir is this process's alone: it takes none). */
+  readonly #lock: DataDirLock | undefined;
+  /** Every session log's descriptor goes through this bounded cache. */
+  readonly #logFiles: LogFilePool;
+  /** Tool process groups on record in the data dir (killed at the next start if this host is killed). */
+  readonly #toolGroups: ToolGroupRegistry;
+  /** The host order: the `h` stamped on every notification record, above every one in the data dir. */
+  readonly #order = new HostOrder();
+
+  constructor(options: MuseHostOptions) {
+    if (!options.models.has(options.defaultModel)) throw new Error(`default model ${options.defaultModel} is not loaded`);
+    const maxLive = options.maxLiveSessions ?? DEFAULT_MAX_LIVE_SESSIONS;
+    if (!(Number.isInteger(maxLive) && maxLive >= 1)) throw new RangeError(`maxLiveSessions must be an integer of at least 1, got ${maxLive}`);
+    this.#options = options;
+    this.#cache = new CommandCache(options.commandCacheCapacity);
+    if (options.dataDir === undefined) {
+      this.#tempDataDir = createTempDataDir();
+      this.dataDir = this.#tempDataDir.path;
+    } else {
+      this.dataDir = options.dataDir;
+      mkdirSync(this.dataDir, { recursive: true });
+      // One owner per data dir, before anything in it is read or written (throws DataDirInUseError).
+      this.#lock = lockDataDir(this.dataDir, {
+        staleMs: options.lockStaleMs ?? DEFAULT_LOCK_STALE_MS,
+        onCompromised: (error) => this.#fatal(error, "the data-dir lock"),
+        logger: (line) => this.#log(line),
+      });
+    }
+    /** The subagent links in the logs, child to parent: who resumes a session hears the tree below it. Bounded as Delivery bounds them. */
+    const links = new BoundedMap<string, string>({ capacity: DEFAULT_MAX_SUBAGENT_LINKS });
+    try {
+      const lock = this.#lock;
+      this.#logFiles = new LogFilePool({
+        capacity: options.maxOpenLogs ?? defaultMaxOpenLogs(),
+        ...(lock === undefined ? {} : { guard: () => lock.assertHeld() }),
+      });
+      // A sessions/ that is a symlink (or not a directory) is refused: logs never leave the data dir.
+      ensureRealDirectory(join(this.dataDir, "sessions"));
+      // Only once the lock is ours: kills the groups a killed host left running, before recovery closes their turns.
+      this.#toolGroups = openToolGroups(this.dataDir, options.logger);
+      this.recovered = recoverSessions(this.dataDir, {
+        pool: this.#logFiles,
+        logger: (line) => this.#log(line),
+        onLink: (parent, child) => links.set(child, parent),
+        order: this.#order,
+      });
+    } catch (error) {
+      this.#lock?.release();
+      this.#tempDataDir?.remove();
+      throw error;
+    }
+    this.#sessions = new SessionRegistry({
+      dataDir: this.dataDir,
+      host: options,
+      maxLiveSessions: maxLive,
+      pool: this.#logFiles,
+      toolGroups: this.#toolGroups,
+      publish: (method, params, json) => this.#delivery.publish(method, params, json),
+      ask: (question, signal) => this.#approvals.ask(question, signal),
+      fatal: (error, what) => this.#fatal(error, what),
+      log: (line) => this.#log(line),
+      hostOrder: this.#order,
+      link: (parent, child) => {
+        // Who hears the parent hears the child, and the parent's questions' connections are asked the child's.
+        this.#delivery.linkChild(parent, child);
+        this.#approvals.inherit(parent, child);
+      },
+    });
+    this.#delivery = new Delivery({
+      read: (sessionId, from, upTo) =>
+        readSessionLog(sessionLogPath(this.dataDir, sessionId), { onProblem: (line) => this.#log(line), pool: this.#logFiles, from, upTo }),
+      lastCursor: (sessionId) => this.#sessions.loadedOrNone(sessionId)?.lastCursor,
+      terminal: (sessionId, turnId) => {
+        const state = this.#sessions.loadedOrNone(sessionId)?.turnState(turnId);
+        return state?.state === "terminal" ? state.params : undefined;
+      },
+      log: (line) => this.#log(line),
+    });
+    for (const [child, parent] of links) this.#delivery.linkChild(parent, child);
+    for (const r of this.recovered) {
+      this.#log(`recovered session ${r.sessionId}: closed ${r.closedTurns.length} turn(s) as "host restarted"`);
+    }
+  }
+
+  /** The fingerprint in `host/info`: `sha256:` and the hex digest of name, version, protocol version and sorted model names. */
+  get fingerprint(): string {
+    const models = [...this.#options.models.keys()].sort();
+    return `sha256:${createHash("sha256")
+      .update([HOST_NAME, HOST_VERSION, PROTOCOL_VERSION, ...models].join("\n"))
+      .digest("hex")}`;
+  }
+
+  static {
+    liveSession = (host, sessionId) => host.#sessions.live(sessionId);
+  }
+
+  /**
+   * Serves one transport: reads its messages, answers them, and sends it the notifications of the
+   * sessions it created or resumed on it, until {@link MuseHost.disconnect} or shutdown. The end
+   * of its input does not detach it: with stdio, stdin EOF starts a shutdown whose cancelled
+   * terminals must still reach stdout.
+   */
+  connect(transport: MessageTransport): void {
+    const subscriber = this.#delivery.attach(transport);
+    transport.onMessage((text) => this.#onText(text, subscriber));
+    // Its open questions go to the session's next open connection, or wait for a session/resume.
+    transport.onClose(() => this.#approvals.detach(subscriber));
+  }
+
+  /**
+   * Stops sending to `transport` (it hears no session any more) and closes it, e.g. a WebSocket
+   * that went away. Its sessions go on, and a `session/resume` on another connection picks them up.
+   */
+  disconnect(transport: MessageTransport): void {
+    for (const subscriber of this.#delivery.subscribersOf(transport)) this.#approvals.detach(subscriber);
+    this.#delivery.detach(transport);
+    transport.close();
+  }
+
+  /** How many transports are connected. */
+  get connectionCount(): number {
+    return this.#delivery.peerCount;
+  }
+
+  /**
+   * Handles one incoming JSON-RPC text and writes the answer (and any replay) through `reply`.
+   * Exposed for in-process use and tests. Unlike a {@link MuseHost.connect}ed transport, `reply`
+   * hears no live notifications (only answers, replays, and a terminal an `already_terminal`
+   * rejection needs), so nothing keeps a reference to it.
+   */
+  handleText(text: string, reply: (message: unknown) => void): void {
+    this.#onText(text, this.#delivery.replyOnly(reply));
+  }
+
+  /** The session-log error that made the host shut down, if one did. */
+  get failure(): Error | undefined {
+    return this.#failure;
+  }
+
+  /**
+   * Shuts down: new commands are rejected with `shutting_down`, every session is cancelled with
+   * cause `disposed`, its tools are drained, and its log closed. A temp data dir the host created
+   * itself (no `dataDir` option) is removed last. Idempotent.
+   */
+  shutdown(): Promise<void> {
+    this.#shuttingDown ??= (async () => {
+      await Promise.all(this.#sessions.loaded().map((s) => s.dispose()));
+      // A peer behind on a session is fed the rest of it (its terminals too) before its transport closes.
+      await this.#delivery.fed();
+      for (const transport of this.#delivery.transports()) transport.close();
+      this.#lock?.release();
+      this.#tempDataDir?.remove();
+    })();
+    return this.#shuttingDown;
+  }
+
+  #log(line: string): void {
+    this.#options.logger?.(line);
+  }
+
+  /**
+   * A session log could not be written, or the data-dir lock was lost: log it, shut down
+   * (cancel, drain), and tell the CLI. `what` names the log, e.g. `session log of <id>`.
+   */
+  #fatal(error: Error, what: string): void {
+    if (this.#failure !== undefined) return;
+    this.#failure = error;
+    this.#log(`${what} failed: ${error.message}; shutting down`);
+    // Deferred: the failing write may be deep inside a turn's step or a command.
+    queueMicrotask(() => {
+      void this.shutdown();
+      this.#options.onFatal?.(error);
+    });
+  }
+
+  #onText(text: string, subscriber: Subscriber): void {
+    const incoming = readIncoming(text);
+    if (incoming.kind === "invalid") return subscriber.send(incoming.answer);
+    if (incoming.kind === "notification") return; // a client notification: MSP defines none, ignore it
+    const { id } = incoming;
+    // A response to a request this host sent (tool/approve): routed by id, never answered.
+    if (incoming.kind === "response") {
+      if (incoming.loose) this.#log(`a response without jsonrpc "2.0" to ${JSON.stringify(id)}: read anyway`);
+      this.#approvals.answer(subscriber, incoming.message);
+      return;
+    }
+    const { method, params, commandId: given } = incoming;
+    const commandId = given ?? uuidv7();
+    if (given !== undefined) {
+      const seen = this.#cache.lookup(given);
+      if (seen?.method !== undefined && seen.method !== method) {
+        subscriber.send(errorResponse(id, JsonRpcErrorCodes.invalidParams, `commandId ${given} was already used for ${seen.method}`));
+        return;
+      }
+      if (seen !== undefined) {
+        this.#delivery.deliver(subscriber, id, seen);
+        this.#speaksFor(subscriber, method, params, seen);
+        return;
+      }
+    }
+    let outcome: CommandOutcome;
+    let after: Handled["after"];
+    // What this connection had been sent of the session when the resume arrived: the cursor the
+    // client chose knows no more than that.
+    const sentBefore = method === Commands.sessionResume ? (subscriber.cursors.get(String(params["sessionId"])) ?? 0) : undefined;
+    try {
+      const handled = this.#execute(method as CommandMethod, params, commandId);
+      outcome = { kind: "result", method, result: { commandId, status: "accepted", ...handled.result } };
+      if (handled.replay !== undefined) outcome.replay = handled.replay;
+      after = handled.after;
+    } catch (thrown) {
+      // No descriptor free (EMFILE/ENFILE): this command fails, retryably; the host goes on.
+      const error = thrown instanceof LogUnavailableError ? descriptorsExhausted(thrown) : thrown;
+      if (error instanceof CommandError) {
+        outcome = refusalOutcome(error, method, params);
+      } else {
+        this.#log(`internal error in ${method}: ${(error as Error).stack ?? String(error)}`);
+        outcome = { kind: "error", error: { code: JsonRpcErrorCodes.internalError, message: `Internal error: ${(error as Error).message}` } };
+      }
+    }
+    const finish = (answer: CommandOutcome) => {
+      // Only a client-chosen commandId can be retried; an internal error is not an answer to repeat.
+      const internal = answer.kind === "error" && answer.error.code === JsonRpcErrorCodes.internalError;
+      if (given !== undefined && !internal) this.#cache.remember(given, answer);
+      this.#delivery.deliver(subscriber, id, answer, sentBefore);
+      this.#speaksFor(subscriber, method, params, answer);
+    };
+    if (after === undefined) return finish(outcome);
+    // Answered once its records are durable (a retry meanwhile runs again: nothing is cached yet).
+    // Meanwhile the answer counts toward the connection's send bound (owed, not yet queued).
+    const accepted = outcome;
+    const pay = reserveAnswer(subscriber.flow, id, accepted.kind === "result" ? accepted.result : undefined);
+    after((error) => {
+      pay();
+      if (error === undefined) return finish(accepted);
+      if (error instanceof CommandError) return finish(refusalOutcome(error, method, params)); // refused once it could be decided (turn/steer)
+      finish({ kind: "error", error: { code: JsonRpcErrorCodes.internalError, message: `Internal error: session log failed: ${error.message}` } });
+    });
+  }
+
+  /**
+   * After a command's answer (and any replay) went out: a connection that created or resumed a
+   * session is where its questions go, and a resume asks the session's open questions again, after
+   * the replay that shows them pending. (A `handleText` reply hears no notifications: never asked.)
+   */
+  #speaksFor(subscriber: Subscriber, method: string, params: Record<string, unknown>, outcome: CommandOutcome): void {
+    if (outcome.kind !== "result" || (method !== Commands.sessionCreate && method !== Commands.sessionResume)) return;
+    const sessionId = method === Commands.sessionCreate && isObject(outcome.result) ? outcome.result["sessionId"] : params["sessionId"];
+    if (typeof sessionId !== "string" || !this.#delivery.isPeer(subscriber)) return;
+    this.#approvals.attach(sessionId, subscriber, { reask: method === Commands.sessionResume });
+    // The tree below it: its child sessions' questions go to this connection too.
+    for (const child of this.#delivery.descendantsOf(sessionId)) this.#approvals.attach(child, subscriber, { reask: method === Commands.sessionResume });
+  }
+
+  #execute(method: CommandMethod, params: Record<string, unknown>, commandId: string): Handled {
+    if (this.#shuttingDown !== undefined && method !== Commands.hostInfo) {
+      throw rejection(commandId, RejectionReasons.shuttingDown, "the host is shutting down");
+    }
+    switch (method) {
+      case Commands.hostInfo:
+        return {
+          result: {
+            name: HOST_NAME,
+            version: HOST_VERSION,
+            protocolVersion: PROTOCOL_VERSION,
+            fingerprint: this.fingerprint,
+            capabilities: { keepInbox: true, resume: true, steering: true, scopedApprovals: true, usage: true, turnTimeLimit: true, subagents: true },
+            models: [...this.#options.models.keys()].sort().map((id) => ({ id })),
+          },
+        };
+      case Commands.sessionCreate:
+        return this.#sessionCreate(params, commandId);
+      case Commands.sessionResume:
+        return this.#sessionResume(params, commandId);
+      case Commands.sessionSetModel: {
+        const session = this.#requireSession(params, commandId);
+        const model = this.#requireModel(stringParam(params, "model"), commandId);
+        const previousModel = session.setModel(model);
+        return { result: { model, previousModel } };
+      }
+      case Commands.turnStart: {
+        const session = this.#requireSession(params, commandId);
+        const input = inputParam(params);
+        // A retry of an accepted turn/start (after a restart or a cache eviction) answers the
+        // original acceptance and starts nothing.
+        const disposition = session.acceptedTurn(commandId) ?? session.startTurn(commandId, input);
+        return { result: { turnId: commandId, startedNewTurn: true, disposition } };
+      }
+      case Commands.turnCancel:
+        return this.#turnCancel(params, commandId);
+      case Commands.turnSteer:
+        return this.#turnSteer(params, commandId);
+    }
+  }
+
+  #requireModel(model: string, commandId: string): string {
+    if (!this.#options.models.has(model)) {
+      throw rejection(commandId, RejectionReasons.unknownModel, `unknown model ${model}`, { model, available: [...this.#options.models.keys()].sort() });
+    }
+    return model;
+  }
+
+  #sessionCreate(params: Record<string, unknown>, commandId: string): Handled {
+    const model = this.#requireModel(optionalString(params, "model") ?? this.#options.defaultModel, commandId);
+    const sessionId = uuidv7();
+    this.#sessions.create(sessionId, model);
+    return { result: { sessionId, model } };
+  }
+
+  #requireSession(params: Record<string, unknown>, commandId: string): SessionAgent {
+    const sessionId = stringParam(params, "sessionId");
+    const session = this.#sessions.load(sessionId);
+    if (session === undefined) throw rejection(commandId, RejectionReasons.unknownSession, `unknown session ${sessionId}`, { sessionId });
+    return session;
+  }
+
+  #sessionResume(params: Record<string, unknown>, commandId: string): Handled {
+    const session = this.#requireSession(params, commandId);
+    const afterCursor = optionalString(params, "afterCursor");
+    const after = afterCursor === undefined ? 0 : this.#resumeCursor(session, afterCursor, "afterCursor", commandId);
+    // The tree below it: each session after its own cursor in childCursors; one not
+    // named is replayed whole if the client cannot have heard its link (it comes after the cursor
+    // its parent is replayed from) or a turn of it runs, else not at all (the client forgot it).
+    const tree = this.#delivery.descendantsOf(session.sessionId);
+    const named = childCursorsParam(params, session.sessionId, tree);
+    for (const [childId, cursor] of named) {
+      const child = this.#sessions.load(childId);
+      if (child === undefined) throw invalid(`childCursors names session ${childId}, whose log cannot be read`);
+      this.#resumeCursor(child, cursor, `childCursors.${childId}`, commandId);
+    }
+    // With a cursor, the items in progress there come whole in the answer: the base the replay's
+    // deltas and patches apply to, for a client that holds them and one that holds nothing alike.
+    const root = resumePoint(readSessionLog(session.logPath), after);
+    let replayed = root.replayed;
+    const items = [...root.items];
+    /** Each session replayed: the cursor it is replayed from, and the links its log holds. */
+    const replaying = new Map([[session.sessionId, { after, links: root.links }]]);
+    const replayChildren: NonNullable<ReplayRange["children"]> = [];
+    for (const childId of tree) {
+      const cursor = named.get(childId);
+      // Only a session in memory can have a running turn: one the client forgot is not even loaded.
+      if (cursor === undefined && this.#sessions.live(childId)?.busy !== true) {
+        const parent = replaying.get(this.#delivery.parentOf(childId) ?? "");
+        const link = parent?.links.get(childId);
+        if (parent === undefined || (link !== undefined && link <= parent.after)) continue; // heard, and forgotten
+      }
+      const child = this.#sessions.load(childId);
+      if (child === undefined) {
+        this.#log(`resume of session ${session.sessionId}: child session ${childId} cannot be loaded, not replayed`);
+        continue;
+      }
+      const childAfter = cursor === undefined ? 0 : this.#resumeCursor(child, cursor, `childCursors.${childId}`, commandId);
+      const point = resumePoint(readSessionLog(child.logPath), childAfter);
+      replaying.set(childId, { after: childAfter, links: point.links });
+      replayed += point.replayed;
+      items.push(...point.items);
+      replayChildren.push({ sessionId: child.sessionId, after: childAfter, upTo: point.upTo });
+    }
+    const withItems = afterCursor !== undefined || named.size > 0;
+    const result = withItems ? { sessionId: session.sessionId, replayed, items } : { sessionId: session.sessionId, replayed };
+    const replay: ReplayRange = { sessionId: session.sessionId, after, upTo: root.upTo, tree };
+    if (replayChildren.length > 0) replay.children = replayChildren;
+    return { result, replay };
+  }
+
+  /**
+   * The cursor number of `cursor`, a resume cursor of `session` given as `name`: refused (invalid
+   * params) when it is no cursor of that session, or one beyond its last (with `lastCursor`, a
+   * valid cursor to retry with): accepting it would hand the client a future cursor, and every
+   * later notification would look like a step back.
+   */
+  #resumeCursor(session: SessionAgent, cursor: string, name: string, commandId: string): number {
+    const n = parseViewCursor(cursor, session.sessionId);
+    if (n === undefined) throw invalid(`${name} ${cursor} is not a cursor of session ${session.sessionId}`);
+    if (n > session.lastCursor) {
+      throw new CommandError(JsonRpcErrorCodes.invalidParams, `${name} ${cursor} is beyond the last cursor of session ${session.sessionId}`, {
+        commandId,
+        sessionId: session.sessionId,
+        lastCursor: formatViewCursor(session.sessionId, session.lastCursor),
+      });
+    }
+    return n;
+  }
+
+  /**
+   * `turn/steer`: steering input for a running turn. Answered once its `message` item is logged
+   * durably, and before that item's `item/started` (the agent sends it right after the answer).
+   * Refused: `unknown_turn`, `already_terminal` (with the terminal), `turn_not_running` (queued,
+   * or being cancelled), `inbox_full` (over the caps).
+   */
+  #turnSteer(params: Record<string, unknown>, commandId: string): Handled {
+    const session = this.#requireSession(params, commandId);
+    const turnId = stringParam(params, "turnId");
+    const input = inputParam(params);
+    if (input.every((part) => part.text === "")) throw invalid("input must have some text: an empty input steers nothing");
+    // A retry of an accepted steer answers it again (its turn may have ended since).
+    const steered = session.steeredTurn(commandId);
+    // Answered like the first attempt: once its item is durable (the agent waits for that).
+    if (steered !== undefined)
+      return { result: { turnId: steered, steerId: commandId }, after: (callback) => session.steer(steered, commandId, input, (_, error) => callback(error)) };
+    const state = session.turnState(turnId);
+    if (state === undefined) throw rejection(commandId, RejectionReasons.unknownTurn, `unknown turn ${turnId}`, { turnId });
+    if (state.state === "queued") {
+      throw rejection(commandId, RejectionReasons.turnNotRunning, `turn ${turnId} is queued: it takes no steering until it runs`, { turnId });
+    }
+    let done: ((error?: Error) => void) | undefined;
+    let settled: { error?: Error } | undefined;
+    session.steer(turnId, commandId, input, (outcome, error) => {
+      const refused = steerRefusal(outcome, commandId, turnId);
+      settled = refused === undefined ? (error === undefined ? {} : { error }) : { error: refused };
+      done?.(settled.error);
+    });
+    return {
+      result: { turnId, steerId: commandId },
+      after: (callback) => {
+        if (settled !== undefined) return callback(settled.error);
+        done = callback;
+      },
+    };
+  }
+
+  #turnCancel(params: Record<string, unknown>, commandId: string): Handled {
+    const session = this.#requireSession(params, commandId);
+    const turnId = stringParam(params, "turnId");
+    const keepInbox = params["keepInbox"];
+    if (keepInbox !== undefined && typeof keepInbox !== "boolean") throw invalid("keepInbox must be a boolean");
+    const state = session.turnState(turnId);
+    if (state === undefined) throw rejection(commandId, RejectionReasons.unknownTurn, `unknown turn ${turnId}`, { turnId });
+    if (state.state === "terminal") {
+      throw rejection(commandId, RejectionReasons.alreadyTerminal, `turn ${turnId} is already ${state.params.terminal}`, {
+        turnId,
+        terminal: state.params.terminal,
+      });
+    }
+    let done: ((error?: Error) => void) | undefined;
+    let settled: { error?: Error } | undefined;
+    // Its records are synced with the session's next batch, off the event loop: the answer waits for them.
+    session.cancelTurn(turnId, { kind: "user" }, keepInbox === true, (error) => {
+      settled = error === undefined ? {} : { error };
+      done?.(error);
+    });
+    return {
+      result: { turnId },
+      after: (callback) => {
+        if (settled !== undefined) return callback(settled.error);
+        done = callback;
+      },
+    };
+  }
+}
+
+/**
+ * `session/resume.childCursors`, checked: an object whose keys are sessions of the tree
+ * below `sessionId` and whose values are strings (each is checked as a cursor of its session by
+ * the caller). Absent: none named.
+ */
+function childCursorsParam(params: Record<string, unknown>, sessionId: string, tree: readonly string[]): Map<string, string> {
+  const value = params["childCursors"];
+  const named = new Map<string, string>();
+  if (value === undefined) return named;
+  if (!isObject(value) || Array.isArray(value)) throw invalid("childCursors must be an object: sessionId to afterCursor");
+  const below = new Set(tree);
+  for (const [childId, cursor] of Object.entries(value)) {
+    if (!below.has(childId)) throw invalid(`childCursors names session ${childId}, which is not below session ${sessionId}`);
+    if (typeof cursor !== "string") throw invalid(`childCursors.${childId} must be a cursor string`);
+    named.set(childId, cursor);
+  }
+  return named;
+}
+
+/** The answer to a refused command: its JSON-RPC error, and for `already_terminal` the terminal that must precede it. */
+function refusalOutcome(error: CommandError, method: string, params: Record<string, unknown>): CommandOutcome {
+  const e = error.data === undefined ? { code: error.code, message: error.message } : { code: error.code, message: error.message, data: error.data };
+  const outcome: CommandOutcome = { kind: "error", method, error: e };
+  const data = error.data;
+  if (isObject(data) && data["reason"] === RejectionReasons.alreadyTerminal && typeof params["sessionId"] === "string") {
+    outcome.terminalOf = { sessionId: params["sessionId"], turnId: String(data["turnId"]) };
+  }
+  return outcome;
+}
+
+/** The rejection a refused `turn/steer` gets, or `undefined` when it was accepted. */
+function steerRefusal(outcome: SteerOutcome, commandId: string, turnId: string): CommandError | undefined {
+  switch (outcome.kind) {
+    case "accepted":
+      return undefined;
+    case "terminal":
+      return rejection(commandId, RejectionReasons.alreadyTerminal, `turn ${turnId} is already ${outcome.params.terminal}`, {
+        turnId,
+        terminal: outcome.params.terminal,
+      });
+    case "notRunning":
+      return rejection(
+        commandId,
+        RejectionReasons.turnNotRunning,
+        outcome.cancelling ? `turn ${turnId} is being cancelled: it takes no more steering` : `turn ${turnId} is not running`,
+        outcome.cancelling ? { turnId, cancelling: true } : { turnId },
+      );
+    case "full":
+      return rejection(commandId, RejectionReasons.inboxFull, outcome.refusal.message, { turnId, ...outcome.refusal.details });
+  }
+}
+
+/**
+ * Creates a {@link MuseHost}.
+ *
+ * @example
+ * ```ts
+ * const host = createHost({ models: new Map([["default", loadScriptedModel("models/hello.json", "default")]]), defaultModel: "default" });
+ * ```
+ */
+export function createHost(options: MuseHostOptions): MuseHost {
+  return new MuseHost(options);
+}
