@@ -16,13 +16,17 @@ const switchedOff = { ...process.env, MUSE_EXPERIMENTAL_SDK_ENABLED: "0" };
 
 describe("the recipes with the switch off in the environment", () => {
   it("the environment is really off: the host refuses with exit 4", () => {
-    const host = spawnSync(process.execPath, ["--import", "tsx", join(repoRoot, "packages/host/src/serve/main.ts"), "serve", "--stdio", "--script", "packages/host/models/hello.json"], {
-      cwd: repoRoot,
-      env: switchedOff,
-      encoding: "utf8",
-      input: "",
-      timeout: 30_000,
-    });
+    const host = spawnSync(
+      process.execPath,
+      ["--import", "tsx", join(repoRoot, "packages/host/src/serve/main.ts"), "serve", "--stdio", "--script", "packages/host/models/hello.json"],
+      {
+        cwd: repoRoot,
+        env: switchedOff,
+        encoding: "utf8",
+        input: "",
+        timeout: 30_000,
+      },
+    );
     expect(host.status).toBe(4);
     expect(host.stderr).toMatch(/^muse-host: muse serve is switched off \(MUSE_EXPERIMENTAL_SDK_ENABLED=0\)/);
   }, 30_000);
