@@ -12,7 +12,7 @@ import { CannedHost, checkTranscript } from "../../src/testing/index.js";
 import type { OpenedHost } from "../../packages/host/src/cli/openedHost.js";
 import { runTurnCommand } from "../../packages/host/src/cli/runCommand.js";
 import { Screen } from "../../packages/host/src/cli/screen.js";
-import { TextView } from "../../packages/host/src/cli/sessionView.js";
+import { TextView } from "../../packages/host/src/cli/textView.js";
 import { styles } from "../../packages/host/src/cli/style.js";
 import { waitGone } from "../helpers/processGone.js";
 import { repoRoot } from "../helpers/repoRoot.js";

@@ -7,7 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { foldItem, type Item, type MspNotification } from "../../src/index.js";
 import { Screen } from "../../packages/host/src/cli/screen.js";
-import { TextView } from "../../packages/host/src/cli/sessionView.js";
+import { TextView } from "../../packages/host/src/cli/textView.js";
 import { styles } from "../../packages/host/src/cli/style.js";
 
 const S = "s1";

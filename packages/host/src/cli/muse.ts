@@ -19,7 +19,8 @@ import { describeError } from "./describeError.js";
 import { PromptInput, type PromptStream, type TypedLine } from "./promptInput.js";
 import { runTurnCommand } from "./runCommand.js";
 import { Screen } from "./screen.js";
-import { JsonView, TextView } from "./sessionView.js";
+import { JsonView } from "./jsonView.js";
+import { TextView } from "./textView.js";
 import { ShownTree } from "./shownTree.js";
 import { styles } from "./style.js";
 
