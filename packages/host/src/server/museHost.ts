@@ -3,11 +3,12 @@ import { createHash } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { Commands, PROTOCOL_VERSION, RejectionReasons, isObject, type CommandMethod } from "@muse-code/protocol";
-import { formatViewCursor, parseViewCursor } from "@muse-code/protocol/cursor.js";
 import { uuidv7 } from "@muse-code/protocol/uuidv7.js";
 import { ApprovalGate } from "./approvalGate.js";
-import { CommandCache, type CommandOutcome, type ReplayRange } from "./commandCache.js";
-import { descriptorsExhausted, inputParam, invalid, optionalString, rejection, stringParam } from "./commandParams.js";
+import { cancelCommand, steerCommand, type Handled } from "./commandHandlers.js";
+import { planResume, type ResumeHost } from "./resumePlan.js";
+import { CommandCache, type CommandOutcome } from "./commandCache.js";
+import { descriptorsExhausted, inputParam, optionalString, rejection, stringParam } from "./commandParams.js";
 import { DEFAULT_LOCK_STALE_MS, lockDataDir, type DataDirLock } from "../log/dataDirLock.js";
 import { DEFAULT_MAX_SUBAGENT_LINKS, Delivery, type Subscriber } from "./delivery.js";
 import { BoundedMap } from "@muse-code/protocol/boundedMap.js";
@@ -18,23 +19,14 @@ import { CommandError, JsonRpcErrorCodes, errorResponse } from "./jsonRpc.js";
 import { defaultMaxOpenLogs, LogFilePool, LogUnavailableError } from "../log/logFilePool.js";
 import type { MessageTransport } from "../transport/messageTransport.js";
 import { ensureRealDirectory } from "../log/safeFiles.js";
-import type { SessionAgent, SteerOutcome } from "../agent/sessionAgent.js";
+import type { SessionAgent } from "../agent/sessionAgent.js";
 import { reserveAnswer } from "./owedAnswer.js";
-import { resumePoint } from "./resumePoint.js";
 import { readSessionLog } from "../log/sessionLogReader.js";
 import { sessionLogPath } from "../log/sessionLogRecord.js";
 import { recoverSessions, type RecoveredSession } from "../log/sessionRecovery.js";
 import { SessionRegistry } from "./sessionRegistry.js";
 import { createTempDataDir, type TempDataDir } from "../log/tempDataDir.js";
 import { openToolGroups, type ToolGroupRegistry } from "../tools/toolGroups.js";
-
-interface Handled {
-  result: Record<string, unknown>;
-  /** Notifications re-sent right after the response, to the same subscriber (session/resume). */
-  replay?: ReplayRange;
-  /** The answer goes out (and is remembered) only once this calls back: its records are durable (turn/cancel). */
-  after?: (done: (error?: Error) => void) => void;
-}
 
 /**
  * The live session agent of `sessionId` in `host`, if it is in memory. For the host's own tests:
@@ -74,6 +66,14 @@ export class MuseHost {
   readonly #delivery: Delivery;
   /** The host's `tool/approve` requests: sent to a subscriber, answered by id. */
   readonly #approvals = new ApprovalGate({ logger: (line) => this.#log(line) });
+  /** What a resume plan reads of this host. */
+  readonly #resumeHost: ResumeHost = {
+    load: (sessionId) => this.#sessions.load(sessionId),
+    live: (sessionId) => this.#sessions.live(sessionId),
+    descendantsOf: (sessionId) => this.#delivery.descendantsOf(sessionId),
+    parentOf: (child) => this.#delivery.parentOf(child),
+    log: (line) => this.#log(line),
+  };
   #shuttingDown: Promise<void> | undefined;
   #failure: Error | undefined;
   /** The temp data dir this host created (no `dataDir` given), removed after shutdown. */
@@ -351,7 +351,7 @@ export class MuseHost {
       case Commands.sessionCreate:
         return this.#sessionCreate(params, commandId);
       case Commands.sessionResume:
-        return this.#sessionResume(params, commandId);
+        return planResume(this.#requireSession(params, commandId), params, commandId, this.#resumeHost);
       case Commands.sessionSetModel: {
         const session = this.#requireSession(params, commandId);
         const model = this.#requireModel(stringParam(params, "model"), commandId);
@@ -367,9 +367,9 @@ export class MuseHost {
         return { result: { turnId: commandId, startedNewTurn: true, disposition } };
       }
       case Commands.turnCancel:
-        return this.#turnCancel(params, commandId);
+        return cancelCommand(this.#requireSession(params, commandId), params, commandId);
       case Commands.turnSteer:
-        return this.#turnSteer(params, commandId);
+        return steerCommand(this.#requireSession(params, commandId), params, commandId);
     }
   }
 
@@ -393,159 +393,6 @@ export class MuseHost {
     if (session === undefined) throw rejection(commandId, RejectionReasons.unknownSession, `unknown session ${sessionId}`, { sessionId });
     return session;
   }
-
-  #sessionResume(params: Record<string, unknown>, commandId: string): Handled {
-    const session = this.#requireSession(params, commandId);
-    const afterCursor = optionalString(params, "afterCursor");
-    const after = afterCursor === undefined ? 0 : this.#resumeCursor(session, afterCursor, "afterCursor", commandId);
-    // The tree below it: each session after its own cursor in childCursors; one not
-    // named is replayed whole if the client cannot have heard its link (it comes after the cursor
-    // its parent is replayed from) or a turn of it runs, else not at all (the client forgot it).
-    const tree = this.#delivery.descendantsOf(session.sessionId);
-    const named = childCursorsParam(params, session.sessionId, tree);
-    for (const [childId, cursor] of named) {
-      const child = this.#sessions.load(childId);
-      if (child === undefined) throw invalid(`childCursors names session ${childId}, whose log cannot be read`);
-      this.#resumeCursor(child, cursor, `childCursors.${childId}`, commandId);
-    }
-    // With a cursor, the items in progress there come whole in the answer: the base the replay's
-    // deltas and patches apply to, for a client that holds them and one that holds nothing alike.
-    const root = resumePoint(readSessionLog(session.logPath), after);
-    let replayed = root.replayed;
-    const items = [...root.items];
-    /** Each session replayed: the cursor it is replayed from, and the links its log holds. */
-    const replaying = new Map([[session.sessionId, { after, links: root.links }]]);
-    const replayChildren: NonNullable<ReplayRange["children"]> = [];
-    for (const childId of tree) {
-      const cursor = named.get(childId);
-      // Only a session in memory can have a running turn: one the client forgot is not even loaded.
-      if (cursor === undefined && this.#sessions.live(childId)?.busy !== true) {
-        const parent = replaying.get(this.#delivery.parentOf(childId) ?? "");
-        const link = parent?.links.get(childId);
-        if (parent === undefined || (link !== undefined && link <= parent.after)) continue; // heard, and forgotten
-      }
-      const child = this.#sessions.load(childId);
-      if (child === undefined) {
-        this.#log(`resume of session ${session.sessionId}: child session ${childId} cannot be loaded, not replayed`);
-        continue;
-      }
-      const childAfter = cursor === undefined ? 0 : this.#resumeCursor(child, cursor, `childCursors.${childId}`, commandId);
-      const point = resumePoint(readSessionLog(child.logPath), childAfter);
-      replaying.set(childId, { after: childAfter, links: point.links });
-      replayed += point.replayed;
-      items.push(...point.items);
-      replayChildren.push({ sessionId: child.sessionId, after: childAfter, upTo: point.upTo });
-    }
-    const withItems = afterCursor !== undefined || named.size > 0;
-    const result = withItems ? { sessionId: session.sessionId, replayed, items } : { sessionId: session.sessionId, replayed };
-    const replay: ReplayRange = { sessionId: session.sessionId, after, upTo: root.upTo, tree };
-    if (replayChildren.length > 0) replay.children = replayChildren;
-    return { result, replay };
-  }
-
-  /**
-   * The cursor number of `cursor`, a resume cursor of `session` given as `name`: refused (invalid
-   * params) when it is no cursor of that session, or one beyond its last (with `lastCursor`, a
-   * valid cursor to retry with): accepting it would hand the client a future cursor, and every
-   * later notification would look like a step back.
-   */
-  #resumeCursor(session: SessionAgent, cursor: string, name: string, commandId: string): number {
-    const n = parseViewCursor(cursor, session.sessionId);
-    if (n === undefined) throw invalid(`${name} ${cursor} is not a cursor of session ${session.sessionId}`);
-    if (n > session.lastCursor) {
-      throw new CommandError(JsonRpcErrorCodes.invalidParams, `${name} ${cursor} is beyond the last cursor of session ${session.sessionId}`, {
-        commandId,
-        sessionId: session.sessionId,
-        lastCursor: formatViewCursor(session.sessionId, session.lastCursor),
-      });
-    }
-    return n;
-  }
-
-  /**
-   * `turn/steer`: steering input for a running turn. Answered once its `message` item is logged
-   * durably, and before that item's `item/started` (the agent sends it right after the answer).
-   * Refused: `unknown_turn`, `already_terminal` (with the terminal), `turn_not_running` (queued,
-   * or being cancelled), `inbox_full` (over the caps).
-   */
-  #turnSteer(params: Record<string, unknown>, commandId: string): Handled {
-    const session = this.#requireSession(params, commandId);
-    const turnId = stringParam(params, "turnId");
-    const input = inputParam(params);
-    if (input.every((part) => part.text === "")) throw invalid("input must have some text: an empty input steers nothing");
-    // A retry of an accepted steer answers it again (its turn may have ended since).
-    const steered = session.steeredTurn(commandId);
-    // Answered like the first attempt: once its item is durable (the agent waits for that).
-    if (steered !== undefined)
-      return { result: { turnId: steered, steerId: commandId }, after: (callback) => session.steer(steered, commandId, input, (_, error) => callback(error)) };
-    const state = session.turnState(turnId);
-    if (state === undefined) throw rejection(commandId, RejectionReasons.unknownTurn, `unknown turn ${turnId}`, { turnId });
-    if (state.state === "queued") {
-      throw rejection(commandId, RejectionReasons.turnNotRunning, `turn ${turnId} is queued: it takes no steering until it runs`, { turnId });
-    }
-    let done: ((error?: Error) => void) | undefined;
-    let settled: { error?: Error } | undefined;
-    session.steer(turnId, commandId, input, (outcome, error) => {
-      const refused = steerRefusal(outcome, commandId, turnId);
-      settled = refused === undefined ? (error === undefined ? {} : { error }) : { error: refused };
-      done?.(settled.error);
-    });
-    return {
-      result: { turnId, steerId: commandId },
-      after: (callback) => {
-        if (settled !== undefined) return callback(settled.error);
-        done = callback;
-      },
-    };
-  }
-
-  #turnCancel(params: Record<string, unknown>, commandId: string): Handled {
-    const session = this.#requireSession(params, commandId);
-    const turnId = stringParam(params, "turnId");
-    const keepInbox = params["keepInbox"];
-    if (keepInbox !== undefined && typeof keepInbox !== "boolean") throw invalid("keepInbox must be a boolean");
-    const state = session.turnState(turnId);
-    if (state === undefined) throw rejection(commandId, RejectionReasons.unknownTurn, `unknown turn ${turnId}`, { turnId });
-    if (state.state === "terminal") {
-      throw rejection(commandId, RejectionReasons.alreadyTerminal, `turn ${turnId} is already ${state.params.terminal}`, {
-        turnId,
-        terminal: state.params.terminal,
-      });
-    }
-    let done: ((error?: Error) => void) | undefined;
-    let settled: { error?: Error } | undefined;
-    // Its records are synced with the session's next batch, off the event loop: the answer waits for them.
-    session.cancelTurn(turnId, { kind: "user" }, keepInbox === true, (error) => {
-      settled = error === undefined ? {} : { error };
-      done?.(error);
-    });
-    return {
-      result: { turnId },
-      after: (callback) => {
-        if (settled !== undefined) return callback(settled.error);
-        done = callback;
-      },
-    };
-  }
-}
-
-/**
- * `session/resume.childCursors`, checked: an object whose keys are sessions of the tree
- * below `sessionId` and whose values are strings (each is checked as a cursor of its session by
- * the caller). Absent: none named.
- */
-function childCursorsParam(params: Record<string, unknown>, sessionId: string, tree: readonly string[]): Map<string, string> {
-  const value = params["childCursors"];
-  const named = new Map<string, string>();
-  if (value === undefined) return named;
-  if (!isObject(value) || Array.isArray(value)) throw invalid("childCursors must be an object: sessionId to afterCursor");
-  const below = new Set(tree);
-  for (const [childId, cursor] of Object.entries(value)) {
-    if (!below.has(childId)) throw invalid(`childCursors names session ${childId}, which is not below session ${sessionId}`);
-    if (typeof cursor !== "string") throw invalid(`childCursors.${childId} must be a cursor string`);
-    named.set(childId, cursor);
-  }
-  return named;
 }
 
 /** The answer to a refused command: its JSON-RPC error, and for `already_terminal` the terminal that must precede it. */
@@ -557,28 +404,6 @@ function refusalOutcome(error: CommandError, method: string, params: Record<stri
     outcome.terminalOf = { sessionId: params["sessionId"], turnId: String(data["turnId"]) };
   }
   return outcome;
-}
-
-/** The rejection a refused `turn/steer` gets, or `undefined` when it was accepted. */
-function steerRefusal(outcome: SteerOutcome, commandId: string, turnId: string): CommandError | undefined {
-  switch (outcome.kind) {
-    case "accepted":
-      return undefined;
-    case "terminal":
-      return rejection(commandId, RejectionReasons.alreadyTerminal, `turn ${turnId} is already ${outcome.params.terminal}`, {
-        turnId,
-        terminal: outcome.params.terminal,
-      });
-    case "notRunning":
-      return rejection(
-        commandId,
-        RejectionReasons.turnNotRunning,
-        outcome.cancelling ? `turn ${turnId} is being cancelled: it takes no more steering` : `turn ${turnId} is not running`,
-        outcome.cancelling ? { turnId, cancelling: true } : { turnId },
-      );
-    case "full":
-      return rejection(commandId, RejectionReasons.inboxFull, outcome.refusal.message, { turnId, ...outcome.refusal.details });
-  }
 }
 
 /**
