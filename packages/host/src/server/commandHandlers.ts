@@ -1,6 +1,7 @@
 /** The turn commands a session answers (`turn/steer`, `turn/cancel`), and what a handled command returns. */
 import { RejectionReasons } from "@muse-code/protocol";
-import type { SessionAgent, SteerOutcome } from "../agent/sessionAgent.js";
+import type { SessionAgent } from "../agent/sessionAgent.js";
+import type { SteerOutcome } from "../agent/sessionAgentOptions.js";
 import type { ReplayRange } from "./commandCache.js";
 import { inputParam, invalid, rejection, stringParam } from "./commandParams.js";
 import type { CommandError } from "./jsonRpc.js";
