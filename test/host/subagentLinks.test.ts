@@ -3,7 +3,8 @@
  * forgotten first, and with it the child's place in its parent's tree; the default is documented.
  */
 import { describe, expect, it } from "vitest";
-import { DEFAULT_MAX_SUBAGENT_LINKS, Delivery, type DeliverySource } from "../../packages/host/src/server/delivery.js";
+import { Delivery, type DeliverySource } from "../../packages/host/src/server/delivery.js";
+import { DEFAULT_MAX_SUBAGENT_LINKS } from "../../packages/host/src/server/sessionLinks.js";
 
 const source: DeliverySource = { read: () => [], lastCursor: () => undefined, terminal: () => undefined, log: () => {} };
 

@@ -17,7 +17,7 @@ import {
 import { transportTakes, type MessageTransport } from "../transport/messageTransport.js";
 import { logStart, type SessionLogPosition } from "../log/sessionLogReader.js";
 import type { SessionLogRecord, SkippedRecord } from "../log/sessionLogRecord.js";
-import { BoundedMap } from "@muse-code/protocol/boundedMap.js";
+import { DEFAULT_MAX_SUBAGENT_LINKS, SessionLinks } from "./sessionLinks.js";
 
 /** @unit bytes of session log one batch of a feed reads before it lets other work run (it goes on at once after). */
 const FEED_BATCH_READ_BYTES = 4 * 1024 * 1024;
@@ -61,12 +61,6 @@ export interface Subscriber {
   /** Where the log reader of each session stood when its last feed caught up: the next one goes on from there. */
   readonly kept: Map<string, SessionLogPosition>;
 }
-
-/**
- * @unit links: the parent→child session links a host remembers by default; beyond it
- * the oldest are forgotten first, and a forgotten child is no longer part of its parent's tree.
- */
-export const DEFAULT_MAX_SUBAGENT_LINKS = 10_000;
 
 /**
  * Options of a {@link Delivery}.
@@ -161,33 +155,19 @@ export class Delivery {
   readonly #pumping = new Set<Subscriber>();
   /** Subscribers with a batch scheduled for the next turn of the event loop. */
   readonly #scheduled = new Set<Subscriber>();
-  /**
-   * The parent of each child session linked, at most `maxLinks`, the oldest forgotten
-   * first (its entry in `#children` goes with it).
-   */
-  readonly #parents: BoundedMap<string, string>;
-  /** The child sessions linked below each session: whoever hears a session hears them. Holds only links `#parents` keeps. */
-  readonly #children = new Map<string, Set<string>>();
+  /** The subagent tree: whoever hears a session hears the sessions linked below it. */
+  readonly #links: SessionLinks;
   /** Waiters of {@link Delivery.fed}. */
   #fedWaiters: Array<() => void> = [];
 
   constructor(source: DeliverySource, options: DeliveryOptions = {}) {
     this.#source = source;
-    const maxLinks = options.maxLinks ?? DEFAULT_MAX_SUBAGENT_LINKS;
-    if (!(Number.isInteger(maxLinks) && maxLinks >= 1)) throw new RangeError(`maxLinks must be an integer of at least 1, got ${maxLinks}`);
-    this.#parents = new BoundedMap({
-      capacity: maxLinks,
-      onEvict: (child, parent) => {
-        const children = this.#children.get(parent);
-        children?.delete(child);
-        if (children?.size === 0) this.#children.delete(parent);
-      },
-    });
+    this.#links = new SessionLinks(options.maxLinks ?? DEFAULT_MAX_SUBAGENT_LINKS);
   }
 
   /** How many parent→child links are remembered (at most {@link DeliveryOptions.maxLinks}). */
   get linkCount(): number {
-    return this.#parents.size;
+    return this.#links.size;
   }
 
   #newSubscriber(write: (message: unknown) => void, subscribes: boolean, transport?: MessageTransport): Subscriber {
@@ -341,7 +321,7 @@ export class Delivery {
 
   /** The feed of `subscriber` on the parent of `sessionId`, when it is behind on it. */
   #parentFeed(subscriber: Subscriber, sessionId: string): LogFeed | undefined {
-    const parent = this.#parents.get(sessionId);
+    const parent = this.#links.parentOf(sessionId);
     return parent === undefined ? undefined : subscriber.feeds.get(parent);
   }
 
@@ -495,17 +475,7 @@ export class Delivery {
    * later subscriber of `parent`.
    */
   linkChild(parent: string, child: string): void {
-    if (parent === child) return;
-    const previous = this.#parents.get(child);
-    if (previous !== undefined) {
-      const siblings = this.#children.get(previous);
-      siblings?.delete(child);
-      if (siblings?.size === 0) this.#children.delete(previous);
-    }
-    let children = this.#children.get(parent);
-    if (children === undefined) this.#children.set(parent, (children = new Set()));
-    children.add(child);
-    this.#parents.set(child, parent); // may forget the oldest link (onEvict edits #children)
+    if (!this.#links.link(parent, child)) return;
     for (const subscriber of [...(this.#subscribers.get(parent) ?? [])]) {
       // A subscriber behind on `parent` (a slow reader's feed, a replay) is fed the new child with
       // it, in host order: the parent's `subagent` link, still queued, goes before anything of the child.
@@ -523,21 +493,12 @@ export class Delivery {
 
   /** The session `child` is linked below, if it is linked. */
   parentOf(child: string): string | undefined {
-    return this.#parents.get(child);
+    return this.#links.parentOf(child);
   }
 
   /** The sessions linked below `sessionId` in this host's run, children before grandchildren. */
   descendantsOf(sessionId: string): string[] {
-    const found: string[] = [];
-    const seen = new Set([sessionId]);
-    for (let i = -1; i < found.length; i++) {
-      for (const child of this.#children.get(i < 0 ? sessionId : (found[i] as string)) ?? []) {
-        if (seen.has(child)) continue;
-        seen.add(child);
-        found.push(child);
-      }
-    }
-    return found;
+    return this.#links.descendantsOf(sessionId);
   }
 
   /** From now on `subscriber` hears `sessionId` (and the sessions linked below it); answers whether it did not before. */
