@@ -11,6 +11,7 @@ import type { HostOrder } from "../log/hostOrder.js";
 import type { NotificationRecord } from "../log/notificationEncoder.js";
 import { ToolCallRunner } from "./toolCalls.js";
 import type { ChildOutcome, ChildTurnSpec } from "./delegation.js";
+import { ChildTurnWaits } from "./childTurnWaits.js";
 import { SessionGrants } from "./sessionGrants.js";
 import { itemChange } from "./itemChanges.js";
 import { formatViewCursor } from "@muse-code/protocol/cursor.js";
@@ -84,10 +85,8 @@ export class SessionAgent {
   #splicedTurn: string | undefined;
   /** Steers of the running turn that came before its `turn/started`: run again right after it. */
   #early: Array<() => void> = [];
-  /** Who waits for a child turn's terminal, by turnId. */
-  readonly #endWaiters = new Map<string, Array<(outcome: ChildOutcome) => void>>();
-  /** The last message text of each running child turn so far, by turnId. */
-  readonly #lastMessages = new Map<string, string>();
+  /** Who waits for a child turn's terminal, and its last message. */
+  readonly #childWaits = new ChildTurnWaits();
   /** The host-wide sequence stamped on each notification record. */
   readonly #hostOrder: HostOrder | undefined;
 
@@ -206,16 +205,7 @@ export class SessionAgent {
    * message's text (a delegating call's output).
    */
   whenTurnEnds(turnId: string): Promise<ChildOutcome> {
-    const params = this.#terminals.get(turnId);
-    if (params !== undefined) {
-      const lastMessage = this.#lastMessages.get(turnId) ?? "";
-      return this.#log.durable().then(() => ({ params, lastMessage }));
-    }
-    return new Promise((resolve) => {
-      const waiters = this.#endWaiters.get(turnId) ?? [];
-      waiters.push(resolve);
-      this.#endWaiters.set(turnId, waiters);
-    });
+    return this.#childWaits.wait(turnId, this.#terminals.get(turnId), () => this.#log.durable());
   }
 
   /**
@@ -424,7 +414,7 @@ export class SessionAgent {
   #noteMessage(method: NotificationMethod, body: Record<string, unknown>): void {
     if (method !== "item/completed" || this.#running?.child === undefined) return;
     const item = body["item"] as Item | undefined;
-    if (item?.kind === "message" && item.text !== "") this.#lastMessages.set(item.turnId, item.text);
+    if (item?.kind === "message") this.#childWaits.message(item.turnId, item.text);
   }
 
   #complete(turnId: string, terminal: Terminal, reason: string, cause: CancelCause | undefined, since: number, usage?: TurnUsage): void {
@@ -432,19 +422,9 @@ export class SessionAgent {
     if (cause !== undefined) body["cause"] = { ...cause };
     if (usage !== undefined) body["usage"] = { ...usage };
     const sent = this.#emit("turn/completed", body);
-    const waiters = this.#endWaiters.get(turnId);
-    if (waiters !== undefined) {
-      // A child turn's delegating call completes after this terminal is durable and sent (leaves first).
-      this.#endWaiters.delete(turnId);
-      const outcome: ChildOutcome = {
-        params: (sent ?? { sessionId: this.sessionId, ...body }) as unknown as TurnCompletedParams,
-        lastMessage: this.#lastMessages.get(turnId) ?? "",
-      };
-      void this.#log.durable().then(
-        () => waiters.forEach((w) => w(outcome)),
-        () => waiters.forEach((w) => w(outcome)),
-      );
-    }
+    // A child turn's delegating call completes after this terminal is durable and sent (leaves first).
+    const params = (sent ?? { sessionId: this.sessionId, ...body }) as unknown as TurnCompletedParams;
+    this.#childWaits.ended(turnId, params, () => this.#log.durable());
     if (sent === undefined) return; // not durable, so not sent: a restart closes it ("host restarted")
     this.#terminals.set(turnId, sent as unknown as TurnCompletedParams);
     const at = Date.now();
