@@ -110,7 +110,7 @@ export class SessionQuestions {
       return decision;
     }
     // Gone because a Stop answered it `cancelled`: that answer stands, not this one.
-    for (const turn of this.#host.turns.all()) if (turn.stopRequested && (turn.stoppedQuestions.has(itemId) || turn.items.has(itemId))) return "cancelled";
+    for (const turn of this.#host.turns.all()) if (turn.stoppedQuestions.has(itemId)) return "cancelled";
     return decision;
   }
 
