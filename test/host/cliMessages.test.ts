@@ -57,6 +57,7 @@ describe("muse-host --help", () => {
       "--max-send-queue-bytes",
       "--stall-timeout-ms",
       "--max-connections",
+      "--max-sessions-per-connection",
       "--version",
       "--help",
     ]);
@@ -99,6 +100,7 @@ describe("muse-host --help", () => {
       "--max-send-queue-bytes": "1",
       "--stall-timeout-ms": "1",
       "--max-connections": "1",
+      "--max-sessions-per-connection": "1",
     };
     for (const flag of serveFlags) {
       const args = ["--stdio", "--ws", "0", "--script", "a.json", flag, ...(valueOf[flag] === undefined ? [] : [valueOf[flag]])];

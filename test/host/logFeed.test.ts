@@ -1,5 +1,5 @@
 /**
- * Issue 19 part 3, the pieces: a session-log read resumed from a kept position (deltas rebuilt
+ * The pieces of feeding from the log: a session-log read resumed from a kept position (deltas rebuilt
  * from the state it carries) reads what one whole read reads; the stdio transport honours its
  * output's backpressure and says what failed; a feed sends one record at a time within the bound.
  */
@@ -10,6 +10,7 @@ import { PassThrough, Writable } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
 import { feedBatch, replayStart, type LogFeed } from "../../packages/host/src/server/logFeed.js";
 import { SessionLog } from "../../packages/host/src/log/sessionLog.js";
+import { resumePoint } from "../../packages/host/src/server/resumePoint.js";
 import { logStart, readSessionLog } from "../../packages/host/src/log/sessionLogReader.js";
 import { sessionLogPath, type SessionLogRecord } from "../../packages/host/src/log/sessionLogRecord.js";
 import { createStdioTransport } from "../../packages/host/src/transport/stdioTransport.js";
@@ -102,6 +103,36 @@ describe("readSessionLog from a kept position", () => {
     const rest = notifications(readSessionLog(path, { from: position, upTo: 20 }));
     expect(rest.map((r) => r.n)).toEqual([11, 12, 13, 14, 15, 16, 17, 18, 19, 20]);
     expect(rest).toEqual(notifications(readSessionLog(path)).slice(10, 20));
+  });
+
+  it("the resume plan's one scan: replayStart given it reads only what was logged after it, and starts where a whole scan would", async () => {
+    const path = await streamedLog(20); // cursors 1..23
+    const scan = logStart();
+    const point = resumePoint(readSessionLog(path, { from: scan }), 10, scan);
+    expect(point.scan.replayed).toBe(13);
+    const log = SessionLog.open(path, { mode: "existing" });
+    for (const n of [24, 25, 26]) {
+      log.write({ type: "notification", at: n, n, method: "turn/started", params: { sessionId: "s1", viewCursor: `v:s1:${n}`, turnId: `t${n}` } });
+    }
+    await log.durable();
+    log.close();
+    const offsets: number[] = [];
+    const read = (from: ReturnType<typeof logStart>, upTo: number) => {
+      offsets.push(from.offset);
+      return readSessionLog(path, { from, upTo });
+    };
+    const planned = replayStart(read, 10, 26, point.scan);
+    expect(offsets).toEqual([point.scan.end.offset]); // the tail only
+    const whole = replayStart((from, upTo) => readSessionLog(path, { from, upTo }), 10, 26);
+    expect(planned.replayed).toBe(16);
+    expect(planned).toEqual(whole);
+    // Nothing logged since the plan: no read at all.
+    offsets.length = 0;
+    expect(replayStart(read, 10, 23, point.scan)).toEqual(replayStart((from, upTo) => readSessionLog(path, { from, upTo }), 10, 23));
+    expect(offsets).toEqual([]);
+    // Another start than the plan's scans again, from the log's start.
+    expect(replayStart(read, 12, 26, point.scan).replayed).toBe(14);
+    expect(offsets).toEqual([0]);
   });
 
   it("feedBatch sends within the bound, leaves the record that does not fit unread, and ends caught up", async () => {

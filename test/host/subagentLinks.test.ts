@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { Delivery, type DeliverySource } from "../../packages/host/src/server/delivery.js";
-import { DEFAULT_MAX_SUBAGENT_LINKS } from "../../packages/host/src/server/sessionLinks.js";
+import { DEFAULT_MAX_SUBAGENT_LINKS } from "../../packages/host/src/server/sessionRoutes.js";
 
 const source: DeliverySource = { read: () => [], lastCursor: () => undefined, terminal: () => undefined, log: () => {} };
 

@@ -70,6 +70,7 @@ export const RejectionReasons = {
   shuttingDown: "shutting_down",
   turnNotRunning: "turn_not_running",
   inboxFull: "inbox_full",
+  tooManySessions: "too_many_sessions",
 } as const;
 
 /**

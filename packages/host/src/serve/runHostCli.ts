@@ -141,6 +141,7 @@ export async function runHostCli(argv: readonly string[]): Promise<number> {
     if (options.turnTimeLimitMs !== undefined) hostOptions.turnTimeLimitMs = options.turnTimeLimitMs;
     if (options.maxSubagentDepth !== undefined) hostOptions.maxSubagentDepth = options.maxSubagentDepth;
     if (options.maxSubagentsPerTurn !== undefined) hostOptions.maxSubagentsPerTurn = options.maxSubagentsPerTurn;
+    if (options.maxSessionsPerConnection !== undefined) hostOptions.maxSessionsPerConnection = options.maxSessionsPerConnection;
     if (options.outputCapBytes !== undefined) hostOptions.outputCapBytes = options.outputCapBytes;
     if (options.maxOpenLogs !== undefined) hostOptions.maxOpenLogs = options.maxOpenLogs;
     if (options.maxLiveSessions !== undefined) hostOptions.maxLiveSessions = options.maxLiveSessions;

@@ -46,6 +46,8 @@ export interface ServeOptions {
   maxSubagentDepth?: number;
   /** `--max-subagents-per-turn N`: child turns one turn runs at once. @unit child turns */
   maxSubagentsPerTurn?: number;
+  /** `--max-sessions-per-connection N`: sessions of its own one connection may hear. @unit sessions */
+  maxSessionsPerConnection?: number;
   /** @unit bytes */
   outputCapBytes?: number;
   /** @unit file descriptors */
@@ -63,7 +65,7 @@ export const USAGE = `usage: muse-host serve (--stdio | --ws [ADDR:]PORT | both)
                        [--output-cap-bytes N] [--max-open-logs N] [--max-live-sessions N] [--lock-stale-ms N]
                        [--max-message-bytes N] [--token-file FILE] [--allow-origin ORIGIN ...]
                        [--allow-remote] [--ui] [--ui-dir DIR] [--max-send-queue-bytes N]
-                       [--stall-timeout-ms N] [--max-connections N]
+                       [--stall-timeout-ms N] [--max-connections N] [--max-sessions-per-connection N]
        muse-host --version | --help`;
 
 /**
@@ -97,6 +99,8 @@ serve flags (each also takes --flag=VALUE):
                          "subagent depth limit (N)" (default: 3)
   --max-subagents-per-turn N at most N child turns of one turn run at once; a "task" call
                          beyond it fails "subagent fan-out limit (N)" (default: 8)
+  --max-sessions-per-connection N sessions of its own (created or resumed) one connection
+                         may hear; past it, another is refused "too_many_sessions" (default: 1024)
   --output-cap-bytes N   bytes of output kept per tool call; the rest is cut, truncated: true
                          (default: ${DEFAULT_OUTPUT_CAP_BYTES})
   --max-open-logs N      session-log file descriptors kept open for idle sessions, least
@@ -237,6 +241,9 @@ export function parseServeArgs(args: readonly string[]): ServeOptions {
         break;
       case "--max-subagents-per-turn":
         options.maxSubagentsPerTurn = positive(name, value());
+        break;
+      case "--max-sessions-per-connection":
+        options.maxSessionsPerConnection = positive(name, value());
         break;
       case "--output-cap-bytes":
         options.outputCapBytes = nonNegativeInt(name, value());

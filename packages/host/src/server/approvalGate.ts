@@ -10,6 +10,7 @@
 import { ApprovalDecisions, HostRequests, isObject, type ApprovalDecision, type ToolApproveParams } from "@muse-code/protocol";
 import { BoundedMap } from "@muse-code/protocol/boundedMap.js";
 import type { JsonRpcId } from "./jsonRpc.js";
+import { SessionRoutes } from "./sessionRoutes.js";
 
 /**
  * Where a question goes: a subscriber of the host core (one peer's way back to its client). Compared by identity.
@@ -60,9 +61,11 @@ export const LATE_ANSWERS_REMEMBERED = 256;
  * const options: ApprovalGateOptions = { logger: (line) => process.stderr.write(`${line}\n`) };
  * ```
  */
-export interface ApprovalGateOptions {
+export interface ApprovalGateOptions<T extends AskTarget = AskTarget> {
   /** Told about answers it ignores (late, unknown, duplicate) and answers it cannot read. */
   logger?: (line: string) => void;
+  /** The host's routing table (who speaks for each session, and the tree), shared with its delivery; a table of its own when not given. */
+  routes?: SessionRoutes<T>;
   /** @defaultValue {@link LATE_ANSWERS_REMEMBERED} */
   lateAnswersPerTarget?: number;
 }
@@ -145,18 +148,19 @@ function readAnswer(message: Record<string, unknown>, params: ToolApproveParams)
  * const answer = await gate.ask(params, signal); // rejects with signal.reason when the turn is cancelled
  * ```
  */
-export class ApprovalGate {
+export class ApprovalGate<T extends AskTarget = AskTarget> {
   readonly #logger: (line: string) => void;
   readonly #lateCapacity: number;
   readonly #targets = new Map<AskTarget, TargetState>();
-  /** The connections that speak for each session, most recent last. */
-  readonly #speakers = new Map<string, AskTarget[]>();
+  /** Who speaks for each session (most recent last), and the tree below it. */
+  readonly #routes: SessionRoutes<T>;
   /** Open questions by session. */
   readonly #open = new Map<string, Set<Question>>();
 
-  constructor(options: ApprovalGateOptions = {}) {
+  constructor(options: ApprovalGateOptions<T> = {}) {
     this.#logger = options.logger ?? (() => {});
     this.#lateCapacity = options.lateAnswersPerTarget ?? LATE_ANSWERS_REMEMBERED;
+    this.#routes = options.routes ?? new SessionRoutes<T>();
   }
 
   /** How many questions are open now, over all sessions. */
@@ -241,50 +245,35 @@ export class ApprovalGate {
         this.#open.set(params.sessionId, set);
       }
       set.add(question);
-      const speaker = this.#speakers.get(params.sessionId)?.at(-1);
+      const speaker = this.#routes.speakerOf(params.sessionId);
       if (speaker !== undefined) this.#send(question, speaker);
     });
   }
 
   /**
-   * `target` now speaks for `sessionId` (it created or resumed it): the session's next questions go
-   * to it. With `reask` (a `session/resume`), every open question of the session is asked on it
-   * now, unless it has that question outstanding already.
+   * `target` now speaks for `sessionId` and the sessions linked below it (it created or resumed
+   * it): their next questions go to it. With `reask` (a `session/resume`), every open question of
+   * them is asked on it now, unless it has that question outstanding already.
    */
-  attach(sessionId: string, target: AskTarget, options: { reask?: boolean } = {}): void {
-    const speakers = (this.#speakers.get(sessionId) ?? []).filter((t) => t !== target);
-    speakers.push(target);
-    this.#speakers.set(sessionId, speakers);
+  attach(sessionId: string, target: T, options: { reask?: boolean } = {}): void {
+    const sessions = this.#routes.speak(target, sessionId);
     if (options.reask !== true) return;
-    for (const question of this.#open.get(sessionId) ?? []) this.#send(question, target);
-  }
-
-  /**
-   * Child session `child` was created below `parent`: the connections that speak for
-   * `parent` speak for `child`, in the same order.
-   */
-  inherit(parent: string, child: string): void {
-    const speakers = this.#speakers.get(parent);
-    if (speakers !== undefined && speakers.length > 0) this.#speakers.set(child, [...speakers]);
+    for (const id of sessions) for (const question of this.#open.get(id) ?? []) this.#send(question, target);
   }
 
   /**
    * `target` closed. Its answers can no longer come: each question it had outstanding is asked on
    * the session's next most recent connection, or, when there is none, waits for a resume.
    */
-  detach(target: AskTarget): void {
+  detach(target: T): void {
     const state = this.#targets.get(target);
     this.#targets.delete(target);
-    for (const [sessionId, speakers] of this.#speakers) {
-      const left = speakers.filter((t) => t !== target);
-      if (left.length === 0) this.#speakers.delete(sessionId);
-      else if (left.length !== speakers.length) this.#speakers.set(sessionId, left);
-    }
+    this.#routes.stopSpeaking(target);
     if (state === undefined) return;
     for (const question of [...state.open.values(), ...state.withdrew]) {
       question.asks.delete(target);
       question.withdrewFrom.delete(target);
-      const next = this.#speakers.get(question.params.sessionId)?.at(-1);
+      const next = this.#routes.speakerOf(question.params.sessionId);
       if (!question.closed && question.asks.size === 0 && next !== undefined) this.#send(question, next);
     }
   }

@@ -1,5 +1,6 @@
 /** The idempotency cache: a repeated commandId gets the identical answer, without re-executing. */
 import { BoundedMap } from "@muse-code/protocol/boundedMap.js";
+import type { ReplayScan } from "./resumePoint.js";
 
 /** What a command answered: its result or its JSON-RPC error. */
 export type CommandOutcome = (
@@ -34,6 +35,12 @@ export interface ReplayRange {
    * (before this answer, or before a retry of it) is replayed whole with the tree.
    */
   tree?: string[];
+  /**
+   * The plan's one scan of each session's log (by sessionId): the first delivery feeds the replay
+   * from these and counts only what was logged since. Taken off the outcome by that delivery, so
+   * the cache never holds a log position.
+   */
+  scans?: Map<string, ReplayScan>;
 }
 
 /** Default number of commandIds remembered. */

@@ -1,66 +1,14 @@
 /** Delivery: what each of the host's peers is sent (answers, replays, live notifications), in cursor order, fed from the log when it is behind. */
 import { Commands, isObject, type NotificationMethod, type TurnCompletedParams } from "@muse-code/protocol";
-import { parseViewCursor } from "@muse-code/protocol/cursor.js";
 import type { CommandOutcome } from "./commandCache.js";
 import { notificationMessage, withJson, type JsonRpcId } from "./jsonRpc.js";
-import {
-  feedBatch,
-  feedTreeBatch,
-  replayStart,
-  sendDueRequests,
-  type FeedOutcome,
-  type FeedStep,
-  type LogFeed,
-  type LogRead,
-  type TreeReplay,
-} from "./logFeed.js";
+import { replayStart, type LogFeed, type TreeReplay } from "./logFeed.js";
+import { LogFeeder } from "./logFeeder.js";
 import { transportTakes, type MessageTransport } from "../transport/messageTransport.js";
 import { logStart, type SessionLogPosition } from "../log/sessionLogReader.js";
 import type { SessionLogRecord, SkippedRecord } from "../log/sessionLogRecord.js";
-import { DEFAULT_MAX_SUBAGENT_LINKS, SessionLinks } from "./sessionLinks.js";
-
-/** @unit bytes of session log one batch of a feed reads before it lets other work run (it goes on at once after). */
-const FEED_BATCH_READ_BYTES = 4 * 1024 * 1024;
-
-/**
- * A per-client subscriber: where one peer's answers go, the turns whose terminal it has been
- * sent, and the sessions whose notifications it hears (those it created or resumed).
- *
- * @example
- * ```ts
- * const subscriber = delivery.attach(transport);
- * subscriber.send({ jsonrpc: "2.0", id: 1, result: {} }); // an answer: at once
- * ```
- */
-export interface Subscriber {
-  /** Sends a message: a notification in cursor order, a host request after what it is behind on, anything else at once. */
-  send: (message: unknown) => void;
-  /**
-   * Sends a notification of `sessionId` whose cursor number is `n` (`params` are its wire
-   * params) now: what `send` does, without reading the message again.
-   */
-  sendNotification: (message: unknown, method: string, params: Record<string, unknown>, sessionId: string, n: number | undefined) => void;
-  /** Hands a message to the transport now, whatever it is behind on. */
-  sendNow: (message: unknown) => void;
-  terminalsSent: Set<string>;
-  /** The sessions this subscriber hears; `undefined` for a `handleText` reply, which hears only its answers and replays. */
-  sessions: Set<string> | undefined;
-  /** Set by `disconnect`: a closed subscriber is never subscribed again. */
-  closed: boolean;
-  /**
-   * The highest cursor number sent to this subscriber, per session (a resume's replay starts it
-   * again at its `afterCursor`). A live notification at or below it is not sent: a replay and a
-   * live notification whose send waited on its log sync can cover the same records, and each
-   * reaches the peer once, in cursor order (invariant 5).
-   */
-  cursors: Map<string, number>;
-  /** Its transport when that has flow control (`heldBytes`, `maxHeldBytes`): then it can fall behind. */
-  readonly flow: MessageTransport | undefined;
-  /** The sessions it is behind on (or being replayed): sent from the log, not live, until caught up. */
-  readonly feeds: Map<string, LogFeed>;
-  /** Where the log reader of each session stood when its last feed caught up: the next one goes on from there. */
-  readonly kept: Map<string, SessionLogPosition>;
-}
+import { DEFAULT_MAX_SUBAGENT_LINKS, SessionRoutes } from "./sessionRoutes.js";
+import { createSubscriber, cursorOf, type Subscriber } from "./subscriber.js";
 
 /**
  * Options of a {@link Delivery}.
@@ -71,8 +19,10 @@ export interface Subscriber {
  * ```
  */
 export interface DeliveryOptions {
+  /** The host's routing table (who hears what, and the tree), shared with its approval gate; a table of its own when not given. */
+  routes?: SessionRoutes<Subscriber>;
   /**
-   * @unit links: parent→child session links remembered, the oldest forgotten first
+   * @unit links: parent→child session links remembered in a table of its own (no `routes`)
    * @defaultValue {@link DEFAULT_MAX_SUBAGENT_LINKS}
    */
   maxLinks?: number;
@@ -82,23 +32,6 @@ export interface DeliveryOptions {
 interface Peer {
   transport: MessageTransport;
   subscriber: Subscriber;
-}
-
-/** The cursor number of a notification's params, read with the strict parser (the host wrote it: `v:<sessionId>:<n>`). */
-function cursorOf(params: Record<string, unknown>, sessionId: string): number | undefined {
-  const cursor = params["viewCursor"];
-  return typeof cursor === "string" ? parseViewCursor(cursor, sessionId) : undefined;
-}
-
-/** `read`, except that a log that throws ends there: `onError` is told, and the records stop. */
-function readOrLeave(read: LogRead, onError: (error: Error) => void): LogRead {
-  return function* (from, upTo) {
-    try {
-      yield* read(from, upTo);
-    } catch (error) {
-      onError(error as Error);
-    }
-  };
 }
 
 /**
@@ -145,75 +78,53 @@ export interface DeliverySource {
 export class Delivery {
   readonly #source: DeliverySource;
   readonly #peers = new Set<Peer>();
-  /** Who hears each session: the subscribers that created or resumed it. An entry goes when its last subscriber does. */
-  readonly #subscribers = new Map<string, Set<Subscriber>>();
+  /** Who hears each session, who answers its questions, and the subagent tree. */
+  readonly #routes: SessionRoutes<Subscriber>;
   /** The highest cursor number published live, per session with subscribers: a feed sends no further. */
   readonly #published = new Map<string, number>();
   /** The subscriber of each `handleText` reply function. */
   readonly #replies = new WeakMap<(message: unknown) => void, Subscriber>();
-  /** Subscribers whose feed is running now (a send never starts another run inside it). */
-  readonly #pumping = new Set<Subscriber>();
-  /** Subscribers with a batch scheduled for the next turn of the event loop. */
-  readonly #scheduled = new Set<Subscriber>();
-  /** The subagent tree: whoever hears a session hears the sessions linked below it. */
-  readonly #links: SessionLinks;
+  /** Feeds subscribers what they are behind on, from the logs. */
+  readonly #feeder: LogFeeder;
   /** Waiters of {@link Delivery.fed}. */
   #fedWaiters: Array<() => void> = [];
 
   constructor(source: DeliverySource, options: DeliveryOptions = {}) {
     this.#source = source;
-    this.#links = new SessionLinks(options.maxLinks ?? DEFAULT_MAX_SUBAGENT_LINKS);
+    this.#routes = options.routes ?? new SessionRoutes({ maxLinks: options.maxLinks ?? DEFAULT_MAX_SUBAGENT_LINKS });
+    this.#routes.onUnheard((subscriber, sessionId) => this.#unheard(subscriber, sessionId));
+    this.#feeder = new LogFeeder({
+      read: (sessionId, from, upTo) => source.read(sessionId, from, upTo),
+      log: (line) => source.log(line),
+      hears: (subscriber, sessionId) => this.#routes.hears(subscriber, sessionId),
+      published: (sessionId) => this.#published.get(sessionId) ?? 0,
+      onIdle: () => this.#checkFed(),
+    });
   }
 
   /** How many parent→child links are remembered (at most {@link DeliveryOptions.maxLinks}). */
   get linkCount(): number {
-    return this.#links.size;
+    return this.#routes.linkCount;
   }
 
-  #newSubscriber(write: (message: unknown) => void, subscribes: boolean, transport?: MessageTransport): Subscriber {
-    const terminalsSent = new Set<string>();
-    const cursors = new Map<string, number>();
-    const feeds = new Map<string, LogFeed>();
-    const sendNotification = (message: unknown, method: string, params: Record<string, unknown>, sessionId: string, n: number | undefined) => {
-      if (method === "turn/completed") terminalsSent.add(String(params["turnId"]));
-      if (n !== undefined && n > (cursors.get(sessionId) ?? 0)) cursors.set(sessionId, n);
-      write(message);
-    };
-    const flow = transport?.heldBytes !== undefined && transport.maxHeldBytes !== undefined ? transport : undefined;
-    const subscriber: Subscriber = {
-      terminalsSent,
-      sessions: subscribes ? new Set() : undefined,
-      closed: false,
-      cursors,
-      flow,
-      feeds,
-      kept: new Map(),
-      send: (message) => {
-        if (isObject(message) && isObject(message["params"]) && typeof message["method"] === "string") {
-          const params = message["params"];
-          const sessionId = String(params["sessionId"]);
-          // A host request (tool/approve) follows what its session's feed has not sent yet.
-          if (message["id"] !== undefined) {
-            const feed = feeds.get(sessionId);
-            if (feed === undefined) return write(message);
-            feed.requests.push({ at: this.#targetOf(feed, subscriber.sessions?.has(sessionId) === true), message });
-            return;
-          }
-          return sendNotification(message, message["method"], params, sessionId, cursorOf(params, sessionId));
-        }
-        write(message);
-      },
-      sendNotification,
-      sendNow: write,
-    };
-    return subscriber;
+  /** `subscriber` stopped hearing `sessionId` (its link was forgotten): what it kept of it goes, unless a feed still runs. */
+  #unheard(subscriber: Subscriber, sessionId: string): void {
+    if (!this.#routes.hearersOf(sessionId)) this.#published.delete(sessionId);
+    if (subscriber.feeds.has(sessionId)) return;
+    subscriber.cursors.delete(sessionId);
+    subscriber.kept.delete(sessionId);
   }
 
   /** Attaches `transport` as a peer; returns its subscriber. */
   attach(transport: MessageTransport): Subscriber {
-    const subscriber = this.#newSubscriber((message) => transport.send(message), true, transport);
+    const subscriber = createSubscriber(
+      (message) => transport.send(message),
+      true,
+      transport,
+      (subscriber, feed) => this.#feeder.requestAt(subscriber, feed),
+    );
     this.#peers.add({ transport, subscriber });
-    transport.onDrain?.(() => this.#pump(subscriber));
+    transport.onDrain?.(() => this.#feeder.pump(subscriber));
     return subscriber;
   }
 
@@ -221,7 +132,7 @@ export class Delivery {
   replyOnly(reply: (message: unknown) => void): Subscriber {
     let subscriber = this.#replies.get(reply);
     if (subscriber === undefined) {
-      subscriber = this.#newSubscriber(reply, false);
+      subscriber = createSubscriber(reply, false, undefined, (subscriber, feed) => this.#feeder.requestAt(subscriber, feed));
       this.#replies.set(reply, subscriber);
     }
     return subscriber;
@@ -245,15 +156,7 @@ export class Delivery {
       p.subscriber.closed = true;
       p.subscriber.feeds.clear();
       p.subscriber.kept.clear();
-      for (const sessionId of p.subscriber.sessions ?? []) {
-        const set = this.#subscribers.get(sessionId);
-        set?.delete(p.subscriber);
-        if (set?.size === 0) {
-          this.#subscribers.delete(sessionId);
-          this.#published.delete(sessionId);
-        }
-      }
-      p.subscriber.sessions?.clear();
+      for (const sessionId of this.#routes.leave(p.subscriber)) this.#published.delete(sessionId);
     }
     this.#checkFed();
   }
@@ -282,7 +185,7 @@ export class Delivery {
   /** Sends one notification to the subscribers that hear its session (those behind on it get it from the log). */
   publish(method: NotificationMethod, params: Record<string, unknown>, json?: string): void {
     const sessionId = String(params["sessionId"]);
-    const subscribers = this.#subscribers.get(sessionId);
+    const subscribers = this.#routes.hearersOf(sessionId);
     if (subscribers === undefined) return;
     const message = notificationMessage(method, params);
     withJson(message, json ?? JSON.stringify(message)); // serialized once, whatever the number of peers
@@ -315,150 +218,14 @@ export class Delivery {
     subscriber.kept.delete(sessionId);
     if (position === undefined || position.n > (subscriber.cursors.get(sessionId) ?? 0)) position = logStart();
     const behind: LogFeed = { sessionId, position, upTo: 0, deferredFrom: n, requests: [] };
-    if (parentFeed !== undefined) this.#joinGroup(parentFeed, behind);
+    if (parentFeed !== undefined) this.#feeder.joinGroup(parentFeed, behind);
     subscriber.feeds.set(sessionId, behind);
   }
 
   /** The feed of `subscriber` on the parent of `sessionId`, when it is behind on it. */
   #parentFeed(subscriber: Subscriber, sessionId: string): LogFeed | undefined {
-    const parent = this.#links.parentOf(sessionId);
+    const parent = this.#routes.parentOf(sessionId);
     return parent === undefined ? undefined : subscriber.feeds.get(parent);
-  }
-
-  /** `feed` is fed with `parentFeed` from now on, merged in host order: they become (or join) one tree replay. */
-  #joinGroup(parentFeed: LogFeed, feed: LogFeed): void {
-    const group = (parentFeed.group ??= { sessions: [parentFeed.sessionId] });
-    if (!group.sessions.includes(feed.sessionId)) group.sessions.push(feed.sessionId);
-    feed.group = group;
-  }
-
-  /**
-   * How far a feed goes now: its replay's end, and (for a subscriber that hears the session,
-   * once a live notification was held back for it) everything published.
-   */
-  #targetOf(feed: LogFeed, hears: boolean): number {
-    return hears && feed.deferredFrom !== undefined ? Math.max(feed.upTo, this.#published.get(feed.sessionId) ?? 0) : feed.upTo;
-  }
-
-  /**
-   * Feeds `subscriber` what it is behind on, a batch per session, while its transport takes it
-   * (at once and whole for a transport without flow control). Runs when the transport drained
-   * below half its bound, and when a replay starts.
-   */
-  #pump(subscriber: Subscriber): void {
-    if (subscriber.feeds.size === 0 || this.#pumping.has(subscriber)) return;
-    const flow = subscriber.flow;
-    if (subscriber.closed || flow?.writable === false) {
-      subscriber.feeds.clear();
-      return this.#checkFed();
-    }
-    if (flow !== undefined && (flow.heldBytes?.() ?? 0) >= (flow.maxHeldBytes ?? 0) / 2) return;
-    this.#pumping.add(subscriber);
-    let outcome: FeedOutcome = "caughtUp";
-    try {
-      const groups = new Set<TreeReplay>();
-      for (const feed of [...subscriber.feeds.values()]) {
-        const budget = flow === undefined ? undefined : FEED_BATCH_READ_BYTES;
-        if (feed.group !== undefined && groups.has(feed.group)) continue;
-        if (feed.group !== undefined) groups.add(feed.group);
-        outcome = feed.group === undefined ? this.#feed(subscriber, feed, budget) : this.#feedGroup(subscriber, feed.group, budget);
-        if (outcome === "caughtUp") continue;
-        // The next run starts with another session: one long feed does not starve the others.
-        subscriber.feeds.delete(feed.sessionId);
-        subscriber.feeds.set(feed.sessionId, feed);
-        break;
-      }
-    } finally {
-      this.#pumping.delete(subscriber);
-    }
-    if (outcome === "budget" && !this.#scheduled.has(subscriber)) {
-      this.#scheduled.add(subscriber);
-      setImmediate(() => {
-        this.#scheduled.delete(subscriber);
-        this.#pump(subscriber);
-      });
-    }
-    this.#checkFed();
-  }
-
-  /** How one batch of `feed` is fed to `subscriber` (up to `upTo`, or its target). */
-  #stepOf(subscriber: Subscriber, feed: LogFeed, budgetBytes: number | undefined, upTo?: number): FeedStep {
-    const { sessionId } = feed;
-    return {
-      read: this.#reader(sessionId),
-      target: upTo ?? this.#targetOf(feed, subscriber.sessions?.has(sessionId) === true),
-      cursor: () => subscriber.cursors.get(sessionId) ?? 0,
-      fits: (message) => budgetBytes === undefined || transportTakes(subscriber.flow, message),
-      send: (message, record) => subscriber.sendNotification(message, record.method, record.params, sessionId, record.n),
-      budgetBytes,
-    };
-  }
-
-  /** Runs one batch of `feed`; a feed that caught up ends, and its subscriber hears the session live again. */
-  #feed(subscriber: Subscriber, feed: LogFeed, budgetBytes: number | undefined, upTo?: number): FeedOutcome {
-    const { sessionId } = feed;
-    const target = this.#targetOf(feed, subscriber.sessions?.has(sessionId) === true);
-    let outcome: FeedOutcome;
-    try {
-      outcome = feedBatch(feed, this.#stepOf(subscriber, feed, budgetBytes, upTo), subscriber.sendNow);
-    } catch (error) {
-      this.#source.log(`feeding session ${sessionId} from its log stopped: ${(error as Error).message}`);
-      outcome = "caughtUp";
-    }
-    if (outcome !== "caughtUp" || (upTo !== undefined && upTo < target)) return outcome;
-    this.#caughtUp(subscriber, feed);
-    return outcome;
-  }
-
-  /** `feed` has sent everything: it ends, and its subscriber hears the session live again. */
-  #caughtUp(subscriber: Subscriber, feed: LogFeed): void {
-    const { sessionId } = feed;
-    subscriber.feeds.delete(sessionId);
-    sendDueRequests(feed, Infinity, subscriber.sendNow);
-    if (subscriber.sessions?.has(sessionId) === true && subscriber.flow !== undefined) subscriber.kept.set(sessionId, feed.position);
-  }
-
-  /** Runs one batch of a tree replay; once every member caught up, they all end at once. */
-  #feedGroup(subscriber: Subscriber, group: TreeReplay, budgetBytes: number | undefined, until?: { sessionId: string; n: number }): FeedOutcome {
-    const feeds = group.sessions.map((id) => subscriber.feeds.get(id)).filter((f): f is LogFeed => f?.group === group);
-    // A member whose log cannot be read leaves the group alone (reported); the others go on.
-    const failed = new Map<LogFeed, Error>();
-    // With `until`, the batch stops once that record is sent (what goes after it in host order stays unread).
-    let reached = false;
-    const members = feeds.map((feed) => {
-      const step = this.#stepOf(subscriber, feed, budgetBytes);
-      return {
-        feed,
-        step: {
-          ...step,
-          read: readOrLeave(step.read, (error) => failed.set(feed, error)),
-          fits: (message: unknown) => !reached && step.fits(message),
-          send: (message: unknown, record: Parameters<FeedStep["send"]>[1]) => {
-            step.send(message, record);
-            if (until !== undefined && feed.sessionId === until.sessionId && record.n >= until.n) reached = true;
-          },
-        },
-      };
-    });
-    let outcome: FeedOutcome;
-    try {
-      outcome = feedTreeBatch(members, budgetBytes, subscriber.sendNow);
-    } catch (error) {
-      // Not a log read (those end their member): the whole group stops, as a lone feed would.
-      this.#source.log(`replay of the tree of session ${group.sessions[0] ?? ""} stopped: ${(error as Error).message}`);
-      outcome = "caughtUp";
-    }
-    for (const [feed, error] of failed) {
-      this.#source.log(`feeding session ${feed.sessionId} from its log stopped: ${error.message}`);
-      this.#caughtUp(subscriber, feed);
-    }
-    if (outcome !== "caughtUp") return outcome;
-    for (const feed of feeds) if (!failed.has(feed)) this.#caughtUp(subscriber, feed);
-    return outcome;
-  }
-
-  #reader(sessionId: string): LogRead {
-    return (from, upTo) => this.#source.read(sessionId, from, upTo);
   }
 
   #checkFed(): void {
@@ -475,41 +242,32 @@ export class Delivery {
    * later subscriber of `parent`.
    */
   linkChild(parent: string, child: string): void {
-    if (!this.#links.link(parent, child)) return;
-    for (const subscriber of [...(this.#subscribers.get(parent) ?? [])]) {
+    for (const subscriber of this.#routes.link(parent, child)) {
       // A subscriber behind on `parent` (a slow reader's feed, a replay) is fed the new child with
       // it, in host order: the parent's `subagent` link, still queued, goes before anything of the child.
       const parentFeed = subscriber.feeds.get(parent);
-      if (parentFeed !== undefined && !subscriber.feeds.has(child) && this.#subscribe(subscriber, child)) {
-        subscriber.cursors.set(child, 0);
-        const feed: LogFeed = { sessionId: child, position: logStart(), upTo: 0, deferredFrom: 1, requests: [] };
-        this.#joinGroup(parentFeed, feed);
-        subscriber.feeds.set(child, feed);
-        continue;
-      }
-      this.#subscribe(subscriber, child);
+      if (parentFeed === undefined || subscriber.feeds.has(child)) continue;
+      subscriber.cursors.set(child, 0);
+      const feed: LogFeed = { sessionId: child, position: logStart(), upTo: 0, deferredFrom: 1, requests: [] };
+      this.#feeder.joinGroup(parentFeed, feed);
+      subscriber.feeds.set(child, feed);
     }
   }
 
   /** The session `child` is linked below, if it is linked. */
   parentOf(child: string): string | undefined {
-    return this.#links.parentOf(child);
+    return this.#routes.parentOf(child);
   }
 
   /** The sessions linked below `sessionId` in this host's run, children before grandchildren. */
   descendantsOf(sessionId: string): string[] {
-    return this.#links.descendantsOf(sessionId);
+    return this.#routes.descendantsOf(sessionId);
   }
 
   /** From now on `subscriber` hears `sessionId` (and the sessions linked below it); answers whether it did not before. */
   #subscribe(subscriber: Subscriber, sessionId: string): boolean {
-    if (subscriber.sessions === undefined || subscriber.closed || subscriber.sessions.has(sessionId)) return false;
-    subscriber.sessions.add(sessionId);
-    let set = this.#subscribers.get(sessionId);
-    if (set === undefined) this.#subscribers.set(sessionId, (set = new Set()));
-    set.add(subscriber);
-    for (const child of this.descendantsOf(sessionId)) this.#subscribe(subscriber, child);
-    return true;
+    if (!subscriber.listens || subscriber.closed) return false;
+    return this.#routes.hear(subscriber, sessionId);
   }
 
   /** Sends an outcome to `subscriber`: the turn's terminal first if needed, the response, then any replay (fed from the log). */
@@ -561,10 +319,14 @@ export class Delivery {
         if (!known.includes(child)) ranges.push({ sessionId: child, from: 0, upTo: last.get(child) ?? this.#source.lastCursor(child) ?? 0 });
       }
     }
-    // One scan of each log counts its replay and finds where it starts; the records are then fed from the logs.
+    // The resume plan's scan of each log counted its replay and found where it starts: only what
+    // was logged since is read here (a retry, or another start, scans again). The records are then
+    // fed from the logs.
+    const scans = outcome.replay.scans;
+    delete outcome.replay.scans; // the first delivery's alone: the cache keeps no log position
     const starts = ranges.map(({ sessionId, from: after, upTo }) => {
       try {
-        return replayStart(this.#reader(sessionId), after, upTo);
+        return replayStart(this.#feeder.reader(sessionId), after, upTo, scans?.get(sessionId));
       } catch (error) {
         this.#source.log(`replay of session ${sessionId} stopped: ${(error as Error).message}`);
         return undefined;
@@ -594,7 +356,7 @@ export class Delivery {
       if (group !== undefined) feed.group = group;
       subscriber.feeds.set(sessionId, feed);
     });
-    this.#pump(subscriber);
+    this.#feeder.pump(subscriber);
     this.#checkFed();
   }
 
@@ -609,10 +371,8 @@ export class Delivery {
     if (params === undefined) return;
     const feed = subscriber.feeds.get(sessionId);
     const n = cursorOf(params as unknown as Record<string, unknown>, sessionId);
-    if (feed !== undefined && n !== undefined && !this.#pumping.has(subscriber)) {
-      // A member of a tree replay: the tree is fed up to it, in host order.
-      if (feed.group !== undefined) this.#feedGroup(subscriber, feed.group, undefined, { sessionId, n });
-      else this.#feed(subscriber, feed, undefined, n);
+    if (feed !== undefined && n !== undefined && !this.#feeder.isPumping(subscriber)) {
+      this.#feeder.feedUpTo(subscriber, feed, n);
       this.#checkFed();
       if (subscriber.terminalsSent.has(turnId)) return;
     }

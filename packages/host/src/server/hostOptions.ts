@@ -96,6 +96,35 @@ export interface MuseHostOptions {
    * ```
    */
   maxSubagentsPerTurn?: number;
+  /**
+   * How many sessions of its own (created or resumed) one connection may hear: past it, its
+   * `session/create`, and its `session/resume` of a session it does not hear, answer
+   * `too_many_sessions` with `data.limit`. The child sessions it hears below its own do not count.
+   *
+   * @unit sessions, per connection
+   * @defaultValue 1 024
+   * @example
+   * ```ts
+   * const models = new Map([["default", loadScriptedModel("models/hello.json", "default")]]);
+   * const host = createHost({ models, defaultModel: "default", maxSessionsPerConnection: 64 });
+   * ```
+   */
+  maxSessionsPerConnection?: number;
+  /**
+   * How many parent→child session links the host remembers (those made in this run and those read
+   * back at startup). Past it the oldest link whose child has no running turn is forgotten: that
+   * child is no longer part of its parent's tree, and a connection that heard it only through the
+   * tree stops hearing it.
+   *
+   * @unit links
+   * @defaultValue 10 000
+   * @example
+   * ```ts
+   * const models = new Map([["default", loadScriptedModel("models/hello.json", "default")]]);
+   * const host = createHost({ models, defaultModel: "default", maxSubagentLinks: 1000 });
+   * ```
+   */
+  maxSubagentLinks?: number;
   /** @unit bytes of a tool call's visible output (default 65536) */
   outputCapBytes?: number;
   /** How many commandIds are remembered for idempotency (default 10 000). */

@@ -7,6 +7,7 @@ import { notificationMessage, withJson } from "./jsonRpc.js";
 import { copyPosition, logStart, type SessionLogPosition } from "../log/sessionLogReader.js";
 import type { SessionLogRecord, SkippedRecord } from "../log/sessionLogRecord.js";
 import { firstInHostOrder } from "../log/hostOrder.js";
+import type { ReplayScan } from "./resumePoint.js";
 
 /**
  * Reads a session's log from a position (advancing it) up to a cursor: `readSessionLog` with
@@ -164,14 +165,17 @@ export function sendDueRequests(feed: LogFeed, cursor: number, sendRequest: (mes
 /**
  * Where a replay after cursor `after` starts, and how many notifications it has up to `upTo`:
  * one scan of the log, counting without holding any record. The position is just before the
- * first notification after `after` (the end of the log when there is none).
+ * first notification after `after` (the end of the log when there is none). Given the resume
+ * plan's `planned` scan of the same replay, only what was logged after that scan is read.
  */
-export function replayStart(read: LogRead, after: number, upTo: number): { replayed: number; position: SessionLogPosition } {
-  const scan = logStart();
-  let start: SessionLogPosition | undefined;
-  let replayed = 0;
+export function replayStart(read: LogRead, after: number, upTo: number, planned?: ReplayScan): { replayed: number; position: SessionLogPosition } {
+  const known = planned !== undefined && planned.after === after && planned.upTo <= upTo ? planned : undefined;
+  const scan = known === undefined ? logStart() : copyPosition(known.end);
+  let start = known?.start === undefined ? undefined : copyPosition(known.start);
+  let replayed = known?.replayed ?? 0;
+  if (known !== undefined && known.upTo === upTo) return { replayed, position: start ?? scan };
   for (const record of read(scan, upTo)) {
-    if (record.type !== "notification" || record.n <= after) continue;
+    if (record.type !== "notification" || record.n <= after || record.n <= (known?.upTo ?? 0)) continue;
     // `scan` stands before this record until the loop asks for the next one.
     start ??= copyPosition(scan);
     replayed += 1;

@@ -10,9 +10,9 @@ import { planResume, type ResumeHost } from "./resumePlan.js";
 import { CommandCache, type CommandOutcome } from "./commandCache.js";
 import { descriptorsExhausted, inputParam, optionalString, rejection, stringParam } from "./commandParams.js";
 import { DEFAULT_LOCK_STALE_MS, lockDataDir, type DataDirLock } from "../log/dataDirLock.js";
-import { Delivery, type Subscriber } from "./delivery.js";
-import { DEFAULT_MAX_SUBAGENT_LINKS } from "./sessionLinks.js";
-import { BoundedMap } from "@muse-code/protocol/boundedMap.js";
+import { Delivery } from "./delivery.js";
+import type { Subscriber } from "./subscriber.js";
+import { SessionRoutes } from "./sessionRoutes.js";
 import { HostOrder } from "../log/hostOrder.js";
 import { DEFAULT_MAX_LIVE_SESSIONS, HOST_NAME, HOST_VERSION, type MuseHostOptions } from "./hostOptions.js";
 import { readIncoming } from "./incomingMessage.js";
@@ -65,8 +65,10 @@ export class MuseHost {
   readonly #sessions: SessionRegistry;
   /** The peers, and what each is sent. */
   readonly #delivery: Delivery;
+  /** Who hears each session, who answers its questions, and the subagent tree: one table, read by delivery and the approval gate. */
+  readonly #routes: SessionRoutes<Subscriber>;
   /** The host's `tool/approve` requests: sent to a subscriber, answered by id. */
-  readonly #approvals = new ApprovalGate({ logger: (line) => this.#log(line) });
+  readonly #approvals: ApprovalGate<Subscriber>;
   /** What a resume plan reads of this host. */
   readonly #resumeHost: ResumeHost = {
     load: (sessionId) => this.#sessions.load(sessionId),
@@ -107,8 +109,13 @@ export class MuseHost {
         logger: (line) => this.#log(line),
       });
     }
-    /** The subagent links in the logs, child to parent: who resumes a session hears the tree below it. Bounded as Delivery bounds them. */
-    const links = new BoundedMap<string, string>({ capacity: DEFAULT_MAX_SUBAGENT_LINKS });
+    this.#routes = new SessionRoutes<Subscriber>({
+      ...(options.maxSubagentLinks === undefined ? {} : { maxLinks: options.maxSubagentLinks }),
+      ...(options.maxSessionsPerConnection === undefined ? {} : { maxSessionsPerConnection: options.maxSessionsPerConnection }),
+      // Read once sessions exist: a link of a child with a running turn is never forgotten.
+      busy: (sessionId) => this.#sessions?.live(sessionId)?.busy === true,
+    });
+    this.#approvals = new ApprovalGate({ logger: (line) => this.#log(line), routes: this.#routes });
     try {
       const lock = this.#lock;
       this.#logFiles = new LogFilePool({
@@ -122,7 +129,8 @@ export class MuseHost {
       this.recovered = recoverSessions(this.dataDir, {
         pool: this.#logFiles,
         logger: (line) => this.#log(line),
-        onLink: (parent, child) => links.set(child, parent),
+        // The subagent links in the logs: who resumes a session hears the tree below it.
+        onLink: (parent, child) => this.#routes.link(parent, child),
         order: this.#order,
       });
     } catch (error) {
@@ -141,23 +149,22 @@ export class MuseHost {
       fatal: (error, what) => this.#fatal(error, what),
       log: (line) => this.#log(line),
       hostOrder: this.#order,
-      link: (parent, child) => {
-        // Who hears the parent hears the child, and the parent's questions' connections are asked the child's.
-        this.#delivery.linkChild(parent, child);
-        this.#approvals.inherit(parent, child);
-      },
+      // Who hears the parent hears the child, and the parent's speakers are asked the child's questions.
+      link: (parent, child) => this.#delivery.linkChild(parent, child),
     });
-    this.#delivery = new Delivery({
-      read: (sessionId, from, upTo) =>
-        readSessionLog(sessionLogPath(this.dataDir, sessionId), { onProblem: (line) => this.#log(line), pool: this.#logFiles, from, upTo }),
-      lastCursor: (sessionId) => this.#sessions.loadedOrNone(sessionId)?.lastCursor,
-      terminal: (sessionId, turnId) => {
-        const state = this.#sessions.loadedOrNone(sessionId)?.turnState(turnId);
-        return state?.state === "terminal" ? state.params : undefined;
+    this.#delivery = new Delivery(
+      {
+        read: (sessionId, from, upTo) =>
+          readSessionLog(sessionLogPath(this.dataDir, sessionId), { onProblem: (line) => this.#log(line), pool: this.#logFiles, from, upTo }),
+        lastCursor: (sessionId) => this.#sessions.loadedOrNone(sessionId)?.lastCursor,
+        terminal: (sessionId, turnId) => {
+          const state = this.#sessions.loadedOrNone(sessionId)?.turnState(turnId);
+          return state?.state === "terminal" ? state.params : undefined;
+        },
+        log: (line) => this.#log(line),
       },
-      log: (line) => this.#log(line),
-    });
-    for (const [child, parent] of links) this.#delivery.linkChild(parent, child);
+      { routes: this.#routes },
+    );
     for (const r of this.recovered) {
       this.#log(`recovered session ${r.sessionId}: closed ${r.closedTurns.length} turn(s) as "host restarted"`);
     }
@@ -285,6 +292,7 @@ export class MuseHost {
     // client chose knows no more than that.
     const sentBefore = method === Commands.sessionResume ? (subscriber.cursors.get(String(params["sessionId"])) ?? 0) : undefined;
     try {
+      this.#admit(subscriber, method, params, commandId);
       const handled = this.#execute(method as CommandMethod, params, commandId);
       outcome = { kind: "result", method, result: { commandId, status: "accepted", ...handled.result } };
       if (handled.replay !== undefined) outcome.replay = handled.replay;
@@ -328,9 +336,20 @@ export class MuseHost {
     if (outcome.kind !== "result" || (method !== Commands.sessionCreate && method !== Commands.sessionResume)) return;
     const sessionId = method === Commands.sessionCreate && isObject(outcome.result) ? outcome.result["sessionId"] : params["sessionId"];
     if (typeof sessionId !== "string" || !this.#delivery.isPeer(subscriber)) return;
+    // The tree below it too: its child sessions' questions go to this connection.
     this.#approvals.attach(sessionId, subscriber, { reask: method === Commands.sessionResume });
-    // The tree below it: its child sessions' questions go to this connection too.
-    for (const child of this.#delivery.descendantsOf(sessionId)) this.#approvals.attach(child, subscriber, { reask: method === Commands.sessionResume });
+  }
+
+  /** The per-connection bound: a connection at it is refused another session of its own (`too_many_sessions`). */
+  #admit(subscriber: Subscriber, method: string, params: Record<string, unknown>, commandId: string): void {
+    if (method !== Commands.sessionCreate && method !== Commands.sessionResume) return;
+    if (!subscriber.listens || this.#shuttingDown !== undefined) return;
+    const sessionId = method === Commands.sessionResume && typeof params["sessionId"] === "string" ? params["sessionId"] : undefined;
+    if (this.#routes.admits(subscriber, sessionId)) return;
+    const limit = this.#routes.maxSessionsPerConnection;
+    throw rejection(commandId, RejectionReasons.tooManySessions, `this connection already hears ${limit} sessions of its own; open another connection`, {
+      limit,
+    });
   }
 
   #execute(method: CommandMethod, params: Record<string, unknown>, commandId: string): Handled {

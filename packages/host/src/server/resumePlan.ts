@@ -6,12 +6,12 @@
 import { isObject } from "@muse-code/protocol";
 import { formatViewCursor, parseViewCursor } from "@muse-code/protocol/cursor.js";
 import type { SessionAgent } from "../agent/sessionAgent.js";
-import { readSessionLog } from "../log/sessionLogReader.js";
+import { logStart, readSessionLog } from "../log/sessionLogReader.js";
 import type { Handled } from "./commandHandlers.js";
 import type { ReplayRange } from "./commandCache.js";
 import { invalid, optionalString } from "./commandParams.js";
 import { CommandError, JsonRpcErrorCodes } from "./jsonRpc.js";
-import { resumePoint } from "./resumePoint.js";
+import { resumePoint, type ReplayScan, type ResumePoint } from "./resumePoint.js";
 
 /** What a resume plan reads of the host: its sessions and the tree of links between them. */
 export interface ResumeHost {
@@ -40,7 +40,8 @@ export function planResume(session: SessionAgent, params: Record<string, unknown
   }
   // With a cursor, the items in progress there come whole in the answer: the base the replay's
   // deltas and patches apply to, for a client that holds them and one that holds nothing alike.
-  const root = resumePoint(readSessionLog(session.logPath), after);
+  const root = scanFrom(session, after);
+  const scans = new Map([[session.sessionId, root.scan]]);
   let replayed = root.replayed;
   const items = [...root.items];
   /** Each session replayed: the cursor it is replayed from, and the links its log holds. */
@@ -60,7 +61,8 @@ export function planResume(session: SessionAgent, params: Record<string, unknown
       continue;
     }
     const childAfter = cursor === undefined ? 0 : resumeCursor(child, cursor, `childCursors.${childId}`, commandId);
-    const point = resumePoint(readSessionLog(child.logPath), childAfter);
+    const point = scanFrom(child, childAfter);
+    scans.set(childId, point.scan);
     replaying.set(childId, { after: childAfter, links: point.links });
     replayed += point.replayed;
     items.push(...point.items);
@@ -68,9 +70,15 @@ export function planResume(session: SessionAgent, params: Record<string, unknown
   }
   const withItems = afterCursor !== undefined || named.size > 0;
   const result = withItems ? { sessionId: session.sessionId, replayed, items } : { sessionId: session.sessionId, replayed };
-  const replay: ReplayRange = { sessionId: session.sessionId, after, upTo: root.upTo, tree };
+  const replay: ReplayRange = { sessionId: session.sessionId, after, upTo: root.upTo, tree, scans };
   if (replayChildren.length > 0) replay.children = replayChildren;
   return { result, replay };
+}
+
+/** The resume point of `session` after cursor number `after`, from one scan of its log that also finds where the replay starts. */
+function scanFrom(session: SessionAgent, after: number): ResumePoint & { scan: ReplayScan } {
+  const scan = logStart();
+  return resumePoint(readSessionLog(session.logPath, { from: scan }), after, scan);
 }
 
 /**
