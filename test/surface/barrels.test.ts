@@ -446,6 +446,12 @@ describe("the barrels: each entry point's public names, exactly", () => {
     });
   }
 
+  // What the modules really export at runtime is the checker's values, no more (a type-only name never becomes a value).
+  it.each(Object.entries(SURFACES))("%s: its runtime exports are exactly its values", async (_name, surface) => {
+    const loaded = (await import(resolve(repoRoot, surface.src))) as Record<string, unknown>;
+    expect(Object.keys(loaded).sort()).toEqual([...surface.values]);
+  });
+
   it.each(PACKAGES)("%s: package.json exports exactly the entry points listed here", (packageName, dir) => {
     const manifest = JSON.parse(readFileSync(join(repoRoot, dir, "package.json"), "utf8")) as { name: string; exports: Record<string, unknown> };
     expect(manifest.name).toBe(packageName);
