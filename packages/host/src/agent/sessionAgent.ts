@@ -1,47 +1,22 @@
 /** The per-session agent loop of seed 000: inbox, phase machine, checkpoints, salvage and tool drain. */
-import { setImmediate as nextTick } from "node:timers/promises";
 import type { CancelCause, Item, NotificationMethod, Terminal, TurnCompletedParams, TurnInput, TurnUsage } from "@muse-code/protocol";
 import { PhaseMachine } from "./phaseMachine.js";
-import { streamModelStep } from "./modelStep.js";
-import { addUsage, type ScriptedModel } from "../model/scriptedModel.js";
+import { addUsage } from "../model/scriptedModel.js";
 import { AgentLog } from "./agentLog.js";
 import type { SessionLog } from "../log/sessionLog.js";
 import type { SessionLogRecord } from "../log/sessionLogRecord.js";
-import type { HostOrder } from "../log/hostOrder.js";
-import type { NotificationRecord } from "../log/notificationEncoder.js";
 import { ToolCallRunner } from "./toolCalls.js";
 import type { ChildOutcome, ChildTurnSpec } from "./delegation.js";
 import { ChildTurnWaits } from "./childTurnWaits.js";
 import { SessionGrants } from "./sessionGrants.js";
 import { itemChange } from "./itemChanges.js";
-import { formatViewCursor } from "@muse-code/protocol/cursor.js";
 import { TurnReasons } from "@muse-code/protocol/reasons.js";
 import { traceMark, tracing } from "../server/traceMarks.js";
-import { closedSteeringItem, steeringItem, steeringText, SteeringInbox, type PendingSteer } from "./steeringInbox.js";
-import type { SessionAgentOptions, SteerOutcome, TurnState } from "./sessionAgentOptions.js";
-
-/** The placeholder a scripted step's text may hold: replaced by the steering its turn has consumed so far. */
-const HEARD_PLACEHOLDER = "{{steering}}";
-
-/** Where a running turn was when its abort was observed. */
-type CancelPoint = "promptAssembly" | "stepBoundary" | "modelStream" | "toolExecution" | "approval";
-
-const reasonAt: Record<CancelPoint, string> = {
-  promptAssembly: TurnReasons.cancelledDuringPromptAssembly,
-  stepBoundary: TurnReasons.cancelledAtStepBoundary,
-  modelStream: TurnReasons.cancelledDuringModelStream,
-  toolExecution: TurnReasons.cancelledDuringToolExecution,
-  approval: TurnReasons.cancelledAwaitingApproval,
-};
-
-/** A turn accepted into a session: running or waiting in the inbox. */
-interface AcceptedTurn {
-  turnId: string;
-  input: TurnInput[];
-  acceptedAt: number;
-  /** Set on a child turn: its parent link, depth and agent script. */
-  child?: ChildTurnSpec;
-}
+import { SessionSteering } from "./sessionSteering.js";
+import { SessionWire } from "./sessionWire.js";
+import type { AcceptedTurn, SessionAgentOptions, SteerOutcome, TurnState } from "./sessionAgentOptions.js";
+import { ScriptedTurns } from "./scriptedTurn.js";
+import { cancelReasons, type CancelPoint, type TurnContext, type TurnDriver } from "./turnDriver.js";
 
 /**
  * One session's agent. Turns run one at a time; later turns wait in the inbox. Every notification
@@ -60,8 +35,6 @@ interface AcceptedTurn {
 export class SessionAgent {
   readonly sessionId: string;
   readonly #log: SessionLog;
-  readonly #models: ReadonlyMap<string, ScriptedModel>;
-  readonly #publish: SessionAgentOptions["publish"];
   readonly #machine = new PhaseMachine();
   readonly #terminals: Map<string, TurnCompletedParams>;
   readonly #accepted: Map<string, "started" | "queued">;
@@ -69,49 +42,57 @@ export class SessionAgent {
   readonly #records: AgentLog;
   /** Runs the turns' tool calls (and asks about them first when their script says so). */
   readonly #tools: ToolCallRunner;
+  /** Runs each turn's work: the scripted models' turns, or an agent's behind a bridge. */
+  readonly #driver: TurnDriver & { turnTimeLimitMs?(modelName: string): number | undefined };
   #inbox: AcceptedTurn[] = [];
   #running: AcceptedTurn | undefined;
   #modelName: string;
-  #cursor: number;
   #startedTurns: number;
   #begunTurns = 0;
   #idleWaiters: Array<() => void> = [];
   readonly #turnTimeLimitMs: number | undefined;
+  /** Numbers, logs and publishes this session's notifications. */
+  readonly #wire: SessionWire;
   /** The running turn's steering, and what stopped turns carried over. */
-  readonly #steering: SteeringInbox;
-  /** Every accepted steerId, with its turnId. */
-  readonly #steers: Map<string, string>;
+  readonly #steering: SessionSteering;
   /** The turn whose default cancel already recorded its `inbox/cancelled` splice. */
   #splicedTurn: string | undefined;
-  /** Steers of the running turn that came before its `turn/started`: run again right after it. */
-  #early: Array<() => void> = [];
   /** Who waits for a child turn's terminal, and its last message. */
   readonly #childWaits = new ChildTurnWaits();
-  /** The host-wide sequence stamped on each notification record. */
-  readonly #hostOrder: HostOrder | undefined;
 
   constructor(options: SessionAgentOptions) {
     this.sessionId = options.sessionId;
     this.#log = options.log;
-    this.#models = options.models;
     this.#modelName = options.modelName;
-    this.#publish = options.publish;
-    this.#hostOrder = options.hostOrder;
-    this.#cursor = options.lastCursor ?? 0;
     this.#startedTurns = options.startedTurns ?? 0;
     this.#terminals = options.terminals ?? new Map();
     this.#accepted = options.accepted ?? new Map();
     this.#turnTimeLimitMs = options.turnTimeLimitMs;
-    this.#steers = options.steers ?? new Map();
-    this.#steering = new SteeringInbox({ ...options.steeringCaps, carried: options.carriedSteers ?? [] });
     this.#records = new AgentLog(options.log, options.onLogFailure ?? (() => {}));
+    this.#wire = new SessionWire({
+      sessionId: this.sessionId,
+      records: this.#records,
+      publish: options.publish,
+      hostOrder: options.hostOrder,
+      cursor: options.lastCursor ?? 0,
+    });
+    this.#steering = new SessionSteering({
+      wire: this.#wire,
+      records: this.#records,
+      log: options.log,
+      terminal: (turnId) => this.#terminals.get(turnId),
+      running: () => ({ turnId: this.#running?.turnId, cancelling: this.#machine.cause !== undefined }),
+      ...(options.steers === undefined ? {} : { steers: options.steers }),
+      ...(options.carriedSteers === undefined ? {} : { carried: options.carriedSteers }),
+      ...(options.steeringCaps === undefined ? {} : { caps: options.steeringCaps }),
+    });
     this.#tools = new ToolCallRunner({
       sessionId: this.sessionId,
       out: {
-        emitItem: (method, item) => this.#emitItem(method, item),
+        emitItem: (method, item) => this.#wire.emitItem(method, item),
         changeItem: (previous, next) => {
           const change = itemChange(previous, next);
-          this.#emit(change.method, change.body);
+          this.#wire.emit(change.method, change.body);
         },
         append: (record) => this.#records.append(record),
         settle: () => this.#records.settle(),
@@ -123,6 +104,12 @@ export class SessionAgent {
       shell: options.shell ?? {},
       ...(options.delegate === undefined ? {} : { delegate: options.delegate }),
     });
+    this.#driver =
+      options.driver ??
+      new ScriptedTurns({
+        models: options.models,
+        dispatch: (turn, calls) => this.#tools.dispatch({ turnId: turn.turnId, depth: turn.child?.depth ?? 0, modelName: turn.modelName }, calls, turn.signal),
+      });
   }
 
   /** The error of the session-log write that failed, if one did. */
@@ -148,7 +135,7 @@ export class SessionAgent {
   /** The sequence number of the last notification this session logged and sent (0 before the first). */
   get lastCursor(): number {
     this.#records.settle(); // every notification up to it is durable and sent (a replay reads the log next)
-    return this.#cursor;
+    return this.#wire.cursor;
   }
 
   /** The session log's path. */
@@ -208,53 +195,14 @@ export class SessionAgent {
     return this.#childWaits.wait(turnId, this.#terminals.get(turnId), () => this.#log.durable());
   }
 
-  /**
-   * Adds steering input to turn `turnId`. Accepted: its `message` item (`author: "user"`,
-   * `steerId`) is logged, and `done` is called once that is durable, right before the item's
-   * `item/started` is sent (so an answer sent from `done` comes first), or with the log's error. A
-   * steerId accepted before is accepted again and adds nothing. Steering a turn that is about to
-   * start waits for its `turn/started` (its item belongs after it). Refused: `done` says why, and
-   * nothing was logged.
-   */
+  /** Adds steering input to turn `turnId`; see {@link SessionSteering.steer}. */
   steer(turnId: string, steerId: string, input: readonly TurnInput[], done: (outcome: SteerOutcome, error?: Error) => void): void {
-    if (this.#steers.has(steerId)) return this.#log.afterDurable((error) => done({ kind: "accepted" }, error));
-    const terminal = this.#terminals.get(turnId);
-    if (terminal !== undefined) {
-      this.#records.settle(); // the terminal is durable and sent before the rejection that names it
-      return done({ kind: "terminal", params: terminal });
-    }
-    if (this.#running?.turnId !== turnId || this.#machine.cause !== undefined) {
-      return done({ kind: "notRunning", cancelling: this.#running?.turnId === turnId });
-    }
-    if (this.#steering.turnId !== turnId) {
-      this.#early.push(() => this.steer(turnId, steerId, input, done));
-      return;
-    }
-    const text = steeringText(input);
-    const refusal = this.#steering.check(turnId, text);
-    if (refusal !== undefined) return done({ kind: "full", refusal });
-    const item = steeringItem(turnId, steerId, text);
-    let send: (() => void) | undefined;
-    const sent = this.#emit("item/started", { item: { ...item } }, (publish) => (send = publish));
-    if (sent === undefined) return done({ kind: "accepted" }, this.#records.failure ?? new Error("the session log failed"));
-    this.#steers.set(steerId, turnId);
-    this.#steering.add({ steerId, item });
-    this.#log.afterDurable((error) => {
-      done({ kind: "accepted" }, error);
-      if (error === undefined) send?.();
-    });
-  }
-
-  /** Runs the steers that waited for the running turn to start (or to end before it started). */
-  #flushEarlySteers(): void {
-    const early = this.#early;
-    this.#early = [];
-    for (const again of early) again();
+    this.#steering.steer(turnId, steerId, input, done);
   }
 
   /** The turn a `turn/steer` with this commandId was accepted for, if one was. */
   steeredTurn(steerId: string): string | undefined {
-    return this.#steers.get(steerId);
+    return this.#steering.steeredTurn(steerId);
   }
 
   /**
@@ -276,17 +224,17 @@ export class SessionAgent {
     if (!keepInbox) {
       const discarded = this.#inbox;
       this.#inbox = [];
-      const steers = running === undefined ? [] : this.#steering.take();
+      const steers = running === undefined ? [] : this.#steering.takeAll();
       // One splice per stopped turn, before its terminal: the first default cancel records it
       // (lists possibly empty); a later one only when it discards something more.
       if (running !== undefined && (this.#splicedTurn !== running.turnId || steers.length > 0 || discarded.length > 0)) {
         this.#splicedTurn = running.turnId;
-        this.#emit("inbox/cancelled", {
+        this.#wire.emit("inbox/cancelled", {
           turnId: running.turnId,
           discarded: { steerIds: steers.map((s) => s.steerId), turnIds: discarded.map((t) => t.turnId) },
         });
       }
-      for (const steer of steers) this.#emitItem("item/completed", closedSteeringItem(steer.item, "discarded"));
+      this.#steering.closeDiscarded(steers);
       for (const turn of discarded) this.#complete(turn.turnId, "cancelled", TurnReasons.discardedFromInbox, cause, turn.acceptedAt);
     }
   }
@@ -377,39 +325,6 @@ export class SessionAgent {
     setImmediate(() => void this.#run(turn, modelName, signal));
   }
 
-  /**
-   * Logs one notification and publishes it once its record is durable (group commit); returns its
-   * params, or `undefined` when it could not be logged (then nothing is ever sent).
-   */
-  #emit(method: NotificationMethod, body: Record<string, unknown>, hold?: (publish: () => void) => void): Record<string, unknown> | undefined {
-    if (this.#records.failure !== undefined) return undefined;
-    const n = this.#cursor + 1;
-    const emittedAtMs = Date.now();
-    const params = { sessionId: this.sessionId, viewCursor: formatViewCursor(this.sessionId, n), emittedAtMs, ...body };
-    const traced = tracing && (method === "item/completed" || method === "turn/completed");
-    if (traced) traceMark(`${method}.write`, this.sessionId);
-    const publish = traced
-      ? (json?: string) => {
-          traceMark(`${method}.durable`, this.sessionId);
-          this.#publish(method, params, json);
-          traceMark(`${method}.sent`, this.sessionId);
-        }
-      : (json?: string) => this.#publish(method, params, json);
-    // `hold` is handed the publishing instead: the caller sends it later, in order (a steer's answer goes first).
-    const onDurable = hold === undefined ? publish : (json?: string) => hold(() => publish(json));
-    const record: NotificationRecord =
-      this.#hostOrder === undefined
-        ? { type: "notification", at: emittedAtMs, n, method, params }
-        : { type: "notification", at: emittedAtMs, n, h: this.#hostOrder.next(), method, params };
-    if (!this.#records.write(record, onDurable)) return undefined;
-    this.#cursor = n;
-    return params;
-  }
-
-  #emitItem(method: "item/started" | "item/completed", item: Item): void {
-    this.#emit(method, { item: { ...item } });
-  }
-
   /** A child turn's message item, sent whole: the text its delegating call returns (the last one wins). */
   #noteMessage(method: NotificationMethod, body: Record<string, unknown>): void {
     if (method !== "item/completed" || this.#running?.child === undefined) return;
@@ -421,7 +336,7 @@ export class SessionAgent {
     const body: Record<string, unknown> = { turnId, terminal, reason, durationMs: Date.now() - since };
     if (cause !== undefined) body["cause"] = { ...cause };
     if (usage !== undefined) body["usage"] = { ...usage };
-    const sent = this.#emit("turn/completed", body);
+    const sent = this.#wire.emit("turn/completed", body);
     // A child turn's delegating call completes after this terminal is durable and sent (leaves first).
     const params = (sent ?? { sessionId: this.sessionId, ...body }) as unknown as TurnCompletedParams;
     this.#childWaits.ended(turnId, params, () => this.#log.durable());
@@ -444,100 +359,71 @@ export class SessionAgent {
     this.cancel({ kind: "hook", reason }, { keepInbox: true });
   }
 
-  /** Completes every pending steering input as consumed (`completed`); returns them. */
-  #consumeSteering(): PendingSteer[] {
-    const taken = this.#steering.take();
-    for (const steer of taken) this.#emitItem("item/completed", closedSteeringItem(steer.item, "consumed"));
-    return taken;
-  }
-
-  /** Completes every pending steering input `cancelled`, `carriedOver: true`, and keeps it for the session's next turn. */
-  #carrySteering(): void {
-    const taken = this.#steering.take();
-    for (const steer of taken) this.#emitItem("item/completed", closedSteeringItem(steer.item, "carriedOver"));
-    this.#steering.carry(taken.map((s) => ({ steerId: s.steerId, text: s.item.text })));
-  }
-
   async #run(turn: AcceptedTurn, modelName: string, signal: AbortSignal): Promise<void> {
     let timeLimit: NodeJS.Timeout | undefined;
     try {
       if (signal.aborted) {
         this.#complete(turn.turnId, "cancelled", TurnReasons.cancelledBeforeStart, signal.reason as CancelCause, turn.acceptedAt);
-        this.#flushEarlySteers(); // refused: the turn ended
+        this.#steering.flushEarly(); // refused: the turn ended
         return;
       }
       const startedAt = Date.now();
       const index = this.#startedTurns++;
-      const model = this.#models.get(modelName);
       this.#records.write({ type: "turnStarted", at: startedAt, turnId: turn.turnId, turn: index });
       const link = turn.child === undefined ? {} : { parent: { ...turn.child.parent }, depth: turn.child.depth };
-      this.#emit("turn/started", { turnId: turn.turnId, model: modelName, ...link });
-      this.#steering.beginTurn(turn.turnId);
+      this.#wire.emit("turn/started", { turnId: turn.turnId, model: modelName, ...link });
       // Steering an earlier turn carried over: this turn begins with it, and takes it in its prompt.
-      const heard: string[] = [];
-      for (const carried of this.#steering.takeCarried()) {
-        const item = steeringItem(turn.turnId, carried.steerId, carried.text);
-        this.#emitItem("item/started", item);
-        this.#emitItem("item/completed", closedSteeringItem(item, "consumed"));
-        heard.push(carried.text);
-      }
-      this.#flushEarlySteers();
-      let where: CancelPoint = "promptAssembly";
-      // The turn's usage: the sum over the steps it ran (a step cut short counts in full), sent
-      // only when the model declares usage at all (so a model without it sends no `usage`).
-      let usage: TurnUsage | undefined = model?.declaresUsage === true ? { inputTokens: 0, outputTokens: 0, reasoningTokens: 0 } : undefined;
-      const limitMs = model?.turnTimeLimitMs ?? this.#turnTimeLimitMs;
+      const heard = this.#steering.begin(turn.turnId);
+      // Where the turn is (for a cancel's reason), and its usage: the sum over the steps it ran (a
+      // step cut short counts in full), sent only when the driver declares usage at all.
+      const progress: { where: CancelPoint; usage: TurnUsage | undefined } = { where: "promptAssembly", usage: undefined };
+      const limitMs = this.#driver.turnTimeLimitMs?.(modelName) ?? this.#turnTimeLimitMs;
       if (limitMs !== undefined) {
         timeLimit = setTimeout(() => this.#stopByHook(turn, `turn time limit (${limitMs} ms)`), limitMs);
       }
+      const context: TurnContext = {
+        turnId: turn.turnId,
+        input: turn.input,
+        index,
+        modelName,
+        child: turn.child,
+        signal,
+        log: this.#log,
+        heard,
+        emit: (method, body) => {
+          this.#noteMessage(method, body);
+          return this.#wire.emit(method, body);
+        },
+        at: (point) => void (progress.where = point),
+        step: (s) => this.#machine.setStep(s),
+        declareUsage: () => void (progress.usage ??= { inputTokens: 0, outputTokens: 0, reasoningTokens: 0 }),
+        addUsage: (usage) => void (progress.usage &&= addUsage(progress.usage, usage)),
+        stopByHook: (reason) => this.#stopByHook(turn, reason),
+        whenSteering: (ms) => this.#steering.whenPending(ms, signal),
+        takeSteering: () => {
+          const texts = this.#steering.consume().map((steer) => steer.item.text);
+          heard.push(...texts);
+          return texts;
+        },
+      };
       try {
-        if (model === undefined) throw new Error(`model ${modelName} is not loaded`);
-        const script = turn.child?.script ?? model.turnFor?.(index, turn.input) ?? model.turnAt(index);
-        // A directed turn (the msp-check model) declares usage per turn, not per model.
-        if (usage === undefined && script.steps.some((step) => step.usage !== undefined)) usage = { inputTokens: 0, outputTokens: 0, reasoningTokens: 0 };
-        await nextTick(); // prompt assembly (the scripted model has none; yield like real I/O would)
-        signal.throwIfAborted();
-        for (const [s, step] of script.steps.entries()) {
-          where = "stepBoundary";
-          this.#machine.setStep(s);
-          if (step.stopByHook !== undefined) this.#stopByHook(turn, step.stopByHook);
-          signal.throwIfAborted();
-          if (step.fail !== undefined) throw new Error(step.fail);
-          if (usage !== undefined) usage = addUsage(usage, step.usage);
-          if (step.consumesSteering === true) {
-            await this.#steering.whenPending(step.awaitSteeringMs ?? 0, signal);
-            signal.throwIfAborted();
-            for (const steer of this.#consumeSteering()) heard.push(steer.item.text);
-          }
-          const played = step.text?.includes(HEARD_PLACEHOLDER) === true ? { ...step, text: step.text.replaceAll(HEARD_PLACEHOLDER, heard.join("; ")) } : step;
-          where = "modelStream";
-          const calls = await streamModelStep(turn.turnId, played, signal, {
-            emit: (method, body) => {
-              this.#noteMessage(method, body);
-              return this.#emit(method, body);
-            },
-            log: this.#log,
-          });
-          where = "toolExecution";
-          await this.#tools.dispatch({ turnId: turn.turnId, depth: turn.child?.depth ?? 0, modelName }, calls, signal);
-        }
-        this.#consumeSteering(); // the last step boundary: what is still pending is taken in
-        this.#complete(turn.turnId, "completed", TurnReasons.completed, undefined, startedAt, usage);
+        await this.#driver.run(context);
+        this.#steering.consume(); // the last step boundary: what is still pending is taken in
+        this.#complete(turn.turnId, "completed", TurnReasons.completed, undefined, startedAt, progress.usage);
       } catch (error) {
-        this.#carrySteering(); // a stopped turn's steering (unless a default cancel discarded it) goes on to the next turn
+        this.#steering.carry(); // a stopped turn's steering (unless a default cancel discarded it) goes on to the next turn
         if (signal.aborted) {
-          const point = this.#tools.stoppedWhileAsking(turn.turnId) ? "approval" : where;
-          this.#complete(turn.turnId, "cancelled", reasonAt[point], signal.reason as CancelCause, startedAt, usage);
+          const point = this.#tools.stoppedWhileAsking(turn.turnId) ? "approval" : progress.where;
+          this.#complete(turn.turnId, "cancelled", cancelReasons[point], signal.reason as CancelCause, startedAt, progress.usage);
         } else {
-          this.#complete(turn.turnId, "failed", `failed: ${(error as Error).message}`, undefined, startedAt, usage);
+          this.#complete(turn.turnId, "failed", `failed: ${(error as Error).message}`, undefined, startedAt, progress.usage);
         }
       }
     } finally {
       if (timeLimit !== undefined) clearTimeout(timeLimit);
       this.#machine.toIdle();
       this.#running = undefined;
-      this.#steering.endTurn();
-      this.#flushEarlySteers();
+      this.#steering.end();
       const next = this.#inbox.shift();
       if (next !== undefined) {
         this.#begin(next);

@@ -1,11 +1,12 @@
 /** What a session agent is given ({@link SessionAgentOptions}) and what it answers of its turns and steers. */
-import type { ApprovalGrant, NotificationMethod, ToolApproveParams, TurnCompletedParams } from "@muse-code/protocol";
+import type { ApprovalGrant, NotificationMethod, ToolApproveParams, TurnCompletedParams, TurnInput } from "@muse-code/protocol";
 import type { ApprovalAnswer } from "../server/approvalGate.js";
 import type { ScriptedModel } from "../model/scriptedModel.js";
 import type { SessionLog } from "../log/sessionLog.js";
 import type { HostOrder } from "../log/hostOrder.js";
 import type { ShellOptions } from "../tools/shellTool.js";
-import type { Delegate } from "./delegation.js";
+import type { ChildTurnSpec, Delegate } from "./delegation.js";
+import type { TurnDriver } from "./turnDriver.js";
 import type { CarriedSteer, SteerRefusal } from "./steeringInbox.js";
 
 /**
@@ -102,4 +103,18 @@ export interface SessionAgentOptions {
   delegate?: Delegate;
   /** Stamps each notification record with its place in the host order (`h`); without it, records carry none. */
   hostOrder?: HostOrder;
+  /**
+   * Runs each turn's work; without it, the scripted `models` play them. A driver may also say its
+   * own turn time limit (`turnTimeLimitMs(modelName)`), which wins over the host's.
+   */
+  driver?: TurnDriver & { turnTimeLimitMs?(modelName: string): number | undefined };
+}
+
+/** A turn accepted into a session: running or waiting in the inbox. */
+export interface AcceptedTurn {
+  turnId: string;
+  input: TurnInput[];
+  acceptedAt: number;
+  /** Set on a child turn: its parent link, depth and agent script. */
+  child?: ChildTurnSpec;
 }

@@ -1,0 +1,63 @@
+/**
+ * The seam between a session and what runs its turns. The session keeps the log, the inbox,
+ * `turn/started`, the terminal, cancellation and steering; a turn driver runs one turn's work
+ * (a scripted model here, an agent behind a bridge) and speaks through the turn's context.
+ */
+import type { NotificationMethod, TurnInput, TurnUsage } from "@muse-code/protocol";
+import { TurnReasons } from "@muse-code/protocol/reasons.js";
+import type { SessionLog } from "../log/sessionLog.js";
+import type { ChildTurnSpec } from "./delegation.js";
+
+/** Where a running turn is: the point its cancel is reported at (`turn/completed.reason`). */
+export type CancelPoint = "promptAssembly" | "stepBoundary" | "modelStream" | "toolExecution" | "approval";
+
+/** The `turn/completed.reason` of a turn cancelled at each point. */
+export const cancelReasons: Readonly<Record<CancelPoint, string>> = {
+  promptAssembly: TurnReasons.cancelledDuringPromptAssembly,
+  stepBoundary: TurnReasons.cancelledAtStepBoundary,
+  modelStream: TurnReasons.cancelledDuringModelStream,
+  toolExecution: TurnReasons.cancelledDuringToolExecution,
+  approval: TurnReasons.cancelledAwaitingApproval,
+};
+
+/** One turn as its driver sees it, and the session's means to speak for it. */
+export interface TurnContext {
+  readonly turnId: string;
+  readonly input: readonly TurnInput[];
+  /** The turn's number in its session, from 0. */
+  readonly index: number;
+  readonly modelName: string;
+  /** Set on a child turn: its parent link, depth and agent script. */
+  readonly child: ChildTurnSpec | undefined;
+  /** Aborted with the winning `CancelCause` when the turn is cancelled. */
+  readonly signal: AbortSignal;
+  /** The session's log, for backpressure (a stream waits while too many records are not durable). */
+  readonly log: Pick<SessionLog, "unsynced" | "durable">;
+  /** Logs one notification of this turn and publishes it once durable; its params, or `undefined` when it could not be logged. */
+  emit(method: NotificationMethod, body: Record<string, unknown>): Record<string, unknown> | undefined;
+  /** Says where the turn is now: a cancel observed from here on is reported at `point`. */
+  at(point: CancelPoint): void;
+  /** Says which step of its plan the turn is in (the phase machine's step). */
+  step(index: number): void;
+  /** The turn reports usage from now on (a turn that never calls it sends none). */
+  declareUsage(): void;
+  /** Adds one step's usage (when usage is declared). */
+  addUsage(usage: TurnUsage | undefined): void;
+  /** Stops the turn as a policy stop (`cause: {kind: "hook", reason}`), through the same drain as a user's Stop. */
+  stopByHook(reason: string): void;
+  /** Waits (at most `ms`, or until the turn is cancelled) for steering input to be pending. */
+  whenSteering(ms: number): Promise<void>;
+  /** Takes in every pending steering input (each completes `consumed`); returns their texts. */
+  takeSteering(): string[];
+  /** The steering texts this turn has taken in so far, carried-over ones first. */
+  readonly heard: readonly string[];
+}
+
+/**
+ * Runs turns. `run` resolves when the turn's work is over (its tools, processes and child turns
+ * are gone), throws when it failed, and, once `turn.signal` aborted, settles only after everything
+ * it started has stopped: the session sends the terminal right after.
+ */
+export interface TurnDriver {
+  run(turn: TurnContext): Promise<void>;
+}
