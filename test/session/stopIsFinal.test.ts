@@ -84,6 +84,16 @@ async function expectStoppedAndNothingRan(host: WsHost, proxy: TcpProxy, session
   expect(host.cancelsLogged()).toHaveLength(1);
 }
 
+/** Starts a turn, waits for its question, then takes the connection down (refused until `proxy.refuse(false)`) with the dialog still shown. */
+async function askedThenOffline(session: MspSession, proxy: TcpProxy) {
+  const turn = session.startTurn("publish");
+  await questionOpen(session, turn.turnId, true);
+  proxy.refuse(true);
+  proxy.cut();
+  const down = await questionOpen(session, turn.turnId, false);
+  return { turn, itemId: turnOf(down, turn.turnId).approvals[0]?.itemId as string };
+}
+
 describe("a Stop is final", () => {
   it("online, with the dialog open: the question is answered cancelled, an Approve pressed after it returns cancelled and sends nothing, and the Stop never reads kept", async () => {
     const { host, proxy } = await hostAndProxy();
@@ -107,12 +117,7 @@ describe("a Stop is final", () => {
   it("offline, with the dialog open: Stop, then Approve; after the reconnect the host gets one turn/cancel, only cancelled answers, and runs nothing", async () => {
     const { host, proxy } = await hostAndProxy();
     const { session } = await open(proxy, host);
-    const turn = session.startTurn("publish");
-    await questionOpen(session, turn.turnId, true);
-    proxy.refuse(true);
-    proxy.cut();
-    const down = await questionOpen(session, turn.turnId, false);
-    const itemId = turnOf(down, turn.turnId).approvals[0]?.itemId as string;
+    const { turn, itemId } = await askedThenOffline(session, proxy);
     turn.stop();
     expect(turnOf(session.getSnapshot(), turn.turnId).stopState).toBe("kept");
     expect(session.answerApproval(itemId, "approve")).toBe("cancelled");
@@ -124,12 +129,7 @@ describe("a Stop is final", () => {
   it("Approve pressed offline, then Stop: the Stop overrules the kept Approve", async () => {
     const { host, proxy } = await hostAndProxy();
     const { session } = await open(proxy, host);
-    const turn = session.startTurn("publish");
-    await questionOpen(session, turn.turnId, true);
-    proxy.refuse(true);
-    proxy.cut();
-    const down = await questionOpen(session, turn.turnId, false);
-    const itemId = turnOf(down, turn.turnId).approvals[0]?.itemId as string;
+    const { turn, itemId } = await askedThenOffline(session, proxy);
     expect(session.answerApproval(itemId, "approve")).toBe("approve");
     turn.stop();
     proxy.refuse(false);
@@ -140,12 +140,7 @@ describe("a Stop is final", () => {
     const { host, proxy } = await hostAndProxy();
     const storage = memoryStorage();
     const first = await open(proxy, host, storage);
-    const turn = first.session.startTurn("publish");
-    await questionOpen(first.session, turn.turnId, true);
-    proxy.refuse(true);
-    proxy.cut();
-    const down = await questionOpen(first.session, turn.turnId, false);
-    const itemId = turnOf(down, turn.turnId).approvals[0]?.itemId as string;
+    const { turn, itemId } = await askedThenOffline(first.session, proxy);
     turn.stop();
     expect(first.session.answerApproval(itemId, "approve")).toBe("cancelled");
     await first.session.close(); // the page goes away, its last write kept
