@@ -366,15 +366,17 @@ export class Delivery {
    * with its original cursor, first; one behind on the session is first fed up to it, at once.
    */
   #sendTerminalIfUnseen(subscriber: Subscriber, sessionId: string, turnId: string): void {
-    if (subscriber.terminalsSent.has(turnId)) return;
     const params = this.#source.terminal(sessionId, turnId);
     if (params === undefined) return;
-    const feed = subscriber.feeds.get(sessionId);
     const n = cursorOf(params as unknown as Record<string, unknown>, sessionId);
+    // Sent already: the subscriber's cursor on the session is at or past the terminal's.
+    const sent = () => n !== undefined && (subscriber.cursors.get(sessionId) ?? 0) >= n;
+    if (sent()) return;
+    const feed = subscriber.feeds.get(sessionId);
     if (feed !== undefined && n !== undefined && !this.#feeder.isPumping(subscriber)) {
       this.#feeder.feedUpTo(subscriber, feed, n);
       this.#checkFed();
-      if (subscriber.terminalsSent.has(turnId)) return;
+      if (sent()) return;
     }
     subscriber.send(notificationMessage("turn/completed", params as unknown as Record<string, unknown>));
   }

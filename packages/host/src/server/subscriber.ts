@@ -6,8 +6,8 @@ import type { MessageTransport } from "../transport/messageTransport.js";
 import type { SessionLogPosition } from "../log/sessionLogReader.js";
 
 /**
- * A per-client subscriber: where one peer's answers go, the turns whose terminal it has been
- * sent, and the sessions whose notifications it hears (those it created or resumed).
+ * A per-client subscriber: where one peer's answers go, and how far it has been sent each session
+ * it hears (a table bounded by those sessions: see "Bounds" in docs/protocol.md).
  *
  * @example
  * ```ts
@@ -25,7 +25,6 @@ export interface Subscriber {
   sendNotification: (message: unknown, method: string, params: Record<string, unknown>, sessionId: string, n: number | undefined) => void;
   /** Hands a message to the transport now, whatever it is behind on. */
   sendNow: (message: unknown) => void;
-  terminalsSent: Set<string>;
   /** Whether it can hear sessions (a peer's); false for a `handleText` reply, which hears only its answers and replays. */
   readonly listens: boolean;
   /** Set by `disconnect`: a closed subscriber is never subscribed again. */
@@ -62,17 +61,14 @@ export function createSubscriber(
   transport: MessageTransport | undefined,
   requestAt: (subscriber: Subscriber, feed: LogFeed) => number,
 ): Subscriber {
-  const terminalsSent = new Set<string>();
   const cursors = new Map<string, number>();
   const feeds = new Map<string, LogFeed>();
-  const sendNotification = (message: unknown, method: string, params: Record<string, unknown>, sessionId: string, n: number | undefined) => {
-    if (method === "turn/completed") terminalsSent.add(String(params["turnId"]));
+  const sendNotification: Subscriber["sendNotification"] = (message, _method, _params, sessionId, n) => {
     if (n !== undefined && n > (cursors.get(sessionId) ?? 0)) cursors.set(sessionId, n);
     write(message);
   };
   const flow = transport?.heldBytes !== undefined && transport.maxHeldBytes !== undefined ? transport : undefined;
   const subscriber: Subscriber = {
-    terminalsSent,
     listens,
     closed: false,
     cursors,
