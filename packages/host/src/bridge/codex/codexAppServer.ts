@@ -35,6 +35,8 @@ export interface CodexAppServerOptions {
   onServerRequest?: ServerRequestHandler;
   /** Debug lines: the app-server's stderr, late answers, failed writes. */
   logger?: (line: string) => void;
+  /** Every JSON-RPC line written (`out`) or read (`in`): a wire log. */
+  onWire?: (direction: "in" | "out", line: string) => void;
 }
 
 /** How the app-server process ended. */
@@ -63,6 +65,7 @@ export class CodexAppServer {
       output: child.stdin,
       requestTimeoutMs: options.requestTimeoutMs ?? 30_000,
       logger,
+      ...(options.onWire === undefined ? {} : { onWire: options.onWire }),
       ...(options.onServerRequest === undefined ? {} : { onServerRequest: options.onServerRequest }),
     });
     child.stderr.setEncoding("utf8");

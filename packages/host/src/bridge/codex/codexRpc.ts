@@ -62,6 +62,8 @@ export interface CodexRpcOptions {
   maxLineBytes?: number;
   /** Told of things worth a debug line: a late answer, a write that failed. */
   logger?: (line: string) => void;
+  /** Told of every line, as written (`out`) or read (`in`), before it is acted on: a wire log. */
+  onWire?: (direction: "in" | "out", line: string) => void;
 }
 
 interface Pending {
@@ -81,6 +83,7 @@ export class CodexRpc {
   readonly #timeoutMs: number;
   readonly #onServerRequest: ServerRequestHandler | undefined;
   readonly #logger: (line: string) => void;
+  readonly #onWire: ((direction: "in" | "out", line: string) => void) | undefined;
   readonly #pending = new Map<number, Pending>();
   readonly #listeners = new Set<(notification: ServerNotification) => void>();
   readonly #splitter: LineSplitter;
@@ -95,6 +98,7 @@ export class CodexRpc {
     this.#timeoutMs = options.requestTimeoutMs;
     this.#onServerRequest = options.onServerRequest;
     this.#logger = options.logger ?? (() => {});
+    this.#onWire = options.onWire;
     this.closed = new Promise((resolve) => (this.#resolveClosed = resolve));
     const splitterOptions = {
       onOverflow: () => this.close(new CodexProtocolError(`a line longer than ${options.maxLineBytes ?? "16 MiB"} bytes`, "")),
@@ -158,8 +162,10 @@ export class CodexRpc {
   }
 
   #write(message: Record<string, unknown>): void {
+    const line = JSON.stringify(message);
+    this.#onWire?.("out", line);
     try {
-      this.#output.write(`${JSON.stringify(message)}\n`);
+      this.#output.write(`${line}\n`);
     } catch (error) {
       this.#logger(`writing to codex app-server failed: ${(error as Error).message}`);
     }
@@ -167,6 +173,7 @@ export class CodexRpc {
 
   #receive(line: string): void {
     if (this.#closedWith !== undefined) return;
+    this.#onWire?.("in", line);
     let message: unknown;
     try {
       message = JSON.parse(line);
