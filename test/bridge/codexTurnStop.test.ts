@@ -9,7 +9,10 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { CodexAppServer } from "../../packages/host/src/bridge/codex/codexAppServer.js";
 import { reapCodexTree, stopCodexTurn } from "../../packages/host/src/bridge/codex/codexTurnStop.js";
+import { approvalResult, isApprovalRequest } from "../../packages/host/src/bridge/codex/codexApprovals.js";
+import type { ServerRequestHandler } from "../../packages/host/src/bridge/codex/codexRpc.js";
 import type { ServerNotification } from "../../packages/host/src/bridge/codex/generated/ServerNotification.js";
+import type { ServerRequest } from "../../packages/host/src/bridge/codex/generated/ServerRequest.js";
 import { descendantsOf, ProcessTreeWatch, scanProcesses } from "../../packages/host/src/bridge/processTree.js";
 import { makeCodexHome, type CodexTestHome } from "../fixtures/codex/codexHome.js";
 import { execThenMessage, startResponsesServer, type ResponsesServer } from "../fixtures/codex/responsesServer.js";
@@ -41,10 +44,14 @@ afterEach(async () => {
   }
 });
 
-async function rig(cmd: string): Promise<Rig> {
-  const model = await startResponsesServer(execThenMessage(cmd));
-  const home = makeCodexHome({ baseUrl: model.baseUrl });
-  const server = await CodexAppServer.start({ codexHome: home.codexHome, cwd: home.workDir, env: home.env });
+async function rig(cmd: string, asking?: { onServerRequest: ServerRequestHandler }): Promise<Rig> {
+  const model = await startResponsesServer(
+    asking === undefined ? execThenMessage(cmd) : (q) => (q.hasToolOutput ? { kind: "message", text: "done" } : { kind: "exec", cmd, escalate: true }),
+  );
+  const home = makeCodexHome(
+    asking === undefined ? { baseUrl: model.baseUrl } : { baseUrl: model.baseUrl, approvalPolicy: "on-request", sandboxMode: "workspace-write" },
+  );
+  const server = await CodexAppServer.start({ codexHome: home.codexHome, cwd: home.workDir, env: home.env, ...asking });
   const seen: ServerNotification[] = [];
   server.onNotification((n) => seen.push(n));
   const r = { server, model, home, seen };
@@ -124,5 +131,57 @@ describe("stopping a Codex turn (real codex app-server 0.169.0)", () => {
     // What the bridge adds: the tree is reaped.
     await reapCodexTree(r.server);
     expect(processGone(pid)).toBe(true);
+  });
+
+  it("a stop while Codex asks: the question is answered cancelled first, the call never runs, the turn ends interrupted", async () => {
+    let asked!: (request: ServerRequest) => void;
+    const question = new Promise<ServerRequest>((resolve) => (asked = resolve));
+    let answer!: (result: unknown) => void;
+    const r = await rig("sleep 43", {
+      onServerRequest: (request) => {
+        asked(request);
+        return new Promise((resolve) => (answer = resolve));
+      },
+    });
+    const { thread } = await r.server.request("thread/start", { cwd: r.home.workDir });
+    const { turn } = await r.server.request("turn/start", { threadId: thread.id, input: [{ type: "text", text: "run it", text_elements: [] }] });
+    const request = await question;
+    if (!isApprovalRequest(request)) throw new Error(`unexpected ${request.method}`);
+    const terminal = r.server.waitForNotification((n) => n.method === "turn/completed" && n.params.turn.id === turn.id, WAIT_MS, "turn/completed");
+
+    answer(approvalResult(request, "cancelled"));
+    const stop = await stopCodexTurn(r.server, { threadId: thread.id, turnId: turn.id });
+
+    expect(await terminal).toMatchObject({ params: { turn: { status: "interrupted" } } });
+    const item = r.seen.find((n) => n.method === "item/completed" && n.params.item.type === "commandExecution");
+    expect(item?.method === "item/completed" && item.params.item).toMatchObject({ status: "declined" });
+    console.log("stop while asking:", JSON.stringify({ agentStatus: stop.agentStatus, refused: stop.interruptRefused }));
+    expect(stop.reap.targets).toEqual([]);
+    expect(descendantsOf(r.server.pid, scanProcesses(true)).filter((p) => p.command.includes("sleep 43"))).toEqual([]);
+  });
+
+  it("an app-server killed mid-command orphans the command's child; the watch's record still reaps it", async () => {
+    const cmd = "echo start; sleep 31; echo end";
+    const r = await rig(cmd);
+    const { pid: shell, watch } = await turnRunning(r, `/bin/bash -c ${cmd}`);
+    const sleep = await (async () => {
+      for (const deadline = Date.now() + WAIT_MS; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 50))) {
+        const found = descendantsOf(shell, scanProcesses(true)).find((p) => p.command === "sleep 31");
+        if (found !== undefined) return found;
+      }
+      throw new Error("no sleep 31 below the command's shell");
+    })();
+    stray.push(sleep.pid);
+    watch.sample();
+
+    process.kill(r.server.pid, "SIGKILL");
+    await r.server.exited;
+    // The sleep outlives the agent, no longer below it: the issue's orphan.
+    expect(await waitGone([sleep.pid], 1000)).toBe(false);
+    expect(descendantsOf(r.server.pid, scanProcesses()).map((p) => p.pid)).not.toContain(sleep.pid);
+
+    const reap = await reapCodexTree(r.server, { watch });
+    expect(reap.targets.map((p) => p.pid)).toContain(sleep.pid);
+    expect(processGone(sleep.pid)).toBe(true);
   });
 });
