@@ -7,7 +7,8 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import type { BridgeEvent } from "../../packages/host/src/bridge/bridgeEvents.js";
 import { approvalOffers, approvalResult, codexDecision, isApprovalRequest } from "../../packages/host/src/bridge/codex/codexApprovals.js";
-import { CodexTurnItems, DENIED_REASON } from "../../packages/host/src/bridge/codex/codexItems.js";
+import { TOOL_DENIED_REASON } from "@muse-code/protocol";
+import { CodexTurnItems } from "../../packages/host/src/bridge/codex/codexItems.js";
 import type { ServerNotification } from "../../packages/host/src/bridge/codex/generated/ServerNotification.js";
 import type { ServerRequest } from "../../packages/host/src/bridge/codex/generated/ServerRequest.js";
 
@@ -97,7 +98,7 @@ describe("Codex notifications → bridge events (recorded wire of codex 0.169.0)
       type: "itemCompleted",
       agentItemId: "call_1",
       status: "failed",
-      failureReason: DENIED_REASON,
+      failureReason: TOOL_DENIED_REASON,
     });
     expect(summary(events).shape).toContain("completed msg_2 completed");
   });

@@ -2,11 +2,20 @@
  * processTree.ts on real processes: a tool group below its parent is found by the tree walk and
  * ended by SIGTERM; one that ignores SIGTERM is SIGKILLed after the grace; a group member whose
  * parent exited (re-parented away from the agent) stays a target through the watch's record; the
- * protected group is never signalled; and `/proc/<pid>/stat` parses with a name full of parentheses.
+ * protected group is never signalled; what is not confirmed gone within the bound is a typed error;
+ * and `/proc/<pid>/stat` parses with a name full of parentheses.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { afterEach, describe, expect, it } from "vitest";
-import { descendantsOf, parseStat, ProcessTreeWatch, reapProcesses, scanProcesses, type ProcessInfo } from "../../packages/host/src/bridge/processTree.js";
+import {
+  descendantsOf,
+  parseStat,
+  ProcessesSurvivedError,
+  ProcessTreeWatch,
+  reapProcesses,
+  scanProcesses,
+  type ProcessInfo,
+} from "../../packages/host/src/bridge/processTree.js";
 import { processGone } from "../helpers/processGone.js";
 
 const spawned: ChildProcess[] = [];
@@ -73,6 +82,19 @@ describe("processTree", () => {
     expect(processGone(child.pid!)).toBe(true);
     expect(report.terminated).toEqual([child.pid]);
     expect(report.killedGroups).toEqual([child.pid]);
+  });
+
+  it("a process not confirmed gone within the bound is a ProcessesSurvivedError naming it; pid 1 is never signalled", async () => {
+    // Init is a target no signal from here may reach: it stays, and the reaper must say so. Its
+    // group (0 here, as the kernel's threads') is neither signalled nor grown into more targets.
+    const init = scanProcesses(true).get(1)!;
+
+    const error = await reapProcesses([init], { killGraceMs: 0, killBoundMs: 200 }).catch((e: unknown) => e);
+
+    expect(error).toBeInstanceOf(ProcessesSurvivedError);
+    expect((error as ProcessesSurvivedError).survivors.map((p) => p.pid)).toEqual([1]);
+    expect((error as ProcessesSurvivedError).message).toBe(`tool process 1 (${init.command}) could not be confirmed gone 200 ms after SIGKILL`);
+    expect(processGone(1)).toBe(false);
   });
 
   it("keeps a group member whose parent exited as a target, through the watch's record", async () => {

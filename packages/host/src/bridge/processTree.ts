@@ -170,7 +170,7 @@ export class ProcessTreeWatch {
   sample(table: ReadonlyMap<number, ProcessInfo> = scanProcesses()): void {
     const agent = table.get(this.#agentPid);
     for (const p of descendantsOf(this.#agentPid, table)) {
-      if (agent !== undefined && p.pgid === agent.pgid) continue;
+      if ((agent !== undefined && p.pgid === agent.pgid) || p.pgid <= 1) continue;
       const group = this.#groups.get(p.pgid) ?? { sid: p.sid, members: new Map() };
       group.members.set(p.pid, p);
       this.#groups.set(p.pgid, group);
@@ -254,7 +254,7 @@ function signal(target: number, sig: NodeJS.Signals): boolean {
 
 /**
  * Ends `targets`: SIGTERM to each one's process group, SIGKILL after `killGraceMs` to whatever is
- * left (its group; the pid alone when its group is a protected one), and resolves once every target is
+ * left (its group; the pid alone when its group is a protected one; never pid 1 or group 1), and resolves once every target is
  * gone. Members that join a signalled group meanwhile (a fork) are targets too. Rejects with a
  * {@link ProcessesSurvivedError} when one is still there `killBoundMs` after SIGKILL.
  */
@@ -265,6 +265,10 @@ export async function reapProcesses(targets: readonly ProcessInfo[], options: Re
   const protect = new Set([...(options.protectGroups ?? []), readProcess(process.pid)?.pgid ?? -1]);
   const start = Date.now();
   const pending = new Map(targets.map((p) => [p.pid, p]));
+  const given = new Set(pending.keys());
+  // Group 1 (init's), "group" 0 (the kernel's threads) and below are never signalled nor grown:
+  // kill(-1) would reach every process. Nor is a protected group, or this process.
+  const signallable = (pgid: number): boolean => pgid > 1 && !protect.has(pgid);
   const report: ReapReport = { targets: [...targets], terminated: [], killedGroups: [], killedPids: [], elapsedMs: 0 };
   const refresh = (): Map<number, ProcessInfo> => {
     const table = scanProcesses();
@@ -274,11 +278,12 @@ export async function reapProcesses(targets: readonly ProcessInfo[], options: Re
       else groups.add(table.get(pid)!.pgid);
     }
     // A process that joined a live target's group (forked from it) is ended with it.
-    for (const p of table.values()) if (groups.has(p.pgid) && isLive(p) && !pending.has(p.pid) && !protect.has(p.pgid)) pending.set(p.pid, p);
+    for (const p of table.values())
+      if (signallable(p.pgid) && groups.has(p.pgid) && isLive(p) && !pending.has(p.pid) && p.pid !== process.pid) pending.set(p.pid, p);
     return table;
   };
   const liveGroups = (table: ReadonlyMap<number, ProcessInfo>): number[] => [
-    ...new Set([...pending.values()].map((p) => table.get(p.pid)?.pgid ?? p.pgid).filter((g) => !protect.has(g))),
+    ...new Set([...pending.values()].map((p) => table.get(p.pid)?.pgid ?? p.pgid).filter(signallable)),
   ];
   const waitUntil = async (deadline: number): Promise<void> => {
     while (pending.size > 0 && Date.now() < deadline) {
@@ -293,16 +298,23 @@ export async function reapProcesses(targets: readonly ProcessInfo[], options: Re
   if (pending.size > 0) {
     table = refresh();
     for (const pgid of liveGroups(table)) if (signal(-pgid, "SIGKILL")) report.killedGroups.push(pgid);
-    for (const p of pending.values()) if (protect.has(table.get(p.pid)?.pgid ?? p.pgid) && signal(p.pid, "SIGKILL")) report.killedPids.push(p.pid);
+    for (const p of pending.values()) {
+      const pgid = table.get(p.pid)?.pgid ?? p.pgid;
+      // A target given in a group never signalled is killed alone (never pid 1, never this process).
+      if (given.has(p.pid) && !signallable(pgid) && p.pid > 1 && p.pid !== process.pid && signal(p.pid, "SIGKILL")) report.killedPids.push(p.pid);
+    }
     await waitUntil(Date.now() + killBoundMs);
+    refresh();
   }
   report.elapsedMs = Date.now() - start;
   if (pending.size > 0) {
     const now = scanProcesses(true);
-    throw new ProcessesSurvivedError(
-      [...pending.values()].map((p) => now.get(p.pid) ?? p),
-      killBoundMs,
-    );
+    const described = (p: ProcessInfo): ProcessInfo => {
+      const current = now.get(p.pid) ?? p;
+      // A command line read earlier says more than the bare name a later read may give.
+      return current.command.startsWith("(") && !p.command.startsWith("(") ? { ...current, command: p.command } : current;
+    };
+    throw new ProcessesSurvivedError([...pending.values()].map(described), killBoundMs);
   }
   return report;
 }

@@ -56,6 +56,8 @@ export class CodexAppServer {
   readonly #exited: Promise<CodexExit>;
   #exit: CodexExit | undefined;
   #stderrTail = "";
+  /** The waits of {@link waitForNotification} still open, told when the connection ends. */
+  readonly #closeListeners = new Set<(reason: CodexBridgeError) => void>();
 
   private constructor(child: ChildProcessWithoutNullStreams, options: CodexAppServerOptions) {
     const logger = options.logger ?? (() => {});
@@ -74,6 +76,9 @@ export class CodexAppServer {
       logger(`codex stderr: ${text.trimEnd()}`);
     });
     child.stdout.on("end", () => this.#rpc.endOfInput());
+    void this.#rpc.closed.then((reason) => {
+      for (const listener of [...this.#closeListeners]) listener(reason);
+    });
     this.#exited = new Promise((resolve) => {
       child.on("exit", (code, signal) => {
         this.#exit = { code, signal };
@@ -159,16 +164,18 @@ export class CodexAppServer {
     const ended = this.#rpc.closedWith;
     if (ended !== undefined) return Promise.reject(ended);
     return new Promise((resolve, reject) => {
+      const onClose = (reason: CodexBridgeError): void => done(() => reject(reason));
       const done = (settle: () => void): void => {
         clearTimeout(timer);
         unsubscribe();
+        this.#closeListeners.delete(onClose);
         settle();
       };
       const timer = setTimeout(() => done(() => reject(new CodexTimeoutError(what, timeoutMs))), timeoutMs);
       const unsubscribe = this.#rpc.onNotification((n) => {
         if (match(n)) done(() => resolve(n));
       });
-      void this.#rpc.closed.then((reason) => done(() => reject(reason)));
+      this.#closeListeners.add(onClose);
     });
   }
 

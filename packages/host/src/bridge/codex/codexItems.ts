@@ -17,13 +17,10 @@
  *   `outputTokens` is Codex's minus `reasoningOutputTokens`.
  * Other item types (plans, web search, MCP and collab-agent calls) are not mapped here.
  */
-import type { TurnUsage } from "@muse-code/protocol";
+import { TOOL_DENIED_REASON, type TurnUsage } from "@muse-code/protocol";
 import type { ServerNotification } from "./generated/ServerNotification.js";
 import type { ThreadItem } from "./generated/v2/ThreadItem.js";
 import type { BridgeEvent } from "../bridgeEvents.js";
-
-/** The `failureReason` of a command or patch the user declined (the reference host's words). */
-export const DENIED_REASON = "denied by the user";
 
 interface Open {
   field: "text" | "visibleOutput";
@@ -174,13 +171,13 @@ function finalOf(item: ThreadItem): { text: string | undefined; end: { status: "
       return { text: [...item.summary, ...item.content].join("\n\n"), end: { status: "completed" } };
     case "commandExecution": {
       const text = item.aggregatedOutput ?? undefined;
-      if (item.status === "declined") return { text, end: { status: "failed", failureReason: DENIED_REASON } };
+      if (item.status === "declined") return { text, end: { status: "failed", failureReason: TOOL_DENIED_REASON } };
       if (item.exitCode === 0 && item.status === "completed") return { text, end: { status: "completed" } };
       const reason = item.exitCode === null ? `ended ${item.status}` : `exit code ${item.exitCode}`;
       return { text, end: { status: "failed", failureReason: reason } };
     }
     case "fileChange":
-      if (item.status === "declined") return { text: undefined, end: { status: "failed", failureReason: DENIED_REASON } };
+      if (item.status === "declined") return { text: undefined, end: { status: "failed", failureReason: TOOL_DENIED_REASON } };
       return { text: undefined, end: item.status === "completed" ? { status: "completed" } : { status: "failed", failureReason: `patch ${item.status}` } };
     default:
       return { text: undefined, end: { status: "completed" } };
