@@ -23,7 +23,7 @@ const FAKE = fileURLToPath(new URL("../fixtures/codex/fake-app-server.sh", impor
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+}, 60_000);
 
 async function real(
   script: (request: ModelRequest) => ScriptedReply,
@@ -47,7 +47,8 @@ function fake(mode: string, options: Partial<CodexAppServerOptions> = {}): Promi
 
 const text = (t: string) => [{ type: "text" as const, text: t, text_elements: [] }];
 
-describe("CodexAppServer against the real binary", () => {
+// A real app-server on a loaded 2-core machine: each test waits within its own bounds, under a roomy test timeout.
+describe("CodexAppServer against the real binary", { timeout: 90_000 }, () => {
   it("runs a turn: the agent message streams as deltas and the turn completes", async () => {
     const { server, home, seen } = await real(() => ({ kind: "message", text: "Hello from the scripted model." }));
     const { thread } = await server.request("thread/start", { cwd: home.workDir });

@@ -13,7 +13,7 @@ import { approvalResult, isApprovalRequest } from "../../packages/host/src/bridg
 import type { ServerRequestHandler } from "../../packages/host/src/bridge/codex/codexRpc.js";
 import type { ServerNotification } from "../../packages/host/src/bridge/codex/generated/ServerNotification.js";
 import type { ServerRequest } from "../../packages/host/src/bridge/codex/generated/ServerRequest.js";
-import { descendantsOf, ProcessTreeWatch, scanProcesses } from "../../packages/host/src/bridge/processTree.js";
+import { descendantsOf, isGone, ProcessTreeWatch, scanProcesses, type ProcessInfo } from "../../packages/host/src/bridge/processTree.js";
 import { makeCodexHome, type CodexTestHome } from "../fixtures/codex/codexHome.js";
 import { execThenMessage, startResponsesServer, type ResponsesServer } from "../fixtures/codex/responsesServer.js";
 import { processGone, waitGone } from "../helpers/processGone.js";
@@ -27,7 +27,8 @@ interface Rig {
   seen: ServerNotification[];
 }
 const rigs: Rig[] = [];
-const stray: number[] = [];
+/** Processes a test found, killed after it if they still run (by pid and start time: never a reused pid). */
+const stray: ProcessInfo[] = [];
 
 afterEach(async () => {
   for (const { server, model, home } of rigs.splice(0)) {
@@ -35,14 +36,15 @@ afterEach(async () => {
     await model.close();
     home.remove();
   }
-  for (const pid of stray.splice(0)) {
+  for (const p of stray.splice(0)) {
+    if (isGone(p)) continue;
     try {
-      process.kill(pid, "SIGKILL");
+      process.kill(p.pid, "SIGKILL");
     } catch {
-      // gone already
+      // gone meanwhile
     }
   }
-});
+}, 60_000);
 
 async function rig(cmd: string, asking?: { onServerRequest: ServerRequestHandler }): Promise<Rig> {
   const model = await startResponsesServer(
@@ -75,7 +77,7 @@ async function turnRunning(r: Rig, cmd: string): Promise<{ threadId: string; tur
   for (;;) {
     const found = descendantsOf(r.server.pid, scanProcesses(true)).find((p) => p.command === cmd);
     if (found !== undefined) {
-      stray.push(found.pid);
+      stray.push(found);
       watch.sample();
       return { threadId: thread.id, turnId: turn.id, pid: found.pid, watch };
     }
@@ -84,7 +86,8 @@ async function turnRunning(r: Rig, cmd: string): Promise<{ threadId: string; tur
   }
 }
 
-describe("stopping a Codex turn (real codex app-server 0.169.0)", () => {
+// A real app-server on a loaded 2-core machine: each test waits within its own bounds, under a roomy test timeout.
+describe("stopping a Codex turn (real codex app-server 0.169.0)", { timeout: 90_000 }, () => {
   it("resolves only when the turn's sleep is gone", async () => {
     const r = await rig("sleep 47");
     const { threadId, turnId, pid, watch } = await turnRunning(r, "sleep 47");
@@ -171,7 +174,7 @@ describe("stopping a Codex turn (real codex app-server 0.169.0)", () => {
       }
       throw new Error("no sleep 31 below the command's shell");
     })();
-    stray.push(sleep.pid);
+    stray.push(sleep);
     watch.sample();
 
     process.kill(r.server.pid, "SIGKILL");

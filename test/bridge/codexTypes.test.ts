@@ -9,7 +9,8 @@ import { describe, expect, it } from "vitest";
 import { CODEX_VERSION, resolveCodexBinary } from "../../packages/host/src/bridge/codex/codexBinary.js";
 import { checkCodexTypes } from "../../scripts/codex-types.js";
 
-describe("Codex generated types", () => {
+// A real app-server on a loaded 2-core machine: each test waits within its own bounds, under a roomy test timeout.
+describe("Codex generated types", { timeout: 90_000 }, () => {
   it("pins @openai/codex exactly, at the version the bridge names, and the installed binary is that version", () => {
     const manifest = JSON.parse(readFileSync(new URL("../../packages/host/package.json", import.meta.url), "utf8")) as {
       devDependencies: Record<string, string>;

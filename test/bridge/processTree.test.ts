@@ -21,6 +21,8 @@ import { processGone } from "../helpers/processGone.js";
 const spawned: ChildProcess[] = [];
 afterEach(() => {
   for (const child of spawned.splice(0)) {
+    // Only while the leader has not exited does its pid still name its group (never a reused one).
+    if (child.exitCode !== null || child.signalCode !== null) continue;
     try {
       process.kill(-child.pid!, "SIGKILL");
     } catch {
