@@ -11,7 +11,7 @@
  * whose result (or thrown error) is the answer.
  */
 import type { Readable, Writable } from "node:stream";
-import { LineSplitter } from "@muse-code/protocol/lineSplitter.js";
+import { DEFAULT_MAX_LINE_BYTES, LineSplitter } from "@muse-code/protocol/lineSplitter.js";
 import type { ClientRequest } from "./generated/ClientRequest.js";
 import type { InitializeResponse } from "./generated/InitializeResponse.js";
 import type { ServerNotification } from "./generated/ServerNotification.js";
@@ -56,7 +56,10 @@ export interface CodexRpcOptions {
   output: Writable;
   /** How long a request waits for its answer unless the call says otherwise. @unit milliseconds */
   requestTimeoutMs: number;
-  /** Answers the app-server's own requests (approvals); without it each is answered -32601. */
+  /**
+   * Answers the app-server's own requests (approvals); without it each is answered -32601. Its
+   * promise is not bounded here: an approval waits for a person, and a stop answers it `cancel`.
+   */
   onServerRequest?: ServerRequestHandler;
   /** The longest line accepted. @unit bytes @defaultValue 16 MiB */
   maxLineBytes?: number;
@@ -101,7 +104,7 @@ export class CodexRpc {
     this.#onWire = options.onWire;
     this.closed = new Promise((resolve) => (this.#resolveClosed = resolve));
     const splitterOptions = {
-      onOverflow: () => this.close(new CodexProtocolError(`a line longer than ${options.maxLineBytes ?? "16 MiB"} bytes`, "")),
+      onOverflow: () => this.close(new CodexProtocolError(`a line longer than ${options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES} bytes`, "")),
       ...(options.maxLineBytes === undefined ? {} : { maxLineBytes: options.maxLineBytes }),
     };
     this.#splitter = new LineSplitter((line) => this.#receive(line), splitterOptions);
