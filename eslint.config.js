@@ -76,6 +76,8 @@ export default defineConfig(
       "packages/*/dist/",
       "packages/*/etc/",
       "docs/design/bridges-research/",
+      // codex app-server generate-ts output, committed unedited (scripts/codex-types.ts).
+      "packages/host/src/bridge/codex/generated/",
     ],
   },
   { linterOptions: { reportUnusedDisableDirectives: "error" } },
