@@ -26,9 +26,16 @@ import { reportUnended } from "./turnLifecycle.js";
  */
 export interface CheckTranscriptOptions {
   /**
-   * The transcript is an excerpt of a longer exchange: a turn accepted in it may end after the
-   * excerpt does, and an item started in it may complete later. Without this, an accepted turn
-   * with no `turn/completed` is a problem (invariant 1). Duplicates are problems either way.
+   * The transcript is an excerpt of a longer exchange: lines may be left out anywhere, before,
+   * between and after the lines it shows. Only what the lines shown contradict is a problem, never
+   * what a left-out line could supply: an accepted turn may end after the excerpt does, an item
+   * may start before it or complete in a left-out line, a revision gap may be deltas left out, a
+   * response may answer a request left out. A repeat, a step back, a second terminal, a
+   * notification after its turn's terminal, a wrong cause stay problems. Which sessions the
+   * connection owns is {@link CheckTranscriptOptions.beginsMidSession}'s to lift: an excerpt that
+   * leaves out the `session/create` or `session/resume` is marked with both. Without this mark, an
+   * accepted turn with no `turn/completed` is a problem (invariant 1), and so is every other
+   * absence the invariants rule out.
    * @defaultValue false
    */
   excerpt?: boolean;
@@ -58,6 +65,13 @@ export interface TranscriptCheck {
   ok: boolean;
   /** One sentence per problem, each starting with `line <n>:` (1-based). */
   problems: string[];
+  /**
+   * What is not a problem but worth saying, one sentence each starting with `line <n>:`: e.g. a
+   * `cancelled` terminal with no `cause` where the transcript shows who stopped it (a missing
+   * cause is not a wrong one). Present only when there is something to note, so a clean verdict
+   * is `{ ok: true, problems: [] }`.
+   */
+  notes?: string[];
 }
 
 /**
@@ -72,11 +86,21 @@ export interface TranscriptCheck {
  */
 export type TranscriptInput = string | readonly string[] | readonly TranscriptLine[];
 
-/** A new connection: it owns no session yet, unless it is marked as beginning mid-session (then the foreign-session rule is off). */
-function beginPart(history: SessionHistory, midSession: boolean): void {
+/**
+ * A new connection: it owns no session yet, unless it is marked as beginning mid-session (then the
+ * foreign-session rule is off). Its notes go to `notes`.
+ */
+function beginPart(history: SessionHistory, midSession: boolean, excerpt: boolean, notes: string[]): void {
   history.midSession = midSession;
+  history.excerpt = excerpt;
+  history.notes = notes;
   history.connectionSessions = midSession ? undefined : new Set();
   history.connectionCancels = new Set();
+}
+
+/** The verdict of one part: `notes` only when there are some. */
+function verdict(problems: string[], notes: string[]): TranscriptCheck {
+  return notes.length === 0 ? { ok: problems.length === 0, problems } : { ok: problems.length === 0, problems, notes };
 }
 
 /** The transcript's lines, parsed; a line that does not parse is a problem (`line <n>: …`). */
@@ -136,7 +160,13 @@ function parseLines(input: TranscriptInput, problems: string[]): ParsedLine[] {
  * item's turn did not begin here): it is not checked until its `item/completed`. A
  * `turn/completed` for a turn the transcript never started is fine either way. An accepted turn
  * with no `turn/completed` is a problem unless `options.excerpt` is set; a duplicate terminal
- * always is.
+ * always is. An excerpt (`options.excerpt`) may leave lines out anywhere: it is checked for what
+ * its lines contradict, not for what they lack (see {@link CheckTranscriptOptions.excerpt}).
+ *
+ * Causes: a turn whose `turn/cancel` the host accepted, or whose question the client answered
+ * `denyAndStop`, ends `cancelled` with `cause.kind: "user"`; any other kind (`disposed`, `hook`,
+ * `parent`) is a problem. A `cancelled` terminal with no `cause` is not a wrong cause: it is a
+ * note (`notes`), never a problem.
  *
  * @example
  * ```ts
@@ -147,11 +177,12 @@ function parseLines(input: TranscriptInput, problems: string[]): ParsedLine[] {
  */
 export function checkTranscript(lines: TranscriptInput, options: CheckTranscriptOptions = {}): TranscriptCheck {
   const problems: string[] = [];
+  const notes: string[] = [];
   const history = new SessionHistory();
-  beginPart(history, options.beginsMidSession === true);
+  beginPart(history, options.beginsMidSession === true, options.excerpt === true, notes);
   checkPart(parseLines(lines, problems), 1, (line) => `line ${line}`, history, problems);
   if (options.excerpt !== true) reportUnended(history, () => problems);
-  return { ok: problems.length === 0, problems };
+  return verdict(problems, notes);
 }
 
 /**
@@ -170,12 +201,13 @@ export function checkTranscript(lines: TranscriptInput, options: CheckTranscript
 export function checkTranscriptParts(parts: readonly TranscriptInput[], options: CheckTranscriptOptions = {}): TranscriptCheck[] {
   const history = new SessionHistory();
   const problems: string[][] = parts.map(() => []);
+  const notes: string[][] = parts.map(() => []);
   const label = (part: number) => (line: number) => (parts.length > 1 ? `line ${line} (part ${part})` : `line ${line}`);
   parts.forEach((part, index) => {
     const partProblems = problems[index] as string[];
-    beginPart(history, index === 0 && options.beginsMidSession === true);
+    beginPart(history, index === 0 && options.beginsMidSession === true, options.excerpt === true, notes[index] as string[]);
     checkPart(parseLines(part, partProblems), index + 1, label(index + 1), history, partProblems);
   });
   if (options.excerpt !== true) reportUnended(history, (part) => problems[part - 1] as string[]);
-  return problems.map((p) => ({ ok: p.length === 0, problems: p }));
+  return problems.map((p, index) => verdict(p, notes[index] as string[]));
 }
