@@ -6,7 +6,7 @@
  * "shutdown mid-tool", shuts its host down (both run only where the check spawned the host). Each scenario file states what it expects of the host on top of
  * the invariants, which runCheck checks on every scenario's wire.
  */
-import { approveScenario, denyScenario, lateApprove, stopWhileAsking } from "./approvalScenarios.js";
+import { approveScenario, denyAndStopScenario, denyScenario, lateApprove, stopWhileAsking } from "./approvalScenarios.js";
 import { hostInfo, startAndComplete } from "./basicScenarios.js";
 import { grantCoversExactly } from "./grantScenarios.js";
 import { cancelRace, staleTurn } from "./cancelRaceScenarios.js";
@@ -18,7 +18,7 @@ import type { Scenario } from "./scenario.js";
 import { shutdownMidTool } from "./shutdownScenario.js";
 import { streamedDeltas } from "./streamScenario.js";
 import { childFails, childQuestionWithdrawn, restartMidTree, stopTree } from "./subagentScenarios.js";
-import { spliceOnDefaultCancel, steerAfterTerminal, noSpliceWithKeepInbox } from "./steerScenarios.js";
+import { deltasAroundSteer, spliceOnDefaultCancel, steerAfterTerminal, noSpliceWithKeepInbox } from "./steerScenarios.js";
 
 /**
  * Every scenario, in the order `muse check` runs them. The first, "host info", also tells whether
@@ -39,6 +39,7 @@ export const SCENARIOS: readonly Scenario[] = [
   malformedInput,
   approveScenario,
   denyScenario,
+  denyAndStopScenario,
   stopWhileAsking,
   lateApprove,
   hookStopCause,
@@ -47,6 +48,7 @@ export const SCENARIOS: readonly Scenario[] = [
   steerAfterTerminal,
   spliceOnDefaultCancel,
   noSpliceWithKeepInbox,
+  deltasAroundSteer,
   stopTree,
   childFails,
   childQuestionWithdrawn,
