@@ -51,8 +51,8 @@ export function checkToolApprove(
   const ended = history.terminals.get(turnId);
   if (ended !== undefined) return say(`tool/approve for turn ${turnId} after its turn/completed at ${ended.at} (invariant 3)`);
   const gate = history.gates.get(itemId);
-  // An excerpt may have left out the patch that set it pending.
-  if (gate?.approval !== ApprovalStates.pending && !history.excerpt) {
+  // A transcript with gaps may have left out the patch that set it pending.
+  if (gate?.approval !== ApprovalStates.pending && !history.gaps) {
     say(`tool/approve for item ${itemId}, which no item/updated before it set approval: "pending" (invariant 6)`);
   }
 }
@@ -75,8 +75,8 @@ export function checkApprovalAnswer(
   const key = JSON.stringify(message["id"]);
   const request = hostRequests.get(key);
   if (request === undefined) {
-    // An excerpt may have left the question out.
-    if (!history.excerpt) say(`the client answered id ${key}, which matches no earlier tool/approve`);
+    // A transcript with gaps may have left the question out.
+    if (!history.gaps) say(`the client answered id ${key}, which matches no earlier tool/approve`);
     return;
   }
   if (request.answeredAt !== undefined) return say(`a second answer to tool/approve id ${key}; the first was at ${at(request.answeredAt)} (invariant 6)`);
@@ -237,8 +237,8 @@ export function checkGate(
       history.gates.set(itemId, (gate = { approval: ApprovalStates.pending, at: here, approved: false }));
   } else if (gate !== undefined && typeof approval === "string") gate.approval = approval;
   if (gate === undefined || gate.approved) return;
-  // In an excerpt the approve may be a left-out line: a run contradicts the gate only after an answer that refused it.
-  if (history.excerpt && gate.refused !== true) return;
+  // With gaps, the approve may be a left-out line: a run contradicts the gate only after an answer that refused it.
+  if (history.gaps && gate.refused !== true) return;
   const ran =
     approval === ApprovalStates.approved
       ? `set approval: "approved"`

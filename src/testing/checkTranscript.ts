@@ -26,19 +26,29 @@ import { reportUnended } from "./turnLifecycle.js";
  */
 export interface CheckTranscriptOptions {
   /**
-   * The transcript is an excerpt of a longer exchange: lines may be left out anywhere, before,
-   * between and after the lines it shows. Only what the lines shown contradict is a problem, never
-   * what a left-out line could supply: an accepted turn may end after the excerpt does, an item
-   * may start before it or complete in a left-out line, a revision gap may be deltas left out, a
-   * response may answer a request left out. A repeat, a step back, a second terminal, a
-   * notification after its turn's terminal, a wrong cause stay problems. Which sessions the
-   * connection owns is {@link CheckTranscriptOptions.beginsMidSession}'s to lift: an excerpt that
-   * leaves out the `session/create` or `session/resume` is marked with both. Without this mark, an
-   * accepted turn with no `turn/completed` is a problem (invariant 1), and so is every other
-   * absence the invariants rule out.
+   * The transcript is an excerpt of a longer exchange that may stop before the exchange does: a
+   * turn accepted in it may end after the excerpt does, and an item started in it may complete
+   * later. Without this, an accepted turn with no `turn/completed` is a problem (invariant 1).
+   * Duplicates are problems either way. Lines left out before or between the lines shown are
+   * {@link CheckTranscriptOptions.gaps}'s.
    * @defaultValue false
    */
   excerpt?: boolean;
+  /**
+   * Lines may be left out anywhere, before, between and after the lines shown (implies
+   * {@link CheckTranscriptOptions.excerpt}), as in a page that quotes the lines that matter. Only
+   * what the lines shown contradict is a problem, never what a left-out line could supply: an
+   * item may complete without its `item/started`, a chain may skip revisions, an item's
+   * completion or a splice may be left out before its turn's terminal, a response may answer a
+   * request left out, a run may follow an approve left out. A repeat or a step back in an item's
+   * revisions, anything after a turn's terminal, a second terminal, a `turn/completed` after that
+   * turn's `already_terminal`, a child's terminal after its parent's, and a wrong cause stay
+   * problems. Which sessions the connection owns is
+   * {@link CheckTranscriptOptions.beginsMidSession}'s to lift: a quote that leaves out the
+   * `session/create` or `session/resume` carries both marks.
+   * @defaultValue false
+   */
+  gaps?: boolean;
   /**
    * The transcript (its first part, for {@link checkTranscriptParts}) begins on a connection
    * already in use: it may hear a session it never created or resumed here, and an item of a
@@ -90,9 +100,9 @@ export type TranscriptInput = string | readonly string[] | readonly TranscriptLi
  * A new connection: it owns no session yet, unless it is marked as beginning mid-session (then the
  * foreign-session rule is off). Its notes go to `notes`.
  */
-function beginPart(history: SessionHistory, midSession: boolean, excerpt: boolean, notes: string[]): void {
+function beginPart(history: SessionHistory, midSession: boolean, gaps: boolean, notes: string[]): void {
   history.midSession = midSession;
-  history.excerpt = excerpt;
+  history.gaps = gaps;
   history.notes = notes;
   history.connectionSessions = midSession ? undefined : new Set();
   history.connectionCancels = new Set();
@@ -160,8 +170,8 @@ function parseLines(input: TranscriptInput, problems: string[]): ParsedLine[] {
  * item's turn did not begin here): it is not checked until its `item/completed`. A
  * `turn/completed` for a turn the transcript never started is fine either way. An accepted turn
  * with no `turn/completed` is a problem unless `options.excerpt` is set; a duplicate terminal
- * always is. An excerpt (`options.excerpt`) may leave lines out anywhere: it is checked for what
- * its lines contradict, not for what they lack (see {@link CheckTranscriptOptions.excerpt}).
+ * always is. A transcript with gaps (`options.gaps`) may leave lines out anywhere: it is checked
+ * for what its lines contradict, not for what they lack (see {@link CheckTranscriptOptions.gaps}).
  *
  * Causes: a turn whose `turn/cancel` the host accepted, or whose question the client answered
  * `denyAndStop`, ends `cancelled` with `cause.kind: "user"`; any other kind (`disposed`, `hook`,
@@ -179,9 +189,9 @@ export function checkTranscript(lines: TranscriptInput, options: CheckTranscript
   const problems: string[] = [];
   const notes: string[] = [];
   const history = new SessionHistory();
-  beginPart(history, options.beginsMidSession === true, options.excerpt === true, notes);
+  beginPart(history, options.beginsMidSession === true, options.gaps === true, notes);
   checkPart(parseLines(lines, problems), 1, (line) => `line ${line}`, history, problems);
-  if (options.excerpt !== true) reportUnended(history, () => problems);
+  if (options.excerpt !== true && options.gaps !== true) reportUnended(history, () => problems);
   return verdict(problems, notes);
 }
 
@@ -205,9 +215,9 @@ export function checkTranscriptParts(parts: readonly TranscriptInput[], options:
   const label = (part: number) => (line: number) => (parts.length > 1 ? `line ${line} (part ${part})` : `line ${line}`);
   parts.forEach((part, index) => {
     const partProblems = problems[index] as string[];
-    beginPart(history, index === 0 && options.beginsMidSession === true, options.excerpt === true, notes[index] as string[]);
+    beginPart(history, index === 0 && options.beginsMidSession === true, options.gaps === true, notes[index] as string[]);
     checkPart(parseLines(part, partProblems), index + 1, label(index + 1), history, partProblems);
   });
-  if (options.excerpt !== true) reportUnended(history, (part) => problems[part - 1] as string[]);
+  if (options.excerpt !== true && options.gaps !== true) reportUnended(history, (part) => problems[part - 1] as string[]);
   return problems.map((p, index) => verdict(p, notes[index] as string[]));
 }

@@ -109,8 +109,8 @@ export function checkPart(lines: readonly ParsedLine[], part: number, label: (li
     const key = JSON.stringify(id);
     const request = requests.get(key);
     if (request === undefined) {
-      // An excerpt may have left the request out.
-      if (!history.excerpt) say(`response to id ${key} matches no earlier client request`);
+      // A transcript with gaps may have left the request out.
+      if (!history.gaps) say(`response to id ${key} matches no earlier client request`);
       continue;
     }
     if (request.answeredAt !== undefined) {
@@ -193,8 +193,8 @@ function checkError(request: Request, error: unknown, commandId: unknown, here: 
   if (typeof turnId !== "string") return say(`${request.method}: an already_terminal rejection needs data.turnId`);
   const terminal = history.terminals.get(turnId);
   if (terminal === undefined) {
-    // An excerpt may have left the terminal out before the rejection: only a terminal after it contradicts invariant 4.
-    if (history.excerpt) return void history.earlyRejections.set(turnId, here);
+    // A transcript with gaps may have left the terminal out before the rejection: only a terminal after it contradicts invariant 4.
+    if (history.gaps) return void history.earlyRejections.set(turnId, here);
     return say(`already_terminal rejection for turn ${turnId} before that turn's turn/completed (invariant 4)`);
   }
   if (data["terminal"] !== undefined && data["terminal"] !== terminal.terminal) {

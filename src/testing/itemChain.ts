@@ -55,10 +55,10 @@ function firstDifference(a: string, b: string): number {
  * mid-session and joined the session after the item started. That is when it does not hold the
  * session from its start (see `SessionHistory.sessions`) and did not see the item's turn begin (a
  * turn begun in the transcript has all its items start in it). Unmarked, every item starts first.
- * An excerpt may leave out any line, an item's `item/started` too.
+ * A transcript with gaps may leave out any line, an item's `item/started` too.
  */
 function joinedAfter(sessionId: unknown, turnId: string, history: SessionHistory): boolean {
-  if (history.excerpt) return true;
+  if (history.gaps) return true;
   if (!history.midSession) return false;
   return history.sessions.get(String(sessionId)) !== true && !history.turnsBegun.has(turnId) && !history.accepted.has(turnId);
 }
@@ -179,8 +179,8 @@ export function foldIntoChain(
     return held as unknown as Record<string, unknown>;
   }
   if (typeof next === "string") {
-    // In an excerpt a gap may be links left out: the item is no longer known, not broken.
-    if (history.excerpt && next.endsWith(": a gap")) {
+    // With gaps, a revision gap may be links left out: the item is no longer known, not broken.
+    if (history.gaps && next.endsWith(": a gap")) {
       history.chains.set(itemId, { state: "unknown", at: here, revision: change.revision });
       return partial;
     }

@@ -96,16 +96,16 @@ export class SessionHistory {
    */
   midSession = false;
   /**
-   * The transcript is an excerpt (`CheckTranscriptOptions.excerpt`): lines may be left out
-   * anywhere, so only what the lines shown contradict is a problem, never what a left-out line
-   * could supply (docs/protocol.md, Checking excerpts).
+   * The transcript has gaps (`CheckTranscriptOptions.gaps`): lines may be left out anywhere, so
+   * only what the lines shown contradict is a problem, never what a left-out line could supply
+   * (docs/protocol.md, "Checking transcripts and excerpts").
    */
-  excerpt = false;
+  gaps = false;
   /** The notes of the part being checked: what is not a problem but worth saying (each `line <n>: …`). */
   notes: string[] = [];
   /**
    * turnId -> where an `already_terminal` rejection of it came before any `turn/completed` of it in
-   * an excerpt (its terminal may be left out before it): a `turn/completed` of that turn after it
+   * a transcript with gaps (its terminal may be left out before it): a `turn/completed` of that turn after it
    * contradicts invariant 4.
    */
   readonly earlyRejections = new Map<string, string>();

@@ -111,12 +111,12 @@ export function checkNotification(
       const note = (p: string) => history.notes.push(`${here}: ${p}`);
       if (accepted !== undefined) checkCancelCause(turnId, params, accepted, say, note);
       checkStopAnswerTerminal(turnId, params, history, say, note);
-      checkSteeringAtTerminal(history.steering, turnId, params, history.turnsBegun.has(turnId), say, history.excerpt);
+      checkSteeringAtTerminal(history.steering, turnId, params, history.turnsBegun.has(turnId), say, history.gaps);
       for (const [itemId, open] of history.openItems) {
         if (open.turnId !== turnId) continue;
         history.openItems.delete(itemId);
-        // An excerpt may have left the item's item/completed out.
-        if (history.excerpt) continue;
+        // A transcript with gaps may have left the item's item/completed out.
+        if (history.gaps) continue;
         say(`turn/completed for turn ${turnId} while item ${itemId}, started at ${open.at}, has no item/completed (invariant 2)`);
       }
       return;

@@ -1,7 +1,7 @@
 /**
  * `muse check`'s transcript rule (transcriptRule: checkTranscript, the cancel cause, foreign
  * sessions) on the seed page's own Stop ("Cancel a running turn", test/fixtures/cookbook-pages): it
- * passes as an excerpt that begins mid-session, with a note for the missing cause; a wrong cause
+ * passes marked as beginning mid-session with gaps, with a note for the missing cause; a wrong cause
  * still fails; and on a whole wire, an item that never started still fails.
  */
 import { readFileSync } from "node:fs";
@@ -35,8 +35,8 @@ function withCause(cause: Record<string, unknown>): WireLine[] {
 }
 
 describe("muse check's transcript rule on the seed page's Stop", () => {
-  it("passes the page's exact four exchanges as an excerpt, with one note for the missing cause", () => {
-    const findings = transcriptRule(wireOf(SEED), { excerpt: true, beginsMidSession: true });
+  it("passes the page's exact four exchanges marked with gaps, with one note for the missing cause", () => {
+    const findings = transcriptRule(wireOf(SEED), { gaps: true, beginsMidSession: true });
     expect(findings.problems).toEqual([]);
     expect(findings.notes).toEqual([
       `line 6: turn/completed of turn ${T} is cancelled with no cause after the host accepted the client's turn/cancel at line 4: a host that sends a cause says "user" here`,
@@ -45,7 +45,7 @@ describe("muse check's transcript rule on the seed page's Stop", () => {
 
   it("fails a wrong cause: disposed or hook after the client's turn/cancel", () => {
     for (const cause of [{ kind: "disposed" }, { kind: "hook", reason: "budget" }]) {
-      const { problems } = transcriptRule(withCause(cause), { excerpt: true, beginsMidSession: true });
+      const { problems } = transcriptRule(withCause(cause), { gaps: true, beginsMidSession: true });
       expect(problems).toContainEqual(
         `line 6: turn/completed of turn ${T} is cancelled with cause.kind "${cause.kind}", but the host accepted the client's turn/cancel at line 4: a Stop's cause is "user"`,
       );

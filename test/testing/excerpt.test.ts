@@ -1,9 +1,9 @@
 /**
- * checkTranscript on excerpts, and on causes: the seed page's own exchange ("Cancel a running
- * turn", test/fixtures/cookbook-pages) passes as an excerpt that begins mid-session; a missing
- * `cause` is a note, a wrong one a problem; an excerpt may leave lines out anywhere, and is
- * checked only for what its lines contradict, while a whole transcript is still checked for what
- * it lacks.
+ * checkTranscript on quotes, and on causes: the cookbook page's own exchange ("Cancel a running
+ * turn", test/fixtures/cookbook-pages) passes marked as beginning mid-session with gaps; a missing
+ * `cause` is a note, a wrong one a problem; a transcript with gaps (lines left out anywhere) is
+ * checked only for what its lines contradict, while a whole transcript, or an excerpt that only
+ * stops early, is still checked for what it lacks.
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -12,7 +12,7 @@ import { checkTranscript, type CheckTranscriptOptions } from "../../src/testing/
 import { repoRoot } from "../helpers/repoRoot.js";
 
 const SEED = readFileSync(join(repoRoot, "test/fixtures/cookbook-pages/cancel-a-running-turn.jsonl"), "utf8").trimEnd().split("\n");
-const EXCERPT: CheckTranscriptOptions = { beginsMidSession: true, excerpt: true };
+const EXCERPT: CheckTranscriptOptions = { beginsMidSession: true, gaps: true };
 
 type Row = { dir: "client" | "server"; message: Record<string, unknown> };
 const rows = (lines: readonly string[]): Row[] =>
@@ -34,7 +34,7 @@ const T = "018f6a1e-9b3c-7c21-a54a-2f30bd3c9f10";
 const ITEM = "0198f0ad-0001-7000-8000-000000000010";
 
 describe("checkTranscript on the seed page's Stop", () => {
-  it("accepts the page's exact four exchanges as an excerpt that begins mid-session, noting the missing cause", () => {
+  it("accepts the page's exact four exchanges marked as beginning mid-session with gaps, noting the missing cause", () => {
     expect(SEED).toHaveLength(6);
     const verdict = checkTranscript(SEED, EXCERPT);
     expect(verdict.problems).toEqual([]);
@@ -80,11 +80,11 @@ describe("checkTranscript on the seed page's Stop", () => {
     ]);
   });
 
-  it("is not an excerpt without the mark: the item/completed whose item/started is not there is invariant A", () => {
+  it("without gaps, the item/completed whose item/started is not there is invariant A, even in an excerpt that stops early", () => {
     // The turn began in the transcript (its turn/start was accepted here), so its items start in it.
-    expect(checkTranscript(SEED, { beginsMidSession: true }).problems).toEqual([
-      `line 5: item/completed for item ${ITEM} before any item/started of it (invariant A)`,
-    ]);
+    for (const options of [{ beginsMidSession: true }, { beginsMidSession: true, excerpt: true }]) {
+      expect(checkTranscript(SEED, options).problems).toEqual([`line 5: item/completed for item ${ITEM} before any item/started of it (invariant A)`]);
+    }
   });
 
   it("still fails the committed whole transcript whose item never started", () => {
@@ -95,7 +95,7 @@ describe("checkTranscript on the seed page's Stop", () => {
   });
 });
 
-describe("checkTranscript on an excerpt: lines left out anywhere", () => {
+describe("checkTranscript with gaps: lines left out anywhere", () => {
   const head = rows(SEED).slice(0, 2);
   const note = (method: string, n: number, params: Record<string, unknown>): Row => ({
     dir: "server",
@@ -156,7 +156,7 @@ describe("checkTranscript on an excerpt: lines left out anywhere", () => {
     );
   });
 
-  it("accepts a response whose request is left out only in an excerpt", () => {
+  it("accepts a response whose request is left out only with gaps", () => {
     const lines = text(rows(SEED).slice(1));
     expect(checkTranscript(lines, EXCERPT).problems).toEqual([]);
     expect(checkTranscript(lines, { beginsMidSession: true }).problems).toContainEqual("line 1: response to id 3 matches no earlier client request");

@@ -2,8 +2,9 @@
  * transcriptRule: what `muse check` checks on every scenario's wire, in one place: the
  * invariants (`checkTranscript`, or a scenario's own `checkWire`), the cause of each cancelled
  * terminal (cancelCause) and foreign sessions (foreignSession). A scenario's wire is a whole
- * connection, from its first line; the same rule takes an excerpt (`excerpt`, `beginsMidSession`,
- * as `checkTranscript` does) so a page's example can be checked as a host would be.
+ * connection, from its first line; the same rule takes a quote of one (`excerpt`, `gaps`,
+ * `beginsMidSession`, as `checkTranscript` does) so a page's example can be checked as a host
+ * would be.
  */
 import { checkTranscript } from "@muse-code/sdk/testing";
 import { cancelCauseProblems } from "./cancelCause.js";
@@ -13,10 +14,15 @@ import { foreignSessionProblems } from "./foreignSession.js";
 /** Options of {@link transcriptRule}. */
 export interface TranscriptRuleOptions {
   /**
-   * The lines are an excerpt: lines may be left out anywhere (`CheckTranscriptOptions.excerpt`).
+   * The lines may stop before the exchange does (`CheckTranscriptOptions.excerpt`).
    * @defaultValue false
    */
   excerpt?: boolean;
+  /**
+   * Lines may be left out anywhere (`CheckTranscriptOptions.gaps`; implies `excerpt`).
+   * @defaultValue false
+   */
+  gaps?: boolean;
   /**
    * The lines begin on a connection already in use: sessions it did not create or resume here
    * are not foreign (`CheckTranscriptOptions.beginsMidSession`; the foreign-session rule is off).
@@ -46,7 +52,11 @@ export function transcriptRule(lines: readonly WireLine[], options: TranscriptRu
   let problems: string[];
   if (options.invariants !== undefined) problems = options.invariants(lines);
   else {
-    const verdict = checkTranscript(parsed(lines), { excerpt: options.excerpt === true, beginsMidSession: options.beginsMidSession === true });
+    const verdict = checkTranscript(parsed(lines), {
+      excerpt: options.excerpt === true,
+      gaps: options.gaps === true,
+      beginsMidSession: options.beginsMidSession === true,
+    });
     problems = [...verdict.problems];
     notes.push(...(verdict.notes ?? []));
   }
