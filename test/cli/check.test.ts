@@ -92,6 +92,7 @@ describe("runCheck", () => {
       "hook stop's cause",
       "usage on a cancelled turn",
       "session grant is exact",
+      "grant stays in its session",
       "steer after terminal rejected",
       "a splice on default cancel",
       "no splice with keepInbox",
@@ -104,7 +105,7 @@ describe("runCheck", () => {
     ]);
     for (const result of outcome.results) expect(result.wire.length).toBeGreaterThan(0);
     expect(outcome.output).toMatch(/^cancel mid-tool +PASS/m);
-    expect(outcome.output).toMatch(/muse check: all 29 scenarios passed/);
+    expect(outcome.output).toMatch(/muse check: all 30 scenarios passed/);
     // docs/checkable-hosts.md shows this output, times aside.
     const page = readFileSync(join(repoRoot, "docs/checkable-hosts.md"), "utf8");
     const sample = /<!-- muse check sample: pass -->\n```text\n([^`]*)```/.exec(page)?.[1];
@@ -425,7 +426,7 @@ describe("runCheck", () => {
       expect(result.problems).toEqual([expect.stringMatching(/^not run: "host info" failed: host\/info lists no model "msp-check"/)]);
       expect(result.wire).toEqual([]);
     }
-    expect(outcome.output).toMatch(/29 of 29 scenarios failed/);
+    expect(outcome.output).toMatch(/30 of 30 scenarios failed/);
   }, 60_000);
 
   it("fails, without hanging, when the host cannot be started", async () => {

@@ -6,15 +6,29 @@
  * policy stops (P), usage, the subagent tree (7). And a host without the feature has its scenario
  * "not applicable", never passed.
  */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { runCheck, spawnForCheck, type CheckOutcome } from "../../packages/host/src/cli/check/index.js";
 import { repoRoot } from "../helpers/repoRoot.js";
 import { useMuseBundles } from "./museProcess.js";
 
 const bundles = useMuseBundles();
 
-function brokenHost(name: string): string[] {
+const dataDirs: string[] = [];
+afterAll(() => {
+  for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
+});
+
+/** `--data DIR` in a fresh temp dir, so a restarted host finds its sessions ("restart mid-tree"). */
+function dataArgs(): string[] {
+  const dir = mkdtempSync(join(tmpdir(), "muse-check-lies-"));
+  dataDirs.push(dir);
+  return ["--data", dir];
+}
+
+function brokenHost(name: string, hostArgs: string[] = []): string[] {
   return [
     join(repoRoot, "test/fixtures/broken-hosts", `${name}.mjs`),
     "--",
@@ -22,6 +36,7 @@ function brokenHost(name: string): string[] {
     bundles().host,
     "serve",
     "--stdio",
+    ...hostArgs,
     "--script",
     join(repoRoot, "packages/host/models/hello.json"),
     "--model",
@@ -29,9 +44,9 @@ function brokenHost(name: string): string[] {
   ];
 }
 
-async function check(name: string, only: string[]): Promise<CheckOutcome> {
+async function check(name: string, only: string[], hostArgs: string[] = []): Promise<CheckOutcome> {
   return runCheck({
-    open: spawnForCheck({ command: process.execPath, args: brokenHost(name), cwd: repoRoot, stderr: "ignore", killGraceMs: 500 }),
+    open: spawnForCheck({ command: process.execPath, args: brokenHost(name, hostArgs), cwd: repoRoot, stderr: "ignore", killGraceMs: 500 }),
     out: () => {},
     color: false,
     timeoutMs: 15_000,
@@ -122,6 +137,40 @@ describe("muse check catches the lies of the 2.1 wire", () => {
     const outcome = await check("child-never-ends", ["host info", "stop a tree"]);
     expect(problemsOf(outcome, "stop a tree")).toContainEqual(
       expect.stringMatching(/^line \d+: turn\/completed of turn \S+ before the turn\/completed of its child turn \S+, linked at line \d+ \(invariant 7\)$/),
+    );
+  }, 60_000);
+
+  it("resume: an answer that lists an item in progress behind what was streamed breaks C", async () => {
+    const outcome = await check("resume-items-behind", ["resume after cursor"]);
+    expect(problemsOf(outcome, "resume after cursor")).toContainEqual(
+      expect.stringMatching(/^line \d+: session\/resume lists item \S+ at revision \d+ unlike the fold of its notifications up to line \d+ \(invariant C\)$/),
+    );
+  }, 60_000);
+
+  it("the subagent tree: a resume that ignores childCursors leaves the tree unclosed", async () => {
+    const outcome = await check("ignores-child-cursors", ["host info", "restart mid-tree"], dataArgs());
+    const problems = problemsOf(outcome, "restart mid-tree");
+    expect(problems).toContainEqual(
+      expect.stringMatching(
+        /^every turn of the tree the crash cut off must be closed "failed" \(reason "host restarted"\) by the restarted host, turn \S+ got no turn\/completed after the restart$/,
+      ),
+    );
+    expect(problems).toContainEqual(expect.stringMatching(/before the turn\/completed of its child turn \S+, linked at line \d+ \(part 1\) \(invariant 7\)$/));
+  }, 60_000);
+
+  it("scoped grants: a grant kept per host, not per session, answers for another session's call (6)", async () => {
+    const outcome = await check("grant-crosses-sessions", ["host info", "grant stays in its session"]);
+    const problems = problemsOf(outcome, "grant stays in its session");
+    expect(problems).toContainEqual(expect.stringMatching(/^the same call in another session must be asked about: the grant "\S+" belongs to session \S+$/));
+    expect(problems).toContainEqual(expect.stringMatching(/^line \d+: item\/updated: item \S+ names grant \S+, which no earlier item of session \S+/));
+  }, 60_000);
+
+  it("scoped grants: a host whose question offers no approveForSession has the scenario not applicable, never passed", async () => {
+    const outcome = await check("offers-no-decisions", ["host info", "grant stays in its session"]);
+    const result = outcome.results.find((r) => r.scenario === "grant stays in its session");
+    expect(result?.passed).toBe(false);
+    expect(result?.notRun).toBe(
+      'not applicable (approveForSession absent): the host\'s tool/approve offers no approveForSession (decisions: "none, an MSP 2.0 question")',
     );
   }, 60_000);
 });

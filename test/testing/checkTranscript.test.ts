@@ -149,6 +149,12 @@ describe("checkTranscript on the broken transcripts", () => {
     // The refused answer created no grant: the item that names one names a grant nobody made.
     expect(problems).toContainEqual(expect.stringMatching(/^line 14: item\/updated: item \S+ names grant \S+, which no earlier item of session/));
   });
+  it("broken/invariant-C-resume-items-behind.jsonl: a resume answer lists an item in progress unlike the stream up to its cursor (muse check's wire up to the resume, resume-items-behind.mjs)", () => {
+    // The live turn goes on after the cursor: the slice is an excerpt.
+    expect(checkTranscript(read("transcripts/broken/invariant-C-resume-items-behind.jsonl"), { excerpt: true }).problems).toEqual([
+      expect.stringMatching(/^line 17: session\/resume lists item \S+ at revision 5 unlike the fold of its notifications up to line 15 \(invariant C\)$/),
+    ]);
+  });
   it("broken/invariant-7-child-never-ends.jsonl: a stopped tree whose child turns never end (muse check's wire, child-never-ends.mjs)", () => {
     expect(checkTranscript(read("transcripts/broken/invariant-7-child-never-ends.jsonl")).problems).toEqual([
       expect.stringMatching(/^line 55: turn\/completed of turn \S+ before the turn\/completed of its child turn \S+, linked at line 13 \(invariant 7\)$/),

@@ -8,7 +8,7 @@
  */
 import { approveScenario, denyAndStopScenario, denyScenario, lateApprove, stopWhileAsking } from "./approvalScenarios.js";
 import { hostInfo, startAndComplete } from "./basicScenarios.js";
-import { grantCoversExactly } from "./grantScenarios.js";
+import { grantCoversExactly, grantStaysInSession } from "./grantScenarios.js";
 import { cancelRace, staleTurn } from "./cancelRaceScenarios.js";
 import { cancelMidModel, cancelMidTool, cancelQueued, keepInbox } from "./cancelScenarios.js";
 import { malformedInput } from "./malformedInputScenario.js";
@@ -45,6 +45,7 @@ export const SCENARIOS: readonly Scenario[] = [
   hookStopCause,
   usageOnCancelledTurn,
   grantCoversExactly,
+  grantStaysInSession,
   steerAfterTerminal,
   spliceOnDefaultCancel,
   noSpliceWithKeepInbox,
