@@ -51,7 +51,8 @@ export function checkToolApprove(
   const ended = history.terminals.get(turnId);
   if (ended !== undefined) return say(`tool/approve for turn ${turnId} after its turn/completed at ${ended.at} (invariant 3)`);
   const gate = history.gates.get(itemId);
-  if (gate?.approval !== ApprovalStates.pending) {
+  // A transcript with gaps may have left out the patch that set it pending.
+  if (gate?.approval !== ApprovalStates.pending && !history.gaps) {
     say(`tool/approve for item ${itemId}, which no item/updated before it set approval: "pending" (invariant 6)`);
   }
 }
@@ -73,7 +74,11 @@ export function checkApprovalAnswer(
 ): void {
   const key = JSON.stringify(message["id"]);
   const request = hostRequests.get(key);
-  if (request === undefined) return say(`the client answered id ${key}, which matches no earlier tool/approve`);
+  if (request === undefined) {
+    // A transcript with gaps may have left the question out.
+    if (!history.gaps) say(`the client answered id ${key}, which matches no earlier tool/approve`);
+    return;
+  }
   if (request.answeredAt !== undefined) return say(`a second answer to tool/approve id ${key}; the first was at ${at(request.answeredAt)} (invariant 6)`);
   request.answeredAt = line;
   if ("error" in message) {
@@ -101,6 +106,7 @@ export function checkApprovalAnswer(
   const decides = gate?.approval === ApprovalStates.pending && !history.cancelSent.has(request.turnId);
   if (!decides) return;
   if (approves) gate.approved = true;
+  else gate.refused = true;
   // Only an approveForSession answer creates a grant, and only with the rule its question offered.
   const offered = request.question.grant;
   if (decision === ApprovalDecisions.approveForSession) {
@@ -124,13 +130,28 @@ const grantMatches: ReadonlySet<string> = new Set(["exact", "anyArgs"]);
 
 /**
  * The terminal of a turn whose pending question the client answered `denyAndStop`: the user's
- * Stop, so the turn ends `cancelled` with `cause.kind: "user"`.
+ * Stop, so the turn ends `cancelled` with `cause.kind: "user"`; with no `cause` at all it is
+ * noted, not a problem.
  */
-export function checkStopAnswerTerminal(turnId: string, terminal: Record<string, unknown>, history: SessionHistory, say: (p: string) => void): void {
+export function checkStopAnswerTerminal(
+  turnId: string,
+  terminal: Record<string, unknown>,
+  history: SessionHistory,
+  say: (p: string) => void,
+  note: (p: string) => void,
+): void {
   const stop = history.stopAnswers.get(turnId);
   if (stop === undefined) return;
   const cause = terminal["cause"];
   const kind = isObject(cause) ? cause["kind"] : undefined;
+  // A cancelled terminal with no cause is not a wrong one: noted, unless the cancel-cause rule notes it already.
+  if (terminal["terminal"] === "cancelled" && cause === undefined) {
+    if (!history.cancelAccepted.has(turnId))
+      note(
+        `turn/completed of turn ${turnId} is cancelled with no cause after the client answered denyAndStop at ${stop.at}: a host that sends a cause says "user" here`,
+      );
+    return;
+  }
   if (terminal["terminal"] !== "cancelled" || kind !== "user") {
     say(
       `turn/completed of turn ${turnId} is ${String(terminal["terminal"])} with cause.kind ${JSON.stringify(kind) ?? "missing"}, but the client answered denyAndStop at ${stop.at}: the turn ends cancelled, cause "user" (invariant 6)`,
@@ -216,6 +237,8 @@ export function checkGate(
       history.gates.set(itemId, (gate = { approval: ApprovalStates.pending, at: here, approved: false }));
   } else if (gate !== undefined && typeof approval === "string") gate.approval = approval;
   if (gate === undefined || gate.approved) return;
+  // With gaps, the approve may be a left-out line: a run contradicts the gate only after an answer that refused it.
+  if (history.gaps && gate.refused !== true) return;
   const ran =
     approval === ApprovalStates.approved
       ? `set approval: "approved"`

@@ -26,12 +26,29 @@ import { reportUnended } from "./turnLifecycle.js";
  */
 export interface CheckTranscriptOptions {
   /**
-   * The transcript is an excerpt of a longer exchange: a turn accepted in it may end after the
-   * excerpt does, and an item started in it may complete later. Without this, an accepted turn
-   * with no `turn/completed` is a problem (invariant 1). Duplicates are problems either way.
+   * The transcript is an excerpt of a longer exchange that may stop before the exchange does: a
+   * turn accepted in it may end after the excerpt does, and an item started in it may complete
+   * later. Without this, an accepted turn with no `turn/completed` is a problem (invariant 1).
+   * Duplicates are problems either way. Lines left out before or between the lines shown are
+   * {@link CheckTranscriptOptions.gaps}'s.
    * @defaultValue false
    */
   excerpt?: boolean;
+  /**
+   * Lines may be left out anywhere, before, between and after the lines shown (implies
+   * {@link CheckTranscriptOptions.excerpt}), as in a page that quotes the lines that matter. Only
+   * what the lines shown contradict is a problem, never what a left-out line could supply: an
+   * item may complete without its `item/started`, a chain may skip revisions, an item's
+   * completion or a splice may be left out before its turn's terminal, a response may answer a
+   * request left out, a run may follow an approve left out. A repeat or a step back in an item's
+   * revisions, anything after a turn's terminal, a second terminal, a `turn/completed` after that
+   * turn's `already_terminal`, a child's terminal after its parent's, and a wrong cause stay
+   * problems. Which sessions the connection owns is
+   * {@link CheckTranscriptOptions.beginsMidSession}'s to lift: a quote that leaves out the
+   * `session/create` or `session/resume` carries both marks.
+   * @defaultValue false
+   */
+  gaps?: boolean;
   /**
    * The transcript (its first part, for {@link checkTranscriptParts}) begins on a connection
    * already in use: it may hear a session it never created or resumed here, and an item of a
@@ -58,6 +75,13 @@ export interface TranscriptCheck {
   ok: boolean;
   /** One sentence per problem, each starting with `line <n>:` (1-based). */
   problems: string[];
+  /**
+   * What is not a problem but worth saying, one sentence each starting with `line <n>:`: e.g. a
+   * `cancelled` terminal with no `cause` where the transcript shows who stopped it (a missing
+   * cause is not a wrong one). Present only when there is something to note, so a clean verdict
+   * is `{ ok: true, problems: [] }`.
+   */
+  notes?: string[];
 }
 
 /**
@@ -72,11 +96,21 @@ export interface TranscriptCheck {
  */
 export type TranscriptInput = string | readonly string[] | readonly TranscriptLine[];
 
-/** A new connection: it owns no session yet, unless it is marked as beginning mid-session (then the foreign-session rule is off). */
-function beginPart(history: SessionHistory, midSession: boolean): void {
+/**
+ * A new connection: it owns no session yet, unless it is marked as beginning mid-session (then the
+ * foreign-session rule is off). Its notes go to `notes`.
+ */
+function beginPart(history: SessionHistory, midSession: boolean, gaps: boolean, notes: string[]): void {
   history.midSession = midSession;
+  history.gaps = gaps;
+  history.notes = notes;
   history.connectionSessions = midSession ? undefined : new Set();
   history.connectionCancels = new Set();
+}
+
+/** The verdict of one part: `notes` only when there are some. */
+function verdict(problems: string[], notes: string[]): TranscriptCheck {
+  return notes.length === 0 ? { ok: problems.length === 0, problems } : { ok: problems.length === 0, problems, notes };
 }
 
 /** The transcript's lines, parsed; a line that does not parse is a problem (`line <n>: …`). */
@@ -136,7 +170,13 @@ function parseLines(input: TranscriptInput, problems: string[]): ParsedLine[] {
  * item's turn did not begin here): it is not checked until its `item/completed`. A
  * `turn/completed` for a turn the transcript never started is fine either way. An accepted turn
  * with no `turn/completed` is a problem unless `options.excerpt` is set; a duplicate terminal
- * always is.
+ * always is. A transcript with gaps (`options.gaps`) may leave lines out anywhere: it is checked
+ * for what its lines contradict, not for what they lack (see {@link CheckTranscriptOptions.gaps}).
+ *
+ * Causes: a turn whose `turn/cancel` the host accepted, or whose question the client answered
+ * `denyAndStop`, ends `cancelled` with `cause.kind: "user"`; any other kind (`disposed`, `hook`,
+ * `parent`) is a problem. A `cancelled` terminal with no `cause` is not a wrong cause: it is a
+ * note (`notes`), never a problem.
  *
  * @example
  * ```ts
@@ -147,11 +187,12 @@ function parseLines(input: TranscriptInput, problems: string[]): ParsedLine[] {
  */
 export function checkTranscript(lines: TranscriptInput, options: CheckTranscriptOptions = {}): TranscriptCheck {
   const problems: string[] = [];
+  const notes: string[] = [];
   const history = new SessionHistory();
-  beginPart(history, options.beginsMidSession === true);
+  beginPart(history, options.beginsMidSession === true, options.gaps === true, notes);
   checkPart(parseLines(lines, problems), 1, (line) => `line ${line}`, history, problems);
-  if (options.excerpt !== true) reportUnended(history, () => problems);
-  return { ok: problems.length === 0, problems };
+  if (options.excerpt !== true && options.gaps !== true) reportUnended(history, () => problems);
+  return verdict(problems, notes);
 }
 
 /**
@@ -170,12 +211,13 @@ export function checkTranscript(lines: TranscriptInput, options: CheckTranscript
 export function checkTranscriptParts(parts: readonly TranscriptInput[], options: CheckTranscriptOptions = {}): TranscriptCheck[] {
   const history = new SessionHistory();
   const problems: string[][] = parts.map(() => []);
+  const notes: string[][] = parts.map(() => []);
   const label = (part: number) => (line: number) => (parts.length > 1 ? `line ${line} (part ${part})` : `line ${line}`);
   parts.forEach((part, index) => {
     const partProblems = problems[index] as string[];
-    beginPart(history, index === 0 && options.beginsMidSession === true);
+    beginPart(history, index === 0 && options.beginsMidSession === true, options.gaps === true, notes[index] as string[]);
     checkPart(parseLines(part, partProblems), index + 1, label(index + 1), history, partProblems);
   });
-  if (options.excerpt !== true) reportUnended(history, (part) => problems[part - 1] as string[]);
-  return problems.map((p) => ({ ok: p.length === 0, problems: p }));
+  if (options.excerpt !== true && options.gaps !== true) reportUnended(history, (part) => problems[part - 1] as string[]);
+  return problems.map((p, index) => verdict(p, notes[index] as string[]));
 }

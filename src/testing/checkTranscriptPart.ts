@@ -109,7 +109,8 @@ export function checkPart(lines: readonly ParsedLine[], part: number, label: (li
     const key = JSON.stringify(id);
     const request = requests.get(key);
     if (request === undefined) {
-      say(`response to id ${key} matches no earlier client request`);
+      // A transcript with gaps may have left the request out.
+      if (!history.gaps) say(`response to id ${key} matches no earlier client request`);
       continue;
     }
     if (request.answeredAt !== undefined) {
@@ -119,7 +120,7 @@ export function checkPart(lines: readonly ParsedLine[], part: number, label: (li
     request.answeredAt = line;
     const commandId = request.params["commandId"];
     if (hasResult) checkResult(request, message["result"], commandId, here, part, history, say);
-    else checkError(request, message["error"], commandId, history, say);
+    else checkError(request, message["error"], commandId, here, history, say);
   }
 }
 
@@ -149,7 +150,16 @@ function checkResult(
     noteCancelAccepted(history.steering, turnId, request.params["keepInbox"], history.turnsBegun.has(turnId) && !history.terminals.has(turnId), here);
     const ended = history.terminals.get(turnId);
     // The terminal came first: check its cause now (a terminal after this line is checked as it comes).
-    if (ended?.params !== undefined) checkCancelCause(turnId, ended.params, here, (p) => say(`${p} (its turn/completed is at ${ended.at})`));
+    if (ended?.params !== undefined) {
+      const where = (p: string) => `${p} (its turn/completed is at ${ended.at})`;
+      checkCancelCause(
+        turnId,
+        ended.params,
+        here,
+        (p) => say(where(p)),
+        (p) => history.notes.push(`${here}: ${where(p)}`),
+      );
+    }
   }
   if (request.method === "turn/steer" && typeof result["turnId"] === "string" && typeof result["steerId"] === "string") {
     noteSteerAccepted(history.steering, result["steerId"], result["turnId"], here, part, history.terminals, say);
@@ -166,7 +176,7 @@ function checkResult(
   if (request.method === "session/resume") seedLinks(sessionId, result["items"], here, history);
 }
 
-function checkError(request: Request, error: unknown, commandId: unknown, history: SessionHistory, say: (p: string) => void): void {
+function checkError(request: Request, error: unknown, commandId: unknown, here: string, history: SessionHistory, say: (p: string) => void): void {
   // A refused resume leaves the session foreign to this connection.
   if (request.method === "session/resume" && typeof request.params["sessionId"] === "string") history.connectionSessions?.delete(request.params["sessionId"]);
   if (!isObject(error) || typeof error["code"] !== "number" || typeof error["message"] !== "string") {
@@ -182,7 +192,11 @@ function checkError(request: Request, error: unknown, commandId: unknown, histor
   const turnId = data["turnId"] ?? request.params["turnId"];
   if (typeof turnId !== "string") return say(`${request.method}: an already_terminal rejection needs data.turnId`);
   const terminal = history.terminals.get(turnId);
-  if (terminal === undefined) return say(`already_terminal rejection for turn ${turnId} before that turn's turn/completed (invariant 4)`);
+  if (terminal === undefined) {
+    // A transcript with gaps may have left the terminal out before the rejection: only a terminal after it contradicts invariant 4.
+    if (history.gaps) return void history.earlyRejections.set(turnId, here);
+    return say(`already_terminal rejection for turn ${turnId} before that turn's turn/completed (invariant 4)`);
+  }
   if (data["terminal"] !== undefined && data["terminal"] !== terminal.terminal) {
     say(
       `already_terminal rejection says terminal ${JSON.stringify(data["terminal"])}, but turn ${turnId} ended ${JSON.stringify(terminal.terminal)} at ${terminal.at}`,

@@ -55,8 +55,10 @@ function firstDifference(a: string, b: string): number {
  * mid-session and joined the session after the item started. That is when it does not hold the
  * session from its start (see `SessionHistory.sessions`) and did not see the item's turn begin (a
  * turn begun in the transcript has all its items start in it). Unmarked, every item starts first.
+ * A transcript with gaps may leave out any line, an item's `item/started` too.
  */
 function joinedAfter(sessionId: unknown, turnId: string, history: SessionHistory): boolean {
+  if (history.gaps) return true;
   if (!history.midSession) return false;
   return history.sessions.get(String(sessionId)) !== true && !history.turnsBegun.has(turnId) && !history.accepted.has(turnId);
 }
@@ -110,6 +112,15 @@ export function foldIntoChain(
     if (method === "item/completed" && completedAt === undefined && chain?.state === "held" && chain.item !== undefined) {
       checkCompletion(chain.item, chain.at, item, say);
     }
+    if (
+      method === "item/completed" &&
+      completedAt === undefined &&
+      chain?.state === "unknown" &&
+      chain.revision !== undefined &&
+      item.revision <= chain.revision
+    ) {
+      say(`item/completed of item ${item.itemId} has revision ${item.revision}, not above revision ${chain.revision} at ${chain.at} (invariant B)`);
+    }
     if (method === "item/completed") checkInterrupted(item, say);
     // An item of a session or turn the transcript saw from its start starts in it (invariant A).
     if (method === "item/completed" && chain === undefined && completedAt === undefined && !joinedAfter(params["sessionId"], item.turnId, history)) {
@@ -138,7 +149,7 @@ export function foldIntoChain(
   const chain = history.chains.get(itemId);
   if (chain === undefined) {
     if (joinedAfter(params["sessionId"], change.turnId, history)) {
-      history.chains.set(itemId, { state: "unknown", at: here });
+      history.chains.set(itemId, { state: "unknown", at: here, revision: change.revision });
     } else {
       say(`${method} for item ${itemId} before any item/started of it (invariant A)`);
       history.chains.set(itemId, { state: "broken", at: here });
@@ -146,6 +157,17 @@ export function foldIntoChain(
     return partial;
   }
   if (chain.state !== "held" || chain.item === undefined) {
+    // Unfolded, the revisions still rise: a link at or below the last one seen is a repeat or a step back.
+    const last = chain.revision;
+    if (chain.state === "unknown" && last !== undefined && typeof change.revision === "number") {
+      if (change.revision <= last) {
+        const how = change.revision === last ? "a repeat" : "a step back";
+        say(`${method} of item ${itemId} has revision ${change.revision}, not above revision ${last} at ${chain.at}: ${how} (invariant A)`);
+        history.chains.set(itemId, { state: "broken", at: here });
+        return partial;
+      }
+      chain.revision = change.revision;
+    }
     chain.at = here;
     return partial;
   }
@@ -157,6 +179,11 @@ export function foldIntoChain(
     return held as unknown as Record<string, unknown>;
   }
   if (typeof next === "string") {
+    // With gaps, a revision gap may be links left out: the item is no longer known, not broken.
+    if (history.gaps && next.endsWith(": a gap")) {
+      history.chains.set(itemId, { state: "unknown", at: here, revision: change.revision });
+      return partial;
+    }
     const where = next.endsWith(": a gap") ? `; revision ${held.revision} was at ${chain.at}` : "";
     say(`${next}${where} (invariant A)`);
     history.chains.set(itemId, { state: "broken", at: here });

@@ -156,7 +156,7 @@ function checkChildStart(
   const named = `turn/started of child turn ${turnId} names item ${parent.itemId} of turn ${parent.turnId} (session ${parent.sessionId})`;
   if (link === undefined) {
     // An excerpt that never saw the parent's item may have begun after its link.
-    if (history.midSession && !history.chains.has(parent.itemId)) return;
+    if ((history.midSession && !history.chains.has(parent.itemId)) || history.gaps) return;
     return say(`${named}, but no item/updated before it linked that item to this turn with subagent (invariant 7)`);
   }
   if (link.itemId !== parent.itemId || link.parentTurnId !== parent.turnId || link.parentSessionId !== parent.sessionId || link.sessionId !== sessionId) {
@@ -173,7 +173,8 @@ function checkTreeEnd(turnId: string, params: Record<string, unknown>, here: str
   const tree = history.subagents;
   // The leaves first: every child this turn started has ended.
   for (const [child, at] of tree.children.get(turnId) ?? []) {
-    if (!history.terminals.has(child))
+    // A transcript with gaps may have left the child's terminal out; a child terminal after this one contradicts (below).
+    if (!history.terminals.has(child) && !history.gaps)
       say(`turn/completed of turn ${turnId} before the turn/completed of its child turn ${child}, linked at ${at} (invariant 7)`);
   }
   // The children that said their parent stopped them: this turn was cancelled.
@@ -187,9 +188,15 @@ function checkTreeEnd(turnId: string, params: Record<string, unknown>, here: str
     }
   }
   const cause = params["cause"];
+  const parentOf = tree.turns.get(turnId)?.parentTurnId ?? tree.links.get(turnId)?.parentTurnId;
+  const parentEnded = parentOf === undefined ? undefined : history.terminals.get(parentOf);
+  if (history.gaps && parentEnded !== undefined) {
+    say(`turn/completed of child turn ${turnId} after the turn/completed of its parent turn ${String(parentOf)} at ${parentEnded.at} (invariant 7)`);
+  }
   if (!isObject(cause) || cause["kind"] !== "parent") return;
-  const parentTurnId = tree.turns.get(turnId)?.parentTurnId ?? tree.links.get(turnId)?.parentTurnId;
+  const parentTurnId = parentOf;
   if (parentTurnId === undefined) {
+    if (history.gaps) return; // the link may be a left-out line
     return say(`turn/completed of turn ${turnId} has cause.kind "parent", but no subagent link or turn/started made it a child turn (invariant 7)`);
   }
   const ended = history.terminals.get(parentTurnId);

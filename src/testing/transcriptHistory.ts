@@ -15,6 +15,8 @@ export interface ItemChain {
   state: "held" | "unknown" | "broken";
   /** The item folded so far (`held` only). */
   item?: Item;
+  /** The highest revision seen of an `unknown` item: a later link at or below it is a repeat or a step back even unfolded. */
+  revision?: number;
   /** Where its latest notification was (`line <n>`). */
   at: string;
 }
@@ -47,9 +49,9 @@ export class SessionHistory {
   /**
    * itemId -> the approval gate of a tool call whose item was once `approval: "pending"`: its
    * latest approval state, and whether the client answered `approve` while it was pending (only
-   * then may the call run: invariant 6).
+   * then may the call run: invariant 6) or answered it otherwise (`refused`).
    */
-  readonly gates = new Map<string, { approval: string; at: string; approved: boolean }>();
+  readonly gates = new Map<string, { approval: string; at: string; approved: boolean; refused?: boolean }>();
   /**
    * sessionId -> grantId -> its rule (`[tool, args, match]` as JSON) and the item that first named
    * it: a grant belongs to one session and keeps one rule (invariant 6).
@@ -93,6 +95,20 @@ export class SessionHistory {
    * part only): an item of a session joined mid-way may lack its `item/started`.
    */
   midSession = false;
+  /**
+   * The transcript has gaps (`CheckTranscriptOptions.gaps`): lines may be left out anywhere, so
+   * only what the lines shown contradict is a problem, never what a left-out line could supply
+   * (docs/protocol.md, "Checking transcripts and excerpts").
+   */
+  gaps = false;
+  /** The notes of the part being checked: what is not a problem but worth saying (each `line <n>: …`). */
+  notes: string[] = [];
+  /**
+   * turnId -> where an `already_terminal` rejection of it came before any `turn/completed` of it in
+   * a transcript with gaps (its terminal may be left out before it): a `turn/completed` of that turn after it
+   * contradicts invariant 4.
+   */
+  readonly earlyRejections = new Map<string, string>();
   /** Steering and the inbox (MSP 2.1, invariant S). */
   readonly steering = new SteeringHistory();
   /** The subagent links and child turns seen (invariant 7; checked by subagentInvariant). */

@@ -86,14 +86,17 @@ describe("runCheck", () => {
       "malformed input",
       "approve",
       "deny",
+      "deny and stop",
       "stop while asking",
       "late approve after a cancel",
       "hook stop's cause",
       "usage on a cancelled turn",
       "session grant is exact",
+      "grant stays in its session",
       "steer after terminal rejected",
       "a splice on default cancel",
       "no splice with keepInbox",
+      "deltas around a steer",
       "stop a tree",
       "a child fails on its own",
       "a child's question withdrawn",
@@ -102,7 +105,7 @@ describe("runCheck", () => {
     ]);
     for (const result of outcome.results) expect(result.wire.length).toBeGreaterThan(0);
     expect(outcome.output).toMatch(/^cancel mid-tool +PASS/m);
-    expect(outcome.output).toMatch(/muse check: all 27 scenarios passed/);
+    expect(outcome.output).toMatch(/muse check: all 30 scenarios passed/);
     // docs/checkable-hosts.md shows this output, times aside.
     const page = readFileSync(join(repoRoot, "docs/checkable-hosts.md"), "utf8");
     const sample = /<!-- muse check sample: pass -->\n```text\n([^`]*)```/.exec(page)?.[1];
@@ -400,7 +403,7 @@ describe("runCheck", () => {
   }, 60_000);
 
   it("reports the steering scenarios not run, never passed, on a host that does not know turn/steer (method not found)", async () => {
-    const names = ["steer after terminal rejected", "a splice on default cancel", "no splice with keepInbox"];
+    const names = ["steer after terminal rejected", "a splice on default cancel", "no splice with keepInbox", "deltas around a steer"];
     const outcome = await check(brokenHost("no-steering"), { only: ["start and complete", ...names] });
     for (const scenario of names) {
       const result = resultOf(outcome, scenario);
@@ -408,7 +411,7 @@ describe("runCheck", () => {
       expect(result.notRun).toBe("the host does not know turn/steer (method not found): it does not implement MSP 2.1 steering");
     }
     expect(resultOf(outcome, "start and complete").passed).toBe(true);
-    expect(outcome.output).toMatch(/; 3 not run: steer after terminal rejected, a splice on default cancel, no splice with keepInbox$/m);
+    expect(outcome.output).toMatch(/; 4 not run: steer after terminal rejected, a splice on default cancel, no splice with keepInbox, deltas around a steer$/m);
   }, 60_000);
 
   it("runs nothing more on a host without the msp-check model, saying it is not checkable", async () => {
@@ -423,7 +426,7 @@ describe("runCheck", () => {
       expect(result.problems).toEqual([expect.stringMatching(/^not run: "host info" failed: host\/info lists no model "msp-check"/)]);
       expect(result.wire).toEqual([]);
     }
-    expect(outcome.output).toMatch(/27 of 27 scenarios failed/);
+    expect(outcome.output).toMatch(/30 of 30 scenarios failed/);
   }, 60_000);
 
   it("fails, without hanging, when the host cannot be started", async () => {

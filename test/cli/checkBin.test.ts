@@ -27,9 +27,9 @@ describe("muse check (the bin)", () => {
   it("exits 0 on the reference host, every scenario passing", async () => {
     const result = await runMuse(bundles(), ["check", "--spawn", hostCommand(bundles(), checkable())], { timeoutMs: 150_000 });
     expect(result.stderr).toBe("");
-    expect(result.stdout).toMatch(/^muse check: 27 scenarios, each bounded by 20000 ms$/m);
+    expect(result.stdout).toMatch(/^muse check: 30 scenarios, each bounded by 20000 ms$/m);
     expect(result.stdout).toMatch(/^malformed input +PASS/m);
-    expect(result.stdout).toMatch(/muse check: all 27 scenarios passed/);
+    expect(result.stdout).toMatch(/muse check: all 30 scenarios passed/);
     expect(result.code).toBe(0);
   }, 160_000);
 
@@ -39,7 +39,7 @@ describe("muse check (the bin)", () => {
     expect(result.stdout).toMatch(/^start and complete +FAIL/m);
     expect(result.stdout).toMatch(/^FAIL start and complete$/m);
     expect(result.stdout).toMatch(/after its turn\/completed at line \d+ \(invariant 3\)/);
-    expect(result.stdout).toMatch(/muse check: \d+ of 27 scenarios failed: .*start and complete/);
+    expect(result.stdout).toMatch(/muse check: \d+ of 30 scenarios failed: .*start and complete/);
     expect(result.code).toBe(1);
   }, 310_000);
 });

@@ -66,6 +66,6 @@ describe("runCheck over a WebSocket", () => {
     for (const name of ["stop a tree", "a child fails on its own", "a child's question withdrawn"]) {
       expect(outcome.results.find((r) => r.scenario === name)).toMatchObject({ passed: true, problems: [] });
     }
-    expect(lines.join("\n")).toMatch(/muse check: all 25 scenarios run passed; 2 not run: restart mid-tree, shutdown mid-tool$/m);
+    expect(lines.join("\n")).toMatch(/muse check: all 28 scenarios run passed; 2 not run: restart mid-tree, shutdown mid-tool$/m);
   }, 90_000);
 });

@@ -117,7 +117,16 @@ describe("checkTranscript on the broken transcripts", () => {
     [
       "invariant-S-steer-without-item",
       /^line 21: turn\/steer \S+, accepted at line 15, has no steering item \(a message with its steerId\) before turn \S+'s turn\/completed \(invariant S\)$/,
+    ], // Recorded by muse check from the reference host behind one lying relay each (test/fixtures/broken-hosts).
+    [
+      "invariant-P-hook-stop-failed",
+      /^line 11: turn\/completed of turn \S+ is failed with cause.kind "hook": a policy stop ends a turn cancelled \(invariant P\)$/,
     ],
+    [
+      "invariant-U-negative-count",
+      /^line 17: turn\/completed: usage must be \{inputTokens, outputTokens, reasoningTokens\}, each a non-negative integer \(invariant U\)$/,
+    ],
+    ["invariant-A-revision-per-turn", /^line 16: item\/delta of item \S+ has revision 9 after 7: a gap; revision 7 was at line 12 \(invariant A\)$/],
   ];
   for (const [name, problem] of whole) {
     it(`rejects broken/${name}.jsonl, a whole connection, with one clear problem`, () => {
@@ -139,6 +148,18 @@ describe("checkTranscript on the broken transcripts", () => {
     );
     // The refused answer created no grant: the item that names one names a grant nobody made.
     expect(problems).toContainEqual(expect.stringMatching(/^line 14: item\/updated: item \S+ names grant \S+, which no earlier item of session/));
+  });
+  it("broken/invariant-C-resume-items-behind.jsonl: a resume answer lists an item in progress unlike the stream up to its cursor (muse check's wire up to the resume, resume-items-behind.mjs)", () => {
+    // The live turn goes on after the cursor: the slice is an excerpt.
+    expect(checkTranscript(read("transcripts/broken/invariant-C-resume-items-behind.jsonl"), { excerpt: true }).problems).toEqual([
+      expect.stringMatching(/^line 17: session\/resume lists item \S+ at revision 5 unlike the fold of its notifications up to line 15 \(invariant C\)$/),
+    ]);
+  });
+  it("broken/invariant-7-child-never-ends.jsonl: a stopped tree whose child turns never end (muse check's wire, child-never-ends.mjs)", () => {
+    expect(checkTranscript(read("transcripts/broken/invariant-7-child-never-ends.jsonl")).problems).toEqual([
+      expect.stringMatching(/^line 55: turn\/completed of turn \S+ before the turn\/completed of its child turn \S+, linked at line 13 \(invariant 7\)$/),
+      expect.stringMatching(/^line 55: turn\/completed of turn \S+ before the turn\/completed of its child turn \S+, linked at line 15 \(invariant 7\)$/),
+    ]);
   });
   it("broken/invariant-6-runs-after-deny-and-stop.jsonl: a tool call runs after the client answered denyAndStop, and the turn completes", () => {
     expect(checkTranscript(read("transcripts/broken/invariant-6-runs-after-deny-and-stop.jsonl")).problems).toEqual([

@@ -1,6 +1,7 @@
-/** The approval scenarios: approve, deny, a Stop while the host asks, and an approve that crosses a cancel. */
-import { ApprovalDecisions, ApprovalStates, TOOL_DENIED_REASON } from "@muse-code/sdk";
+/** The approval scenarios: approve, deny, deny and stop, a Stop while the host asks, and an approve that crosses a cancel. */
+import { ApprovalDecisions, ApprovalStates, TOOL_DENIED_REASON, type ToolApproveParams } from "@muse-code/sdk";
 import { checkTranscript } from "@muse-code/sdk/testing";
+import { offeredDecisions } from "@muse-code/sdk/ui";
 import { answerTo, askingTurn, ranLines, THINK_MS, unanswered } from "./approvalSteps.js";
 import type { WireTap } from "./checkWire.js";
 import type { Scenario } from "./scenario.js";
@@ -57,6 +58,53 @@ export const denyScenario: Scenario = {
     ctx.expect(ran.length === 0, 'the denied tool call ran (output or approval: "approved")', [ask.line, ran[0]?.line]);
     const after = ctx.completedItems(turnId).find((i) => i.item["text"] === "The turn went on.");
     ctx.expect(after !== undefined, "the step after the denied tool call must run (the turn goes on)", [tool?.line, terminal.line]);
+    await ctx.settle();
+  },
+};
+
+/**
+ * `denyAndStop` (MSP 2.1): the user's Stop given in the dialog. The call is denied, as `deny`
+ * denies it, and the turn is cancelled as a default `turn/cancel` cancels it: it ends `cancelled`
+ * with `cause.kind: "user"`, and the step after the call never runs. A host whose question does
+ * not offer `denyAndStop` (an MSP 2.0 question lists no `decisions`) has it "not run".
+ */
+export const denyAndStopScenario: Scenario = {
+  name: "deny and stop",
+  needs: ["approvals"],
+  async run(ctx) {
+    let offered: readonly string[] | undefined;
+    const asking = await askingTurn(ctx, (request: ToolApproveParams) => {
+      offered = offeredDecisions(request);
+      if (!offered.includes(ApprovalDecisions.denyAndStop)) return { decision: ApprovalDecisions.deny, reason: "muse check: denyAndStop not offered" };
+      return pause(THINK_MS).then(() => ({ decision: ApprovalDecisions.denyAndStop }));
+    });
+    if (asking === undefined) return;
+    const { turnId, ask, itemId } = asking;
+    const terminal = await ctx.terminal(turnId);
+    if (offered?.includes(ApprovalDecisions.denyAndStop) !== true) {
+      ctx.notRun(
+        `not applicable (denyAndStop absent): the host's tool/approve offers no denyAndStop (decisions: ${JSON.stringify(ask.params["decisions"] ?? "none, an MSP 2.0 question")})`,
+      );
+      await ctx.settle();
+      return;
+    }
+    const answer = answerTo(ctx.wire.lines, ask);
+    const cause = terminal.params["cause"] as Record<string, unknown> | undefined;
+    ctx.expect(
+      terminal.params["terminal"] === "cancelled" && (cause === undefined || cause["kind"] === "user"),
+      `denyAndStop is the user's Stop: the turn must end "cancelled" with cause.kind "user", it ended ${JSON.stringify(terminal.params["terminal"])} with cause ${JSON.stringify(cause) ?? "missing"}`,
+      [answer?.line, terminal.line],
+    );
+    const tool = ctx.completedItems(turnId).find((i) => i.item["itemId"] === itemId);
+    ctx.expect(
+      tool !== undefined && tool.item["status"] !== "completed" && tool.item["approval"] !== ApprovalStates.approved,
+      `the call answered denyAndStop must not run: it must close denied (or cancelled), got ${tool === undefined ? "no item/completed" : `status ${JSON.stringify(tool.item["status"])}, approval ${JSON.stringify(tool.item["approval"])}`}`,
+      [ask.line, tool?.line],
+    );
+    const ran = ranLines(ctx.wire.lines, itemId);
+    ctx.expect(ran.length === 0, 'the tool call answered denyAndStop ran (output or approval: "approved")', [ask.line, ran[0]?.line]);
+    const after = ctx.completedItems(turnId).find((i) => i.item["text"] === "The turn went on.");
+    ctx.expect(after === undefined, "the step after the call answered denyAndStop must not run: the turn is stopped", [answer?.line, after?.line]);
     await ctx.settle();
   },
 };

@@ -48,6 +48,17 @@ export function formatFailure(result: CheckResult, color: boolean): string[] {
   return lines;
 }
 
+/** The notes of every scenario that has some (they fail nothing), each under its scenario's name. */
+export function formatNotes(results: readonly CheckResult[]): string[] {
+  const lines: string[] = [];
+  for (const result of results) {
+    if (result.notes === undefined || result.notes.length === 0) continue;
+    lines.push("", `note ${result.scenario}`);
+    for (const note of result.notes) lines.push(`  - ${note}`);
+  }
+  return lines;
+}
+
 /** The closing lines: how many passed and failed, and which failed. */
 export function formatSummary(results: readonly CheckResult[], color: boolean): string[] {
   const notRun = results.filter((r) => r.notRun !== undefined);

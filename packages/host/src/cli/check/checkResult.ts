@@ -15,6 +15,12 @@ export interface CheckResult {
   durationMs: number;
   /** One sentence per problem; invariant problems start `line <n>:`. Empty when passed. */
   problems: string[];
+  /**
+   * What the wire shows that is not a problem but worth saying, one sentence each starting
+   * `line <n>:`: e.g. a cancelled terminal with no `cause`. Present only when there are some; a
+   * note never fails a scenario.
+   */
+  notes?: string[];
   /** The wire lines the problems point at, in wire order. */
   lines: Array<Pick<WireLine, "line" | "dir" | "raw">>;
   /** The scenario's whole wire, in order. */

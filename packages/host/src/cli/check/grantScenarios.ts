@@ -1,9 +1,10 @@
 /**
- * The scoped-approval scenario (MSP 2.1): a session grant covers exactly the same call and not a
+ * The scoped-approval scenarios (MSP 2.1). The first: a session grant covers exactly the same call and not a
  * different one. The check answers `approveForSession` to the first question; in the next turn of
  * the same session, the same call must run without a question, its item naming that grant, and a
  * call with other arguments must be asked (the check denies it: it must not run). A host whose
  * question offers no `approveForSession` (a 2.0 host lists no `decisions`) makes it "not run".
+ * The second: a grant made in one session does not cover the same call in another.
  */
 import { ApprovalDecisions, ApprovalStates, HostRequests, type ToolApproveParams } from "@muse-code/sdk";
 import { offeredDecisions } from "@muse-code/sdk/ui";
@@ -86,6 +87,64 @@ export const grantCoversExactly: Scenario = {
     const ran = other === undefined ? [] : ranLines(ctx.wire.lines, other.item["itemId"]);
     ctx.expect(ran.length === 0, "the call with different arguments ran, though the check denied it", [otherAsk?.line, ran[0]?.line]);
     ctx.expect(end.params["terminal"] === "completed", `the turn must complete, it ended ${JSON.stringify(end.params["terminal"])}`, [end.line]);
+    await ctx.settle();
+  },
+};
+
+/**
+ * A grant belongs to its session (MSP 2.1, invariant 6): the check answers `approveForSession` to
+ * a call in one session, then makes the same call in a second session; the host must ask there
+ * (the check denies it: it must not run), and no item of the second session may name the first
+ * session's grant. A host whose question offers no `approveForSession` has it "not run".
+ */
+export const grantStaysInSession: Scenario = {
+  name: "grant stays in its session",
+  needs: ["approvals"],
+  async run(ctx) {
+    let granted = false;
+    ctx.client.onApproval((request: ToolApproveParams) => {
+      if (!granted && offeredDecisions(request).includes(ApprovalDecisions.approveForSession)) {
+        granted = true;
+        return { decision: ApprovalDecisions.approveForSession };
+      }
+      return { decision: ApprovalDecisions.deny, reason: "muse check: another session's grant does not cover this call" };
+    });
+    const first = await ctx.session();
+    const firstTurn = await ctx.start(first, GRANTING);
+    const firstEnd = await ctx.terminal(firstTurn.turnId);
+    const [ask] = asksOf(ctx, firstTurn.turnId);
+    if (ask === undefined) {
+      ctx.fail(`turn ${firstTurn.turnId} ended without a tool/approve: its tool call's directive says approval: true, so the host must ask before it runs`, [
+        firstEnd.line,
+      ]);
+      return;
+    }
+    if (!granted) {
+      ctx.notRun(
+        `not applicable (approveForSession absent): the host's tool/approve offers no approveForSession (decisions: ${JSON.stringify(ask.params["decisions"] ?? "none, an MSP 2.0 question")})`,
+      );
+      await ctx.settle();
+      return;
+    }
+    const grant = toolCalls(ctx, firstTurn.turnId)[0]?.item["grant"] as Record<string, unknown> | undefined;
+    const second = await ctx.session();
+    const secondTurn = await ctx.start(second, GRANTING);
+    const end = await ctx.terminal(secondTurn.turnId);
+    const [call] = toolCalls(ctx, secondTurn.turnId);
+    const secondAsk = asksOf(ctx, secondTurn.turnId).find((a) => a.params["itemId"] === call?.item["itemId"]);
+    ctx.expect(
+      call !== undefined && secondAsk !== undefined,
+      `the same call in another session must be asked about: the grant ${JSON.stringify(grant?.["grantId"] ?? "?")} belongs to session ${first}`,
+      [call?.line, end.line],
+    );
+    const named = call?.item["grant"] as Record<string, unknown> | undefined;
+    ctx.expect(
+      named === undefined,
+      `the call in session ${second} names grant ${JSON.stringify(named?.["grantId"])}: a grant covers calls of its own session only`,
+      [call?.line],
+    );
+    const ran = call === undefined ? [] : ranLines(ctx.wire.lines, call.item["itemId"]);
+    ctx.expect(ran.length === 0, "the call in the second session ran, though the check denied it", [secondAsk?.line, ran[0]?.line]);
     await ctx.settle();
   },
 };

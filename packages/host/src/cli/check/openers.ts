@@ -2,7 +2,7 @@
  * Openers for runCheck: a spawned stdio host or a WebSocket host, each connection with the
  * check's wire hooks attached. `muse check --spawn …` and `--ws …` are these two.
  */
-import { spawnHost, type SpawnHostOptions } from "@muse-code/sdk/node";
+import { groupAlive, spawnHost, type SpawnHostOptions } from "@muse-code/sdk/node";
 import { connectWebSocket, type WebSocketConnectOptions, type WebSocketConstructor } from "@muse-code/sdk/websocket";
 import type { CheckWire } from "./checkWire.js";
 import type { CheckedHost } from "./runCheck.js";
@@ -19,7 +19,7 @@ export function spawnForCheck(options: Omit<SpawnHostOptions, "wrapChannel">): (
       client: host,
       close: async () => void (await host.close()),
       // The host's own process, not its group: a host that relays to a child forwards the signal itself.
-      spawned: { signal: (signal) => void host.process.kill(signal), exited: host.exited },
+      spawned: { signal: (signal) => void host.process.kill(signal), exited: host.exited, groupAlive: () => groupAlive(host.pid) },
     };
   };
 }

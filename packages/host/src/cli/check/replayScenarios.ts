@@ -1,9 +1,12 @@
 /** The scenarios of re-sending: a resume replays what followed its cursor, and a retried command (same commandId) gets the same answer. */
 import { uuidv7 } from "@muse-code/sdk";
 import { checkTranscript } from "@muse-code/sdk/testing";
-import type { WireLine } from "./checkWire.js";
+import type { WireLine, WireTap } from "./checkWire.js";
 import type { Scenario } from "./scenario.js";
 import { CHECK_MODEL, paramsOf } from "./scenarioContext.js";
+
+/** The wire line of each resume scenario's cursor: the live stream up to it is what the answer's items must equal (invariant C). */
+const cursorLines = new WeakMap<WireTap, number>();
 
 export const resumeAfterCursor: Scenario = {
   name: "resume after cursor",
@@ -14,8 +17,11 @@ export const resumeAfterCursor: Scenario = {
     await ctx.settle(0);
     const original = sessionNotifications(ctx.wire.lines, sessionId, 0);
     if (!ctx.expect(original.length >= 3, `a turn with reasoning and text sent only ${original.length} notifications`)) return;
-    const from = original[Math.floor(original.length / 2) - 1] as WireLine;
+    // A cursor inside the message's stream: the answer's items then list it part-streamed, the base the replay folds onto (invariant C).
+    const deltas = original.filter((l) => l.message?.["method"] === "item/delta");
+    const from = (deltas.at(-3) ?? original[Math.floor(original.length / 2) - 1]) as WireLine;
     const afterCursor = paramsOf(from.message ?? {})["viewCursor"];
+    cursorLines.set(ctx.wire, from.line);
     const expected = original.filter((l) => l.line > from.line);
     const commandId = uuidv7();
     const result = await ctx.command("session/resume", { sessionId, afterCursor, commandId });
@@ -46,12 +52,20 @@ export const resumeAfterCursor: Scenario = {
   checkWire(wire) {
     // The replay re-sends what the wire already carried: check the live stream and the replay as two parts.
     const at = wire.lines.find((l) => l.dir === "client" && l.message?.["method"] === "session/resume")?.line ?? Infinity;
+    // And the live stream up to the cursor, then the resume: the answer's items are what a client holding that stream holds (invariant C).
+    const cursorLine = cursorLines.get(wire) ?? 0;
+    const answered = wire.lines.find((l) => l.line > at && l.dir === "server" && l.message !== undefined && !("method" in l.message))?.line ?? at;
+    const held = checkTranscript(
+      wire.transcript((l) => l.line <= cursorLine || l.line === at || l.line === answered),
+      { excerpt: true },
+    ).problems.filter((p) => p.includes("(invariant C)"));
     return [
       ...checkTranscript(wire.transcript((l) => l.line < at)).problems,
       ...checkTranscript(
         wire.transcript((l) => l.line >= at),
         { excerpt: true },
       ).problems,
+      ...held,
     ];
   },
 };

@@ -6,14 +6,12 @@
  */
 import { MspError, type MspClient } from "@muse-code/sdk";
 import { WireTap, type CheckWire, type WireLine } from "./checkWire.js";
-import { formatFailure, formatHeader, formatRow, formatSummary } from "./checkReport.js";
+import { formatFailure, formatHeader, formatNotes, formatRow, formatSummary } from "./checkReport.js";
 import type { CheckOutcome, CheckResult } from "./checkResult.js";
 import { ScenarioContext } from "./scenarioContext.js";
 import type { Scenario, ScenarioNeed } from "./scenario.js";
 import { SCENARIOS } from "./scenarios.js";
-import { checkTranscript } from "@muse-code/sdk/testing";
-import { cancelCauseProblems } from "./cancelCause.js";
-import { foreignSessionProblems } from "./foreignSession.js";
+import { transcriptRule } from "./transcriptRule.js";
 
 export type { CheckWire } from "./checkWire.js";
 import type { SpawnedProcess } from "./spawnedProcess.js";
@@ -141,9 +139,13 @@ async function runScenario(scenario: Scenario, options: CheckOptions, timeoutMs:
       problems.push({ text: `line ${line.line}: the host sent a message that is not a JSON object`, lines: [line.line] });
     }
   }
-  const invariantProblems = scenario.checkWire === undefined ? checkTranscript(wire.transcript()).problems : scenario.checkWire(wire);
-  invariantProblems.push(...cancelCauseProblems(wire.lines, ctx?.shutdownAfter), ...foreignSessionProblems(wire.lines));
-  for (const text of invariantProblems) problems.push({ text: text.replace("; pass {excerpt: true} for an excerpt", ""), lines: linesIn(text) });
+  const own = scenario.checkWire?.bind(scenario);
+  const findings = transcriptRule(wire.lines, {
+    ...(ctx?.shutdownAfter === undefined ? {} : { shutdownAfter: ctx.shutdownAfter }),
+    ...(own === undefined ? {} : { invariants: () => own(wire) }),
+  });
+  const notes = findings.notes.length === 0 ? {} : { notes: findings.notes };
+  for (const text of findings.problems) problems.push({ text: text.replace("; pass {excerpt: true} for an excerpt", ""), lines: linesIn(text) });
   const wanted = new Set(problems.flatMap((p) => [...p.lines, ...linesIn(p.text)]));
   const strip = ({ line, dir, raw }: WireLine) => ({ line, dir, raw });
   notRun ??= ctx?.notRunReason;
@@ -151,6 +153,7 @@ async function runScenario(scenario: Scenario, options: CheckOptions, timeoutMs:
     return { scenario: scenario.name, passed: false, timedOut: false, durationMs: Date.now() - started, problems: [], lines: [], wire: [], notRun };
   }
   return {
+    ...notes,
     scenario: scenario.name,
     passed: problems.length === 0,
     timedOut,
@@ -248,6 +251,7 @@ export async function runCheck(options: CheckOptions): Promise<CheckOutcome> {
   }
   const failed = results.filter((r) => !r.passed && r.notRun === undefined);
   for (const result of failed) for (const line of formatFailure(result, color)) out(line);
+  for (const line of formatNotes(results)) out(line);
   for (const line of formatSummary(results, color)) out(line);
   return { passed: failed.length === 0, results };
 }

@@ -6,9 +6,9 @@
  * "shutdown mid-tool", shuts its host down (both run only where the check spawned the host). Each scenario file states what it expects of the host on top of
  * the invariants, which runCheck checks on every scenario's wire.
  */
-import { approveScenario, denyScenario, lateApprove, stopWhileAsking } from "./approvalScenarios.js";
+import { approveScenario, denyAndStopScenario, denyScenario, lateApprove, stopWhileAsking } from "./approvalScenarios.js";
 import { hostInfo, startAndComplete } from "./basicScenarios.js";
-import { grantCoversExactly } from "./grantScenarios.js";
+import { grantCoversExactly, grantStaysInSession } from "./grantScenarios.js";
 import { cancelRace, staleTurn } from "./cancelRaceScenarios.js";
 import { cancelMidModel, cancelMidTool, cancelQueued, keepInbox } from "./cancelScenarios.js";
 import { malformedInput } from "./malformedInputScenario.js";
@@ -18,7 +18,7 @@ import type { Scenario } from "./scenario.js";
 import { shutdownMidTool } from "./shutdownScenario.js";
 import { streamedDeltas } from "./streamScenario.js";
 import { childFails, childQuestionWithdrawn, restartMidTree, stopTree } from "./subagentScenarios.js";
-import { spliceOnDefaultCancel, steerAfterTerminal, noSpliceWithKeepInbox } from "./steerScenarios.js";
+import { deltasAroundSteer, spliceOnDefaultCancel, steerAfterTerminal, noSpliceWithKeepInbox } from "./steerScenarios.js";
 
 /**
  * Every scenario, in the order `muse check` runs them. The first, "host info", also tells whether
@@ -39,14 +39,17 @@ export const SCENARIOS: readonly Scenario[] = [
   malformedInput,
   approveScenario,
   denyScenario,
+  denyAndStopScenario,
   stopWhileAsking,
   lateApprove,
   hookStopCause,
   usageOnCancelledTurn,
   grantCoversExactly,
+  grantStaysInSession,
   steerAfterTerminal,
   spliceOnDefaultCancel,
   noSpliceWithKeepInbox,
+  deltasAroundSteer,
   stopTree,
   childFails,
   childQuestionWithdrawn,

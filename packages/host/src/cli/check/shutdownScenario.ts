@@ -3,12 +3,17 @@
  * shutting down ends the running turn `cancelled` with `cause.kind: "disposed"` (docs/protocol.md,
  * Notifications), then closes its stdout and exits 0 (`muse-host serve --stdio`: running turns
  * cancelled, tools drained). It runs only where the check spawned the host: over a WebSocket the
- * check has no process to signal, and the scenario is reported "not run".
+ * check has no process to signal, and the scenario is reported "not run". The check signals the
+ * process it spawned, not its group: a wrapper passes the signal on once (a host told twice stops
+ * draining); one that exits without passing it on, leaving the host running, fails naming it.
  */
 import type { HostExit } from "@muse-code/sdk/node";
 import { LONG_TOOL } from "./directives.js";
 import type { Scenario } from "./scenario.js";
 import { paramsOf } from "./scenarioContext.js";
+
+/** How long a process of the host's group may take to be gone after the host exits. @unit milliseconds */
+const REAP_MS = 200;
 
 function describeExit(exit: HostExit): string {
   return exit.signal !== null ? `was killed by ${exit.signal}` : `exited with code ${String(exit.exitCode)}`;
@@ -38,6 +43,18 @@ export const shutdownMidTool: Scenario = {
     await ctx.client.closed;
     ctx.step(`waiting for the host's process to exit after SIGTERM (sent after line ${signalled}) and the end of its stdout`);
     const exit = await spawned.exited;
+    // The process the check signalled is gone, and others of its group live on (past a moment for the dying to be reaped): it wrapped the host, and kept the signal.
+    let leftBehind = spawned.groupAlive?.() === true;
+    if (leftBehind) {
+      await new Promise((resolve) => setTimeout(resolve, REAP_MS));
+      leftBehind = spawned.groupAlive?.() === true;
+    }
+    if (leftBehind) {
+      ctx.fail(
+        `the process the check spawned ${describeExit(exit)} after SIGTERM (sent after line ${signalled}), leaving processes of its group running: the command is a wrapper (npx, a shell script, a supervisor) that did not pass SIGTERM on to the host it runs, or did not wait for it to exit (docs/checkable-hosts.md, "Behind a wrapper")`,
+        [running.line],
+      );
+    }
     const lastLine = ctx.wire.lines.at(-1)?.line;
     const terminals = ctx.wire.lines.filter(
       (l) => l.dir === "server" && l.message?.["method"] === "turn/completed" && paramsOf(l.message)["turnId"] === turn.turnId,

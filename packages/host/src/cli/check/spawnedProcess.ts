@@ -10,4 +10,9 @@ export interface SpawnedProcess {
   signal(signal: NodeJS.Signals): void;
   /** Resolves once the host's process has exited. */
   exited: Promise<HostExit>;
+  /**
+   * True while any process of the spawned process's group is alive: after it exited, a wrapper
+   * that left its host running. Without it, the check cannot tell.
+   */
+  groupAlive?(): boolean;
 }

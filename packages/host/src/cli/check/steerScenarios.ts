@@ -2,7 +2,9 @@
  * The steering scenarios (MSP 2.1, invariant S): a steer of an ended turn is refused
  * `already_terminal` with its terminal; a default cancel of a steered turn sends one
  * `inbox/cancelled` before the terminal, listing exactly the discarded steer and queued turn; a
- * `keepInbox` cancel sends none and the steer is carried into the next turn. A host that does not
+ * `keepInbox` cancel sends none and the steer is carried into the next turn; a tool call's output
+ * streamed on after a steering item started in its turn keeps its own revisions (invariant A with
+ * two items of one turn open at once). A host that does not
  * know `turn/steer` (JSON-RPC method not found) makes each "not run", never a pass.
  */
 import { MspError, uuidv7 } from "@muse-code/sdk";
@@ -168,5 +170,36 @@ export const noSpliceWithKeepInbox: Scenario = {
     const again = ctx.completedItems(next.turnId).find((i) => i.item["steerId"] === steerId);
     ctx.expect(again !== undefined, `the carried-over steer ${steerId} must start (and end) in the session's next turn ${next.turnId}`, [nextEnd.line]);
     await ctx.settle();
+  },
+};
+
+/**
+ * Two items of one turn open at once: the tool call streams, the turn is steered, and the tool's
+ * output goes on after the steering item started. Each item's revisions rise by one from its own
+ * previous notification, whatever the other item sent in between (invariant A, checked on the
+ * wire); then a default cancel ends the turn.
+ */
+export const deltasAroundSteer: Scenario = {
+  name: "deltas around a steer",
+  async run(ctx) {
+    const sessionId = await ctx.session();
+    const running = await ctx.start(sessionId, LONG_TOOL);
+    const first = await ctx.item(
+      running.turnId,
+      (method, item) => method === "item/delta" && item["field"] === "visibleOutput",
+      "the tool call's first output",
+    );
+    const toolItemId = paramsOf(first.message ?? {})["itemId"];
+    const steerId = await steerRunning(ctx, sessionId, running.turnId);
+    if (steerId === undefined) return endTurns(ctx, sessionId, running.turnId, [running.turnId]);
+    const started = await ctx.item(
+      running.turnId,
+      (method, item) => method === "item/started" && item["steerId"] === steerId,
+      "the steering item's item/started",
+    );
+    ctx.step(`waiting for the tool call's output after the steering item started (line ${started.line})`);
+    const after = await ctx.wire.waitFor((m) => m["method"] === "item/delta" && paramsOf(m)["itemId"] === toolItemId, started.line);
+    ctx.expect(after.line > started.line, "the tool call's output must go on streaming after the turn was steered", [started.line]);
+    await endTurns(ctx, sessionId, running.turnId, [running.turnId]);
   },
 };
