@@ -171,17 +171,25 @@ export class SessionKeeper {
   }
 }
 
-/** Drop ended turns (oldest first) until `value` fits; if the unended ones alone do not, keep them without the cursor. */
+/**
+ * Drop ended turns (oldest first) until `value` fits; if the unended ones alone do not, keep them without the cursor.
+ * Each turn's JSON is measured once: a candidate's length is the rest's plus its turns' and their commas, which is
+ * what `JSON.stringify` of it gives, so finding what fits costs one pass, not one stringify per turn dropped.
+ */
 function shrink(value: KeptSession, maxBytes: number): KeptSession {
   const turns = [...value.turns];
+  const lengths = turns.map((turn) => JSON.stringify(turn).length);
+  let turnsLength = lengths.reduce((sum, length) => sum + length, 0);
   const fits = (v: KeptSession) => JSON.stringify(v).length <= maxBytes;
   for (;;) {
     const candidate: KeptSession = { ...value, turns };
     if (value.tree !== undefined) candidate.tree = treeBelow(value.tree, turns);
-    if (fits(candidate)) return candidate;
+    const length = JSON.stringify({ ...candidate, turns: [] }).length + turnsLength + Math.max(0, turns.length - 1);
+    if (length <= maxBytes) return candidate;
     const oldestEnded = turns.findIndex((turn) => turn.phase === "ended" || turn.phase === "unknown");
     if (oldestEnded === -1) break;
     turns.splice(oldestEnded, 1);
+    turnsLength -= lengths.splice(oldestEnded, 1)[0] as number;
   }
   // What is unended does not fit: keep its ids and Stops only, and no cursor, so a reload replays the whole session.
   const bare: KeptSession = { turns: turns.map((turn) => ({ ...turn, items: [], droppedItems: 0 })) };
