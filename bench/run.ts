@@ -564,13 +564,28 @@ async function main() {
         `${rate(sc)} = ${(sc.rate / f.rate).toFixed(2)}x floor, ${(sc.rate / m.rate).toFixed(2)}x MCP, ${(sc.rate / ac.rate).toFixed(2)}x ACP`,
         ok(sc.rate / f.rate >= 0.7 && sc.rate / m.rate >= 3 && sc.rate / ac.rate >= 3),
       ],
-      ["(δ) SDK openSession (Node): the same flood into the session's snapshot, read after every change", "-", `${rate(ss)} = ${(ss.rate / f.rate).toFixed(2)}x floor`, ""],
-      [`(δ) MCP SDK ${PEER_VERSIONS.mcp} Client + stdio, typed handler, as many messages of the same mean size`, "-", `${rate(m)}: SDK = ${(sc.rate / m.rate).toFixed(2)}x this`, ""],
+      [
+        "(δ) SDK openSession (Node): the same flood into the session's snapshot, read after every change",
+        "-",
+        `${rate(ss)} = ${(ss.rate / f.rate).toFixed(2)}x floor`,
+        "",
+      ],
+      [
+        `(δ) MCP SDK ${PEER_VERSIONS.mcp} Client + stdio, typed handler, as many messages of the same mean size`,
+        "-",
+        `${rate(m)}: SDK = ${(sc.rate / m.rate).toFixed(2)}x this`,
+        "",
+      ],
       [`(δ) ACP SDK ${PEER_VERSIONS.acp} client() + ndJsonStream, typed handler, same`, "-", `${rate(ac)}: SDK = ${(sc.rate / ac.rate).toFixed(2)}x this`, ""],
     );
   }
   if (b !== undefined && delta !== undefined) {
-    rows.push(["(δ) round trip p50 beside the floor (row b, this run)", "<= 1.3x floor", `${b.sdk.p50.toFixed(0)} us vs ${b.floor.p50.toFixed(0)} us = ${(b.sdk.p50 / b.floor.p50).toFixed(2)}x floor`, ok(b.sdk.p50 <= 1.3 * b.floor.p50)]);
+    rows.push([
+      "(δ) round trip p50 beside the floor (row b, this run)",
+      "<= 1.3x floor",
+      `${b.sdk.p50.toFixed(0)} us vs ${b.floor.p50.toFixed(0)} us = ${(b.sdk.p50 / b.floor.p50).toFixed(2)}x floor`,
+      ok(b.sdk.p50 <= 1.3 * b.floor.p50),
+    ]);
   }
   if (browser !== undefined) rows.push(...browser.rows);
   const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => r[i]?.length ?? 0), ["what", "target", "measured", "status"][i]?.length ?? 0));
@@ -631,7 +646,10 @@ async function main() {
     hostStream: { oneSession: s1, hundredSessions: s2, sdkNdjson: sd },
     reconnect: r,
     subagentTreeCancel: treeCancel,
-    deltaFlood: delta === undefined ? undefined : { notifications: DELTA_N, rounds: DELTA_ROUNDS, deltaBytes: deltaMeanBytes(), meanBytes: deltaFloodMeanBytes(), ...delta },
+    deltaFlood:
+      delta === undefined
+        ? undefined
+        : { notifications: DELTA_N, rounds: DELTA_ROUNDS, deltaBytes: deltaMeanBytes(), meanBytes: deltaFloodMeanBytes(), ...delta },
     browserStream: browser?.figures,
     table: rows,
   };

@@ -1,8 +1,8 @@
 // The browser bench's page (bench/browserStream.ts): one session over WebSocket to the reference host, one turn
 // started as soon as the session is open, rendered with useSessionTurn into React 19 (production build). Long text
-// (the message, the tool's output) is rendered in fixed segments: a finished segment never re-renders, and is
-// skipped by layout and paint while off screen, so a delta costs the DOM the last segment only.
-import { memo } from "react";
+// (the message, the tool's output) is rendered in fixed segments: a finished segment is sliced once, never
+// re-renders, and is skipped by layout and paint while off screen, so a delta costs the DOM the last segment only.
+import { memo, useRef } from "react";
 import { createRoot } from "react-dom/client";
 import type { Item } from "@muse-code/sdk";
 import { useSessionTurn } from "@muse-code/sdk/react";
@@ -42,22 +42,24 @@ const { turnId } = session.startTurn("stream the long answer");
 
 const SEGMENT = 8_192;
 
-/** One segment of an append-only text: once full (not the last), it never changes, so it never re-renders. */
-const Segment = memo(
-  function Segment({ text }: { text: string; index: number; full: boolean }) {
-    return <div className="segment">{text}</div>;
-  },
-  (before, after) => before.full && after.full && before.index === after.index,
-);
+/** One finished segment of an append-only text: the same string every render, so it never re-renders. */
+const Segment = memo(function Segment({ text }: { text: string }) {
+  return <div className="segment">{text}</div>;
+});
 
+/** An append-only text in segments: each finished one is sliced once and kept; a render slices only the tail. */
 function Segmented({ text, className }: { text: string; className: string }) {
-  const count = Math.max(1, Math.ceil(text.length / SEGMENT));
-  const segments = [];
-  for (let i = 0; i < count; i++) {
-    const full = i < count - 1;
-    segments.push(<Segment key={i} index={i} full={full} text={text.slice(i * SEGMENT, full ? (i + 1) * SEGMENT : text.length)} />);
-  }
-  return <div className={className}>{segments}</div>;
+  const finished = useRef<string[]>([]).current;
+  const count = Math.floor(text.length / SEGMENT);
+  for (let i = finished.length; i < count; i++) finished.push(text.slice(i * SEGMENT, (i + 1) * SEGMENT));
+  return (
+    <div className={className}>
+      {finished.map((segment, i) => (
+        <Segment key={i} text={segment} />
+      ))}
+      <div className="segment">{text.slice(count * SEGMENT)}</div>
+    </div>
+  );
 }
 
 const ItemView = memo(function ItemView({ item }: { item: Item }) {
