@@ -3,7 +3,7 @@
  * (the MCP and ACP TypeScript SDKs, bench/peers/), in one run, against real child processes. Prints one table with ratios and writes bench/results.json
  * (rendered to docs/benchmarks.svg by scripts/bench-chart.ts). Not part of `npm test`.
  *
- * Usage: npm run bench [-- --quick] [--only=a,b,c,d,e,ws,cancel,stream,reconnect,tree] [--out=FILE]
+ * Usage: npm run bench [-- --quick] [--only=a,b,c,d,e,ws,cancel,stream,reconnect,tree,delta,browser] [--out=FILE]
  *
  * `--only` runs some row groups: (a) throughput (peers included), (b) round trips (peers included), (c) cancel latency, (d) recorder
  * heap, (e) bundle, `ws` the WebSocket rows (f, g, g0, h; f measures the SDK NDJSON row of (a) again, in
@@ -12,7 +12,10 @@
  * for their ratio), `reconnect` a socket drop to the first notification after the reconnect, the
  * session layer (r) beside its floor (r0), a bare socket and a raw resume (bench/reconnect.ts),
  * `tree` a cancel of a parent turn with N running subagents (t) beside the floor of killing their
- * N tool process groups directly (t0) (bench/subagentTree.ts). A
+ * N tool process groups directly (t0) (bench/subagentTree.ts), `delta` the item/delta flood (δ) through the floor, bare
+ * vscode-jsonrpc, the SDK's client, `openSession`, MCP and ACP, with the parent's CPU per message (bench/deltaFlood.ts),
+ * `browser` a 200 000-character answer and 2 MB of tool output streamed by the reference host into a React page in
+ * Chromium (bench/browserStream.ts; not in a run without `--only`, as it needs Chromium). A
  * partial run prints its table and writes nothing, unless `--out` names a file
  * for its results (bench/results.json stays the full run's).
  */
@@ -33,6 +36,7 @@ import { fdatasyncFloor, idlePipeFloor, killFloor, tracedCancel } from "./cancel
 import { hostStream } from "./hostStream.js";
 import { reconnectLatency } from "./reconnect.js";
 import { DEFAULT_SIZES, subagentTreeCancel, treeCancelRows } from "./subagentTree.js";
+import { DELTA_ROWS, deltaFloodMeanBytes, deltaMeanBytes, type FloodRun } from "./deltaFlood.js";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
 const child = (name: string) => fileURLToPath(new URL(`./children/${name}`, import.meta.url));
@@ -54,12 +58,17 @@ const WS_IDLE = 500;
 const RECONNECTS = quick ? 30 : 100;
 /** Repetitions of rows (t) and (t0), each N = 1, 10, 50. */
 const TREE_REPS = quick ? 3 : 10;
+/** Notifications of each (δ) flood, and its interleaved rounds. */
+const DELTA_N = quick ? 30_000 : 100_000;
+const DELTA_ROUNDS = quick ? 1 : 5;
 const only = process.argv
   .find((arg) => arg.startsWith("--only="))
   ?.slice("--only=".length)
   .split(",");
 const out = process.argv.find((arg) => arg.startsWith("--out="))?.slice("--out=".length);
-const want = (group: "a" | "b" | "c" | "d" | "e" | "ws" | "cancel" | "stream" | "reconnect" | "tree") => only === undefined || only.includes(group);
+type Group = "a" | "b" | "c" | "d" | "e" | "ws" | "cancel" | "stream" | "reconnect" | "tree" | "delta" | "browser";
+/** A group runs when `--only` names it, or in a full run (`browser` only when named: it needs Chromium). */
+const want = (group: Group) => (only === undefined ? group !== "browser" : only.includes(group));
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 const log = (s: string) => process.stderr.write(`${s}\n`);
@@ -235,6 +244,23 @@ async function roundTrips() {
   return { sdk: stats(times.sdk), bare: stats(times.bare), floor: stats(times.floor), mcp: stats(times.mcp), acp: stats(times.acp) };
 }
 
+// ---------------------------------------------------------------- (δ) the item/delta flood
+
+/** Every (δ) row, interleaved over rounds so machine noise hits all alike; the median rate and CPU of each. */
+async function deltaFlood() {
+  const runs: Record<string, FloodRun[]> = Object.fromEntries(Object.keys(DELTA_ROWS).map((k) => [k, []]));
+  for (let r = 0; r < DELTA_ROUNDS; r++) {
+    for (const [name, row] of Object.entries(DELTA_ROWS)) {
+      const run = await row(DELTA_N);
+      runs[name]?.push(run);
+      log(`  (δ) ${name} round ${r + 1}: ${Math.round(run.rate).toLocaleString("en")} msg/s, ${run.cpuUs.toFixed(2)} us CPU/msg`);
+    }
+  }
+  return Object.fromEntries(
+    Object.entries(runs).map(([k, v]) => [k, { rate: median(v.map((x) => x.rate)), cpuUs: median(v.map((x) => x.cpuUs)), runs: v }]),
+  ) as Record<keyof typeof DELTA_ROWS, { rate: number; cpuUs: number; runs: FloodRun[] }>;
+}
+
 // ---------------------------------------------------------------- (c) cancel latency
 
 /**
@@ -361,6 +387,10 @@ async function main() {
   const r = want("reconnect") ? await reconnectLatency(RECONNECTS, log) : undefined;
   if (want("tree")) log(`  (t, t0) a tree of N = ${DEFAULT_SIZES.join(", ")} running subagents cancelled, ${TREE_REPS} reps, and its floor…`);
   const treeCancel = want("tree") ? await subagentTreeCancel(DEFAULT_SIZES, TREE_REPS, { log }) : undefined;
+  if (want("delta")) log(`  (δ) the item/delta flood, ${DELTA_N} notifications x ${DELTA_ROUNDS} interleaved rounds…`);
+  const delta = want("delta") ? await deltaFlood() : undefined;
+  if (want("browser")) log("  (w) the browser stream: reference host -> WebSocket -> openSession -> React 19, in Chromium…");
+  const browser = want("browser") ? await (await import("./browserStream.js")).browserStream({ log }) : undefined;
 
   const fl = a["floor"]?.median ?? NaN;
   const br = a["bare"]?.median ?? NaN;
@@ -521,6 +551,43 @@ async function main() {
     );
   }
   if (treeCancel !== undefined) rows.push(...treeCancelRows(treeCancel));
+  if (delta !== undefined) {
+    const { floor: f, bare: bd, sdk: sc, session: ss, mcp: m, acp: ac } = delta;
+    const rate = (x: { rate: number; cpuUs: number }) => `${k(x.rate)}, ${x.cpuUs.toFixed(1)} us CPU/msg`;
+    const sizes = `${deltaMeanBytes()}-byte deltas, ${deltaFloodMeanBytes()} bytes a message on average`;
+    rows.push(
+      [`(δ) floor: split lines + JSON.parse, item/delta flood (${sizes})`, "-", rate(f), ""],
+      ["(δ) bare vscode-jsonrpc (Content-Length), same flood", "-", `${rate(bd)}: SDK = ${(sc.rate / bd.rate).toFixed(2)}x this`, ""],
+      [
+        "(δ) SDK client: item/delta folded into the ledger, typed events",
+        ">= 0.7x floor, >= 3x MCP and ACP",
+        `${rate(sc)} = ${(sc.rate / f.rate).toFixed(2)}x floor, ${(sc.rate / m.rate).toFixed(2)}x MCP, ${(sc.rate / ac.rate).toFixed(2)}x ACP`,
+        ok(sc.rate / f.rate >= 0.7 && sc.rate / m.rate >= 3 && sc.rate / ac.rate >= 3),
+      ],
+      [
+        "(δ) SDK openSession (Node): the same flood into the session's snapshot, read after every change",
+        "-",
+        `${rate(ss)} = ${(ss.rate / f.rate).toFixed(2)}x floor`,
+        "",
+      ],
+      [
+        `(δ) MCP SDK ${PEER_VERSIONS.mcp} Client + stdio, typed handler, as many messages of the same mean size`,
+        "-",
+        `${rate(m)}: SDK = ${(sc.rate / m.rate).toFixed(2)}x this`,
+        "",
+      ],
+      [`(δ) ACP SDK ${PEER_VERSIONS.acp} client() + ndJsonStream, typed handler, same`, "-", `${rate(ac)}: SDK = ${(sc.rate / ac.rate).toFixed(2)}x this`, ""],
+    );
+  }
+  if (b !== undefined && delta !== undefined) {
+    rows.push([
+      "(δ) round trip p50 beside the floor (row b, this run)",
+      "<= 1.3x floor",
+      `${b.sdk.p50.toFixed(0)} us vs ${b.floor.p50.toFixed(0)} us = ${(b.sdk.p50 / b.floor.p50).toFixed(2)}x floor`,
+      ok(b.sdk.p50 <= 1.3 * b.floor.p50),
+    ]);
+  }
+  if (browser !== undefined) rows.push(...browser.rows);
   const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => r[i]?.length ?? 0), ["what", "target", "measured", "status"][i]?.length ?? 0));
   const line = (r: string[]) => `| ${r.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join(" | ")} |`;
   console.log(line(["what", "target", "measured", "status"]));
@@ -559,6 +626,10 @@ async function main() {
       roundTripP99OverMcp: b === undefined ? NaN : b.sdk.p99 / b.mcp.p99,
       reconnectP50OverFloor: r === undefined ? NaN : r.session.p50 / r.floor.p50,
       reconnectP99OverFloor: r === undefined ? NaN : r.session.p99 / r.floor.p99,
+      deltaSdkOverFloor: delta === undefined ? NaN : delta.sdk.rate / delta.floor.rate,
+      deltaSdkOverMcp: delta === undefined ? NaN : delta.sdk.rate / delta.mcp.rate,
+      deltaSdkOverAcp: delta === undefined ? NaN : delta.sdk.rate / delta.acp.rate,
+      deltaSessionOverFloor: delta === undefined ? NaN : delta.session.rate / delta.floor.rate,
     },
     peers: PEER_VERSIONS,
     roundTrip: b,
@@ -575,6 +646,11 @@ async function main() {
     hostStream: { oneSession: s1, hundredSessions: s2, sdkNdjson: sd },
     reconnect: r,
     subagentTreeCancel: treeCancel,
+    deltaFlood:
+      delta === undefined
+        ? undefined
+        : { notifications: DELTA_N, rounds: DELTA_ROUNDS, deltaBytes: deltaMeanBytes(), meanBytes: deltaFloodMeanBytes(), ...delta },
+    browserStream: browser?.figures,
     table: rows,
   };
   const file = out ?? fileURLToPath(new URL("./results.json", import.meta.url));

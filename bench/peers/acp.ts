@@ -17,8 +17,13 @@ import type { PeerHandler } from "./mcp.js";
 
 const peerHost = fileURLToPath(new URL("./children/peerHost.mjs", import.meta.url));
 
-async function open(n: number, count?: DeliveryCount, handler: PeerHandler = "typed"): Promise<{ connection: ClientConnection; close: () => Promise<void> }> {
-  const child = spawn(process.execPath, [peerHost, "acp", String(n)], { stdio: ["pipe", "pipe", "inherit"] });
+async function open(
+  n: number,
+  count?: DeliveryCount,
+  handler: PeerHandler = "typed",
+  bytes?: number,
+): Promise<{ connection: ClientConnection; close: () => Promise<void> }> {
+  const child = spawn(process.execPath, [peerHost, "acp", String(n), ...(bytes === undefined ? [] : [String(bytes)])], { stdio: ["pipe", "pipe", "inherit"] });
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   const app = client({ name: "muse-bench" });
   if (count !== undefined && handler === "fallback") {
@@ -43,10 +48,11 @@ async function open(n: number, count?: DeliveryCount, handler: PeerHandler = "ty
   return { connection, close };
 }
 
-/** Notifications/s the ACP SDK's client app delivers from a child agent flooding `n` of them. */
-export async function acpThroughput(n: number, handler: PeerHandler = "typed"): Promise<number> {
+/** Notifications/s the ACP SDK's client app delivers from a child agent flooding `n` of them (`bytes` each, else ~895). */
+export async function acpThroughput(n: number, handler: PeerHandler = "typed", bytes?: number, counted?: (count: DeliveryCount) => void): Promise<number> {
   const count = new DeliveryCount(`ACP SDK (${handler})`, n);
-  const { close } = await open(n, count, handler);
+  counted?.(count);
+  const { close } = await open(n, count, handler, bytes);
   try {
     return await count.rate;
   } finally {

@@ -11,6 +11,8 @@ export class DeliveryCount {
   #count = 0;
   #first = 0;
   #last = 0;
+  #cpuAtFirst: NodeJS.CpuUsage | undefined;
+  #cpu: NodeJS.CpuUsage | undefined;
   #settled = false;
   #resolve!: (rate: number) => void;
   #reject!: (error: Error) => void;
@@ -35,16 +37,28 @@ export class DeliveryCount {
   note(seq: number | undefined): void {
     if (this.#settled) return;
     const now = performance.now();
-    if (this.#count === 0) this.#first = now;
+    if (this.#count === 0) {
+      this.#first = now;
+      this.#cpuAtFirst = process.cpuUsage();
+    }
     this.#count++;
     this.#last = now;
     if (seq !== undefined && seq !== this.#count)
       return this.#fail(new Error(`expected notification ${this.#count}, got ${seq}: one was dropped, repeated or reordered`));
     if (this.#count === this.#n) {
       this.#settled = true;
+      this.#cpu = process.cpuUsage(this.#cpuAtFirst);
       clearInterval(this.#watchdog);
       this.#resolve(this.#n / ((this.#last - this.#first) / 1000));
     }
+  }
+
+  /**
+   * This process's CPU time (user + system, every thread: GC included) from the first
+   * notification to the N-th, per notification; undefined until all N arrived. @unit microseconds
+   */
+  get cpuUsPerMessage(): number | undefined {
+    return this.#cpu === undefined ? undefined : (this.#cpu.user + this.#cpu.system) / (this.#n - 1);
   }
 
   /** How many were delivered so far. */

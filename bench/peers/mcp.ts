@@ -17,9 +17,13 @@ const peerHost = fileURLToPath(new URL("./children/peerHost.mjs", import.meta.ur
 /** How the client takes notifications: a handler for their schema, or the fallback handler. */
 export type PeerHandler = "typed" | "fallback";
 
-async function open(n: number, count?: DeliveryCount, handler: PeerHandler = "typed"): Promise<Client> {
+async function open(n: number, count?: DeliveryCount, handler: PeerHandler = "typed", bytes?: number): Promise<Client> {
   const client = new Client({ name: "muse-bench", version: "1.0.0" });
-  const transport = new StdioClientTransport({ command: process.execPath, args: [peerHost, "mcp", String(n)], stderr: "inherit" });
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [peerHost, "mcp", String(n), ...(bytes === undefined ? [] : [String(bytes)])],
+    stderr: "inherit",
+  });
   // Registered before connect(): the flood starts as soon as the handshake is done.
   if (count !== undefined && handler === "fallback") {
     client.fallbackNotificationHandler = (notification) => {
@@ -36,10 +40,11 @@ async function open(n: number, count?: DeliveryCount, handler: PeerHandler = "ty
   return client;
 }
 
-/** Notifications/s the MCP SDK's Client delivers from a child flooding `n` of them. */
-export async function mcpThroughput(n: number, handler: PeerHandler = "typed"): Promise<number> {
+/** Notifications/s the MCP SDK's Client delivers from a child flooding `n` of them (`bytes` each, else ~895). */
+export async function mcpThroughput(n: number, handler: PeerHandler = "typed", bytes?: number, counted?: (count: DeliveryCount) => void): Promise<number> {
   const count = new DeliveryCount(`MCP SDK (${handler})`, n);
-  const client = await open(n, count, handler);
+  counted?.(count);
+  const client = await open(n, count, handler, bytes);
   try {
     return await count.rate;
   } finally {

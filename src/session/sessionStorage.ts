@@ -143,8 +143,9 @@ export class SessionKeeper {
 
   /** Keep `value` (bounded, see the class). */
   write(value: KeptSession): void {
-    let text = JSON.stringify(value);
-    if (text.length > this.#maxBytes) text = JSON.stringify(shrink(value, this.#maxBytes));
+    // The items' texts alone over the bound: it does not fit, and is not serialized whole to learn that.
+    let text = sumOf(value.turns.map(textLength)) > this.#maxBytes ? undefined : JSON.stringify(value);
+    if (text === undefined || text.length > this.#maxBytes) text = JSON.stringify(shrink(value, this.#maxBytes));
     try {
       this.#storage.setItem(this.#key, text);
     } catch (error) {
@@ -171,24 +172,51 @@ export class SessionKeeper {
   }
 }
 
-/** Drop ended turns (oldest first) until `value` fits; if the unended ones alone do not, keep them without the cursor. */
+/**
+ * Drop ended turns (oldest first) until `value` fits; if the unended ones alone do not, keep them without the cursor.
+ * A candidate's length is the rest's plus its turns' and their commas, which is what `JSON.stringify` of it gives.
+ * A turn is serialized only once a candidate might fit by its items' texts (a lower bound of its length), and at most
+ * once: a session of long turns costs about one serialization of what is kept, not one of everything per turn dropped.
+ */
 function shrink(value: KeptSession, maxBytes: number): KeptSession {
   const turns = [...value.turns];
-  const fits = (v: KeptSession) => JSON.stringify(v).length <= maxBytes;
+  const bounds = turns.map(textLength);
+  const lengths: Array<number | undefined> = turns.map(() => undefined);
   for (;;) {
     const candidate: KeptSession = { ...value, turns };
     if (value.tree !== undefined) candidate.tree = treeBelow(value.tree, turns);
-    if (fits(candidate)) return candidate;
+    const rest = JSON.stringify({ ...candidate, turns: [] }).length + Math.max(0, turns.length - 1);
+    if (rest + sumOf(bounds) <= maxBytes) {
+      let length = rest;
+      for (let i = 0; i < turns.length && length <= maxBytes; i++) length += lengths[i] ??= JSON.stringify(turns[i]).length;
+      if (length <= maxBytes) return candidate;
+    }
     const oldestEnded = turns.findIndex((turn) => turn.phase === "ended" || turn.phase === "unknown");
     if (oldestEnded === -1) break;
     turns.splice(oldestEnded, 1);
+    bounds.splice(oldestEnded, 1);
+    lengths.splice(oldestEnded, 1);
   }
+  const fits = (v: KeptSession) => JSON.stringify(v).length <= maxBytes;
   // What is unended does not fit: keep its ids and Stops only, and no cursor, so a reload replays the whole session.
   const bare: KeptSession = { turns: turns.map((turn) => ({ ...turn, items: [], droppedItems: 0 })) };
   if (value.sessionId !== undefined) bare.sessionId = value.sessionId;
   if (value.model !== undefined) bare.model = value.model;
   return fits(bare) ? bare : value.sessionId === undefined ? { turns: [] } : { sessionId: value.sessionId, turns: [] };
 }
+
+/** A lower bound of a kept turn's JSON length: its items' texts and tool output (a string's JSON is at least as long). */
+function textLength(turn: KeptTurn): number {
+  let length = 0;
+  for (const item of turn.items) {
+    const { text, visibleOutput } = item as { text?: unknown; visibleOutput?: unknown };
+    if (typeof text === "string") length += text.length;
+    if (typeof visibleOutput === "string") length += visibleOutput.length;
+  }
+  return length;
+}
+
+const sumOf = (xs: readonly number[]) => xs.reduce((sum, x) => sum + x, 0);
 
 /** The kept child turns still below a kept turn (each is after its parent, so one pass finds them). */
 function treeBelow(tree: readonly KeptTreeTurn[], turns: readonly KeptTurn[]): KeptTreeTurn[] {

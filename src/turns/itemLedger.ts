@@ -48,10 +48,10 @@ export interface ApplyResult {
   problem?: string;
 }
 
-/** One turn's items: by id in first-seen order, and the ids of finished ones in the order they finished. */
+/** One turn's items: by id in first-seen order, and the ids of finished ones (`done`) in the order they finished. */
 interface TurnLedger {
   items: Map<string, LedgerItem>;
-  finished: Set<string>;
+  done: Set<string>;
 }
 
 /**
@@ -116,12 +116,13 @@ export class ItemLedger implements TurnItems {
     const held = turn?.items.get(ids.itemId);
     const next = foldItem(held, method, params);
     if (typeof next !== "object") return next === undefined ? {} : { problem: next };
-    const into = this.#touch(ids.turnId);
+    const into = turn ?? { items: new Map<string, LedgerItem>(), done: new Set<string>() };
+    this.#turns.set(ids.turnId, into); // most recently touched goes last; the least recently touched turn is evicted
     if (held === undefined && into.items.size >= this.#itemsPerTurn) {
-      const earliest = into.finished.values().next();
+      const earliest = into.done.values().next();
       if (earliest.done === true)
         return { item: next, problem: `${method}: item ${next.itemId} not kept: turn ${next.turnId} has itemsPerTurnCapacity items in progress` };
-      into.finished.delete(earliest.value);
+      into.done.delete(earliest.value);
       into.items.delete(earliest.value);
     }
     this.#set(into, next);
@@ -166,13 +167,7 @@ export class ItemLedger implements TurnItems {
 
   #set(turn: TurnLedger, item: LedgerItem): void {
     turn.items.set(item.itemId, item);
-    if (item.status === "inProgress") turn.finished.delete(item.itemId);
-    else turn.finished.add(item.itemId); // a Set keeps the place of an id already there: the order they finished
-  }
-
-  #touch(turnId: string): TurnLedger {
-    const turn = this.#turns.get(turnId) ?? { items: new Map<string, LedgerItem>(), finished: new Set<string>() };
-    this.#turns.set(turnId, turn); // most recently touched goes last; the least recently touched turn is evicted
-    return turn;
+    if (item.status === "inProgress") turn.done.delete(item.itemId);
+    else turn.done.add(item.itemId); // a Set keeps the place of an id already there: the order they finished
   }
 }

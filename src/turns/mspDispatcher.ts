@@ -25,6 +25,7 @@ import {
   type TurnCompletedParams,
   type TurnStartedParams,
 } from "@muse-code/protocol";
+import { copyWith } from "@muse-code/protocol/itemFold.js";
 import type { EndpointSink } from "../rpc/jsonRpcEndpoint.js";
 import type { CloseInfo } from "../types/closeInfo.js";
 import { Approvals, type ApprovalHandler, type TurnApprovals } from "./approvals.js";
@@ -240,7 +241,7 @@ export class MspDispatcher implements EndpointSink {
       if (problem !== undefined) this.onProblem(problem, message);
       if (item !== undefined) {
         this.#approvals.noteItem(item);
-        this.#emit(method, { ...(params as unknown as NotificationParamsMap[ItemMethod]), item });
+        this.#emit(method, copyWith<NotificationParamsMap[ItemMethod] & { item: typeof item }>(params as Record<string, unknown>, { item }));
       }
     }
     const emittedAtMs = (message as { emittedAtMs?: unknown }).emittedAtMs;
@@ -283,13 +284,9 @@ export class MspDispatcher implements EndpointSink {
     this.#handler = undefined;
   }
 
-  /** Emit an event; whatever escapes it is reported, never thrown (no closure: this runs for every notification). */
+  /** Emit an event: the emitter reports whatever a listener throws (to `#reportHandlerError`), never throws it. */
   #emit<E extends keyof MspEvents>(event: E, ...args: MspEvents[E]): void {
-    try {
-      this.#emitter.emit(event, ...args);
-    } catch (error) {
-      this.#reportHandlerError(error);
-    }
+    this.#emitter.emit(event, ...args);
   }
 
   /** A listener or the user's handler threw: tell `handlerError` listeners, else the console. */

@@ -107,7 +107,7 @@ export class SessionTracker {
       // host re-sends a logged turn/completed before its already_terminal): deliver it, so no
       // waiter misses it, and report a malformed cursor all the same. Anything else that
       // repeats, steps back or carries a malformed cursor is reported and dropped.
-      const newTerminal = method === Notifications.turnCompleted && this.#terminals.get(String(params?.["turnId"])) === undefined;
+      const newTerminal = method === Notifications.turnCompleted && this.#terminals.get(params?.["turnId"] as string) === undefined;
       if (!newTerminal) return { deliver: false, problem };
       if (step === "behind") problem = undefined;
     }
@@ -120,7 +120,7 @@ export class SessionTracker {
       // Nothing about a turn follows its turn/completed; anything else about a turn makes it known.
       const turnId =
         method === Notifications.turnStarted || method === Notifications.itemDelta
-          ? String(params?.["turnId"])
+          ? (params?.["turnId"] as string)
           : method === Notifications.itemStarted || method === Notifications.itemUpdated || method === Notifications.itemCompleted
             ? (params as unknown as ItemNotificationParams).item.turnId
             : undefined;

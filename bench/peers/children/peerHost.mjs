@@ -6,21 +6,27 @@
  * carrying its index and as long as an average MSP flood notification (~895 bytes), in the same 64-message chunks with backpressure as bench/children/flood.mjs,
  * or (N = 0) echoes: every request gets its answer at once, by the same code for every dialect
  * (`{}`; MSP's `{ status: "accepted", commandId }`), so the round-trip rows of the floor, the SDK
- * and its peers all wait on the same child. argv: dialect ("mcp" | "acp" | "msp"), N (MSP: 0).
+ * and its peers all wait on the same child. argv: dialect ("mcp" | "acp" | "msp"), N (MSP: 0), and
+ * optionally the bytes of each notification (the delta rows size them as their MSP flood's mean).
  */
 const dialect = process.argv[2] ?? "mcp";
 const n = Number(process.argv[3] ?? 0);
 const CHUNK_MESSAGES = 64;
 /** Text padding: each notification is as long as an average one of the MSP flood (~895 bytes). */
-const pad = "lorem ipsum dolor sit amet, ".repeat(30);
+const bytes = process.argv[4] === undefined ? undefined : Number(process.argv[4]);
+const pad = "lorem ipsum dolor sit amet, ".repeat(Math.ceil((bytes ?? 900) / 28) + 1);
+
+const mcpOf = (i, text) =>
+  `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","logger":"bench","data":{"seq":${i + 1},"text":"${text}"}}}`;
+const acpOf = (i, text) =>
+  `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"0198f0aa-1111-7000-8000-0000000000aa","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"${text}"},"_meta":{"seq":${i + 1}}}}}`;
+/** The text's length that makes a notification `bytes` long (with a 6-digit seq), or the default one. */
+const textLength = (of, fallback) => (bytes === undefined ? fallback : Math.max(0, bytes - of(100_000, "").length));
+const mcpText = pad.slice(0, textLength(mcpOf, 775));
+const acpText = pad.slice(0, textLength(acpOf, 687));
 
 function notification(i) {
-  if (dialect === "mcp") {
-    const data = `{"seq":${i + 1},"text":"${pad.slice(0, 775)}"}`;
-    return `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","logger":"bench","data":${data}}}`;
-  }
-  const meta = `{"seq":${i + 1}}`;
-  return `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"0198f0aa-1111-7000-8000-0000000000aa","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"${pad.slice(0, 687)}"},"_meta":${meta}}}}`;
+  return dialect === "mcp" ? mcpOf(i, mcpText) : acpOf(i, acpText);
 }
 
 function flood() {
