@@ -60,4 +60,14 @@ export interface TurnContext {
  */
 export interface TurnDriver {
   run(turn: TurnContext): Promise<void>;
+  /** Stops what the driver keeps between turns (a bridge's agent process); called when its session is disposed or unloaded. */
+  close?(): Promise<void>;
+}
+
+/**
+ * Thrown by a driver whose cancelled turn's processes could not be confirmed gone: the session
+ * ends the turn `failed` with its message, never `cancelled` over a live process.
+ */
+export class TurnStopFailedError extends Error {
+  override readonly name = "TurnStopFailedError";
 }
