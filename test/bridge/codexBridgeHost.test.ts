@@ -16,7 +16,7 @@ import type { LedgerItem, ToolCallItem } from "../../src/index.js";
 import { spawnHost, type SpawnedHost } from "../../src/node/index.js";
 import { checkTranscript, formatTranscriptEntry, recordingChannel } from "../../src/testing/index.js";
 import { descendantsOf, scanProcesses } from "../../packages/host/src/bridge/processTree.js";
-import { makeCodexHome } from "../fixtures/codex/codexHome.js";
+import { makeCodexHome, type CodexHomeOptions } from "../fixtures/codex/codexHome.js";
 import { execThenMessage, startResponsesServer, type ModelRequest, type ScriptedReply } from "../fixtures/codex/responsesServer.js";
 import { processGone } from "../helpers/processGone.js";
 import { repoRoot } from "../helpers/repoRoot.js";
@@ -30,10 +30,13 @@ afterEach(async () => {
 }, 60_000);
 
 /** The bridged host, its wire recorded, with Codex's home, work dir and model set up for `script`. */
-async function bridged(script: (request: ModelRequest) => ScriptedReply): Promise<{ host: SpawnedHost; wire: string[] }> {
+async function bridged(
+  script: (request: ModelRequest) => ScriptedReply,
+  homeOptions: Omit<CodexHomeOptions, "baseUrl"> = {},
+): Promise<{ host: SpawnedHost; wire: string[] }> {
   const model = await startResponsesServer(script);
   cleanups.push(() => model.close());
-  const home = makeCodexHome({ baseUrl: model.baseUrl });
+  const home = makeCodexHome({ baseUrl: model.baseUrl, ...homeOptions });
   cleanups.push(() => home.remove());
   const data = tempDataDir();
   cleanups.push(() => data.remove());
@@ -53,6 +56,13 @@ async function bridged(script: (request: ModelRequest) => ScriptedReply): Promis
   cleanups.push(() => host.close());
   return { host, wire };
 }
+
+/** Codex asks before an escalated command: the scripted model asks for the escalation. */
+const onRequest = { approvalPolicy: "on-request", sandboxMode: "workspace-write" } as const;
+const escalated =
+  (cmd: string) =>
+  (r: ModelRequest): ScriptedReply =>
+    r.hasToolOutput ? { kind: "message", text: "Done." } : { kind: "exec", cmd, escalate: true };
 
 /** Resolves once `predicate` holds, polled every 50 ms; rejects after {@link WAIT_MS}. */
 async function poll(predicate: () => boolean, what: string): Promise<void> {
@@ -116,6 +126,65 @@ describe("muse serve --agent codex (real host, real codex app-server 0.169.0)", 
       .filter((m) => m.method === "item/delta" && m.params?.["itemId"] === message?.itemId);
     expect(deltas.length).toBeGreaterThan(1);
     expect(deltas.map((m) => m.params?.["append"]).join("")).toBe(text);
+    expect(checkTranscript(wire).problems).toEqual([]);
+  });
+
+  it("Codex's approval request is the session's tool/approve: approve runs the command, its item approved and completed", async () => {
+    const { host, wire } = await bridged(escalated("echo approved-ran"), onRequest);
+    const asked: string[] = [];
+    host.onApproval((request) => {
+      asked.push(request.tool);
+      return { decision: "approve" };
+    });
+    const { sessionId } = await host.command("session/create", {});
+    const turn = host.startTurn({ sessionId, input });
+    const { turnId } = await turn.accepted;
+    const terminal = await turn.completed;
+
+    expect(terminal.terminal).toBe("completed");
+    expect(asked).toEqual(["shell"]);
+    const [tool] = toolItems(host, turnId);
+    expect(tool).toMatchObject({ status: "completed", approval: "approved" });
+    expect(tool?.visibleOutput).toContain("approved-ran");
+    await host.close();
+    expect(checkTranscript(wire).problems).toEqual([]);
+  });
+
+  it("deny: the command never runs, its item failed denied by the user, and the turn goes on to complete", async () => {
+    const { host, wire } = await bridged(escalated("echo never-ran"), onRequest);
+    host.onApproval(() => ({ decision: "deny" }));
+    const { sessionId } = await host.command("session/create", {});
+    const turn = host.startTurn({ sessionId, input });
+    const { turnId } = await turn.accepted;
+    const terminal = await turn.completed;
+
+    expect(terminal.terminal).toBe("completed");
+    const [tool] = toolItems(host, turnId);
+    expect(tool).toMatchObject({ status: "failed", approval: "denied", failureReason: "denied by the user" });
+    expect(tool?.visibleOutput).not.toContain("never-ran");
+    await host.close();
+    expect(checkTranscript(wire).problems).toEqual([]);
+  });
+
+  it("a Stop while Codex asks: the question is withdrawn, the call never runs, the turn ends cancelled awaiting approval", async () => {
+    const { host, wire } = await bridged(escalated("sleep 43"), onRequest);
+    let asked = false;
+    host.onApproval(() => {
+      asked = true;
+      return new Promise(() => {});
+    });
+    const { sessionId } = await host.command("session/create", {});
+    const turn = host.startTurn({ sessionId, input });
+    const { turnId } = await turn.accepted;
+    await poll(() => asked, "the question");
+
+    const { turnCompleted: terminal } = await turn.cancel({ timeoutMs: WAIT_MS });
+
+    expect(terminal).toMatchObject({ terminal: "cancelled", cause: { kind: "user" }, reason: "cancelled while awaiting approval" });
+    const [tool] = toolItems(host, turnId);
+    expect(tool).toMatchObject({ status: "cancelled", approval: "cancelled" });
+    expect(descendantsOf(host.pid, scanProcesses(true)).filter((p) => p.command.includes("sleep 43"))).toEqual([]);
+    await host.close();
     expect(checkTranscript(wire).problems).toEqual([]);
   });
 });

@@ -8,8 +8,8 @@
  * and only then does `run` throw, so the session sends `cancelled` once no process of the turn
  * runs. When a process cannot be confirmed gone, `run` throws a {@link TurnStopFailedError}: the
  * session ends the turn `failed`, never `cancelled` over a live process.
- * Not bridged: approvals (each Codex request is declined), steering (`turn/steer`), subagent
- * threads, and resuming a thread after a host restart.
+ * Codex's approval requests are asked through the session (its grants and `tool/approve`).
+ * Not bridged: steering (`turn/steer`), subagent threads, and resuming a thread after a host restart.
  */
 import type { Item, TurnUsage } from "@muse-code/protocol";
 import { uuidv7 } from "@muse-code/protocol/uuidv7.js";
@@ -19,7 +19,7 @@ import { TurnStopFailedError, type TurnContext, type TurnDriver } from "../agent
 import { ProcessTreeWatch } from "./processTree.js";
 import type { BridgeEvent } from "./bridgeEvents.js";
 import { CodexAppServer } from "./codex/codexAppServer.js";
-import { approvalResult, isApprovalRequest } from "./codex/codexApprovals.js";
+import { approvalOffers, approvalResult, isApprovalRequest, type CodexApprovalRequest } from "./codex/codexApprovals.js";
 import { CodexTurnItems } from "./codex/codexItems.js";
 import { reapCodexTree, stopCodexTurn } from "./codex/codexTurnStop.js";
 import type { ServerNotification } from "./codex/generated/ServerNotification.js";
@@ -69,6 +69,8 @@ function endedBy(turn: Turn): string {
 export class CodexTurnDriver implements TurnDriver {
   readonly #options: CodexTurnDriverOptions;
   #server: Promise<{ server: CodexAppServer; threadId: string }> | undefined;
+  /** The running turn's answerer of Codex's approval requests. */
+  #asking: ((request: CodexApprovalRequest) => Promise<unknown>) | undefined;
 
   constructor(options: CodexTurnDriverOptions) {
     this.#options = options;
@@ -85,11 +87,10 @@ export class CodexTurnDriver implements TurnDriver {
         ...(o.cwd === undefined ? {} : { cwd: o.cwd }),
         ...(o.env === undefined ? {} : { env: o.env }),
         ...(o.logger === undefined ? {} : { logger: o.logger }),
-        // Approvals are not routed to the client yet: each one is declined, and Codex goes on without the call.
         onServerRequest: (request) => {
           if (!isApprovalRequest(request)) throw new Error(`${request.method} is not bridged`);
-          o.logger?.(`codex asked ${request.method}; declined (approvals are not bridged)`);
-          return Promise.resolve(approvalResult(request, "deny"));
+          // Between turns there is no one to ask: declined, and Codex goes on without the call.
+          return this.#asking?.(request) ?? Promise.resolve(approvalResult(request, "deny"));
         },
       });
       try {
@@ -140,6 +141,14 @@ export class CodexTurnDriver implements TurnDriver {
     const unsubscribe = server.onNotification(feed);
     const watch = new ProcessTreeWatch(server.pid, 100);
     watch.start();
+    // The questions open now: a stop answers them (`cancel`) before it interrupts Codex.
+    const asking = new Set<Promise<unknown>>();
+    this.#asking = (request) => {
+      const answer = this.#approve(turn, out, request);
+      asking.add(answer);
+      void answer.finally(() => asking.delete(answer)).catch(() => {});
+      return answer;
+    };
     try {
       turn.at("modelStream");
       const text = turn.input.map((i) => i.text).join("\n");
@@ -155,6 +164,7 @@ export class CodexTurnDriver implements TurnDriver {
       if (outcome === "aborted") {
         // From here a tool call Codex ends (its terminal terminated by the stop) ends `cancelled`, with its output.
         out.stopping = true;
+        await Promise.allSettled([...asking]);
         try {
           await stopCodexTurn(server, { threadId, turnId: codexTurnId, watch, ...this.#grace() });
         } catch (error) {
@@ -176,10 +186,31 @@ export class CodexTurnDriver implements TurnDriver {
       out.closeOpen("failed", "codex ended the turn without completing it");
       if (outcome.status !== "completed") throw new Error(endedBy(outcome));
     } finally {
+      this.#asking = undefined;
       watch.stop();
       // What Codex sends after the turn's end (the stopped command's late item/completed) is absorbed.
       unsubscribe();
     }
+  }
+
+  /**
+   * A Codex approval request, asked through the session (its grants, `tool/approve`) about the
+   * toolCall item it names. Approved → `accept` (the host's own grants cover the later calls, so
+   * Codex is never told `acceptForSession`); denied → `decline`; withdrawn by a stop → `cancel`,
+   * before the stop goes on. A request about no open tool call is declined.
+   */
+  async #approve(turn: TurnContext, out: TurnItems, request: CodexApprovalRequest): Promise<unknown> {
+    const agentItemId = request.params.itemId;
+    const item = out.itemOf(agentItemId);
+    if (item?.kind !== "toolCall" || out.stopping) return approvalResult(request, out.stopping ? "cancelled" : "deny");
+    const approved = await turn.approve(item, approvalOffers(request));
+    if (approved !== undefined) {
+      out.replace(agentItemId, approved);
+      return approvalResult(request, "approve");
+    }
+    // The session completed the item (denied or withdrawn); what Codex says of it later is absorbed.
+    out.forget(agentItemId);
+    return approvalResult(request, turn.signal.aborted ? "cancelled" : "deny");
   }
 
   #grace(): { killGraceMs?: number } {
@@ -197,6 +228,20 @@ class TurnItems {
 
   constructor(turn: TurnContext) {
     this.#turn = turn;
+  }
+
+  itemOf(agentItemId: string): Item | undefined {
+    return this.#items.get(agentItemId);
+  }
+
+  /** The item's state as the session changed it (an approval). */
+  replace(agentItemId: string, item: Item): void {
+    this.#items.set(agentItemId, item);
+  }
+
+  /** The session completed the item itself. */
+  forget(agentItemId: string): void {
+    this.#items.delete(agentItemId);
   }
 
   toolOpen(): boolean {
