@@ -37,7 +37,9 @@ describe("muse-host --help", () => {
       "--stdio",
       "--ws",
       "--script",
+      "--agent",
       "--data",
+      "--agent-bin",
       "--model",
       "--default-model",
       "--kill-grace-ms",
@@ -81,6 +83,8 @@ describe("muse-host --help", () => {
     const serveFlags = helpFlags.filter((f) => f !== "--version" && f !== "--help");
     const valueOf: Record<string, string> = {
       "--script": "a.json",
+      "--agent": "codex",
+      "--agent-bin": "/bin/codex",
       "--data": "/d",
       "--model": "m=a.json",
       "--default-model": "m",
@@ -103,7 +107,9 @@ describe("muse-host --help", () => {
       "--max-sessions-per-connection": "1",
     };
     for (const flag of serveFlags) {
-      const args = ["--stdio", "--ws", "0", "--script", "a.json", flag, ...(valueOf[flag] === undefined ? [] : [valueOf[flag]])];
+      // The agent's flags go without a script (an agent runs the turns instead).
+      const turns = flag === "--agent-bin" ? ["--agent", "codex"] : flag === "--agent" || flag === "--script" ? [] : ["--script", "a.json"];
+      const args = ["--stdio", "--ws", "0", ...turns, flag, ...(valueOf[flag] === undefined ? [] : [valueOf[flag]])];
       expect(() => parseServeArgs(args), flag).not.toThrow();
     }
     expect(serveFlags.sort()).toEqual(synopsisFlags.filter((f) => f !== "--version" && f !== "--help").sort());
@@ -142,5 +148,16 @@ describe("muse-host with a broken model file", () => {
     expect(run.stderr).toBe(
       `muse-host: ${path}: invalid scripted model at $.turns[0].steps[1].txt: unknown key (expected one of reasoning, text, chunkSize, chunkDelayMs, toolCalls, usage, stopByHook, fail, consumesSteering, awaitSteeringMs; did you mean text?)\n`,
     );
+  });
+});
+
+describe("muse-host serve --agent", () => {
+  it("--agent codex needs no script and takes --agent-bin; a script beside it, another agent, or --agent-bin alone is refused", () => {
+    expect(parseServeArgs(["--stdio", "--agent", "codex", "--agent-bin", "/opt/codex"])).toMatchObject({ agent: "codex", agentBin: "/opt/codex" });
+    expect(() => parseServeArgs(["--stdio", "--agent", "codex", "--script", "a.json"])).toThrow(
+      "--agent codex runs the turns: --script cannot be given with it",
+    );
+    expect(() => parseServeArgs(["--stdio", "--agent", "claude"])).toThrow('--agent "claude" is not bridged (codex is)');
+    expect(() => parseServeArgs(["--stdio", "--script", "a.json", "--agent-bin", "/opt/codex"])).toThrow("--agent-bin needs --agent codex");
   });
 });

@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { SessionAgent } from "../../packages/host/src/agent/sessionAgent.js";
-import type { TurnContext, TurnDriver } from "../../packages/host/src/agent/turnDriver.js";
+import { TurnStopFailedError, type TurnContext, type TurnDriver } from "../../packages/host/src/agent/turnDriver.js";
 import { SessionLog } from "../../packages/host/src/log/sessionLog.js";
 import { sessionLogPath } from "../../packages/host/src/log/sessionLogRecord.js";
 
@@ -96,6 +96,23 @@ describe("a session driven by a turn driver", () => {
     await agent.whenIdle();
     expect(aliveAtTerminal).toBe(false);
     expect(sent.at(-1)?.params).toMatchObject({ terminal: "cancelled", reason: "cancelled during tool execution", cause: { kind: "user" } });
+    await agent.dispose();
+  });
+
+  it("a stop the driver cannot confirm ends the turn failed with its reason, never cancelled", async () => {
+    const driver: TurnDriver = {
+      async run(turn: TurnContext) {
+        turn.at("toolExecution");
+        await new Promise<void>((resolve) => turn.signal.addEventListener("abort", () => resolve(), { once: true }));
+        throw new TurnStopFailedError("tool process 4242 (sleep 47) could not be confirmed gone");
+      },
+    };
+    const { agent, sent } = agentWith(driver);
+    agent.startTurn("t1", [{ type: "text", text: "hi" }]);
+    await expect.poll(() => sent.length, { timeout: 10_000 }).toBeGreaterThan(0);
+    agent.cancelTurn("t1", { kind: "user" }, false);
+    await agent.whenIdle();
+    expect(sent.at(-1)?.params).toMatchObject({ terminal: "failed", reason: "failed: tool process 4242 (sleep 47) could not be confirmed gone" });
     await agent.dispose();
   });
 });

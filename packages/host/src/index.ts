@@ -22,5 +22,7 @@ export type { MessageTransport } from "./transport/messageTransport.js";
 export { serveWebSocket } from "./transport/webSocketServer.js";
 export type { WebSocketServeOptions, WebSocketHostServer } from "./transport/webSocketServer.js";
 export { runHostCli } from "./serve/runHostCli.js";
+export { CODEX_MODEL_NAME, codexModels } from "./bridge/codexModels.js";
+export type { CodexAgentOptions } from "./bridge/codexTurnDriver.js";
 // The wire types the scripted model's shapes use: the same declarations `@muse-code/sdk` exports.
 export type { ApprovalOffer, TextInput, TurnInput, TurnUsage } from "@muse-code/protocol";

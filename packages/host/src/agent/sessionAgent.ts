@@ -16,7 +16,7 @@ import { SessionSteering } from "./sessionSteering.js";
 import { SessionWire } from "./sessionWire.js";
 import type { AcceptedTurn, SessionAgentOptions, SteerOutcome, TurnState } from "./sessionAgentOptions.js";
 import { ScriptedTurns } from "./scriptedTurn.js";
-import { cancelReasons, type CancelPoint, type TurnContext, type TurnDriver } from "./turnDriver.js";
+import { cancelReasons, TurnStopFailedError, type CancelPoint, type TurnContext, type TurnDriver } from "./turnDriver.js";
 
 /**
  * One session's agent. Turns run one at a time; later turns wait in the inbox. Every notification
@@ -295,6 +295,7 @@ export class SessionAgent {
   /** Closes the log of an {@link SessionAgent.unloadable} session; this agent is not used again. */
   unload(): void {
     this.#log.close();
+    void this.#driver.close?.();
   }
 
   /** Resolves once no turn is running or queued and everything logged is durable and sent (at once if so already). */
@@ -307,6 +308,7 @@ export class SessionAgent {
   async dispose(): Promise<void> {
     this.cancel({ kind: "disposed" });
     await this.whenIdle();
+    await this.#driver.close?.();
     try {
       this.#log.close();
     } catch {
@@ -394,6 +396,7 @@ export class SessionAgent {
           this.#noteMessage(method, body);
           return this.#wire.emit(method, body);
         },
+        approve: (item, decisions) => this.#tools.approve(item, decisions, signal),
         at: (point) => void (progress.where = point),
         step: (s) => this.#machine.setStep(s),
         declareUsage: () => void (progress.usage ??= { inputTokens: 0, outputTokens: 0, reasoningTokens: 0 }),
@@ -412,7 +415,7 @@ export class SessionAgent {
         this.#complete(turn.turnId, "completed", TurnReasons.completed, undefined, startedAt, progress.usage);
       } catch (error) {
         this.#steering.carry(); // a stopped turn's steering (unless a default cancel discarded it) goes on to the next turn
-        if (signal.aborted) {
+        if (signal.aborted && !(error instanceof TurnStopFailedError)) {
           const point = this.#tools.stoppedWhileAsking(turn.turnId) ? "approval" : progress.where;
           this.#complete(turn.turnId, "cancelled", cancelReasons[point], signal.reason as CancelCause, startedAt, progress.usage);
         } else {

@@ -91,6 +91,17 @@ export class ToolCallRunner {
     this.#shell = options.shell;
   }
 
+  /**
+   * Asks about a call a turn driver runs itself (an agent's own tool call, already started as
+   * `item`), exactly as about a scripted one: a session grant covers it, or `item/updated`
+   * pending, `tool/approve` offering `decisions` (all four when absent), and the answer. Resolves
+   * with the item `approved` when the call may run, or `undefined` when it was closed here (denied:
+   * completed `failed`; withdrawn by a stop: completed `cancelled`).
+   */
+  approve(item: ToolCallItem, decisions: readonly ApprovalOffer[] | undefined, signal: AbortSignal): Promise<ToolCallItem | undefined> {
+    return this.#approve(item, decisions, signal);
+  }
+
   /** Turn `turnId` was stopped while one of its calls awaited approval (an abort, or a `denyAndStop`): its cancel point. */
   stoppedWhileAsking(turnId: string): boolean {
     return this.#stoppedAsking === turnId;
@@ -139,7 +150,7 @@ export class ToolCallRunner {
       this.#out.emitItem("item/completed", final);
     };
     if (call.approval === true) {
-      const approved = await this.#approve(item, call, signal);
+      const approved = await this.#approve(item, call.decisions, signal);
       if (approved === undefined) return;
       item = approved;
     }
@@ -264,7 +275,7 @@ export class ToolCallRunner {
    * never gets here: it withdraws the connection that gave it, and the question waits on (see
    * {@link ApprovalGate}).
    */
-  async #approve(item: ToolCallItem, call: ScriptedToolCall, signal: AbortSignal): Promise<ToolCallItem | undefined> {
+  async #approve(item: ToolCallItem, decisions: readonly ApprovalOffer[] | undefined, signal: AbortSignal): Promise<ToolCallItem | undefined> {
     const covering = this.#grants.covering(item.tool, item.args);
     if (covering !== undefined) {
       // A grant of this session covers the call exactly: approved without a question, naming the grant.
@@ -285,7 +296,7 @@ export class ToolCallRunner {
       args: item.args,
     };
     // What this question offers: the script's narrower list, or all four; never `approveForSession` once the session's grants are full.
-    const narrowed = (call.decisions ?? ALL_OFFERS).filter((d) => d !== "approveForSession" || !this.#grants.full);
+    const narrowed = (decisions ?? ALL_OFFERS).filter((d) => d !== "approveForSession" || !this.#grants.full);
     // A question always offers an answer that decides: a script offering only approveForSession, once the grants are full, gets approve and deny.
     const offered: ApprovalOffer[] = narrowed.length > 0 ? narrowed : ["approve", "deny"];
     params.decisions = offered;
@@ -348,7 +359,7 @@ export class ToolCallRunner {
     let item = this.#newCallItem(turnId, call);
     this.#out.emitItem("item/started", item);
     if (call.approval === true) {
-      const approved = await this.#approve(item, call, signal);
+      const approved = await this.#approve(item, call.decisions, signal);
       if (approved === undefined) return;
       item = approved;
     }

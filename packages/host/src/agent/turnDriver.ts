@@ -3,7 +3,7 @@
  * `turn/started`, the terminal, cancellation and steering; a turn driver runs one turn's work
  * (a scripted model here, an agent behind a bridge) and speaks through the turn's context.
  */
-import type { NotificationMethod, TurnInput, TurnUsage } from "@muse-code/protocol";
+import type { ApprovalOffer, NotificationMethod, ToolCallItem, TurnInput, TurnUsage } from "@muse-code/protocol";
 import { TurnReasons } from "@muse-code/protocol/reasons.js";
 import type { SessionLog } from "../log/sessionLog.js";
 import type { ChildTurnSpec } from "./delegation.js";
@@ -35,6 +35,13 @@ export interface TurnContext {
   readonly log: Pick<SessionLog, "unsynced" | "durable">;
   /** Logs one notification of this turn and publishes it once durable; its params, or `undefined` when it could not be logged. */
   emit(method: NotificationMethod, body: Record<string, unknown>): Record<string, unknown> | undefined;
+  /**
+   * Asks the client about a tool call the driver started (`item`, already sent), through the
+   * session's grants and approval gate, bound to the turn's signal: resolves with the item
+   * `approved` (the call may run), or `undefined` once the session closed it (denied, or withdrawn
+   * by a stop); the item's later state is the returned one.
+   */
+  approve(item: ToolCallItem, decisions?: readonly ApprovalOffer[]): Promise<ToolCallItem | undefined>;
   /** Says where the turn is now: a cancel observed from here on is reported at `point`. */
   at(point: CancelPoint): void;
   /** Says which step of its plan the turn is in (the phase machine's step). */
@@ -60,4 +67,14 @@ export interface TurnContext {
  */
 export interface TurnDriver {
   run(turn: TurnContext): Promise<void>;
+  /** Stops what the driver keeps between turns (a bridge's agent process); called when its session is disposed or unloaded. */
+  close?(): Promise<void>;
+}
+
+/**
+ * Thrown by a driver whose cancelled turn's processes could not be confirmed gone: the session
+ * ends the turn `failed` with its message, never `cancelled` over a live process.
+ */
+export class TurnStopFailedError extends Error {
+  override readonly name = "TurnStopFailedError";
 }

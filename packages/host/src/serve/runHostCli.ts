@@ -3,6 +3,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { basename } from "node:path";
 import { tokenFromFile } from "@muse-code/protocol/tokenFile.js";
+import { CODEX_MODEL_NAME, codexModels } from "../bridge/codexModels.js";
 import { loadScriptedModel } from "../model/modelLoader.js";
 import type { ScriptedModel } from "../model/scriptedModel.js";
 import { DataDirInUseError } from "../log/dataDirLock.js";
@@ -19,7 +20,14 @@ import { serveWebSocket, type WebSocketHostServer } from "../transport/webSocket
  * Loads the models `options` name: `--script` as `default` (unless a `--model default=` overrides
  * it), plus every `--model`, and picks the default model.
  */
-export function loadServeModels(options: ServeOptions): Pick<MuseHostOptions, "models" | "defaultModel"> {
+export function loadServeModels(options: ServeOptions): Pick<MuseHostOptions, "models" | "defaultModel" | "agent"> {
+  if (options.agent === "codex") {
+    return {
+      models: codexModels(),
+      defaultModel: CODEX_MODEL_NAME,
+      agent: { kind: "codex", ...(options.agentBin === undefined ? {} : { bin: options.agentBin }) },
+    };
+  }
   const models = new Map<string, ScriptedModel>();
   if (options.script !== undefined) models.set("default", loadScriptedModel(options.script, "default"));
   for (const [name, path] of options.models) models.set(name, loadScriptedModel(path, name));

@@ -32,6 +32,10 @@ export interface ServeOptions {
   stallTimeoutMs?: number;
   /** @unit connections */
   maxConnections?: number;
+  /** `--agent codex`: Codex runs the turns (the one model is `codex`; no script). */
+  agent?: "codex";
+  /** `--agent-bin PATH`: the agent's binary. */
+  agentBin?: string;
   /** The default model's script (model name `default` unless `--default-model`). */
   script?: string;
   dataDir?: string;
@@ -59,7 +63,8 @@ export interface ServeOptions {
 }
 
 /** The usage synopsis of `muse-host` (printed after a bad command line; {@link HELP} explains each flag). */
-export const USAGE = `usage: muse-host serve (--stdio | --ws [ADDR:]PORT | both) --script PATH [--data DIR]
+export const USAGE = `usage: muse-host serve (--stdio | --ws [ADDR:]PORT | both) (--script PATH | --agent codex) [--data DIR]
+                       [--agent-bin PATH]
                        [--model NAME=PATH ...] [--default-model NAME] [--kill-grace-ms N]
                        [--turn-time-limit-ms N] [--max-subagent-depth N] [--max-subagents-per-turn N]
                        [--output-cap-bytes N] [--max-open-logs N] [--max-live-sessions N] [--lock-stale-ms N]
@@ -83,6 +88,11 @@ serve flags (each also takes --flag=VALUE):
                          --ws, or both)
   --script PATH          scripted model file, loaded as the model named "default"
                          (required unless a --model is given)
+  --agent codex          Codex runs every session's turns instead of a script: each session gets
+                         its own \`codex app-server\` (CODEX_HOME and its config.toml as Codex
+                         reads them) and Codex thread; the one model is "codex"; a Stop ends
+                         only once the turn's commands are gone. Not with --script or --model
+  --agent-bin PATH       the Codex binary for --agent (default: the pinned @openai/codex's)
   --model NAME=PATH      one more scripted model, chosen per session by session/create {model}
                          or session/setModel; repeatable
   --default-model NAME   model of a session/create without "model" (default: "default" when
@@ -217,6 +227,15 @@ export function parseServeArgs(args: readonly string[]): ServeOptions {
       case "--script":
         options.script = value();
         break;
+      case "--agent": {
+        const agent = value();
+        if (agent !== "codex") throw new Error(`--agent ${JSON.stringify(agent)} is not bridged (codex is)`);
+        options.agent = agent;
+        break;
+      }
+      case "--agent-bin":
+        options.agentBin = value();
+        break;
       case "--data":
         options.dataDir = value();
         break;
@@ -285,6 +304,12 @@ export function parseServeArgs(args: readonly string[]): ServeOptions {
     const given = wsOnly.filter((flag) => seen.has(flag));
     if (given.length > 0) throw new Error(`${given.join(", ")} need${given.length === 1 ? "s" : ""} --ws [ADDR:]PORT`);
   }
+  if (options.agent !== undefined) {
+    const scripted = ["--script", "--model", "--default-model"].filter((flag) => seen.has(flag));
+    if (scripted.length > 0) throw new Error(`--agent ${options.agent} runs the turns: ${scripted.join(", ")} cannot be given with it`);
+    return options;
+  }
+  if (seen.has("--agent-bin")) throw new Error("--agent-bin needs --agent codex");
   if (options.script === undefined && options.models.size === 0) throw new Error("serve needs --script PATH or --model NAME=PATH");
   return options;
 }

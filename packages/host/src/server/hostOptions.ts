@@ -1,5 +1,6 @@
 /** The reference host's settings: its name and version in `host/info`, and the options of `createHost`. */
 import type { ScriptedModel } from "../model/scriptedModel.js";
+import type { CodexAgentOptions } from "../bridge/codexTurnDriver.js";
 
 /**
  * The host's name in `host/info`.
@@ -173,6 +174,18 @@ export interface MuseHostOptions {
    * ```
    */
   lockStaleMs?: number;
+  /**
+   * The agent that runs every session's turns in place of the scripted models: `{kind: "codex"}`
+   * gives each session its own `codex app-server` and Codex thread (docs/reference-host.md,
+   * "Bridging Codex"). `models` still names what `session/create` may pick; with an agent, each
+   * name is only a label (see {@link codexModels}). Default: the scripted models play the turns.
+   *
+   * @example
+   * ```ts
+   * const host = createHost({ models: codexModels(), defaultModel: CODEX_MODEL_NAME, agent: { kind: "codex", codexHome: "/home/me/.codex" } });
+   * ```
+   */
+  agent?: CodexAgentOptions;
   /** Diagnostics sink (the CLI writes to stderr). */
   logger?: (line: string) => void;
   /**

@@ -13,6 +13,8 @@ import { summarizeSessionLog, type SessionLogSummary } from "../log/sessionLogSu
 import type { ShellOptions } from "../tools/shellTool.js";
 import type { ToolGroupRegistry } from "../tools/toolGroups.js";
 import { uuidv7 } from "@muse-code/protocol/uuidv7.js";
+import { CodexTurnDriver } from "../bridge/codexTurnDriver.js";
+import { defaultCodexHome } from "../bridge/codexModels.js";
 import { DEFAULT_MAX_SUBAGENT_DEPTH, DEFAULT_MAX_SUBAGENTS_PER_TURN, DelegationRefused, type ChildTurn, type DelegationRequest } from "../agent/delegation.js";
 
 /** What the registry needs of its host. */
@@ -109,11 +111,24 @@ export class SessionRegistry {
       ...(this.#options.hostOrder === undefined ? {} : { hostOrder: this.#options.hostOrder }),
       shell,
       ...(host.turnTimeLimitMs === undefined ? {} : { turnTimeLimitMs: host.turnTimeLimitMs }),
+      ...(host.agent === undefined ? {} : { driver: this.#agentDriver(host.agent) }),
       ...seed,
     });
     this.#sessions.set(sessionId, agent);
     this.#unloadIdle(agent);
     return agent;
+  }
+
+  /** A session's own driver for the host's agent: a Codex app-server and thread of its own. */
+  #agentDriver(agent: NonNullable<MuseHostOptions["agent"]>): CodexTurnDriver {
+    const { host } = this.#options;
+    const { kind: _kind, ...codex } = agent;
+    return new CodexTurnDriver({
+      ...codex,
+      codexHome: agent.codexHome ?? defaultCodexHome(agent.env ?? process.env),
+      ...(host.killGraceMs === undefined ? {} : { killGraceMs: host.killGraceMs }),
+      logger: this.#options.log,
+    });
   }
 
   /**

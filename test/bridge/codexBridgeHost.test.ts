@@ -1,0 +1,190 @@
+/**
+ * `muse serve --agent codex --stdio`, a real host process bridged to the real Codex binary
+ * (@openai/codex 0.169.0, the pinned devDependency) with the scripted Responses server as its
+ * model, driven by the SDK's client over the host's stdio:
+ * - a Stop during `sleep 47` ends the turn `cancelled` (cause `user`) only once the sleep is gone,
+ *   its shell toolCall closed `cancelled`;
+ * - a turn that completes streams its message as deltas, with the model's usage;
+ * and the recorded wire keeps every MSP invariant (`checkTranscript`). Waits are bounded and
+ * generous; nothing asserts a duration (the measured ones are printed).
+ */
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+import type { LedgerItem, ToolCallItem } from "../../src/index.js";
+import { spawnHost, type SpawnedHost } from "../../src/node/index.js";
+import { checkTranscript, formatTranscriptEntry, recordingChannel } from "../../src/testing/index.js";
+import { descendantsOf, scanProcesses } from "../../packages/host/src/bridge/processTree.js";
+import { makeCodexHome, type CodexHomeOptions } from "../fixtures/codex/codexHome.js";
+import { execThenMessage, startResponsesServer, type ModelRequest, type ScriptedReply } from "../fixtures/codex/responsesServer.js";
+import { processGone } from "../helpers/processGone.js";
+import { repoRoot } from "../helpers/repoRoot.js";
+import { tempDataDir } from "../helpers/referenceHost.js";
+
+const WAIT_MS = 30_000;
+const input = [{ type: "text" as const, text: "go" }];
+const cleanups: Array<() => Promise<unknown> | void> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+}, 60_000);
+
+/** The bridged host, its wire recorded, with Codex's home, work dir and model set up for `script`. */
+async function bridged(
+  script: (request: ModelRequest) => ScriptedReply,
+  homeOptions: Omit<CodexHomeOptions, "baseUrl"> = {},
+): Promise<{ host: SpawnedHost; wire: string[] }> {
+  const model = await startResponsesServer(script);
+  cleanups.push(() => model.close());
+  const home = makeCodexHome({ baseUrl: model.baseUrl, ...homeOptions });
+  cleanups.push(() => home.remove());
+  const data = tempDataDir();
+  cleanups.push(() => data.remove());
+  const wire: string[] = [];
+  const tsx = pathToFileURL(createRequire(join(repoRoot, "package.json")).resolve("tsx")).href;
+  const host = spawnHost({
+    command: process.execPath,
+    args: ["--import", tsx, join(repoRoot, "packages/host/src/serve/main.ts"), "serve", "--stdio", "--agent", "codex", "--data", data.dir],
+    // Codex works in the host's directory; CODEX_HOME comes from the environment.
+    cwd: home.workDir,
+    env: { ...home.env, CODEX_HOME: home.codexHome },
+    stderr: "ignore",
+    killGraceMs: 5_000,
+    defaultTimeoutMs: WAIT_MS,
+    wrapChannel: (c) => recordingChannel(c, (e) => wire.push(formatTranscriptEntry(e))),
+  });
+  cleanups.push(() => host.close());
+  return { host, wire };
+}
+
+/** Codex asks before an escalated command: the scripted model asks for the escalation. */
+const onRequest = { approvalPolicy: "on-request", sandboxMode: "workspace-write" } as const;
+const escalated =
+  (cmd: string) =>
+  (r: ModelRequest): ScriptedReply =>
+    r.hasToolOutput ? { kind: "message", text: "Done." } : { kind: "exec", cmd, escalate: true };
+
+/** Resolves once `predicate` holds, polled every 50 ms; rejects after {@link WAIT_MS}. */
+async function poll(predicate: () => boolean, what: string): Promise<void> {
+  for (const deadline = Date.now() + WAIT_MS; !predicate(); await new Promise((resolve) => setTimeout(resolve, 50))) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${WAIT_MS} ms waiting for ${what}`);
+  }
+}
+
+function toolItems(host: SpawnedHost, turnId: string): Array<ToolCallItem & LedgerItem> {
+  return host.items.itemsOf(turnId).filter((i): i is ToolCallItem & LedgerItem => i.kind === "toolCall");
+}
+
+describe("muse serve --agent codex (real host, real codex app-server 0.169.0)", { timeout: 120_000 }, () => {
+  it("a Stop during sleep 47: cancelled, cause user, the shell call closed cancelled, the sleep gone when the terminal arrives", async () => {
+    const { host, wire } = await bridged(execThenMessage("sleep 47"));
+    const { sessionId } = await host.command("session/create", {});
+    const turn = host.startTurn({ sessionId, input });
+    const { turnId } = await turn.accepted;
+    let sleepPid = 0;
+    await poll(() => {
+      sleepPid = descendantsOf(host.pid, scanProcesses(true)).find((p) => p.command === "sleep 47")?.pid ?? 0;
+      return sleepPid > 0 && toolItems(host, turnId).length > 0;
+    }, "the sleep running below the bridged host");
+    let goneAtTerminal: boolean | undefined;
+    host.events.on("turn/completed", (params) => {
+      if (params.turnId === turnId) goneAtTerminal = processGone(sleepPid);
+    });
+
+    const stopAt = Date.now();
+    const { ack, turnCompleted: terminal } = await turn.cancel({ timeoutMs: WAIT_MS });
+    const stopMs = Date.now() - stopAt;
+
+    expect(ack).toBe("accepted");
+    expect(terminal.terminal).toBe("cancelled");
+    expect(terminal.cause).toEqual({ kind: "user" });
+    expect(terminal.reason).toBe("cancelled during tool execution");
+    expect(goneAtTerminal).toBe(true);
+    const [tool] = toolItems(host, turnId);
+    expect(tool).toMatchObject({ tool: "shell", status: "cancelled", failureReason: "turn cancelled" });
+    expect(JSON.parse(tool!.args)).toMatchObject({ command: expect.stringContaining("sleep 47") });
+    console.log(`bridged stop: turn/cancel → cancelled terminal ${stopMs} ms, reason ${JSON.stringify(terminal.reason)}`);
+    await host.close();
+    expect(checkTranscript(wire).problems).toEqual([]);
+  });
+
+  it("a turn that completes: its message streamed as item/delta appends, with usage", async () => {
+    const text = "Hello from the scripted model, streamed in chunks.";
+    const { host, wire } = await bridged(() => ({ kind: "message", text, reasoning: "A greeting is wanted." }));
+    const { sessionId } = await host.command("session/create", {});
+    const turn = host.startTurn({ sessionId, input });
+    const { turnId } = await turn.accepted;
+    const terminal = await turn.completed;
+
+    expect(terminal.terminal).toBe("completed");
+    expect(terminal.usage).toEqual({ inputTokens: 11, outputTokens: 4, reasoningTokens: 3 });
+    const message = host.items.itemsOf(turnId).find((i) => i.kind === "message");
+    expect(message).toMatchObject({ status: "completed", text });
+    await host.close();
+    const deltas = wire
+      .map((line) => JSON.parse((JSON.parse(line) as { raw: string }).raw) as { method?: string; params?: Record<string, unknown> })
+      .filter((m) => m.method === "item/delta" && m.params?.["itemId"] === message?.itemId);
+    expect(deltas.length).toBeGreaterThan(1);
+    expect(deltas.map((m) => m.params?.["append"]).join("")).toBe(text);
+    expect(checkTranscript(wire).problems).toEqual([]);
+  });
+
+  it("Codex's approval request is the session's tool/approve: approve runs the command, its item approved and completed", async () => {
+    const { host, wire } = await bridged(escalated("echo approved-ran"), onRequest);
+    const asked: string[] = [];
+    host.onApproval((request) => {
+      asked.push(request.tool);
+      return { decision: "approve" };
+    });
+    const { sessionId } = await host.command("session/create", {});
+    const turn = host.startTurn({ sessionId, input });
+    const { turnId } = await turn.accepted;
+    const terminal = await turn.completed;
+
+    expect(terminal.terminal).toBe("completed");
+    expect(asked).toEqual(["shell"]);
+    const [tool] = toolItems(host, turnId);
+    expect(tool).toMatchObject({ status: "completed", approval: "approved" });
+    expect(tool?.visibleOutput).toContain("approved-ran");
+    await host.close();
+    expect(checkTranscript(wire).problems).toEqual([]);
+  });
+
+  it("deny: the command never runs, its item failed denied by the user, and the turn goes on to complete", async () => {
+    const { host, wire } = await bridged(escalated("echo never-ran"), onRequest);
+    host.onApproval(() => ({ decision: "deny" }));
+    const { sessionId } = await host.command("session/create", {});
+    const turn = host.startTurn({ sessionId, input });
+    const { turnId } = await turn.accepted;
+    const terminal = await turn.completed;
+
+    expect(terminal.terminal).toBe("completed");
+    const [tool] = toolItems(host, turnId);
+    expect(tool).toMatchObject({ status: "failed", approval: "denied", failureReason: "denied by the user" });
+    expect(tool?.visibleOutput).not.toContain("never-ran");
+    await host.close();
+    expect(checkTranscript(wire).problems).toEqual([]);
+  });
+
+  it("a Stop while Codex asks: the question is withdrawn, the call never runs, the turn ends cancelled awaiting approval", async () => {
+    const { host, wire } = await bridged(escalated("sleep 43"), onRequest);
+    let asked = false;
+    host.onApproval(() => {
+      asked = true;
+      return new Promise(() => {});
+    });
+    const { sessionId } = await host.command("session/create", {});
+    const turn = host.startTurn({ sessionId, input });
+    const { turnId } = await turn.accepted;
+    await poll(() => asked, "the question");
+
+    const { turnCompleted: terminal } = await turn.cancel({ timeoutMs: WAIT_MS });
+
+    expect(terminal).toMatchObject({ terminal: "cancelled", cause: { kind: "user" }, reason: "cancelled while awaiting approval" });
+    const [tool] = toolItems(host, turnId);
+    expect(tool).toMatchObject({ status: "cancelled", approval: "cancelled" });
+    expect(descendantsOf(host.pid, scanProcesses(true)).filter((p) => p.command.includes("sleep 43"))).toEqual([]);
+    await host.close();
+    expect(checkTranscript(wire).problems).toEqual([]);
+  });
+});
