@@ -287,12 +287,14 @@ const SURFACES: Record<string, Surface> = {
   "@muse-code/host": {
     src: "packages/host/src/index.ts",
     values: [
+      "CODEX_MODEL_NAME",
       "DEFAULT_KILL_GRACE_MS",
       "DEFAULT_MAX_LIVE_SESSIONS",
       "DEFAULT_OUTPUT_CAP_BYTES",
       "HOST_NAME",
       "HOST_VERSION",
       "MuseHost",
+      "codexModels",
       "createHost",
       "createStdioTransport",
       "loadScriptedModel",
@@ -302,6 +304,7 @@ const SURFACES: Record<string, Surface> = {
     ],
     types: [
       "ApprovalOffer",
+      "CodexAgentOptions",
       "MessageTransport",
       "MuseHostOptions",
       "RecoveredSession",

@@ -35,6 +35,7 @@ import type { Turn } from "./codex/generated/v2/Turn.js";
  * ```
  */
 export interface CodexAgentOptions {
+  /** Which agent runs the turns: Codex's app-server. */
   kind: "codex";
   /** The Codex binary (`--agent-bin PATH`); default: the pinned `@openai/codex` package's native binary. */
   bin?: string;
