@@ -20,7 +20,7 @@ const BOOT = "bfbadc14-fb31-43c1-ac60-26510e06260f";
 const record = { pid: 500, startTime: 1000, bootId: BOOT };
 
 function table(...procs: Array<Partial<ProcStat> & { pid: number }>): Map<number, ProcStat> {
-  return new Map(procs.map((p) => [p.pid, { state: "S", pgrp: 500, session: 500, startTime: 1000, ...p }]));
+  return new Map(procs.map((p) => [p.pid, { state: "S", ppid: 1, pgrp: 500, session: 500, startTime: 1000, name: "(sh)", ...p }]));
 }
 
 describe("judgeToolGroup", () => {
@@ -63,7 +63,7 @@ describe("records and /proc", () => {
 
   it("parses /proc/<pid>/stat, whatever the command name holds", () => {
     const rest = "S 1 500 500 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 1234 0 0";
-    expect(parseProcStat(`501 (a) b) (c) ${rest}`)).toEqual({ pid: 501, state: "S", pgrp: 500, session: 500, startTime: 1234 });
+    expect(parseProcStat(`501 (a) b) (c) ${rest}`)).toEqual({ pid: 501, name: "(a) b) (c)", state: "S", ppid: 1, pgrp: 500, session: 500, startTime: 1234 });
     expect(parseProcStat("garbage")).toBeUndefined();
   });
 });

@@ -24,7 +24,8 @@
  * holds still lives, which keeps its id from having been reused (Linux hands out no pid that
  * names a live group).
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
+import { parseProcStat, scanProcesses as scanProcStats, type ProcStat } from "../tools/procStat.js";
 
 /** What `/proc/<pid>/stat` says of a process, and its command line. */
 export interface ProcessInfo {
@@ -40,17 +41,15 @@ export interface ProcessInfo {
   command: string;
 }
 
-/** Parses `/proc/<pid>/stat` (the name, field 2, may hold spaces and parentheses). */
+/** Parses `/proc/<pid>/stat` (the name, field 2, may hold spaces and parentheses), with `command` or else that name. */
 export function parseStat(text: string, command?: string): ProcessInfo | undefined {
-  const open = text.indexOf(" (");
-  const close = text.lastIndexOf(")");
-  if (open < 0 || close < open) return undefined;
-  const pid = Number(text.slice(0, open));
-  // fields[k - 3] is field k of proc(5).
-  const fields = text.slice(close + 2).split(" ");
-  const [state, ppid, pgid, sid, startTime] = [fields[0], Number(fields[1]), Number(fields[2]), Number(fields[3]), Number(fields[19])];
-  if (state === undefined || ![pid, ppid, pgid, sid, startTime].every(Number.isSafeInteger)) return undefined;
-  return { pid, ppid, pgid, sid, state, startTime, command: command ?? text.slice(open + 1, close + 1) };
+  const stat = parseProcStat(text);
+  return stat === undefined ? undefined : infoOf(stat, command);
+}
+
+/** A {@link ProcessInfo} from what `/proc/<pid>/stat` said, with `command` or else the stat's name. */
+function infoOf(stat: ProcStat, command: string | undefined): ProcessInfo {
+  return { pid: stat.pid, ppid: stat.ppid, pgid: stat.pgrp, sid: stat.session, state: stat.state, startTime: stat.startTime, command: command ?? stat.name };
 }
 
 function readCommand(pid: number): string | undefined {
@@ -74,21 +73,7 @@ export function readProcess(pid: number): ProcessInfo | undefined {
 /** Every process in `/proc`, by pid (command lines are read only when `withCommands`). */
 export function scanProcesses(withCommands = false): Map<number, ProcessInfo> {
   const table = new Map<number, ProcessInfo>();
-  let entries: string[];
-  try {
-    entries = readdirSync("/proc");
-  } catch {
-    return table;
-  }
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const info = parseStat(readFileSync(`/proc/${entry}/stat`, "utf8"), withCommands ? readCommand(Number(entry)) : undefined);
-      if (info !== undefined) table.set(info.pid, info);
-    } catch {
-      // It exited between the listing and the read.
-    }
-  }
+  for (const [pid, stat] of scanProcStats()) table.set(pid, infoOf(stat, withCommands ? readCommand(pid) : undefined));
   return table;
 }
 

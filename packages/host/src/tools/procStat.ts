@@ -8,8 +8,12 @@ import { readdirSync, readFileSync } from "node:fs";
 /** What `/proc/<pid>/stat` says about a process (the fields the registry uses). */
 export interface ProcStat {
   pid: number;
+  /** Field 2, in its parentheses: the command's name. */
+  name: string;
   /** Field 3: `R`, `S`, `D`, `Z` (zombie), `X` (dead), … */
   state: string;
+  /** Field 4: the parent's pid. */
+  ppid: number;
   /** Field 5: the process-group id. */
   pgrp: number;
   /** Field 6: the session id. */
@@ -27,11 +31,12 @@ export function parseProcStat(text: string): ProcStat | undefined {
   const fields = text.slice(close + 2).split(" ");
   // fields[0] is field 3 (state): field k is fields[k - 3].
   const state = fields[0];
+  const ppid = Number(fields[1]);
   const pgrp = Number(fields[2]);
   const session = Number(fields[3]);
   const startTime = Number(fields[19]);
-  if (state === undefined || ![pid, pgrp, session, startTime].every(Number.isSafeInteger)) return undefined;
-  return { pid, state, pgrp, session, startTime };
+  if (state === undefined || ![pid, ppid, pgrp, session, startTime].every(Number.isSafeInteger)) return undefined;
+  return { pid, name: text.slice(open + 1, close + 1), state, ppid, pgrp, session, startTime };
 }
 
 /** `/proc/<pid>/stat` of one process, or `undefined` when it does not exist (or there is no `/proc`). */
