@@ -16,6 +16,7 @@ import { recipe as staleTurn } from "./stale-turn.js";
 import { recipe as steerARunningTurn } from "./steer-a-running-turn.js";
 import { recipe as stopButton } from "./stop-button.js";
 import { recipe as stopByTimeLimit } from "./stop-by-time-limit.js";
+import { recipe as stopACodexTurn } from "./stop-a-codex-turn.js";
 import { recipe as stopASubagentTree } from "./stop-a-subagent-tree.js";
 import { recipe as stopWhileAsking } from "./stop-while-asking.js";
 import { recipe as stopWhileSubagentAsks } from "./stop-while-subagent-asks.js";
@@ -48,4 +49,5 @@ export const recipes: readonly Recipe[] = [
   subagentFailsOnItsOwn,
   stopWhileSubagentAsks,
   subagentTreeRestart,
+  stopACodexTurn,
 ];

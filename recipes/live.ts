@@ -4,10 +4,13 @@
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { createRequire } from "node:module";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import type { MspClient } from "@muse-code/sdk";
 import { exampleModelPath, spawnHost, type ExampleModelName, type SpawnedHost } from "@muse-code/sdk/node";
 import { formatTranscriptEntry, recordingChannel } from "@muse-code/sdk/testing";
+import { startLiveAgent, type LiveAgent } from "./liveAgent.js";
 import { descendantsOf, killGroups } from "./processTree.js";
 import type { Recipe, RecipeArm } from "./recipe.js";
 import { until } from "./until.js";
@@ -32,8 +35,10 @@ function modelPath(root: string, liveModel: string): string {
 
 /** Build the live environment for one recipe: a data dir, and a host spawned per connect(). */
 export async function liveArm(recipe: Recipe, log: (line: string) => void, root: string): Promise<RecipeArm> {
-  if (recipe.liveModel === undefined) throw new Error(`${recipe.name} has no live arm`);
-  const model = modelPath(root, recipe.liveModel);
+  if (recipe.liveModel === undefined && recipe.liveAgent === undefined) throw new Error(`${recipe.name} has no live arm`);
+  const agent: LiveAgent | undefined = recipe.liveAgent === undefined ? undefined : await startLiveAgent(recipe, root);
+  // What runs the turns: a scripted model, or an agent behind a bridge.
+  const turns = recipe.liveModel === undefined ? (agent?.args ?? []) : ["--script", modelPath(root, recipe.liveModel)];
   const data = mkdtempSync(join(tmpdir(), `muse-recipe-${recipe.name}-`));
   const recordDir = process.env["MUSE_RECORD_DIR"];
   const named = Object.entries(recipe.liveModels ?? {});
@@ -48,22 +53,22 @@ export async function liveArm(recipe: Recipe, log: (line: string) => void, root:
       command: process.execPath,
       args: [
         "--import",
-        "tsx",
+        // Resolved here: an agent's host runs in the agent's working directory, not the repository.
+        pathToFileURL(createRequire(join(root, "package.json")).resolve("tsx")).href,
         join(root, "packages", "host", "src", "serve", "main.ts"),
         "serve",
         "--stdio",
-        "--script",
-        model,
         "--data",
         data,
         "--kill-grace-ms",
         "500",
         ...modelArgs,
+        ...turns,
       ],
       // Pinned on, over the environment's: an operator's off-switch must not change what a recipe proves.
-      env: { ...process.env, MUSE_EXPERIMENTAL_SDK_ENABLED: "1" },
-      cwd: root,
-      stderr: "ignore",
+      env: { ...(agent?.env ?? process.env), MUSE_EXPERIMENTAL_SDK_ENABLED: "1" },
+      cwd: agent?.cwd ?? root,
+      stderr: process.env["MUSE_RECIPE_STDERR"] === "1" ? "inherit" : "ignore",
       killGraceMs: 1_000,
       defaultTimeoutMs: 15_000,
       ...(recordDir === undefined ? {} : { wrapChannel: (c) => recordingChannel(c, (e) => lines.push(formatTranscriptEntry(e))) }),
@@ -102,6 +107,7 @@ export async function liveArm(recipe: Recipe, log: (line: string) => void, root:
       await Promise.all(hosts.map((h) => h.close()));
       killGroups(orphans); // leave nothing behind
       rmSync(data, { recursive: true, force: true });
+      await agent?.dispose();
     },
   };
 }

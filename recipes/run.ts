@@ -107,7 +107,8 @@ async function main(): Promise<number> {
   }
   const chosen = recipes.filter((r) => only === undefined || only.includes(r.name));
   if (values.list) {
-    for (const r of recipes) console.log(`${r.name.padEnd(20)} ${r.liveModel !== undefined ? "canned+live" : "canned     "}  ${r.summary}`);
+    for (const r of recipes)
+      console.log(`${r.name.padEnd(20)} ${r.liveModel !== undefined || r.liveAgent !== undefined ? "canned+live" : "canned     "}  ${r.summary}`);
     return 0;
   }
   const modes: RecipeMode[] = values.live ? ["live"] : values.canned ? ["canned"] : ["canned", "live"];
@@ -116,7 +117,7 @@ async function main(): Promise<number> {
   let failed = 0;
   for (const recipe of chosen) {
     for (const mode of modes) {
-      if (mode === "live" && (recipe.liveModel === undefined || !liveAvailable())) continue;
+      if (mode === "live" && ((recipe.liveModel === undefined && recipe.liveAgent === undefined) || !liveAvailable())) continue;
       if (values.record !== undefined) mkdirSync(values.record, { recursive: true });
       const result = await runOne(recipe, mode);
       const label = `${recipe.name} (${mode})`;
