@@ -5,6 +5,9 @@
  * - a Stop during `sleep 47` ends the turn `cancelled` (cause `user`) only once the sleep is gone,
  *   its shell toolCall closed `cancelled`;
  * - a turn that completes streams its message as deltas, with the model's usage;
+ * - Codex's approval requests asked as `tool/approve` (approve, deny, denyAndStop, a Stop while
+ *   asking; an escalated command, for which Codex lists no `acceptForSession`, is offered no
+ *   `approveForSession`);
  * and the recorded wire keeps every MSP invariant (`checkTranscript`). Waits are bounded and
  * generous; nothing asserts a duration (the measured ones are printed).
  */
@@ -162,6 +165,46 @@ describe("muse serve --agent codex (real host, real codex app-server 0.169.0)", 
     const [tool] = toolItems(host, turnId);
     expect(tool).toMatchObject({ status: "failed", approval: "denied", failureReason: "denied by the user" });
     expect(tool?.visibleOutput).not.toContain("never-ran");
+    await host.close();
+    expect(checkTranscript(wire).problems).toEqual([]);
+  });
+
+  it("Codex lists no acceptForSession for an escalated command: no approveForSession is offered, and the next identical call is asked again", async () => {
+    // Requests 1 and 3 ask for the same escalated command; 2 and 4 end each turn.
+    const script = (r: ModelRequest): ScriptedReply =>
+      r.n % 2 === 1 ? { kind: "exec", cmd: "echo asked-ran", escalate: true } : { kind: "message", text: "Done." };
+    const { host, wire } = await bridged(script, onRequest);
+    const offers: Array<readonly string[] | undefined> = [];
+    host.onApproval((request) => {
+      offers.push(request.decisions);
+      return { decision: "approve" };
+    });
+    const { sessionId } = await host.command("session/create", {});
+    for (let i = 0; i < 2; i++) {
+      const turn = host.startTurn({ sessionId, input });
+      const { turnId } = await turn.accepted;
+      expect((await turn.completed).terminal).toBe("completed");
+      expect(toolItems(host, turnId)[0]).toMatchObject({ status: "completed", approval: "approved" });
+    }
+
+    expect(offers).toHaveLength(2);
+    for (const offered of offers) expect(offered).not.toContain("approveForSession");
+    await host.close();
+    expect(checkTranscript(wire).problems).toEqual([]);
+  });
+
+  it("denyAndStop: the command never runs, its item denied, and the turn ends cancelled (cause user)", async () => {
+    const { host, wire } = await bridged(escalated("echo stopped-never-ran"), onRequest);
+    host.onApproval(() => ({ decision: "denyAndStop" }));
+    const { sessionId } = await host.command("session/create", {});
+    const turn = host.startTurn({ sessionId, input });
+    const { turnId } = await turn.accepted;
+    const terminal = await turn.completed;
+
+    expect(terminal).toMatchObject({ terminal: "cancelled", cause: { kind: "user" } });
+    const [tool] = toolItems(host, turnId);
+    expect(tool?.approval).toBe("denied");
+    expect(tool?.visibleOutput ?? "").not.toContain("stopped-never-ran");
     await host.close();
     expect(checkTranscript(wire).problems).toEqual([]);
   });
