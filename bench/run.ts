@@ -3,7 +3,7 @@
  * (the MCP and ACP TypeScript SDKs, bench/peers/), in one run, against real child processes. Prints one table with ratios and writes bench/results.json
  * (rendered to docs/benchmarks.svg by scripts/bench-chart.ts). Not part of `npm test`.
  *
- * Usage: npm run bench [-- --quick] [--only=a,b,c,d,e,ws,cancel,stream,reconnect,tree,delta,browser] [--out=FILE]
+ * Usage: npm run bench [-- --quick] [--only=a,b,c,d,e,ws,cancel,stream,reconnect,tree,delta,browser,bridge] [--out=FILE]
  *
  * `--only` runs some row groups: (a) throughput (peers included), (b) round trips (peers included), (c) cancel latency, (d) recorder
  * heap, (e) bundle, `ws` the WebSocket rows (f, g, g0, h; f measures the SDK NDJSON row of (a) again, in
@@ -66,16 +66,18 @@ const only = process.argv
   ?.slice("--only=".length)
   .split(",");
 const out = process.argv.find((arg) => arg.startsWith("--out="))?.slice("--out=".length);
-type Group = "a" | "b" | "c" | "d" | "e" | "ws" | "cancel" | "stream" | "reconnect" | "tree" | "delta" | "browser";
-/** A group runs when `--only` names it, or in a full run (`browser` only when named: it needs Chromium). */
-const want = (group: Group) => (only === undefined ? group !== "browser" : only.includes(group));
+type Group = "a" | "b" | "c" | "d" | "e" | "ws" | "cancel" | "stream" | "reconnect" | "tree" | "delta" | "browser" | "bridge";
+/** A group runs when `--only` names it, or in a full run (`browser` and `bridge` only when named: they need Chromium and Codex). */
+const want = (group: Group) => (only === undefined ? group !== "browser" && group !== "bridge" : only.includes(group));
+/** Stops of each side of rows (x). */
+const BRIDGE_STOPS = quick ? 5 : 30;
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 const log = (s: string) => process.stderr.write(`${s}\n`);
 /** The peers' versions, read from their installed package.json (pinned exactly in ours). */
 const versionOf = (name: string) =>
   (JSON.parse(readFileSync(fileURLToPath(new URL(`../node_modules/${name}/package.json`, import.meta.url)), "utf8")) as { version: string }).version;
-const PEER_VERSIONS = { mcp: versionOf("@modelcontextprotocol/sdk"), acp: versionOf("@agentclientprotocol/sdk") };
+const PEER_VERSIONS = { mcp: versionOf("@modelcontextprotocol/sdk"), acp: versionOf("@agentclientprotocol/sdk"), codex: versionOf("@openai/codex") };
 
 function stopChild(c: ChildProcess): Promise<void> {
   return new Promise((resolve) => {
@@ -391,6 +393,8 @@ async function main() {
   const delta = want("delta") ? await deltaFlood() : undefined;
   if (want("browser")) log("  (w) the browser stream: reference host -> WebSocket -> openSession -> React 19, in Chromium…");
   const browser = want("browser") ? await (await import("./browserStream.js")).browserStream({ log }) : undefined;
+  if (want("bridge")) log(`  (x) the honest stop: Codex alone vs muse serve --agent codex, ${BRIDGE_STOPS} stops each…`);
+  const bridge = want("bridge") ? await (await import("./bridgeStop.js")).bridgeStop(BRIDGE_STOPS, log) : undefined;
 
   const fl = a["floor"]?.median ?? NaN;
   const br = a["bare"]?.median ?? NaN;
@@ -588,6 +592,16 @@ async function main() {
     ]);
   }
   if (browser !== undefined) rows.push(...browser.rows);
+  if (bridge !== undefined) {
+    const ms = (q: { p50: number; p95: number }) => `p50 ${q.p50.toFixed(0)} ms, p95 ${q.p95.toFixed(0)} ms`;
+    const gone = (s: typeof bridge.bridged) => (s.stopToGoneMs === undefined ? `${s.outlived} of ${s.n} still ran 2 s after the terminal` : ms(s.stopToGoneMs));
+    rows.push(
+      [`(x) Codex ${PEER_VERSIONS.codex} alone: turn/interrupt -> turn/completed (N=${bridge.codexAlone.n})`, "-", ms(bridge.codexAlone.stopToTerminalMs), ""],
+      ["(x) Codex alone: turn/interrupt -> the sleep gone", "-", gone(bridge.codexAlone), ""],
+      [`(x) muse serve --agent codex: turn/cancel -> turn/completed (N=${bridge.bridged.n})`, "-", ms(bridge.bridged.stopToTerminalMs), ""],
+      ["(x) through the bridge: turn/cancel -> the sleep gone", "none outlives the Stop", gone(bridge.bridged), ok(bridge.bridged.outlived === 0)],
+    );
+  }
   const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => r[i]?.length ?? 0), ["what", "target", "measured", "status"][i]?.length ?? 0));
   const line = (r: string[]) => `| ${r.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join(" | ")} |`;
   console.log(line(["what", "target", "measured", "status"]));
@@ -651,6 +665,7 @@ async function main() {
         ? undefined
         : { notifications: DELTA_N, rounds: DELTA_ROUNDS, deltaBytes: deltaMeanBytes(), meanBytes: deltaFloodMeanBytes(), ...delta },
     browserStream: browser?.figures,
+    bridgeStop: bridge,
     table: rows,
   };
   const file = out ?? fileURLToPath(new URL("./results.json", import.meta.url));
