@@ -21,11 +21,11 @@ export const recipe: Recipe = {
     const msp = await env.connect();
     const sessionId = await env.session(msp);
 
-    // #region stop
     const turn = msp.startTurn({ sessionId, input: [{ type: "text", text: "Index the repository" }] });
     const { turnId } = await turn.accepted;
     await env.midWork(msp, turnId);
 
+    // #region stop
     // Stop: the ack only says the bridge will try. The terminal is the outcome, and the bridge
     // sends it after Codex stopped AND the command's process group is gone.
     const { ack, turnCompleted } = await turn.cancel({ timeoutMs: 30_000 });
