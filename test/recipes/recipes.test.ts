@@ -22,6 +22,7 @@ const required = [
   "subagent-fails-on-its-own",
   "stop-while-subagent-asks",
   "subagent-tree-restart",
+  "stop-a-codex-turn",
 ];
 
 describe("the cookbook", () => {

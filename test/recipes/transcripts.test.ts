@@ -42,7 +42,7 @@ function delegatedResult(held: ReadonlyMap<string, Item>, folded: Record<string,
 
 describe("the committed transcripts", () => {
   it("come from a recipe's live arm: every recipe but canned-host-test has one", () => {
-    const withoutLiveArm = recipes.filter((r) => r.liveModel === undefined).map((r) => r.name);
+    const withoutLiveArm = recipes.filter((r) => r.liveModel === undefined && r.liveAgent === undefined).map((r) => r.name);
     expect(withoutLiveArm).toEqual(["canned-host-test"]);
   });
 
