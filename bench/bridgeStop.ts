@@ -8,17 +8,13 @@
  * - Through the bridge: `turn/cancel` on `muse serve --agent codex --stdio`, timed to the MSP
  *   terminal; the sleep's exit is polled every 5 ms from the Stop.
  */
-import { createRequire } from "node:module";
-import { join } from "node:path";
-import { pathToFileURL } from "node:url";
 import { CodexAppServer } from "../packages/host/src/bridge/codex/codexAppServer.js";
 import { descendantsOf, scanProcesses } from "../packages/host/src/bridge/processTree.js";
-import { spawnHost } from "../src/node/index.js";
+import { spawnBridgedHost } from "../test/fixtures/codex/bridgedHost.js";
 import { makeCodexHome } from "../test/fixtures/codex/codexHome.js";
 import { startResponsesServer, type ModelRequest, type ScriptedReply } from "../test/fixtures/codex/responsesServer.js";
 import { processGone } from "../test/helpers/processGone.js";
 import { tempDataDir } from "../test/helpers/referenceHost.js";
-import { repoRoot } from "../test/helpers/repoRoot.js";
 import { percentile, sleep } from "./timing.js";
 
 /** One side's figures. @unit milliseconds */
@@ -106,16 +102,7 @@ export async function bridgeStop(n: number, log: (line: string) => void): Promis
     log(`bridge: Codex alone, ${n} interrupts done`);
 
     const bridged = { terminal: [] as number[], gone: [] as Array<number | undefined> };
-    const tsx = pathToFileURL(createRequire(join(repoRoot, "package.json")).resolve("tsx")).href;
-    const host = spawnHost({
-      command: process.execPath,
-      args: ["--import", tsx, join(repoRoot, "packages/host/src/serve/main.ts"), "serve", "--stdio", "--agent", "codex", "--data", data.dir],
-      cwd: home.workDir,
-      env: { ...home.env, CODEX_HOME: home.codexHome },
-      stderr: "ignore",
-      killGraceMs: 5_000,
-      defaultTimeoutMs: WAIT_MS,
-    });
+    const host = spawnBridgedHost(home, data.dir, { defaultTimeoutMs: WAIT_MS });
     try {
       const { sessionId } = await host.command("session/create", {});
       for (let i = 0; i < n; i++) {

@@ -11,18 +11,15 @@
  * and the recorded wire keeps every MSP invariant (`checkTranscript`). Waits are bounded and
  * generous; nothing asserts a duration (the measured ones are printed).
  */
-import { createRequire } from "node:module";
-import { join } from "node:path";
-import { pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import type { LedgerItem, ToolCallItem } from "../../src/index.js";
-import { spawnHost, type SpawnedHost } from "../../src/node/index.js";
+import type { SpawnedHost } from "../../src/node/index.js";
 import { checkTranscript, formatTranscriptEntry, recordingChannel } from "../../src/testing/index.js";
 import { descendantsOf, scanProcesses } from "../../packages/host/src/bridge/processTree.js";
+import { spawnBridgedHost } from "../fixtures/codex/bridgedHost.js";
 import { makeCodexHome, type CodexHomeOptions } from "../fixtures/codex/codexHome.js";
 import { execThenMessage, startResponsesServer, type ModelRequest, type ScriptedReply } from "../fixtures/codex/responsesServer.js";
 import { processGone } from "../helpers/processGone.js";
-import { repoRoot } from "../helpers/repoRoot.js";
 import { tempDataDir } from "../helpers/referenceHost.js";
 
 const WAIT_MS = 30_000;
@@ -44,15 +41,7 @@ async function bridged(
   const data = tempDataDir();
   cleanups.push(() => data.remove());
   const wire: string[] = [];
-  const tsx = pathToFileURL(createRequire(join(repoRoot, "package.json")).resolve("tsx")).href;
-  const host = spawnHost({
-    command: process.execPath,
-    args: ["--import", tsx, join(repoRoot, "packages/host/src/serve/main.ts"), "serve", "--stdio", "--agent", "codex", "--data", data.dir],
-    // Codex works in the host's directory; CODEX_HOME comes from the environment.
-    cwd: home.workDir,
-    env: { ...home.env, CODEX_HOME: home.codexHome },
-    stderr: "ignore",
-    killGraceMs: 5_000,
+  const host = spawnBridgedHost(home, data.dir, {
     defaultTimeoutMs: WAIT_MS,
     wrapChannel: (c) => recordingChannel(c, (e) => wire.push(formatTranscriptEntry(e))),
   });
