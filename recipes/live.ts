@@ -12,7 +12,7 @@ import { exampleModelPath, spawnHost, type ExampleModelName, type SpawnedHost } 
 import { formatTranscriptEntry, recordingChannel } from "@muse-code/sdk/testing";
 import { startLiveAgent, type LiveAgent } from "./liveAgent.js";
 import { descendantsOf, killGroups } from "./processTree.js";
-import type { Recipe, RecipeArm } from "./recipe.js";
+import { hasLiveArm, type Recipe, type RecipeArm } from "./recipe.js";
 import { until } from "./until.js";
 
 /** Whether this checkout has the reference host to run live arms against. */
@@ -35,7 +35,7 @@ function modelPath(root: string, liveModel: string): string {
 
 /** Build the live environment for one recipe: a data dir, and a host spawned per connect(). */
 export async function liveArm(recipe: Recipe, log: (line: string) => void, root: string): Promise<RecipeArm> {
-  if (recipe.liveModel === undefined && recipe.liveAgent === undefined) throw new Error(`${recipe.name} has no live arm`);
+  if (!hasLiveArm(recipe)) throw new Error(`${recipe.name} has no live arm`);
   const agent: LiveAgent | undefined = recipe.liveAgent === undefined ? undefined : await startLiveAgent(recipe, root);
   // What runs the turns: a scripted model, or an agent behind a bridge.
   const turns = recipe.liveModel === undefined ? (agent?.args ?? []) : ["--script", modelPath(root, recipe.liveModel)];

@@ -65,3 +65,8 @@ export interface RecipeArm {
   /** Release processes and files, pass or fail. */
   dispose?(): Promise<void>;
 }
+
+/** Whether a recipe has a live arm: a scripted model for the reference host, or a bridged agent. */
+export function hasLiveArm(recipe: Recipe): boolean {
+  return recipe.liveModel !== undefined || recipe.liveAgent !== undefined;
+}

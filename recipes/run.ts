@@ -9,7 +9,7 @@ import { parseArgs } from "node:util";
 import type { MspClient } from "@muse-code/sdk";
 import { CannedHost, readTranscript } from "@muse-code/sdk/testing";
 import { recipes } from "./index.js";
-import type { Recipe, RecipeArm, RecipeEnv, RecipeMode } from "./recipe.js";
+import { hasLiveArm, type Recipe, type RecipeArm, type RecipeEnv, type RecipeMode } from "./recipe.js";
 import { liveArm, liveAvailable } from "./live.js";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -107,8 +107,7 @@ async function main(): Promise<number> {
   }
   const chosen = recipes.filter((r) => only === undefined || only.includes(r.name));
   if (values.list) {
-    for (const r of recipes)
-      console.log(`${r.name.padEnd(20)} ${r.liveModel !== undefined || r.liveAgent !== undefined ? "canned+live" : "canned     "}  ${r.summary}`);
+    for (const r of recipes) console.log(`${r.name.padEnd(20)} ${hasLiveArm(r) ? "canned+live" : "canned     "}  ${r.summary}`);
     return 0;
   }
   const modes: RecipeMode[] = values.live ? ["live"] : values.canned ? ["canned"] : ["canned", "live"];
@@ -117,7 +116,7 @@ async function main(): Promise<number> {
   let failed = 0;
   for (const recipe of chosen) {
     for (const mode of modes) {
-      if (mode === "live" && ((recipe.liveModel === undefined && recipe.liveAgent === undefined) || !liveAvailable())) continue;
+      if (mode === "live" && (!hasLiveArm(recipe) || !liveAvailable())) continue;
       if (values.record !== undefined) mkdirSync(values.record, { recursive: true });
       const result = await runOne(recipe, mode);
       const label = `${recipe.name} (${mode})`;

@@ -9,6 +9,7 @@ import { describe, expect, it } from "vitest";
 import { foldItem, type Item } from "../../src/index.js";
 import { readTranscript } from "../../src/testing/index.js";
 import { recipes } from "../../recipes/index.js";
+import { hasLiveArm } from "../../recipes/recipe.js";
 
 const files = readdirSync("transcripts")
   .filter((name) => name.endsWith(".jsonl"))
@@ -42,7 +43,7 @@ function delegatedResult(held: ReadonlyMap<string, Item>, folded: Record<string,
 
 describe("the committed transcripts", () => {
   it("come from a recipe's live arm: every recipe but canned-host-test has one", () => {
-    const withoutLiveArm = recipes.filter((r) => r.liveModel === undefined && r.liveAgent === undefined).map((r) => r.name);
+    const withoutLiveArm = recipes.filter((r) => !hasLiveArm(r)).map((r) => r.name);
     expect(withoutLiveArm).toEqual(["canned-host-test"]);
   });
 
