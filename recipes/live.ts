@@ -68,6 +68,7 @@ export async function liveArm(recipe: Recipe, log: (line: string) => void, root:
       // Pinned on, over the environment's: an operator's off-switch must not change what a recipe proves.
       env: { ...(agent?.env ?? process.env), MUSE_EXPERIMENTAL_SDK_ENABLED: "1" },
       cwd: agent?.cwd ?? root,
+      // MUSE_RECIPE_STDERR=1 shows the host's (and a bridged agent's) stderr, to see why a live arm failed.
       stderr: process.env["MUSE_RECIPE_STDERR"] === "1" ? "inherit" : "ignore",
       killGraceMs: 1_000,
       defaultTimeoutMs: 15_000,

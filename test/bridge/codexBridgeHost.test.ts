@@ -12,7 +12,7 @@
  * generous; nothing asserts a duration (the measured ones are printed).
  */
 import { afterEach, describe, expect, it } from "vitest";
-import type { LedgerItem, ToolCallItem } from "../../src/index.js";
+import type { ApprovalDecision, LedgerItem, ToolCallItem } from "../../src/index.js";
 import type { SpawnedHost } from "../../src/node/index.js";
 import { checkTranscript, formatTranscriptEntry, recordingChannel } from "../../src/testing/index.js";
 import { descendantsOf, scanProcesses } from "../../packages/host/src/bridge/processTree.js";
@@ -65,6 +65,21 @@ async function poll(predicate: () => boolean, what: string): Promise<void> {
 
 function toolItems(host: SpawnedHost, turnId: string): Array<ToolCallItem & LedgerItem> {
   return host.items.itemsOf(turnId).filter((i): i is ToolCallItem & LedgerItem => i.kind === "toolCall");
+}
+
+/** One turn whose escalated `cmd` Codex asks about, answered `decision`: the tools asked about, the terminal and the call. */
+async function answeredTurn(cmd: string, decision: ApprovalDecision) {
+  const { host, wire } = await bridged(escalated(cmd), onRequest);
+  const asked: string[] = [];
+  host.onApproval((request) => {
+    asked.push(request.tool);
+    return { decision };
+  });
+  const { sessionId } = await host.command("session/create", {});
+  const turn = host.startTurn({ sessionId, input });
+  const { turnId } = await turn.accepted;
+  const terminal = await turn.completed;
+  return { host, wire, asked, terminal, tool: toolItems(host, turnId)[0] };
 }
 
 describe("muse serve --agent codex (real host, real codex app-server 0.169.0)", { timeout: 120_000 }, () => {
@@ -122,20 +137,10 @@ describe("muse serve --agent codex (real host, real codex app-server 0.169.0)", 
   });
 
   it("Codex's approval request is the session's tool/approve: approve runs the command, its item approved and completed", async () => {
-    const { host, wire } = await bridged(escalated("echo approved-ran"), onRequest);
-    const asked: string[] = [];
-    host.onApproval((request) => {
-      asked.push(request.tool);
-      return { decision: "approve" };
-    });
-    const { sessionId } = await host.command("session/create", {});
-    const turn = host.startTurn({ sessionId, input });
-    const { turnId } = await turn.accepted;
-    const terminal = await turn.completed;
+    const { host, wire, asked, terminal, tool } = await answeredTurn("echo approved-ran", "approve");
 
     expect(terminal.terminal).toBe("completed");
     expect(asked).toEqual(["shell"]);
-    const [tool] = toolItems(host, turnId);
     expect(tool).toMatchObject({ status: "completed", approval: "approved" });
     expect(tool?.visibleOutput).toContain("approved-ran");
     await host.close();
@@ -143,15 +148,9 @@ describe("muse serve --agent codex (real host, real codex app-server 0.169.0)", 
   });
 
   it("deny: the command never runs, its item failed denied by the user, and the turn goes on to complete", async () => {
-    const { host, wire } = await bridged(escalated("echo never-ran"), onRequest);
-    host.onApproval(() => ({ decision: "deny" }));
-    const { sessionId } = await host.command("session/create", {});
-    const turn = host.startTurn({ sessionId, input });
-    const { turnId } = await turn.accepted;
-    const terminal = await turn.completed;
+    const { host, wire, terminal, tool } = await answeredTurn("echo never-ran", "deny");
 
     expect(terminal.terminal).toBe("completed");
-    const [tool] = toolItems(host, turnId);
     expect(tool).toMatchObject({ status: "failed", approval: "denied", failureReason: "denied by the user" });
     expect(tool?.visibleOutput).not.toContain("never-ran");
     await host.close();
@@ -183,15 +182,9 @@ describe("muse serve --agent codex (real host, real codex app-server 0.169.0)", 
   });
 
   it("denyAndStop: the command never runs, its item denied, and the turn ends cancelled (cause user)", async () => {
-    const { host, wire } = await bridged(escalated("echo stopped-never-ran"), onRequest);
-    host.onApproval(() => ({ decision: "denyAndStop" }));
-    const { sessionId } = await host.command("session/create", {});
-    const turn = host.startTurn({ sessionId, input });
-    const { turnId } = await turn.accepted;
-    const terminal = await turn.completed;
+    const { host, wire, terminal, tool } = await answeredTurn("echo stopped-never-ran", "denyAndStop");
 
     expect(terminal).toMatchObject({ terminal: "cancelled", cause: { kind: "user" } });
-    const [tool] = toolItems(host, turnId);
     expect(tool?.approval).toBe("denied");
     expect(tool?.visibleOutput ?? "").not.toContain("stopped-never-ran");
     await host.close();
