@@ -17,6 +17,7 @@ import { recipe as steerARunningTurn } from "./steer-a-running-turn.js";
 import { recipe as stopButton } from "./stop-button.js";
 import { recipe as stopByTimeLimit } from "./stop-by-time-limit.js";
 import { recipe as stopACodexTurn } from "./stop-a-codex-turn.js";
+import { recipe as stopAnAcpTurn } from "./stop-an-acp-turn.js";
 import { recipe as stopASubagentTree } from "./stop-a-subagent-tree.js";
 import { recipe as stopWhileAsking } from "./stop-while-asking.js";
 import { recipe as stopWhileSubagentAsks } from "./stop-while-subagent-asks.js";
@@ -50,4 +51,5 @@ export const recipes: readonly Recipe[] = [
   stopWhileSubagentAsks,
   subagentTreeRestart,
   stopACodexTurn,
+  stopAnAcpTurn,
 ];

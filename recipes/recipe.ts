@@ -41,10 +41,11 @@ export interface Recipe {
   liveModel?: string;
   /**
    * The agent its live arm bridges instead of a scripted model: `muse serve --agent codex` (the
-   * pinned Codex binary), its model a scripted Responses-API server on loopback that runs
-   * `command` as a shell call and, once its output is back, answers "The command finished.".
+   * pinned Codex binary) or `muse serve --agent acp -- codex-acp` (the pinned codex-acp binary, an
+   * ACP agent), its model a scripted Responses-API server on loopback that runs `command` as a
+   * shell call and, once its output is back, answers "The command finished.".
    */
-  liveAgent?: { agent: "codex"; command: string };
+  liveAgent?: { agent: "codex" | "acp"; command: string };
   /** More named models for the live host (`--model name=recipes/models/file`, or `example:NAME`); the first is the default. */
   liveModels?: Record<string, string>;
   /**

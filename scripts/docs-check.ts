@@ -13,7 +13,9 @@
  * `// #region <name>` … `// #endregion <name>`, dedented) or a recipe region. An `output=` block
  * must hold exactly what its example printed on stdout. Any difference fails with file:line
  * and a diff; `--write` syncs every block from its source instead. Every `muse …`/`muse-host …`
- * command of a shell block must parse with the CLI's own parser (docs-commands.ts).
+ * command of a shell block must parse with the CLI's own parser (docs-commands.ts). Every wire
+ * example (a `jsonl` block's messages; a `json` block that is a message, or names
+ * `params=<method>` / `result=<method>`) must pass msp.schema.json (docs-schema.ts).
  *
  * The examples under docs/examples/ are complete programs that import only the package's public
  * entry points. Each is transpiled on its own (esbuild, no bundling) into `.tmp/` inside the
@@ -32,6 +34,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { transformSync } from "esbuild";
 import { commandProblems } from "./docs-commands.js";
+import { wireExampleProblems } from "./docs-schema.js";
 
 /** Options of {@link checkDocs}. */
 export interface DocsCheckOptions {
@@ -281,6 +284,7 @@ export function checkDocs(options: DocsCheckOptions): DocsCheck {
     });
     problems.push(...brokenLinks(name, file, lines, options.root));
     problems.push(...commandProblems(name, lines, fencedBlocks(lines), options.root));
+    problems.push(...wireExampleProblems(name, lines, fencedBlocks(lines), options.root));
     let changed = false;
     // Work bottom-up so rewriting a block does not shift the ones above it.
     for (const block of fencedBlocks(lines).reverse()) {

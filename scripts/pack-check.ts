@@ -15,7 +15,8 @@
  * this):
  * - `npm install <sdk tarball>` installs exactly @muse-code/sdk and vscode-jsonrpc (`npm ls --all`);
  * - `npm install <sdk tarball> <host tarball>`: the bins `muse serve --help` and `muse-host --help`
- *   run, and `spawnReferenceHost` from `@muse-code/sdk/node` finds the installed host and runs a
+ *   run, the muse CLI's files resolve `@muse-code/sdk/msp.schema.json` and ajv (muse check's
+ *   schema and validator), and `spawnReferenceHost` from `@muse-code/sdk/node` finds the installed host and runs a
  *   turn on it.
  *
  * Run after `npm run build`.
@@ -65,8 +66,8 @@ export interface PackedPackage {
 export const PACKAGES: readonly PackedPackage[] = [
   {
     dir: ".",
-    allowed: [/^dist\//, /^docs\/[^/]+\.(md|svg)$/, /^(package\.json|README\.md|LICENSE|CHANGELOG\.md)$/],
-    required: ["package.json", "README.md", "LICENSE", "CHANGELOG.md"],
+    allowed: [/^dist\//, /^docs\/[^/]+\.(md|svg)$/, /^(package\.json|README\.md|LICENSE|CHANGELOG\.md|msp\.schema\.json)$/],
+    required: ["package.json", "README.md", "LICENSE", "CHANGELOG.md", "msp.schema.json"],
     browserSubpaths: BROWSER_SUBPATHS,
   },
   {
@@ -319,6 +320,16 @@ function installCheck(repoRoot: string): string[] {
       } catch (error) {
         problems.push(`${name} ${args.join(" ")} from the host's tarball failed: ${(error as Error).message.split("\n")[0]}`);
       }
+    }
+    // muse check reads the wire schema from the SDK, and validates with ajv, both resolved from the host's own files.
+    try {
+      const from = join(hostApp, "node_modules", "@muse-code", "host", "dist", "cli", "main.js");
+      const script = `const r = require("node:module").createRequire(${JSON.stringify(from)}); const s = r("@muse-code/sdk/msp.schema.json"); r("ajv/dist/2020.js"); console.log(Object.keys(s["x-msp-methods"]).length)`;
+      const methods = Number(run(hostApp, process.execPath, ["-e", script]).trim());
+      if (!(methods > 0)) problems.push("the installed muse CLI finds @muse-code/sdk/msp.schema.json, but it lists no methods");
+      else console.log(`pack:check: ok, the installed muse CLI loads ajv and @muse-code/sdk/msp.schema.json (${methods} methods)`);
+    } catch (error) {
+      problems.push(`the installed muse CLI cannot load @muse-code/sdk/msp.schema.json or ajv: ${(error as Error).message.split("\n").slice(0, 3).join(" ")}`);
     }
     writeFileSync(join(hostApp, "spawn.mjs"), SPAWN_CHECK);
     try {

@@ -1,7 +1,8 @@
 /**
  * The hooks: each reads the session's store with `useSyncExternalStore`, so a component
  * re-renders only when what it reads changed (snapshots are immutable and share what did not
- * change), and nothing is opened, subscribed twice or sent by rendering.
+ * change), and nothing is opened, subscribed twice or sent by rendering. `useSession` and
+ * `useSessionTurn` hear the session at most once per animation frame (see {@link frameSubscribe}).
  */
 import { useCallback, useMemo, useSyncExternalStore } from "react";
 import type { MspSession } from "../session/mspSession.js";
@@ -10,12 +11,63 @@ import type { WaitOptions } from "../types/waitOptions.js";
 import type { ApprovalDecision, CommandResult, TurnInput } from "@muse-code/protocol";
 import type { TreeProgress, TreeTurn } from "../ui/turnTree.js";
 
+/** How long a change waits for an animation frame before it re-renders anyway (a hidden page has none). @unit milliseconds */
+const FRAME_FALLBACK_MS = 100;
+
+type Subscribe = (listener: () => void) => () => void;
+
+/** A session's `subscribe` heard at most once per animation frame, and a way to hear what is pending now. */
+interface FrameSubscription {
+  readonly subscribe: Subscribe;
+  /** Re-render now with what is pending: after the user's own Stop or answer, so no stale button is left for a frame. */
+  readonly flush: () => void;
+}
+
+/**
+ * `subscribe`, heard at most once per animation frame: changes between two frames (a turn's deltas) make
+ * one re-render, in the frame that paints them, and a page does not render and read a growing text at
+ * every delta. Without `requestAnimationFrame` (a server render, a test without a DOM) it is `subscribe`.
+ */
+function frameSubscribe(subscribe: Subscribe): FrameSubscription {
+  if (typeof requestAnimationFrame !== "function") return { subscribe, flush: () => undefined };
+  const pending = new Set<() => void>();
+  return {
+    subscribe: (listener) => {
+      let frame: number | undefined;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const cancel = () => {
+        if (frame !== undefined) cancelAnimationFrame(frame);
+        if (timer !== undefined) clearTimeout(timer);
+        frame = timer = undefined;
+        pending.delete(fire);
+      };
+      const fire = () => {
+        cancel();
+        listener();
+      };
+      const off = subscribe(() => {
+        if (frame !== undefined) return;
+        frame = requestAnimationFrame(fire);
+        timer = setTimeout(fire, FRAME_FALLBACK_MS);
+        pending.add(fire);
+      });
+      return () => {
+        off();
+        cancel();
+      };
+    },
+    flush: () => {
+      for (const fire of [...pending]) fire();
+    },
+  };
+}
+
 const NO_TURNS: readonly TreeTurn[] = Object.freeze([]);
 const NO_PROGRESS: TreeProgress = Object.freeze({ started: 0, ended: 0, running: 0 });
 
 /**
- * The session's snapshot, kept current: the connection, the turns with their items, phases,
- * terminals and open questions.
+ * The session's snapshot, kept current (re-rendered at most once per animation frame): the
+ * connection, the turns with their items, phases, terminals and open questions.
  *
  * @example
  * ```tsx
@@ -26,7 +78,8 @@ const NO_PROGRESS: TreeProgress = Object.freeze({ started: 0, ended: 0, running:
  * ```
  */
 export function useSession(session: MspSession): SessionSnapshot {
-  return useSyncExternalStore(session.subscribe, session.getSnapshot, session.getSnapshot);
+  const frames = useMemo(() => frameSubscribe(session.subscribe), [session]);
+  return useSyncExternalStore(frames.subscribe, session.getSnapshot, session.getSnapshot);
 }
 
 /**
@@ -82,8 +135,8 @@ export interface SessionTurnView {
 }
 
 /**
- * One turn of the session, re-rendered only when that turn changed, with its Stop, and the
- * subagent turns below it with their progress.
+ * One turn of the session, re-rendered only when that turn changed (at most once per animation
+ * frame while it streams), with its Stop, and the subagent turns below it with their progress.
  *
  * @example
  * ```tsx
@@ -111,9 +164,21 @@ export interface SessionTurnView {
  */
 export function useSessionTurn(session: MspSession, turnId: string): SessionTurnView {
   const read = useCallback(() => session.getSnapshot().turns.find((turn) => turn.turnId === turnId), [session, turnId]);
-  const turn = useSyncExternalStore(session.subscribe, read, read);
-  const stop = useCallback(() => session.stop(turnId), [session, turnId]);
-  const answer = useCallback((itemId: string, decision: ApprovalDecision, reason?: string) => session.answerApproval(itemId, decision, reason), [session]);
+  const frames = useMemo(() => frameSubscribe(session.subscribe), [session]);
+  const turn = useSyncExternalStore(frames.subscribe, read, read);
+  // The user's own Stop or answer shows in the same event: a Stop leaves no Approve button for a frame.
+  const stop = useCallback(() => {
+    session.stop(turnId);
+    frames.flush();
+  }, [session, turnId, frames]);
+  const answer = useCallback(
+    (itemId: string, decision: ApprovalDecision, reason?: string) => {
+      const answered = session.answerApproval(itemId, decision, reason);
+      frames.flush();
+      return answered;
+    },
+    [session, frames],
+  );
   const steer = useCallback((input: string | readonly TurnInput[], options?: WaitOptions) => session.steer(turnId, input, options), [session, turnId]);
   // A turn's view is the same object until it changed, so these are too (nothing new per render when nothing moved).
   const subagents = turn?.subagents ?? NO_TURNS;

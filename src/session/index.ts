@@ -10,6 +10,8 @@ export type { SessionOptions, SessionLimits } from "./sessionOptions.js";
 export type { ReconnectOptions } from "./reconnectPolicy.js";
 export { memoryStorage } from "./sessionStorage.js";
 export type { KeyValueStorage } from "./sessionStorage.js";
+export { SessionStorageError } from "./sessionStorageError.js";
+export type { SessionStorageErrorKind } from "./sessionStorageError.js";
 export type {
   SessionSnapshot,
   SessionConnection,

@@ -8,7 +8,9 @@ import type { MspSession } from "./mspSession.js";
 import { SessionEngine } from "./sessionEngine.js";
 import { SessionModelChoice } from "./sessionModelChoice.js";
 import type { SessionOptions } from "./sessionOptions.js";
-import { memoryStorage, SessionKeeper } from "./sessionStorage.js";
+import { SessionKeeper } from "./sessionKeeper.js";
+import { memoryStorage } from "./sessionStorage.js";
+import type { SessionStorageError } from "./sessionStorageError.js";
 import { SessionTree } from "./sessionTree.js";
 import { SessionTurns } from "./sessionTurns.js";
 
@@ -59,7 +61,15 @@ export async function openSession(options: SessionOptions): Promise<MspSession> 
       // ignored: the warning was for the app, which refused it
     }
   };
-  const keeper = new SessionKeeper(options.storage ?? memoryStorage(), options.storageKey ?? DEFAULT_KEY, limits.storedBytes, onWarning);
+  const onStorageError = (error: SessionStorageError) => {
+    onWarning(error.message);
+    try {
+      options.onStorageError?.(error);
+    } catch {
+      // ignored: as for onWarning
+    }
+  };
+  const keeper = new SessionKeeper(options.storage ?? memoryStorage(), options.storageKey ?? DEFAULT_KEY, limits.storedBytes, onStorageError);
   const kept = keeper.read();
   const tree = new SessionTree(limits.subagentSessions, limits.turns, onWarning);
   const turns = new SessionTurns(limits.turns, limits.itemsPerTurn, (turnId) => tree.below(turnId));

@@ -5,6 +5,7 @@
 import type { MspClient } from "../client/mspClient.js";
 import type { ReconnectOptions } from "./reconnectPolicy.js";
 import type { KeyValueStorage } from "./sessionStorage.js";
+import type { SessionStorageError } from "./sessionStorageError.js";
 
 /**
  * The bounds of a session, in memory and in storage.
@@ -20,9 +21,9 @@ export interface SessionLimits {
   /** Items kept per turn; the oldest finished ones are dropped and counted in `droppedItems`. @defaultValue 1000 */
   itemsPerTurn?: number;
   /**
-   * The most the session writes to its storage, in UTF-16 code units of JSON (about bytes for
-   * ASCII text). Ended turns are dropped first; if the unended turns alone do not fit, the cursor
-   * is left out and a reload replays the session whole.
+   * The most the session keeps in its storage, in UTF-16 code units over all the keys it writes
+   * (about bytes for ASCII text). Ended turns are dropped first; if the unended turns alone do not
+   * fit, they are kept without their items, the cursor is left out and a reload replays the session whole.
    * @unit UTF-16 code units
    * @defaultValue 1048576
    */
@@ -76,6 +77,12 @@ export interface SessionOptions {
   limits?: SessionLimits;
   /** Hears what the session degrades or drops without throwing (a full storage, a listener that threw). @defaultValue console.warn */
   onWarning?: (message: string) => void;
+  /**
+   * Hears, once, that `storage` failed (a full quota, a disabled storage) and the session went on in
+   * memory: a {@link SessionStorageError} whose `kind` is `quotaExceeded` or `failed`. `onWarning`
+   * hears its message too.
+   */
+  onStorageError?: (error: SessionStorageError) => void;
   /** Bounds each command the session sends (resume, create, start, cancel). @unit milliseconds @defaultValue 30000 */
   commandTimeoutMs?: number;
 }

@@ -5,7 +5,7 @@
 import type { MspClient } from "../client/mspClient.js";
 import type { ReconnectPolicy } from "./reconnectPolicy.js";
 import type { SessionModelChoice } from "./sessionModelChoice.js";
-import type { SessionKeeper } from "./sessionStorage.js";
+import type { SessionKeeper } from "./sessionKeeper.js";
 import type { SessionTree } from "./sessionTree.js";
 import type { SessionTurns } from "./sessionTurns.js";
 

@@ -1,9 +1,8 @@
 /**
  * Where a session is kept across reloads: any Web-Storage-like object (`sessionStorage`,
- * `localStorage`, `fileStorage(path)` from `@muse-code/sdk/node`, or memory by default). What is
- * kept: the session id, the last cursor, the turns shown at that cursor and the pending Stops,
- * written together so that they describe one moment. Bounded in bytes; a storage that throws
- * (a full quota, a disabled storage) is dropped for memory, with one warning.
+ * `localStorage`, `fileStorage(path)` from `@muse-code/sdk/node`, or memory by default), and what
+ * is kept: the session id, the last cursor, the turns shown at that cursor and the pending Stops,
+ * which describe one moment. How it is laid out over the storage's keys is `SessionKeeper`'s.
  */
 import {
   isItem,
@@ -105,126 +104,8 @@ export interface KeptSession {
 
 const PHASES: readonly string[] = ["starting", "queued", "running", "ended", "unknown"];
 
-/**
- * The session kept in a {@link KeyValueStorage} under one key: read once, written whole, at most
- * `maxBytes` UTF-16 code units of JSON (ended turns are dropped first; if the unended ones alone
- * do not fit, the cursor is left out, so a reload replays the session whole rather than resuming
- * on top of a cut copy). A storage that throws is dropped for memory, and `onWarning` hears it once.
- */
-export class SessionKeeper {
-  readonly #key: string;
-  readonly #maxBytes: number;
-  readonly #onWarning: (message: string) => void;
-  #storage: KeyValueStorage;
-  #persistent = true;
-
-  constructor(storage: KeyValueStorage, key: string, maxBytes: number, onWarning: (message: string) => void) {
-    this.#storage = storage;
-    this.#key = key;
-    this.#maxBytes = maxBytes;
-    this.#onWarning = onWarning;
-  }
-
-  /** False once the storage failed and the session went on in memory. */
-  get persistent(): boolean {
-    return this.#persistent;
-  }
-
-  /** What was kept, checked shape by shape: anything unexpected is dropped, not trusted. */
-  read(): KeptSession {
-    try {
-      const text = this.#storage.getItem(this.#key);
-      return text === null ? { turns: [] } : parseKept(JSON.parse(text) as unknown);
-    } catch (error) {
-      this.#degrade(error);
-      return { turns: [] };
-    }
-  }
-
-  /** Keep `value` (bounded, see the class). */
-  write(value: KeptSession): void {
-    // The items' texts alone over the bound: it does not fit, and is not serialized whole to learn that.
-    let text = sumOf(value.turns.map(textLength)) > this.#maxBytes ? undefined : JSON.stringify(value);
-    if (text === undefined || text.length > this.#maxBytes) text = JSON.stringify(shrink(value, this.#maxBytes));
-    try {
-      this.#storage.setItem(this.#key, text);
-    } catch (error) {
-      this.#degrade(error);
-      this.#storage.setItem(this.#key, text);
-    }
-  }
-
-  /** Forget the session. */
-  clear(): void {
-    try {
-      this.#storage.removeItem(this.#key);
-    } catch (error) {
-      this.#degrade(error);
-    }
-  }
-
-  #degrade(error: unknown): void {
-    if (!this.#persistent) return;
-    this.#persistent = false;
-    this.#storage = memoryStorage();
-    const why = error instanceof Error ? error.message : String(error);
-    this.#onWarning(`the session's storage failed (${why}): it goes on in memory, and a reload will not restore it`);
-  }
-}
-
-/**
- * Drop ended turns (oldest first) until `value` fits; if the unended ones alone do not, keep them without the cursor.
- * A candidate's length is the rest's plus its turns' and their commas, which is what `JSON.stringify` of it gives.
- * A turn is serialized only once a candidate might fit by its items' texts (a lower bound of its length), and at most
- * once: a session of long turns costs about one serialization of what is kept, not one of everything per turn dropped.
- */
-function shrink(value: KeptSession, maxBytes: number): KeptSession {
-  const turns = [...value.turns];
-  const bounds = turns.map(textLength);
-  const lengths: Array<number | undefined> = turns.map(() => undefined);
-  for (;;) {
-    const candidate: KeptSession = { ...value, turns };
-    if (value.tree !== undefined) candidate.tree = treeBelow(value.tree, turns);
-    const rest = JSON.stringify({ ...candidate, turns: [] }).length + Math.max(0, turns.length - 1);
-    if (rest + sumOf(bounds) <= maxBytes) {
-      let length = rest;
-      for (let i = 0; i < turns.length && length <= maxBytes; i++) length += lengths[i] ??= JSON.stringify(turns[i]).length;
-      if (length <= maxBytes) return candidate;
-    }
-    const oldestEnded = turns.findIndex((turn) => turn.phase === "ended" || turn.phase === "unknown");
-    if (oldestEnded === -1) break;
-    turns.splice(oldestEnded, 1);
-    bounds.splice(oldestEnded, 1);
-    lengths.splice(oldestEnded, 1);
-  }
-  const fits = (v: KeptSession) => JSON.stringify(v).length <= maxBytes;
-  // What is unended does not fit: keep its ids and Stops only, and no cursor, so a reload replays the whole session.
-  const bare: KeptSession = { turns: turns.map((turn) => ({ ...turn, items: [], droppedItems: 0 })) };
-  if (value.sessionId !== undefined) bare.sessionId = value.sessionId;
-  if (value.model !== undefined) bare.model = value.model;
-  return fits(bare) ? bare : value.sessionId === undefined ? { turns: [] } : { sessionId: value.sessionId, turns: [] };
-}
-
-/** A lower bound of a kept turn's JSON length: its items' texts and tool output (a string's JSON is at least as long). */
-function textLength(turn: KeptTurn): number {
-  let length = 0;
-  for (const item of turn.items) {
-    const { text, visibleOutput } = item as { text?: unknown; visibleOutput?: unknown };
-    if (typeof text === "string") length += text.length;
-    if (typeof visibleOutput === "string") length += visibleOutput.length;
-  }
-  return length;
-}
-
-const sumOf = (xs: readonly number[]) => xs.reduce((sum, x) => sum + x, 0);
-
-/** The kept child turns still below a kept turn (each is after its parent, so one pass finds them). */
-function treeBelow(tree: readonly KeptTreeTurn[], turns: readonly KeptTurn[]): KeptTreeTurn[] {
-  const below = new Set(turns.map((turn) => turn.turnId));
-  return tree.filter((turn) => below.has(turn.parent.turnId) && below.add(turn.turnId) !== undefined);
-}
-
-function parseKept(raw: unknown): KeptSession {
+/** A kept session as stored (either layout's document, its turns' items put back), checked shape by shape: anything unexpected is dropped, not trusted. */
+export function parseKept(raw: unknown): KeptSession {
   if (typeof raw !== "object" || raw === null) return { turns: [] };
   const { sessionId, cursor, turns } = raw as Record<string, unknown>;
   const kept: KeptSession = { turns: [] };

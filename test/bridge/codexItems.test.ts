@@ -65,7 +65,7 @@ describe("Codex notifications → bridge events (recorded wire of codex 0.169.0)
     expect(events.filter((e) => e.type === "itemDelta" && e.agentItemId === "msg_1").length).toBeGreaterThan(1);
   });
 
-  it("a command is a shell toolCall whose output streams; what was never streamed comes with its completion", () => {
+  it("a command is a shell toolCall whose output streams; its completion only extends what was streamed, and says when Codex streamed less than it ran", () => {
     const { events } = mapped("command-output");
     const { shape } = summary(events);
     expect(shape[0]).toBe(`started toolCall call_1 shell ${JSON.stringify({ command: "/bin/bash -c 'for i in 1 2 3; do echo line$i; sleep 0.4; done'" })}`);
@@ -73,12 +73,14 @@ describe("Codex notifications → bridge events (recorded wire of codex 0.169.0)
       "line2\n",
       "line3\n",
     ]);
-    // Codex streamed line2 and line3 but not line1: the completion carries the whole output instead.
+    // Codex streamed line2 and line3 but not line1, which only its aggregatedOutput has: the
+    // completion adds nothing, as an MSP completion may only extend the streamed text (invariant B),
+    // and says the output it carries is incomplete.
     expect(events.find((e) => e.type === "itemCompleted" && e.agentItemId === "call_1")).toEqual({
       type: "itemCompleted",
       agentItemId: "call_1",
       status: "completed",
-      replaceText: "line1\nline2\nline3\n",
+      incomplete: true,
     });
     expect(shape.at(-1)).toBe("usage 22/8/6");
   });

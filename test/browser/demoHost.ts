@@ -61,6 +61,10 @@ const READY = /^muse-host: open (http:\/\/127\.0\.0\.1:(\d+)\/#token=(\S+))$/m;
 export interface DemoHostOptions {
   /** The model. @defaultValue models/demo.json */
   model?: string;
+  /** What runs the turns instead of `--script MODEL`, e.g. `["--agent", "codex"]` for a bridged host. */
+  turnsBy?: string[];
+  /** The host's working directory (a bridged agent works here). @defaultValue the repository root */
+  cwd?: string;
   env?: Record<string, string>;
   /** A fixed port (found free first) and a `--token-file`, so that `restart()` brings the host back where the page left it. */
   restartable?: boolean;
@@ -72,7 +76,9 @@ export interface DemoHostOptions {
 export async function startDemoHost(uiDir: string, options: DemoHostOptions = {}): Promise<DemoHost> {
   const dataDir = mkdtempSync(join(tmpdir(), "muse-demo-data-"));
   const model = options.model ?? join(repoRoot, "packages/host/models", "demo.json");
-  const args = ["--script", model, "--data", dataDir, ...(options.allowOrigins ?? []).flatMap((origin) => ["--allow-origin", origin])];
+  // What runs the turns goes last: an ACP agent's command follows `--`.
+  const turnsBy = options.turnsBy ?? ["--script", model];
+  const args = ["--data", dataDir, ...(options.allowOrigins ?? []).flatMap((origin) => ["--allow-origin", origin])];
   let listen = "127.0.0.1:0";
   if (options.restartable === true) {
     const tokenFile = join(dataDir, "token");
@@ -86,9 +92,9 @@ export async function startDemoHost(uiDir: string, options: DemoHostOptions = {}
   const launch = async (): Promise<RegExpExecArray> => {
     child = spawn(
       process.execPath,
-      ["--import", "tsx", join(repoRoot, "packages/host/src/serve/main.ts"), "serve", "--ws", listen, "--ui-dir", uiDir, ...args],
+      ["--import", "tsx", join(repoRoot, "packages/host/src/serve/main.ts"), "serve", "--ws", listen, "--ui-dir", uiDir, ...args, ...turnsBy],
       {
-        cwd: repoRoot,
+        cwd: options.cwd ?? repoRoot,
         stdio: ["ignore", "ignore", "pipe"],
         detached: true,
         env: { ...process.env, ...options.env },

@@ -235,11 +235,18 @@ describe("the Stop-button app renders streamed text by appends, in Chromium agai
     const { host, page, received, problems } = await openDemo("slow");
     await page.click("#start");
     await waitForLength(page, RELOAD_AT);
-    // The session layer keeps the message in sessionStorage (written within 100 ms of a change), with the cursor.
+    // The session layer keeps the message in sessionStorage (written within 200 ms of a change), with the cursor: the
+    // index under the session's key, the turn's record under `…:turn:<turnId>`, a long text's length in its `$pieces`.
     await page.waitForFunction(
       (min) => {
-        const kept = JSON.parse(sessionStorage.getItem("muse-demo:session") ?? "{}") as { cursor?: string; turns?: { items: { text?: string }[] }[] };
-        return kept.cursor !== undefined && (kept.turns?.at(-1)?.items[0]?.text?.length ?? 0) >= min;
+        const index = JSON.parse(sessionStorage.getItem("muse-demo:session") ?? "{}") as { cursor?: string; turns?: { turnId: string }[] };
+        const last = index.turns?.at(-1);
+        if (index.cursor === undefined || last === undefined) return false;
+        const record = JSON.parse(sessionStorage.getItem(`muse-demo:session:turn:${last.turnId}`) ?? "{}") as {
+          items?: { text?: string; $pieces?: { text?: number } }[];
+        };
+        const item = record.items?.[0];
+        return (item?.text?.length ?? item?.$pieces?.text ?? 0) >= min;
       },
       RELOAD_AT,
       { timeout: 5_000 },

@@ -197,7 +197,9 @@ describe("runCheck", () => {
     const name = "session grant is exact";
     const outcome = await check(brokenHost("offers-no-decisions"), { only: ["host info", name] });
     const result = resultOf(outcome, name);
-    expect(result.notRun).toMatch(/^the host's tool\/approve offers no approveForSession \(decisions: "none, an MSP 2.0 question"\)$/);
+    expect(result.notRun).toMatch(
+      /^not applicable \(approveForSession absent\): the host's tool\/approve offers no approveForSession \(decisions: "none, an MSP 2.0 question"\)$/,
+    );
     expect(result.problems).toEqual([]);
     expect(outcome.passed).toBe(true);
     expect(outcome.output).toMatch(/1 not run: session grant is exact/);

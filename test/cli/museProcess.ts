@@ -6,6 +6,7 @@
  */
 import { spawn, type ChildProcessByStdio } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Readable, Writable } from "node:stream";
@@ -23,10 +24,14 @@ const ENTRIES: Record<string, string> = {
   "@muse-code/host": "packages/host/src/index.ts",
 };
 
-/** Resolve the package's own name to its sources, as tsconfig paths do. */
+/** Resolves the host package's own dependencies from its folder (ajv 8 there; the root's node_modules holds another major). */
+const hostRequire = createRequire(join(repoRoot, "packages/host/package.json"));
+
+/** Resolve the package's own name to its sources, as tsconfig paths do, and the host's dependencies to the host's copies. */
 const selfReference: Plugin = {
   name: "self-reference",
   setup(b) {
+    b.onResolve({ filter: /^ajv(\/.*)?$/ }, (args) => ({ path: hostRequire.resolve(args.path), external: true }));
     b.onResolve({ filter: /^@muse-code\/(sdk|host)(\/[a-z]+)?$/ }, (args) => {
       const path = ENTRIES[args.path];
       return path === undefined ? undefined : { path: join(repoRoot, path) };

@@ -242,7 +242,7 @@ describe("muse run", () => {
         "version           0.1.0",
         "protocol version  2.1",
         "fingerprint       sha256:<hex>",
-        "capabilities      keepInbox, resume, steering, scopedApprovals, usage, turnTimeLimit, subagents",
+        "capabilities      keepInbox, resume, steering, scopedApprovals, usage, turnTimeLimit, subagents, policyHooks",
         "models            default",
         "",
       ].join("\n"),

@@ -73,7 +73,9 @@ describe("muse serve", () => {
     const help = run(bundles().muse, ["--help"]);
     expect(help.status).toBe(0);
     expect(help.stdout).toMatch(/^ {2}serve {18}run the reference host \(also muse-host serve\)/m);
-    expect(help.stdout).toMatch(/^ {7}muse serve {2}\(--stdio \| --ws \[ADDR:\]PORT \| both\) --script PATH …$/m);
+    expect(help.stdout).toMatch(
+      /^ {7}muse serve {2}\(--stdio \| --ws \[ADDR:\]PORT \| both\) \(--script PATH \| --agent codex \| --agent acp -- CMD ARGS…\) …$/m,
+    );
     const misplaced = run(bundles().muse, ["--json", "serve", "--stdio"]);
     expect(misplaced.status).toBe(2);
     expect(misplaced.stderr).toMatch(/^muse: serve must be the first word: muse serve --stdio …/);

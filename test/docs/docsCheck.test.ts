@@ -75,9 +75,15 @@ describe("docs:check", () => {
     const line = alter("transcript=transcripts/cancel-mid-turn.jsonl lines=3-4", '\\"status\\":\\"accepted\\"', '\\"status\\":\\"accepteD\\"');
     const result = checkDocs({ docsDir, root });
     expect(result.ok).toBe(false);
-    expect(result.problems).toHaveLength(1);
-    const problem = result.problems[0] as string;
+    // The diff, and the schema's word on the altered message (status is the constant "accepted").
+    expect(result.problems).toHaveLength(2);
+    const problem = result.problems.find((p) => p.includes("block differs")) as string;
     expect(problem).toMatch(new RegExp(`cancelling-a-turn\\.md:${line}: block differs from transcripts/cancel-mid-turn\\.jsonl lines 3-4`));
+    expect(result.problems).toContainEqual(
+      expect.stringMatching(
+        /cancelling-a-turn\.md:\d+: the response to turn\/start from the host: \$\.result\.status must be equal to constant \(schema rule "const"/,
+      ),
+    );
     expect(problem).toContain('      - {"dir":"server"');
     expect(problem).toContain("accepteD");
   });

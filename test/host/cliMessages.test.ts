@@ -157,7 +157,22 @@ describe("muse-host serve --agent", () => {
     expect(() => parseServeArgs(["--stdio", "--agent", "codex", "--script", "a.json"])).toThrow(
       "--agent codex runs the turns: --script cannot be given with it",
     );
-    expect(() => parseServeArgs(["--stdio", "--agent", "claude"])).toThrow('--agent "claude" is not bridged (codex is)');
+    expect(() => parseServeArgs(["--stdio", "--agent", "claude"])).toThrow('--agent "claude" is not bridged (codex and acp are)');
     expect(() => parseServeArgs(["--stdio", "--script", "a.json", "--agent-bin", "/opt/codex"])).toThrow("--agent-bin needs --agent codex");
+  });
+
+  it("--agent acp takes the agent's command line after --, untouched; without one, with --agent-bin, a script, or a -- without it, it is refused", () => {
+    expect(parseServeArgs(["--stdio", "--agent", "acp", "--data", "d", "--", "npx", "gemini", "--acp", "--stdio"])).toMatchObject({
+      agent: "acp",
+      dataDir: "d",
+      agentCommand: ["npx", "gemini", "--acp", "--stdio"],
+    });
+    expect(() => parseServeArgs(["--stdio", "--agent", "acp"])).toThrow("--agent acp needs the agent's command after --");
+    expect(() => parseServeArgs(["--stdio", "--agent", "acp", "--"])).toThrow("--agent acp needs the agent's command after --");
+    expect(() => parseServeArgs(["--stdio", "--agent", "acp", "--agent-bin", "/x", "--", "a"])).toThrow("--agent-bin is for --agent codex");
+    expect(() => parseServeArgs(["--stdio", "--agent", "acp", "--script", "a.json", "--", "a"])).toThrow(
+      "--agent acp runs the turns: --script cannot be given with it",
+    );
+    expect(() => parseServeArgs(["--stdio", "--script", "a.json", "--", "a"])).toThrow("a command after -- needs --agent acp");
   });
 });

@@ -23,6 +23,7 @@ const required = [
   "stop-while-subagent-asks",
   "subagent-tree-restart",
   "stop-a-codex-turn",
+  "stop-an-acp-turn",
 ];
 
 describe("the cookbook", () => {

@@ -5,10 +5,11 @@
  */
 import { describe, expect, it } from "vitest";
 import type { Item, TurnCompletedParams } from "../../src/index.js";
-import { memoryStorage, openSession, type KeyValueStorage } from "../../src/session/index.js";
+import { memoryStorage, openSession, SessionStorageError, type KeyValueStorage } from "../../src/session/index.js";
 import { backoffDelay, reconnectPolicy } from "../../src/session/reconnectPolicy.js";
-import { SessionKeeper } from "../../src/session/sessionStorage.js";
+import { SessionKeeper } from "../../src/session/sessionKeeper.js";
 import { SessionTurns } from "../../src/session/sessionTurns.js";
+import { listedStorage } from "./listedStorage.js";
 
 const message = (turnId: string, itemId: string, status: "inProgress" | "completed", text = "hi"): Item =>
   ({ itemId, turnId, kind: "message", revision: status === "completed" ? 2 : 1, status, recordedAt: "2026-12-01T00:00:00.000Z", text }) as Item;
@@ -64,7 +65,7 @@ describe("bounds", () => {
   });
 
   it("stores at most `storedBytes`: ended turns go first; unended ones that still do not fit are kept without their items and without the cursor", () => {
-    const storage = memoryStorage();
+    const storage = listedStorage();
     const keeper = new SessionKeeper(storage, "k", 700, () => {});
     const big = (turnId: string, phase: "ended" | "running") => ({
       turnId,
@@ -73,29 +74,34 @@ describe("bounds", () => {
       droppedItems: 0,
       stopRequested: false,
     });
+    const reread = () => new SessionKeeper(storage, "k", 700, () => {}).read();
     keeper.write({ sessionId: "s", cursor: "v:s:9", turns: [big("old", "ended"), big("new", "running")] });
-    const kept = JSON.parse(storage.getItem("k") as string) as { cursor?: string; turns: { turnId: string }[] };
+    const kept = reread();
     expect(kept.turns.map((t) => t.turnId)).toEqual(["new"]);
     expect(kept.cursor).toBe("v:s:9");
+    expect(storage.total()).toBeLessThanOrEqual(700);
     keeper.write({ sessionId: "s", cursor: "v:s:9", turns: [big("a", "running"), big("b", "running"), big("c", "running")] });
-    const bare = JSON.parse(storage.getItem("k") as string) as { cursor?: string; turns: { turnId: string; items: unknown[] }[] };
+    const bare = reread();
     expect(bare.cursor).toBeUndefined(); // a reload replays the session whole rather than resume on a cut copy
     expect(bare.turns.map((t) => [t.turnId, t.items.length])).toEqual([
       ["a", 0],
       ["b", 0],
       ["c", 0],
     ]);
-    expect((storage.getItem("k") as string).length).toBeLessThanOrEqual(700);
+    expect(storage.total()).toBeLessThanOrEqual(700);
+    expect([...storage.values.keys()].sort()).toEqual(["k", "k:turn:a", "k:turn:b", "k:turn:c"]); // the dropped turns' keys are gone
   });
 
   it("a full storage quota degrades to memory with one warning, and never throws into the app", async () => {
     const storage = fullStorage();
     const warnings: string[] = [];
+    const errors: SessionStorageError[] = [];
     const session = await openSession({
       connect: () => Promise.reject(new Error("no host here")),
       reconnect: false,
       storage,
       onWarning: (w) => warnings.push(w),
+      onStorageError: (error) => errors.push(error),
     });
     expect(session.getSnapshot().connection).toMatchObject({ state: "closed", reason: { kind: "lost", message: "no host here" } });
     expect(() => session.startTurn("one")).not.toThrow();
@@ -103,6 +109,10 @@ describe("bounds", () => {
     await new Promise((resolve) => setTimeout(resolve, 250)); // the gathered writes
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatch(/storage failed \(The quota has been exceeded\.\): it goes on in memory/);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toBeInstanceOf(SessionStorageError);
+    expect(errors[0]).toMatchObject({ kind: "quotaExceeded", operation: "write", message: warnings[0] });
+    expect((errors[0]?.cause as DOMException).name).toBe("QuotaExceededError");
     expect(session.getSnapshot().storage).toBe("memory");
     // Not sent (the session gave up before they were started): they go with the next attempt (retryNow()).
     expect(session.getSnapshot().turns.map((t) => t.phase)).toEqual(["starting", "starting"]);

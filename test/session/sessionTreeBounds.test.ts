@@ -6,7 +6,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { memoryStorage } from "../../src/session/index.js";
-import { SessionKeeper, type KeptSession } from "../../src/session/sessionStorage.js";
+import type { KeptSession } from "../../src/session/sessionStorage.js";
+import { SessionKeeper } from "../../src/session/sessionKeeper.js";
 import { SessionTree, type KeptTreeTurn } from "../../src/session/sessionTree.js";
 
 const OWN = "s-own";

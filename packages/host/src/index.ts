@@ -24,5 +24,7 @@ export type { WebSocketServeOptions, WebSocketHostServer } from "./transport/web
 export { runHostCli } from "./serve/runHostCli.js";
 export { CODEX_MODEL_NAME, codexModels } from "./bridge/codexModels.js";
 export type { CodexAgentOptions } from "./bridge/codexTurnDriver.js";
+export { ACP_MODEL_NAME, acpModels } from "./bridge/acpModels.js";
+export type { AcpAgentOptions } from "./bridge/acpTurnDriver.js";
 // The wire types the scripted model's shapes use: the same declarations `@muse-code/sdk` exports.
 export type { ApprovalOffer, TextInput, TurnInput, TurnUsage } from "@muse-code/protocol";

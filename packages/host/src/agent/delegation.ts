@@ -1,6 +1,9 @@
 /** Delegation: what a session's tool calls need to run a `task` call as a child turn in a child session. */
 import type { CancelCause, ParentTurnLink, TurnCompletedParams } from "@muse-code/protocol";
-import type { ScriptedTurn } from "../model/scriptedModel.js";
+import type { ChildTurnSpec } from "./childTurnSpec.js";
+import type { TurnDriver } from "./turnDriver.js";
+
+export type { ChildTurnSpec };
 
 /**
  * The default deepest a child turn may be: a `task` call in a turn at this depth fails
@@ -13,17 +16,6 @@ export const DEFAULT_MAX_SUBAGENT_DEPTH = 3;
  * `subagent fan-out limit (8)`. @unit child turns running at once, per turn
  */
 export const DEFAULT_MAX_SUBAGENTS_PER_TURN = 8;
-
-/**
- * A child turn, as the session agent that runs it starts it: its link to the delegating call,
- * its depth, and the agent script it plays.
- */
-export interface ChildTurnSpec {
-  parent: ParentTurnLink;
-  /** @unit levels: 1 for a child of a top-level turn */
-  depth: number;
-  script: ScriptedTurn;
-}
 
 /**
  * How a child turn ended: its terminal, and its last message's text so far (a salvaged prefix
@@ -63,6 +55,11 @@ export interface DelegationRequest {
   modelName: string;
   /** @unit child turns the delegating turn runs now */
   running: number;
+  /**
+   * What runs the child turn instead of agent `agent`'s script: a bridge's driver of an agent's own
+   * subagent (a Codex child thread). Its session keeps this driver for every later turn.
+   */
+  driver?: TurnDriver;
 }
 
 /**

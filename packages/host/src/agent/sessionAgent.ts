@@ -82,6 +82,8 @@ export class SessionAgent {
       log: options.log,
       terminal: (turnId) => this.#terminals.get(turnId),
       running: () => ({ turnId: this.#running?.turnId, cancelling: this.#machine.cause !== undefined }),
+      refuses: () => this.#driver.refusesSteering,
+      admit: (turnId, text) => this.#driver.steer?.(turnId, text),
       ...(options.steers === undefined ? {} : { steers: options.steers }),
       ...(options.carriedSteers === undefined ? {} : { carried: options.carriedSteers }),
       ...(options.steeringCaps === undefined ? {} : { caps: options.steeringCaps }),
@@ -410,9 +412,9 @@ export class SessionAgent {
         },
       };
       try {
-        await this.#driver.run(context);
+        const outcome = await this.#driver.run(context);
         this.#steering.consume(); // the last step boundary: what is still pending is taken in
-        this.#complete(turn.turnId, "completed", TurnReasons.completed, undefined, startedAt, progress.usage);
+        this.#complete(turn.turnId, "completed", outcome?.reason ?? TurnReasons.completed, undefined, startedAt, progress.usage);
       } catch (error) {
         this.#steering.carry(); // a stopped turn's steering (unless a default cancel discarded it) goes on to the next turn
         if (signal.aborted && !(error instanceof TurnStopFailedError)) {

@@ -12,7 +12,8 @@ import type { CarriedSteer, SteerRefusal } from "./steeringInbox.js";
 /**
  * What {@link SessionAgent.steer} did: accepted the input (or had accepted this steerId before),
  * or refused it: the turn has ended (`terminal`), is not running or is being cancelled
- * (`notRunning`), or the input is over the caps (`full`).
+ * (`notRunning`), the input is over the caps (`full`), or the session's turn driver takes no
+ * steering (`unsupported`, with its reason).
  *
  * @example
  * ```ts
@@ -24,8 +25,9 @@ import type { CarriedSteer, SteerRefusal } from "./steeringInbox.js";
 export type SteerOutcome =
   | { kind: "accepted" }
   | { kind: "terminal"; params: TurnCompletedParams }
-  | { kind: "notRunning"; cancelling: boolean }
-  | { kind: "full"; refusal: SteerRefusal };
+  | { kind: "notRunning"; cancelling: boolean; /** A bridged agent refused the input: its words. */ agentRefusal?: string }
+  | { kind: "full"; refusal: SteerRefusal }
+  | { kind: "unsupported"; message: string };
 
 /**
  * What a session agent knows about one of its turns.

@@ -15,10 +15,18 @@ export interface SessionSteeringOptions {
   terminal(turnId: string): TurnCompletedParams | undefined;
   /** The running turn, and whether its cancel was already accepted. */
   running(): { turnId: string | undefined; cancelling: boolean };
+  /** Why the session's turns take no steering at all (its driver cannot), or `undefined`. */
+  refuses?: () => string | undefined;
   /** Every accepted steerId, with its turnId (read back from the log). */
   steers?: Map<string, string>;
   carried?: CarriedSteer[];
   caps?: { maxSteers?: number; maxBytes?: number };
+  /**
+   * Hands accepted-to-be steering text to the agent running turn `turnId` (a bridge's
+   * `TurnDriver.steer`) before anything is logged: resolves `undefined` once the agent took
+   * it, or with the agent's refusal. Without it, the input waits in the inbox for the model.
+   */
+  admit?: (turnId: string, text: string) => Promise<string | undefined> | undefined;
 }
 
 /** One session's steering; see the module header. */
@@ -30,6 +38,8 @@ export class SessionSteering {
   readonly #steers: Map<string, string>;
   /** Steers of the running turn that came before its `turn/started`: run again right after it. */
   #early: Array<() => void> = [];
+  /** The steerIds the agent is being asked about now (a retry waits for that answer). */
+  readonly #admitting = new Map<string, Array<(outcome: SteerOutcome, error?: Error) => void>>();
 
   constructor(options: SessionSteeringOptions) {
     this.#options = options;
@@ -43,10 +53,10 @@ export class SessionSteering {
    * `item/started` is sent (so an answer sent from `done` comes first), or with the log's error. A
    * steerId accepted before is accepted again and adds nothing. Steering a turn that is about to
    * start waits for its `turn/started` (its item belongs after it). Refused: `done` says why, and
-   * nothing was logged.
+   * nothing was logged (a session whose driver takes no steering refuses every steer of its running turn `unsupported`).
    */
   steer(turnId: string, steerId: string, input: readonly TurnInput[], done: (outcome: SteerOutcome, error?: Error) => void): void {
-    const { log, records, wire } = this.#options;
+    const { log, records } = this.#options;
     if (this.#steers.has(steerId)) return log.afterDurable((error) => done({ kind: "accepted" }, error));
     const terminal = this.#options.terminal(turnId);
     if (terminal !== undefined) {
@@ -55,6 +65,8 @@ export class SessionSteering {
     }
     const running = this.#options.running();
     if (running.turnId !== turnId || running.cancelling) return done({ kind: "notRunning", cancelling: running.turnId === turnId });
+    const refused = this.#options.refuses?.();
+    if (refused !== undefined) return done({ kind: "unsupported", message: refused });
     if (this.#inbox.turnId !== turnId) {
       this.#early.push(() => this.steer(turnId, steerId, input, done));
       return;
@@ -62,6 +74,35 @@ export class SessionSteering {
     const text = steeringText(input);
     const refusal = this.#inbox.check(turnId, text);
     if (refusal !== undefined) return done({ kind: "full", refusal });
+    const waiting = this.#admitting.get(steerId);
+    if (waiting !== undefined) return void waiting.push(done);
+    const admitted = this.#options.admit?.(turnId, text);
+    if (admitted === undefined) return this.#accept(turnId, steerId, text, done);
+    const answers = [done];
+    this.#admitting.set(steerId, answers);
+    const answer = (outcome: SteerOutcome, error?: Error): void => {
+      this.#admitting.delete(steerId);
+      for (const d of answers) d(outcome, error);
+    };
+    void admitted.then(
+      (agentRefusal) => {
+        if (agentRefusal !== undefined) return answer({ kind: "notRunning", cancelling: false, agentRefusal });
+        // The agent has it: the turn's item is logged even if the turn ended meanwhile (its text reached the agent).
+        this.#accept(turnId, steerId, text, answer, true);
+      },
+      (error: unknown) => answer({ kind: "notRunning", cancelling: false, agentRefusal: (error as Error).message }),
+    );
+  }
+
+  /** Logs an accepted steer's item and adds it to the inbox (see {@link SessionSteering.steer}); `taken`: the agent has the text already. */
+  #accept(turnId: string, steerId: string, text: string, done: (outcome: SteerOutcome, error?: Error) => void, taken = false): void {
+    const { log, records, wire } = this.#options;
+    if (taken && this.#inbox.turnId !== turnId) {
+      // The turn ended while the agent was asked: no item of an ended turn can be logged.
+      const terminal = this.#options.terminal(turnId);
+      if (terminal !== undefined) return done({ kind: "terminal", params: terminal });
+      return done({ kind: "notRunning", cancelling: false, agentRefusal: "the turn ended while the agent was handed the input" });
+    }
     const item = steeringItem(turnId, steerId, text);
     let send: (() => void) | undefined;
     const sent = wire.emit("item/started", { item: { ...item } }, (publish) => (send = publish));

@@ -6,7 +6,7 @@
 import type { ApprovalOffer, NotificationMethod, ToolCallItem, TurnInput, TurnUsage } from "@muse-code/protocol";
 import { TurnReasons } from "@muse-code/protocol/reasons.js";
 import type { SessionLog } from "../log/sessionLog.js";
-import type { ChildTurnSpec } from "./delegation.js";
+import type { ChildTurnSpec } from "./childTurnSpec.js";
 
 /** Where a running turn is: the point its cancel is reported at (`turn/completed.reason`). */
 export type CancelPoint = "promptAssembly" | "stepBoundary" | "modelStream" | "toolExecution" | "approval";
@@ -61,14 +61,37 @@ export interface TurnContext {
 }
 
 /**
+ * What a driver's completed turn says beyond completing: `reason`, its `turn/completed.reason`
+ * (default `"completed"`), e.g. an ACP agent's `max_tokens` stopReason.
+ *
+ * @example
+ * ```ts
+ * const outcome: TurnOutcome = { reason: "max_tokens" };
+ * ```
+ */
+export interface TurnOutcome {
+  reason?: string;
+}
+
+/**
  * Runs turns. `run` resolves when the turn's work is over (its tools, processes and child turns
  * are gone), throws when it failed, and, once `turn.signal` aborted, settles only after everything
  * it started has stopped: the session sends the terminal right after.
  */
 export interface TurnDriver {
-  run(turn: TurnContext): Promise<void>;
+  run(turn: TurnContext): Promise<TurnOutcome | void>;
+  /** Set when the driver cannot take steering input: every `turn/steer` of its session is refused `steering_unsupported`, with this as the message. */
+  readonly refusesSteering?: string;
   /** Stops what the driver keeps between turns (a bridge's agent process); called when its session is disposed or unloaded. */
   close?(): Promise<void>;
+  /**
+   * Hands steering text to the agent running turn `turnId` (a bridge), before the session accepts
+   * the `turn/steer`: resolves `undefined` once the agent took it, or with the agent's refusal in
+   * its words (the steer is then refused `turn_not_running`, nothing logged). The accepted input
+   * waits in the inbox until the driver takes it (`takeSteering`) as the agent consumes it.
+   * Without it, steering waits in the inbox for the driver's own step boundaries.
+   */
+  steer?(turnId: string, text: string): Promise<string | undefined>;
 }
 
 /**

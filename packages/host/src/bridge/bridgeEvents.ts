@@ -29,6 +29,12 @@ export interface BridgeItemCompleted {
   failureReason?: string;
   /** The item's whole text when the agent's final text does not extend what was streamed (a patch, not a delta). */
   replaceText?: string;
+  /**
+   * The agent's final output holds text the stream never carried, ahead of what was streamed:
+   * it cannot be added without rewriting what the client was sent (MSP invariant B), so the
+   * tool call completes `truncated: true`, saying that its `visibleOutput` is not all of it.
+   */
+  incomplete?: true;
 }
 
 /** The turn's token counts so far (each notification carries the running total). */

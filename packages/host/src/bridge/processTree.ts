@@ -124,12 +124,19 @@ export class ProcessTreeWatch {
   readonly #groups = new Map<number, SeenGroup>();
   #timer: NodeJS.Timeout | undefined;
 
-  /** @param agentPid - The agent process. @param intervalMs - How often to sample while started. @unit milliseconds */
+  readonly #onNewGroup: ((group: { pgid: number; sid: number }) => void) | undefined;
+
+  /**
+   * @param agentPid - The agent process. @param intervalMs - How often to sample while started. @unit milliseconds
+   * @param onNewGroup - Told of each group the first time a sample sees it (to keep a record of it beyond this process).
+   */
   constructor(
     agentPid: number,
     readonly intervalMs = 200,
+    onNewGroup?: (group: { pgid: number; sid: number }) => void,
   ) {
     this.#agentPid = agentPid;
+    this.#onNewGroup = onNewGroup;
   }
 
   /** Starts sampling (one sample now). */
@@ -156,9 +163,11 @@ export class ProcessTreeWatch {
     const agent = table.get(this.#agentPid);
     for (const p of descendantsOf(this.#agentPid, table)) {
       if ((agent !== undefined && p.pgid === agent.pgid) || p.pgid <= 1) continue;
-      const group = this.#groups.get(p.pgid) ?? { sid: p.sid, members: new Map() };
+      const known = this.#groups.get(p.pgid);
+      const group = known ?? { sid: p.sid, members: new Map() };
       group.members.set(p.pid, p);
       this.#groups.set(p.pgid, group);
+      if (known === undefined) this.#onNewGroup?.({ pgid: p.pgid, sid: p.sid });
     }
   }
 
@@ -302,4 +311,19 @@ export async function reapProcesses(targets: readonly ProcessInfo[], options: Re
     throw new ProcessesSurvivedError([...pending.values()].map(described), killBoundMs);
   }
   return report;
+}
+
+/**
+ * Drops, from `registry`, the records of the groups in `recorded` that have no live process left;
+ * a survivor's record stays, for a restarted host to kill.
+ *
+ * @example
+ * ```ts
+ * releaseGoneGroups(recordedThisTurn, toolGroups); // at the end of a bridged turn
+ * ```
+ */
+export function releaseGoneGroups(recorded: ReadonlySet<number>, registry: { release(pgid: number): void } | undefined): void {
+  if (recorded.size === 0 || registry === undefined) return;
+  const live = new Set([...scanProcesses().values()].filter(isLive).map((p) => p.pgid));
+  for (const pgid of recorded) if (!live.has(pgid)) registry.release(pgid);
 }

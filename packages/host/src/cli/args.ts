@@ -60,7 +60,7 @@ const ALLOWED: Record<MuseCommandName, readonly string[]> = {
   info: ["--json"],
   run: ["--json", "--record", "--session", "--model", "--keep-inbox", "--approve", "--steer-stdin"],
   resume: ["--json", "--record", "--session", "--after", "--approve"],
-  check: [],
+  check: ["--model"],
 };
 
 const VALUE_FLAGS = new Set(["--spawn", "--framing", "--ws", "--token-file", "--record", "--session", "--model", "--after", "--approve"]);

@@ -7,10 +7,14 @@ import { webSocketClass } from "./webSocketClass.js";
 
 /**
  * Run every check scenario against the host `target` names (a fresh spawned host, or a fresh
- * WebSocket connection, per scenario), print the table through `out`, and resolve with 0 when
- * every scenario passed, 1 otherwise.
+ * WebSocket connection, per scenario), its sessions on `model` (default msp-check, the model that
+ * plays the check's directives), print the table through `out`, and resolve with 0 when every
+ * scenario passed, 1 otherwise.
  */
-export async function checkCommand(target: HostTarget, options: { out: (line: string) => void; color: boolean; env: NodeJS.ProcessEnv }): Promise<ExitCode> {
+export async function checkCommand(
+  target: HostTarget,
+  options: { out: (line: string) => void; color: boolean; env: NodeJS.ProcessEnv; model?: string },
+): Promise<ExitCode> {
   const open =
     target.kind === "spawn"
       ? spawnForCheck({
@@ -21,7 +25,7 @@ export async function checkCommand(target: HostTarget, options: { out: (line: st
           killGraceMs: 2_000,
         })
       : webSocketForCheck(target.url, { WebSocket: await webSocketClass(), ...optionalToken(readToken(target, options.env)) });
-  const outcome = await runCheck({ open, out: options.out, color: options.color });
+  const outcome = await runCheck({ open, out: options.out, color: options.color, ...(options.model === undefined ? {} : { model: options.model }) });
   return outcome.passed ? ExitCodes.completed : ExitCodes.failed;
 }
 

@@ -6,8 +6,8 @@ export const USAGE = `usage: muse info   (--spawn "CMD ARGS…" | --ws URL) [--j
                          [--approve ask|all|none] [--json] [--record FILE]
        muse resume --session ID [--after CURSOR] (--spawn … | --ws …) [--approve ask|all|none]
                    [--json] [--record FILE]
-       muse check  (--spawn … | --ws …)
-       muse serve  (--stdio | --ws [ADDR:]PORT | both) --script PATH …
+       muse check  (--spawn … | --ws …) [--model NAME]
+       muse serve  (--stdio | --ws [ADDR:]PORT | both) (--script PATH | --agent codex | --agent acp -- CMD ARGS…) …
        muse --help | --version | help COMMAND`;
 
 const CONNECT = `connecting (every command needs exactly one of --spawn and --ws):
@@ -100,10 +100,13 @@ ${CONNECT}
 ${OUTPUT}
 
 ${EXITS}`,
-  check: `usage: muse check (--spawn "CMD ARGS…" | --ws URL) [--no-color]
+  check: `usage: muse check (--spawn "CMD ARGS…" | --ws URL) [--model NAME] [--no-color]
 
 Run the host conformance scenarios against a host (see docs/checkable-hosts.md) and print a
 pass/fail table. Exits 0 when every scenario passes, 1 otherwise.
+
+  --model NAME           the model whose turns play the check's directives (default
+                         msp-check); a bridged host's agent model, e.g. codex
 
 ${CONNECT}`,
 } as const;

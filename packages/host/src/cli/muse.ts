@@ -75,7 +75,8 @@ export async function runMuse(argv: readonly string[], io: MuseIo): Promise<numb
   const color = args.color ?? (terminal && (io.env["NO_COLOR"] ?? "") === "");
   if (args.command === "check") {
     try {
-      return await checkCommand(args.target, { out: (line) => void io.stdout.write(`${line}\n`), color, env: io.env });
+      const out = (line: string) => void io.stdout.write(`${line}\n`);
+      return await checkCommand(args.target, { out, color, env: io.env, ...(args.model === undefined ? {} : { model: args.model }) });
     } catch (error) {
       err(describeError(error));
       return ExitCodes.failed;

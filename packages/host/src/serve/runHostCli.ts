@@ -3,6 +3,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { basename } from "node:path";
 import { tokenFromFile } from "@muse-code/protocol/tokenFile.js";
+import { ACP_MODEL_NAME, acpModels } from "../bridge/acpModels.js";
 import { CODEX_MODEL_NAME, codexModels } from "../bridge/codexModels.js";
 import { loadScriptedModel } from "../model/modelLoader.js";
 import type { ScriptedModel } from "../model/scriptedModel.js";
@@ -21,6 +22,10 @@ import { serveWebSocket, type WebSocketHostServer } from "../transport/webSocket
  * it), plus every `--model`, and picks the default model.
  */
 export function loadServeModels(options: ServeOptions): Pick<MuseHostOptions, "models" | "defaultModel" | "agent"> {
+  if (options.agent === "acp") {
+    const [command = "", ...args] = options.agentCommand ?? [];
+    return { models: acpModels(), defaultModel: ACP_MODEL_NAME, agent: { kind: "acp", command, args } };
+  }
   if (options.agent === "codex") {
     return {
       models: codexModels(),

@@ -32,10 +32,12 @@ export interface ServeOptions {
   stallTimeoutMs?: number;
   /** @unit connections */
   maxConnections?: number;
-  /** `--agent codex`: Codex runs the turns (the one model is `codex`; no script). */
-  agent?: "codex";
-  /** `--agent-bin PATH`: the agent's binary. */
+  /** `--agent codex`: Codex runs the turns (the one model is `codex`; no script); `--agent acp -- CMD ARGS…`: an ACP agent does (the one model is `acp`). */
+  agent?: "codex" | "acp";
+  /** `--agent-bin PATH`: the Codex binary (with `--agent codex` only). */
   agentBin?: string;
+  /** With `--agent acp`: the agent's command line after `--`, CMD first (at least one word). */
+  agentCommand?: string[];
   /** The default model's script (model name `default` unless `--default-model`). */
   script?: string;
   dataDir?: string;
@@ -63,7 +65,7 @@ export interface ServeOptions {
 }
 
 /** The usage synopsis of `muse-host` (printed after a bad command line; {@link HELP} explains each flag). */
-export const USAGE = `usage: muse-host serve (--stdio | --ws [ADDR:]PORT | both) (--script PATH | --agent codex) [--data DIR]
+export const USAGE = `usage: muse-host serve (--stdio | --ws [ADDR:]PORT | both) (--script PATH | --agent codex | --agent acp -- CMD ARGS…) [--data DIR]
                        [--agent-bin PATH]
                        [--model NAME=PATH ...] [--default-model NAME] [--kill-grace-ms N]
                        [--turn-time-limit-ms N] [--max-subagent-depth N] [--max-subagents-per-turn N]
@@ -71,6 +73,7 @@ export const USAGE = `usage: muse-host serve (--stdio | --ws [ADDR:]PORT | both)
                        [--max-message-bytes N] [--token-file FILE] [--allow-origin ORIGIN ...]
                        [--allow-remote] [--ui] [--ui-dir DIR] [--max-send-queue-bytes N]
                        [--stall-timeout-ms N] [--max-connections N] [--max-sessions-per-connection N]
+                       [-- CMD ARGS... (with --agent acp, last)]
        muse-host --version | --help`;
 
 /**
@@ -92,7 +95,14 @@ serve flags (each also takes --flag=VALUE):
                          its own \`codex app-server\` (CODEX_HOME and its config.toml as Codex
                          reads them) and Codex thread; the one model is "codex"; a Stop ends
                          only once the turn's commands are gone. Not with --script or --model
-  --agent-bin PATH       the Codex binary for --agent (default: the pinned @openai/codex's)
+  --agent acp -- CMD ARGS...  an ACP agent runs every session's turns: each session gets its own
+                         CMD ARGS... child (in its own process group, in the host's directory,
+                         with the host's environment) speaking ACP on its stdio, and its own ACP
+                         session; the one model is "acp"; a Stop ends only once the turn's
+                         commands are gone; turn/steer is refused "steering_unsupported". The
+                         command comes last, after --. Not with --script, --model or --agent-bin
+  --agent-bin PATH       the Codex binary for --agent codex (default: the pinned @openai/codex's);
+                         an ACP agent's binary is the CMD after --
   --model NAME=PATH      one more scripted model, chosen per session by session/create {model}
                          or session/setModel; repeatable
   --default-model NAME   model of a session/create without "model" (default: "default" when
@@ -179,6 +189,11 @@ export function parseServeArgs(args: readonly string[]): ServeOptions {
   };
   for (let i = 0; i < args.length; i++) {
     const flag = args[i] ?? "";
+    if (flag === "--") {
+      // The agent's command line: everything after it, untouched.
+      options.agentCommand = args.slice(i + 1);
+      break;
+    }
     const eqAt = flag.startsWith("--") ? flag.indexOf("=") : -1;
     const name = eqAt > 0 ? flag.slice(0, eqAt) : flag;
     seen.add(name);
@@ -229,7 +244,7 @@ export function parseServeArgs(args: readonly string[]): ServeOptions {
         break;
       case "--agent": {
         const agent = value();
-        if (agent !== "codex") throw new Error(`--agent ${JSON.stringify(agent)} is not bridged (codex is)`);
+        if (agent !== "codex" && agent !== "acp") throw new Error(`--agent ${JSON.stringify(agent)} is not bridged (codex and acp are)`);
         options.agent = agent;
         break;
       }
@@ -303,6 +318,12 @@ export function parseServeArgs(args: readonly string[]): ServeOptions {
     ];
     const given = wsOnly.filter((flag) => seen.has(flag));
     if (given.length > 0) throw new Error(`${given.join(", ")} need${given.length === 1 ? "s" : ""} --ws [ADDR:]PORT`);
+  }
+  if (options.agentCommand !== undefined && options.agent !== "acp") throw new Error("a command after -- needs --agent acp");
+  if (options.agent === "acp") {
+    if (options.agentCommand === undefined || options.agentCommand.length === 0 || options.agentCommand[0] === "")
+      throw new Error("--agent acp needs the agent's command after --: --agent acp -- CMD ARGS...");
+    if (seen.has("--agent-bin")) throw new Error("--agent-bin is for --agent codex: an ACP agent's binary is the CMD after --");
   }
   if (options.agent !== undefined) {
     const scripted = ["--script", "--model", "--default-model"].filter((flag) => seen.has(flag));

@@ -3,7 +3,7 @@ import { RejectionReasons } from "@muse-code/protocol";
 import type { SessionAgent } from "../agent/sessionAgent.js";
 import type { SteerOutcome } from "../agent/sessionAgentOptions.js";
 import type { ReplayRange } from "./commandCache.js";
-import { inputParam, invalid, rejection, stringParam } from "./commandParams.js";
+import { inputParam, invalid, rejection, STEERING_UNSUPPORTED, stringParam } from "./commandParams.js";
 import type { CommandError } from "./jsonRpc.js";
 
 /** A command's answer, with what goes after it. */
@@ -91,6 +91,12 @@ function steerRefusal(outcome: SteerOutcome, commandId: string, turnId: string):
         terminal: outcome.params.terminal,
       });
     case "notRunning":
+      if (outcome.agentRefusal !== undefined) {
+        return rejection(commandId, RejectionReasons.turnNotRunning, `the agent running turn ${turnId} refused the steering input: ${outcome.agentRefusal}`, {
+          turnId,
+          agentRefusal: outcome.agentRefusal,
+        });
+      }
       return rejection(
         commandId,
         RejectionReasons.turnNotRunning,
@@ -99,5 +105,7 @@ function steerRefusal(outcome: SteerOutcome, commandId: string, turnId: string):
       );
     case "full":
       return rejection(commandId, RejectionReasons.inboxFull, outcome.refusal.message, { turnId, ...outcome.refusal.details });
+    case "unsupported":
+      return rejection(commandId, STEERING_UNSUPPORTED, outcome.message, { turnId });
   }
 }

@@ -4,9 +4,26 @@ import { CommandError, JsonRpcErrorCodes } from "./jsonRpc.js";
 import type { LogUnavailableError } from "../log/logFilePool.js";
 
 /** A command the host refuses: `-32001` with `data: { commandId, reason, …details }`. */
-export function rejection(commandId: string, reason: RejectionReason, message: string, details: Record<string, unknown> = {}): CommandError {
+export function rejection(
+  commandId: string,
+  reason: RejectionReason | typeof STEERING_UNSUPPORTED,
+  message: string,
+  details: Record<string, unknown> = {},
+): CommandError {
   return new CommandError(COMMAND_REJECTED_CODE, message, { commandId, reason, ...details });
 }
+
+/**
+ * The rejection reason of a `turn/steer` in a session whose turns take no steering at all (a
+ * bridged agent that cannot add input to a running turn; docs/protocol.md, "Rejection"). Its
+ * `data` carries `turnId`. Kept out of the SDK's root `RejectionReasons` (its bytes are budgeted).
+ *
+ * @example
+ * ```ts
+ * if (error.data.reason === STEERING_UNSUPPORTED) console.log("this agent cannot be steered: Stop and send a new turn");
+ * ```
+ */
+export const STEERING_UNSUPPORTED = "steering_unsupported";
 
 /**
  * The answer to a command that needed a session log's descriptor when none was free: JSON-RPC

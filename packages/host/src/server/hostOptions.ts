@@ -1,5 +1,6 @@
 /** The reference host's settings: its name and version in `host/info`, and the options of `createHost`. */
 import type { ScriptedModel } from "../model/scriptedModel.js";
+import type { AcpAgentOptions } from "../bridge/acpTurnDriver.js";
 import type { CodexAgentOptions } from "../bridge/codexTurnDriver.js";
 
 /**
@@ -177,7 +178,8 @@ export interface MuseHostOptions {
   /**
    * The agent that runs every session's turns in place of the scripted models: `{kind: "codex"}`
    * gives each session its own `codex app-server` and Codex thread (docs/reference-host.md,
-   * "Bridging Codex"). `models` still names what `session/create` may pick; with an agent, each
+   * "Bridging Codex"); `{kind: "acp", command, args}` its own ACP agent child and ACP session
+   * (docs/bridges.md). `models` still names what `session/create` may pick; with an agent, each
    * name is only a label (see {@link codexModels}). Default: the scripted models play the turns.
    *
    * @example
@@ -185,7 +187,7 @@ export interface MuseHostOptions {
    * const host = createHost({ models: codexModels(), defaultModel: CODEX_MODEL_NAME, agent: { kind: "codex", codexHome: "/home/me/.codex" } });
    * ```
    */
-  agent?: CodexAgentOptions;
+  agent?: CodexAgentOptions | AcpAgentOptions;
   /** Diagnostics sink (the CLI writes to stderr). */
   logger?: (line: string) => void;
   /**

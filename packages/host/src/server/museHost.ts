@@ -28,6 +28,7 @@ import { recoverSessions, type RecoveredSession } from "../log/sessionRecovery.j
 import { SessionRegistry } from "./sessionRegistry.js";
 import { createTempDataDir, type TempDataDir } from "../log/tempDataDir.js";
 import { openToolGroups, type ToolGroupRegistry } from "../tools/toolGroups.js";
+import { AGENT_CAPABILITIES, SCRIPTED_CAPABILITIES } from "./hostCapabilities.js";
 
 /**
  * The live session agent of `sessionId` in `host`, if it is in memory. For the host's own tests:
@@ -364,7 +365,7 @@ export class MuseHost {
             version: HOST_VERSION,
             protocolVersion: PROTOCOL_VERSION,
             fingerprint: this.fingerprint,
-            capabilities: { keepInbox: true, resume: true, steering: true, scopedApprovals: true, usage: true, turnTimeLimit: true, subagents: true },
+            capabilities: this.#options.agent === undefined ? SCRIPTED_CAPABILITIES : AGENT_CAPABILITIES[this.#options.agent.kind],
             models: [...this.#options.models.keys()].sort().map((id) => ({ id })),
           },
         };

@@ -13,8 +13,12 @@ import { summarizeSessionLog, type SessionLogSummary } from "../log/sessionLogSu
 import type { ShellOptions } from "../tools/shellTool.js";
 import type { ToolGroupRegistry } from "../tools/toolGroups.js";
 import { uuidv7 } from "@muse-code/protocol/uuidv7.js";
+import { AcpTurnDriver } from "../bridge/acpTurnDriver.js";
 import { CodexTurnDriver } from "../bridge/codexTurnDriver.js";
 import { defaultCodexHome } from "../bridge/codexModels.js";
+import type { TurnDriver } from "../agent/turnDriver.js";
+import { CodexThreadStore, codexThreadPath } from "../bridge/codex/codexThreadStore.js";
+import { AcpSessionStore, acpSessionPath } from "../bridge/acp/acpSessionStore.js";
 import { DEFAULT_MAX_SUBAGENT_DEPTH, DEFAULT_MAX_SUBAGENTS_PER_TURN, DelegationRefused, type ChildTurn, type DelegationRequest } from "../agent/delegation.js";
 
 /** What the registry needs of its host. */
@@ -66,7 +70,7 @@ export class SessionRegistry {
    * `session` record, and its agent. A write failure is fatal to the host; no free descriptor
    * ({@link LogUnavailableError}) fails only this.
    */
-  create(sessionId: string, model: string): void {
+  create(sessionId: string, model: string, driver?: TurnDriver): void {
     const { pool, fatal } = this.#options;
     let log: SessionLog;
     try {
@@ -84,7 +88,7 @@ export class SessionRegistry {
       fatal(error instanceof Error ? error : new Error(String(error)), `session log of ${sessionId}`);
       throw error;
     }
-    this.#newAgent(sessionId, model, log);
+    this.#newAgent(sessionId, model, log, {}, driver);
   }
 
   #newAgent(
@@ -94,6 +98,7 @@ export class SessionRegistry {
     seed: Partial<
       Pick<ConstructorParameters<typeof SessionAgent>[0], "lastCursor" | "startedTurns" | "terminals" | "accepted" | "grants" | "steers" | "carriedSteers">
     > = {},
+    driver?: TurnDriver,
   ): SessionAgent {
     const { host } = this.#options;
     const shell: ShellOptions = this.#options.toolGroups.shellHooks();
@@ -111,7 +116,7 @@ export class SessionRegistry {
       ...(this.#options.hostOrder === undefined ? {} : { hostOrder: this.#options.hostOrder }),
       shell,
       ...(host.turnTimeLimitMs === undefined ? {} : { turnTimeLimitMs: host.turnTimeLimitMs }),
-      ...(host.agent === undefined ? {} : { driver: this.#agentDriver(host.agent) }),
+      ...(driver !== undefined ? { driver } : host.agent === undefined ? {} : { driver: this.#agentDriver(host.agent, sessionId) }),
       ...seed,
     });
     this.#sessions.set(sessionId, agent);
@@ -119,15 +124,30 @@ export class SessionRegistry {
     return agent;
   }
 
-  /** A session's own driver for the host's agent: a Codex app-server and thread of its own. */
-  #agentDriver(agent: NonNullable<MuseHostOptions["agent"]>): CodexTurnDriver {
+  /** A session's own driver for the host's agent: a Codex app-server and thread, or an ACP agent and session, of its own (the thread or session id kept under the data dir). */
+  #agentDriver(agent: NonNullable<MuseHostOptions["agent"]>, sessionId: string): CodexTurnDriver | AcpTurnDriver {
     const { host } = this.#options;
+    if (agent.kind === "acp") {
+      const { kind: _acp, ...acp } = agent;
+      return new AcpTurnDriver({
+        ...acp,
+        ...(host.killGraceMs === undefined ? {} : { killGraceMs: host.killGraceMs }),
+        logger: this.#options.log,
+        sessionStore: new AcpSessionStore(acpSessionPath(this.#options.dataDir, sessionId), this.#options.log),
+        toolGroups: this.#options.toolGroups,
+      });
+    }
     const { kind: _kind, ...codex } = agent;
     return new CodexTurnDriver({
       ...codex,
       codexHome: agent.codexHome ?? defaultCodexHome(agent.env ?? process.env),
       ...(host.killGraceMs === undefined ? {} : { killGraceMs: host.killGraceMs }),
       logger: this.#options.log,
+      threadStore: new CodexThreadStore(codexThreadPath(this.#options.dataDir, sessionId), this.#options.log),
+      toolGroups: this.#options.toolGroups,
+      // Codex's subagent threads become child sessions of this one.
+      sessionId,
+      delegate: (request) => this.delegate(request),
     });
   }
 
@@ -167,10 +187,11 @@ export class SessionRegistry {
     const maxFanOut = host.maxSubagentsPerTurn ?? DEFAULT_MAX_SUBAGENTS_PER_TURN;
     if (request.depth > maxDepth) throw new DelegationRefused(`subagent depth limit (${maxDepth})`);
     if (request.running >= maxFanOut) throw new DelegationRefused(`subagent fan-out limit (${maxFanOut})`);
-    const script = host.models.get(request.modelName)?.agents?.get(request.agent);
+    // A bridged child (an agent's own subagent) plays no script: its driver runs the turn.
+    const script = request.driver === undefined ? host.models.get(request.modelName)?.agents?.get(request.agent) : { steps: [] };
     if (script === undefined) throw new DelegationRefused(`unknown agent ${request.agent}`);
     const sessionId = uuidv7();
-    this.create(sessionId, request.modelName);
+    this.create(sessionId, request.modelName, request.driver);
     const agent = this.#sessions.get(sessionId);
     if (agent === undefined) throw new Error(`child session ${sessionId} was not loaded`);
     this.#options.link?.(request.parent.sessionId, sessionId);

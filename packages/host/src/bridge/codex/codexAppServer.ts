@@ -179,12 +179,12 @@ export class CodexAppServer {
     });
   }
 
-  /** Every background terminal of `threadId` (all pages; at most 100 pages are read). */
-  async backgroundTerminals(threadId: string): Promise<ThreadBackgroundTerminal[]> {
+  /** Every background terminal of `threadId` (all pages; at most 100 pages are read, each answer within `timeoutMs`). */
+  async backgroundTerminals(threadId: string, timeoutMs?: number): Promise<ThreadBackgroundTerminal[]> {
     const all: ThreadBackgroundTerminal[] = [];
     let cursor: string | null = null;
     for (let page = 0; page < 100; page += 1) {
-      const answer: CodexResponses["thread/backgroundTerminals/list"] = await this.request("thread/backgroundTerminals/list", { threadId, cursor });
+      const answer: CodexResponses["thread/backgroundTerminals/list"] = await this.request("thread/backgroundTerminals/list", { threadId, cursor }, timeoutMs);
       all.push(...answer.data);
       cursor = answer.nextCursor;
       if (cursor === null) break;

@@ -7,7 +7,9 @@
  * - `commandExecution` → a `shell` toolCall, `args` `{"command": …}` as Codex reports the command;
  *   `item/commandExecution/outputDelta` → `visibleOutput` deltas. A short command sends no delta:
  *   the output it printed comes whole as `aggregatedOutput` in `item/completed`, and what was not
- *   streamed yet is sent as one last delta. Exit code 0 → completed; otherwise failed (`exit code
+ *   streamed yet is sent as one last delta. Codex never streams a command's first chunk; once a
+ *   later one was streamed, the first cannot be sent (a completion only extends what was
+ *   streamed), and the call completes `truncated: true`. Exit code 0 → completed; otherwise failed (`exit code
  *   N`, as the reference host's shell tool says); `declined` → failed `denied by the user`.
  * - `fileChange` → an `apply_patch` toolCall, `args` `{"changes": [{path, kind}]}`.
  * - `userMessage`: the turn's first is its own input (already the host's), each later one is
@@ -151,13 +153,18 @@ export class CodexTurnItems {
     const events = this.#open.has(item.id) ? [] : this.#started(item);
     const open = this.#open.get(item.id)!;
     const final = finalOf(item);
+    let incomplete = false;
     if (final.text !== undefined && final.text !== open.sent) {
-      if (final.text.startsWith(open.sent)) events.push(...this.#append(item.id, final.text.slice(open.sent.length)));
-      else events.push({ type: "itemCompleted", agentItemId: item.id, ...final.end, replaceText: final.text });
+      // A completion only extends what was streamed (MSP invariant B): what follows the streamed
+      // part is sent; what Codex never streamed before it (a command's first chunk) cannot be,
+      // so the call says its output is incomplete.
+      const at = final.text.indexOf(open.sent);
+      if (at >= 0) events.push(...this.#append(item.id, final.text.slice(at + open.sent.length)));
+      incomplete = at !== 0;
     }
     this.#open.delete(item.id);
     this.#closed.add(item.id);
-    if (events.at(-1)?.type !== "itemCompleted") events.push({ type: "itemCompleted", agentItemId: item.id, ...final.end });
+    events.push({ type: "itemCompleted", agentItemId: item.id, ...final.end, ...(incomplete ? { incomplete: true as const } : {}) });
     return events;
   }
 }

@@ -39,6 +39,8 @@ export interface CodexTurnStop {
   agentStatus: TurnStatus | undefined;
   /** Why no `turn/interrupt` was accepted, when Codex refused it (the turn had ended already). */
   interruptRefused?: string;
+  /** Codex did not answer `turn/interrupt` within the grace: it is not stopping the turn itself. */
+  interruptUnanswered?: boolean;
   /** The background terminals Codex said it terminated (their item ids). */
   terminatedTerminals: string[];
   /** The processes of the turn that were still live after Codex's part, and what reaping them took. */
@@ -56,7 +58,8 @@ const isTurnCompleted =
 
 /**
  * Interrupts turn `turnId` of `threadId` and resolves only when every process the turn started is
- * gone. Rejects with `ProcessesSurvivedError` when one survives SIGKILL and the bound, and with the
+ * gone; each answer Codex owes is awaited at most `agentStopGraceMs`, and a Codex that does not
+ * answer `turn/interrupt` in time (`interruptUnanswered`) is asked nothing more. Rejects with `ProcessesSurvivedError` when one survives SIGKILL and the bound, and with the
  * connection's error when the app-server dies meanwhile (its processes are then not reaped here:
  * the caller stops the tree with {@link reapCodexTree}).
  */
@@ -67,15 +70,17 @@ export async function stopCodexTurn(server: CodexAppServer, options: CodexTurnSt
   const terminal = server.waitForNotification(isTurnCompleted(turnId), graceMs, `turn/completed for ${turnId}`);
   terminal.catch(() => {}); // awaited below; a rejection before then is not unhandled
   let interruptRefused: string | undefined;
+  let interruptUnanswered = false;
   try {
     await server.request("turn/interrupt", { threadId, turnId }, graceMs);
   } catch (error) {
-    if (!(error instanceof CodexRpcError)) throw error;
-    interruptRefused = error.rpcMessage;
+    if (error instanceof CodexTimeoutError) interruptUnanswered = true;
+    else if (error instanceof CodexRpcError) interruptRefused = error.rpcMessage;
+    else throw error;
   }
   let agentStatus: TurnStatus | undefined;
   let interruptToTerminalMs: number | undefined;
-  if (interruptRefused === undefined) {
+  if (interruptRefused === undefined && !interruptUnanswered) {
     try {
       agentStatus = (await terminal).params.turn.status;
       interruptToTerminalMs = Date.now() - started;
@@ -84,16 +89,22 @@ export async function stopCodexTurn(server: CodexAppServer, options: CodexTurnSt
     }
   }
   const terminatedTerminals: string[] = [];
-  if (options.terminateBackgroundTerminals ?? true) {
-    for (const t of await server.backgroundTerminals(threadId)) {
-      const answer = await server.request("thread/backgroundTerminals/terminate", { threadId, processId: t.processId });
-      if (answer.terminated) terminatedTerminals.push(t.itemId);
+  // A Codex that did not answer the interrupt is not asked more: the tree is reaped without it.
+  if ((options.terminateBackgroundTerminals ?? true) && !interruptUnanswered) {
+    try {
+      for (const t of await server.backgroundTerminals(threadId, graceMs)) {
+        const answer = await server.request("thread/backgroundTerminals/terminate", { threadId, processId: t.processId }, graceMs);
+        if (answer.terminated) terminatedTerminals.push(t.itemId);
+      }
+    } catch (error) {
+      if (!(error instanceof CodexTimeoutError || error instanceof CodexRpcError)) throw error;
     }
   }
   const reap = await reapCodexTree(server, options);
   return {
     agentStatus,
     ...(interruptRefused === undefined ? {} : { interruptRefused }),
+    ...(interruptUnanswered ? { interruptUnanswered } : {}),
     terminatedTerminals,
     reap,
     interruptToTerminalMs,

@@ -1,6 +1,6 @@
-/** The first two scenarios: the host says who it is and offers the msp-check model, and a directed turn runs to its end. */
+/** The first two scenarios: the host says who it is and offers the checked model (msp-check, or `--model`), and a directed turn runs to its end. */
 import type { Scenario } from "./scenario.js";
-import { CHECK_MODEL, paramsOf } from "./scenarioContext.js";
+import { paramsOf } from "./scenarioContext.js";
 
 export const hostInfo: Scenario = {
   name: "host info",
@@ -12,8 +12,8 @@ export const hostInfo: Scenario = {
     const models = Array.isArray(info["models"]) ? (info["models"] as unknown[]) : [];
     const ids = models.map((m) => (typeof m === "object" && m !== null ? (m as Record<string, unknown>)["id"] : m));
     ctx.expect(
-      ids.includes(CHECK_MODEL),
-      `host/info lists no model "${CHECK_MODEL}" (it lists ${JSON.stringify(ids)}): the host is not checkable; see docs/checkable-hosts.md`,
+      ids.includes(ctx.model),
+      `host/info lists no model "${ctx.model}" (it lists ${JSON.stringify(ids)}): the host is not checkable; see docs/checkable-hosts.md`,
       [ctx.wire.lines.at(-1)?.line],
     );
   },

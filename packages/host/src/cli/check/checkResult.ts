@@ -34,7 +34,9 @@ export interface CheckResult {
    * Why the check could not run the scenario over this connection: "shutdown mid-tool" and
    * "restart mid-tree" signal the host's process, which the check has only when it spawned the
    * host ("restart mid-tree" also needs a host that keeps its sessions across a restart); the
-   * subagent scenarios need a host whose host/info lists `capabilities.subagents: true`; "hook stop's cause"
+   * subagent scenarios need a host whose host/info lists `capabilities.subagents: true`, and a
+   * scenario needing `policyHooks` or `steering` a host that does not say it `false` (then the
+   * reason reads "not applicable (capability X absent): …", ./hostFeatures.ts); "hook stop's cause"
    * and "usage on a cancelled turn" need the MSP 2.1 directive keys `stopByHook` and `usage`,
    * which a host without those features refuses (it fails the turn naming the key). Such a result is not
    * passed (`passed` is false) and not failed: `CheckOutcome.passed` leaves it out.

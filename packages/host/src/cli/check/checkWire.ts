@@ -73,6 +73,8 @@ export class WireTap implements CheckWire {
   readonly #kinds = new Map<string, string>();
   /** Set once the wire passed the tap's bounds: what was recorded stops there. */
   overflow: string | undefined;
+  /** The lines `sendRaw` sent: the check's own text, which the schema check leaves out. */
+  readonly sentRaw = new Set<number>();
   /** Why the tap stopped recording one direction early (a message the framing could not follow), one sentence each. */
   readonly stops: string[] = [];
   readonly #limits: WireLimits;
@@ -80,6 +82,8 @@ export class WireTap implements CheckWire {
   #waiters: Waiter[] = [];
   #closed: Error | undefined;
   #sendRaw: ((text: string) => void) | undefined;
+  /** Texts `sendRaw` is sending, not yet recorded. */
+  readonly #rawPending: string[] = [];
 
   constructor(limits: Partial<WireLimits> = {}) {
     this.#limits = { ...DEFAULT_WIRE_LIMITS, ...limits };
@@ -120,6 +124,7 @@ export class WireTap implements CheckWire {
   sendRaw(text: string): number {
     if (this.#sendRaw === undefined) throw new Error("open() did not attach the check's wire hooks (wire.wrapChannel or wire.webSocket)");
     const before = this.lines.length;
+    this.#rawPending.push(text);
     this.#sendRaw(text);
     return before;
   }
@@ -131,6 +136,11 @@ export class WireTap implements CheckWire {
     if (this.lines.length >= this.#limits.maxLines || this.#chars > this.#limits.maxChars) return this.#overflow();
     const line: WireLine = { line: this.lines.length + 1, dir, raw, message: parseObject(raw) };
     this.lines.push(line);
+    const pending = dir === "client" ? this.#rawPending.indexOf(raw) : -1;
+    if (pending >= 0) {
+      this.#rawPending.splice(pending, 1);
+      this.sentRaw.add(line.line);
+    }
     if (dir !== "server") return;
     const params = line.message?.["params"];
     const item = typeof params === "object" && params !== null ? (params as { item?: unknown }).item : undefined;

@@ -50,7 +50,9 @@ export const grantCoversExactly: Scenario = {
       return;
     }
     if (!offeredDecisions(ask.params as unknown as ToolApproveParams).includes(ApprovalDecisions.approveForSession)) {
-      ctx.notRun(`the host's tool/approve offers no approveForSession (decisions: ${JSON.stringify(ask.params["decisions"] ?? "none, an MSP 2.0 question")})`);
+      ctx.notRun(
+        `not applicable (approveForSession absent): the host's tool/approve offers no approveForSession (decisions: ${JSON.stringify(ask.params["decisions"] ?? "none, an MSP 2.0 question")})`,
+      );
       await ctx.settle();
       return;
     }

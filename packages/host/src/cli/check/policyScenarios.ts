@@ -32,6 +32,7 @@ function notSupported(ctx: ScenarioContext, params: Record<string, unknown>, key
 
 export const hookStopCause: Scenario = {
   name: "hook stop's cause",
+  needs: ["policyHooks"],
   async run(ctx) {
     const sessionId = await ctx.session();
     const turn = await ctx.start(sessionId, HOOK_STOPPED);

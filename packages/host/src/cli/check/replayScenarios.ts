@@ -3,7 +3,7 @@ import { uuidv7 } from "@muse-code/sdk";
 import { checkTranscript } from "@muse-code/sdk/testing";
 import type { WireLine, WireTap } from "./checkWire.js";
 import type { Scenario } from "./scenario.js";
-import { CHECK_MODEL, paramsOf } from "./scenarioContext.js";
+import { paramsOf } from "./scenarioContext.js";
 
 /** The wire line of each resume scenario's cursor: the live stream up to it is what the answer's items must equal (invariant C). */
 const cursorLines = new WeakMap<WireTap, number>();
@@ -74,8 +74,8 @@ export const duplicateCommandId: Scenario = {
   name: "duplicate commandId",
   async run(ctx) {
     const createId = uuidv7();
-    const first = await ctx.command("session/create", { model: CHECK_MODEL, commandId: createId });
-    const again = await ctx.command("session/create", { model: CHECK_MODEL, commandId: createId });
+    const first = await ctx.command("session/create", { model: ctx.model, commandId: createId });
+    const again = await ctx.command("session/create", { model: ctx.model, commandId: createId });
     ctx.expect(
       JSON.stringify(again) === JSON.stringify(first),
       `a retried session/create (same commandId) must get the same answer: ${JSON.stringify(first)} then ${JSON.stringify(again)}`,

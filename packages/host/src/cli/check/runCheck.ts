@@ -9,8 +9,10 @@ import { WireTap, type CheckWire, type WireLine } from "./checkWire.js";
 import { formatFailure, formatHeader, formatNotes, formatRow, formatSummary } from "./checkReport.js";
 import type { CheckOutcome, CheckResult } from "./checkResult.js";
 import { ScenarioContext } from "./scenarioContext.js";
-import type { Scenario, ScenarioNeed } from "./scenario.js";
+import { featuresOf, unknownFeatures } from "./hostFeatures.js";
+import type { Scenario } from "./scenario.js";
 import { SCENARIOS } from "./scenarios.js";
+import { schemaFindings } from "./schemaCheck.js";
 import { transcriptRule } from "./transcriptRule.js";
 
 export type { CheckWire } from "./checkWire.js";
@@ -57,6 +59,12 @@ export interface CheckOptions {
   timeoutMs?: number;
   /** Run only the scenarios with these names (default: all, see {@link CHECK_SCENARIOS}). */
   only?: readonly string[];
+  /**
+   * The model every scenario's sessions are created with, which must play the directives
+   * (`muse check --model`): a host bridged to an agent offers the agent's model, whose provider
+   * plays them (docs/checkable-hosts.md). @defaultValue "msp-check"
+   */
+  model?: string;
 }
 
 /** The names of the scenarios, in the order they run. */
@@ -96,7 +104,7 @@ async function runScenario(scenario: Scenario, options: CheckOptions, timeoutMs:
       notRun = "the check did not spawn this host (it connected to it), so it cannot shut it down";
       return;
     }
-    ctx = new ScenarioContext(checked.client, wire, checked.spawned);
+    ctx = new ScenarioContext(checked.client, wire, checked.spawned, options.model);
     ctx.reopen = async () => {
       // The same command again, recorded on the same wire: a restart of a spawned host.
       const again = await options.open(wire);
@@ -139,12 +147,16 @@ async function runScenario(scenario: Scenario, options: CheckOptions, timeoutMs:
       problems.push({ text: `line ${line.line}: the host sent a message that is not a JSON object`, lines: [line.line] });
     }
   }
+  // Every message, both ways, against msp.schema.json (the check's own raw lines aside).
+  const schema = schemaFindings(wire.lines, wire.sentRaw);
+  for (const text of schema.problems) problems.push({ text, lines: linesIn(text) });
   const own = scenario.checkWire?.bind(scenario);
   const findings = transcriptRule(wire.lines, {
     ...(ctx?.shutdownAfter === undefined ? {} : { shutdownAfter: ctx.shutdownAfter }),
     ...(own === undefined ? {} : { invariants: () => own(wire) }),
   });
-  const notes = findings.notes.length === 0 ? {} : { notes: findings.notes };
+  const allNotes = [...schema.notes, ...findings.notes];
+  const notes = allNotes.length === 0 ? {} : { notes: allNotes };
   for (const text of findings.problems) problems.push({ text: text.replace("; pass {excerpt: true} for an excerpt", ""), lines: linesIn(text) });
   const wanted = new Set(problems.flatMap((p) => [...p.lines, ...linesIn(p.text)]));
   const strip = ({ line, dir, raw }: WireLine) => ({ line, dir, raw });
@@ -167,33 +179,6 @@ async function runScenario(scenario: Scenario, options: CheckOptions, timeoutMs:
   };
 }
 
-/**
- * What the host's host/info answer (on the "host info" scenario's wire) says of the features
- * scenarios need: `notSupported`, the ones it opts out of (`capabilities.approvals: false` says
- * it never asks before a tool runs); `lacking`, the opt-in ones it does not list
- * (`capabilities.subagents`: a host that delegates lists it).
- */
-function featuresOf(hostInfo: CheckResult): { notSupported: Map<ScenarioNeed, string>; lacking: Map<ScenarioNeed, string> } {
-  const out = new Map<ScenarioNeed, string>();
-  let subagents = false;
-  for (const { dir, raw } of hostInfo.wire) {
-    if (dir !== "server") continue;
-    let capabilities: unknown;
-    try {
-      capabilities = ((JSON.parse(raw) as { result?: { protocolVersion?: unknown; capabilities?: unknown } }).result ?? {}).capabilities;
-    } catch {
-      continue;
-    }
-    if (typeof capabilities !== "object" || capabilities === null) continue;
-    if ((capabilities as Record<string, unknown>)["approvals"] === false)
-      out.set("approvals", "host/info says capabilities.approvals: false (the host never asks before a tool runs)");
-    if ((capabilities as Record<string, unknown>)["subagents"] === true) subagents = true;
-  }
-  const lacking = new Map<ScenarioNeed, string>();
-  if (!subagents) lacking.set("subagents", "host/info does not list capabilities.subagents: true (the host runs no subagents)");
-  return { notSupported: out, lacking };
-}
-
 /** Why the other scenarios cannot run after "host info", if they cannot: no msp-check model, or no working host/info at all. */
 function whyNotCheckable(hostInfo: CheckResult): string | undefined {
   const fatal = hostInfo.problems.find((p) => p.includes("not checkable") || p.startsWith("stopped while") || p.startsWith("timed out"));
@@ -207,8 +192,9 @@ function whyNotCheckable(hostInfo: CheckResult): string | undefined {
  * scenario that hangs fails by timeout, naming what it waited for, and the run goes on. The host
  * must serve the msp-check model (docs/checkable-hosts.md); if `host/info` lists none, or does not
  * answer, the other scenarios are not run and fail saying so. The approval scenarios are reported
- * "not supported" (and count as passed) when host/info says `capabilities.approvals: false`; the
- * subagent scenarios are "not run" when it does not list `capabilities.subagents: true`. A
+ * "not supported" (and count as passed) when host/info says `capabilities.approvals: false`; a
+ * scenario needing a capability the host lacks (`subagents` not listed, `policyHooks` or `steering`
+ * said `false`) is "not run", not applicable (./hostFeatures.ts). A
  * scenario that must shut the host down ("shutdown mid-tool") is "not run" when `open` did not
  * spawn the host (no `spawned`): neither passed nor failed, it does not fail the run.
  * Never rejects for a host's fault.
@@ -227,7 +213,7 @@ export async function runCheck(options: CheckOptions): Promise<CheckOutcome> {
   for (const line of formatHeader(scenarios.length, timeoutMs, color)) out(line);
   const results: CheckResult[] = [];
   let notCheckable: string | undefined;
-  let features = { notSupported: new Map<ScenarioNeed, string>(), lacking: new Map<ScenarioNeed, string>() };
+  let features = unknownFeatures();
   for (const scenario of scenarios) {
     let result: CheckResult;
     const needs = scenario.needs ?? [];

@@ -2,8 +2,11 @@
 import type { WireTap } from "./checkWire.js";
 import type { ScenarioContext } from "./scenarioContext.js";
 
-/** An optional MSP feature a scenario needs (see {@link Scenario.needs}). */
-export type ScenarioNeed = "approvals" | "subagents";
+/**
+ * An optional MSP feature a scenario needs (see {@link Scenario.needs}), named as `host/info`'s
+ * `capabilities` name it.
+ */
+export type ScenarioNeed = "approvals" | "subagents" | "policyHooks" | "steering";
 
 /** One conformance scenario. */
 export interface Scenario {
@@ -18,7 +21,9 @@ export interface Scenario {
   /**
    * The optional MSP features the scenario needs. `approvals`: a host whose host/info says
    * `capabilities.approvals: false` has it reported "not supported". `subagents`: a
-   * host whose host/info does not list `capabilities.subagents` has it reported "not run".
+   * host whose host/info does not list `capabilities.subagents` has it reported "not run", not
+   * applicable. `policyHooks`, `steering`: a host whose host/info says `false` for it has it
+   * reported "not run", not applicable (./hostFeatures.ts).
    */
   needs?: readonly ScenarioNeed[];
   /**

@@ -79,11 +79,14 @@ export class ScenarioContext {
   doing = "starting";
   /** Set by {@link ScenarioContext.notRun}: why the host could not be checked for this scenario. */
   notRunReason: string | undefined;
+  /** The model the scenario's sessions are created with: {@link CHECK_MODEL} unless `muse check --model` names another. */
+  readonly model: string;
 
-  constructor(client: MspClient, wire: WireTap, spawned?: SpawnedProcess) {
+  constructor(client: MspClient, wire: WireTap, spawned?: SpawnedProcess, model: string = CHECK_MODEL) {
     this.client = client;
     this.wire = wire;
     this.spawned = spawned;
+    this.model = model;
   }
 
   /** Record a problem. */
@@ -160,9 +163,9 @@ export class ScenarioContext {
     }
   }
 
-  /** Create a session on the msp-check model. */
+  /** Create a session on the checked model ({@link ScenarioContext.model}). */
   async session(): Promise<string> {
-    const result = await this.command("session/create", { model: CHECK_MODEL });
+    const result = await this.command("session/create", { model: this.model });
     const sessionId = result["sessionId"];
     if (typeof sessionId !== "string") throw new Error("session/create: the result has no sessionId");
     return sessionId;

@@ -86,6 +86,7 @@ function splicesOf(ctx: ScenarioContext, turnId: string): Array<{ line: number; 
 
 export const steerAfterTerminal: Scenario = {
   name: "steer after terminal rejected",
+  needs: ["steering"],
   async run(ctx) {
     const sessionId = await ctx.session();
     const turn = await ctx.start(sessionId, QUICK);
@@ -107,6 +108,7 @@ export const steerAfterTerminal: Scenario = {
 
 export const spliceOnDefaultCancel: Scenario = {
   name: "a splice on default cancel",
+  needs: ["steering"],
   async run(ctx) {
     const sessionId = await ctx.session();
     const running = await ctx.start(sessionId, LONG_TOOL);
@@ -145,6 +147,7 @@ export const spliceOnDefaultCancel: Scenario = {
 
 export const noSpliceWithKeepInbox: Scenario = {
   name: "no splice with keepInbox",
+  needs: ["steering"],
   async run(ctx) {
     const sessionId = await ctx.session();
     const running = await ctx.start(sessionId, LONG_TOOL);
@@ -181,6 +184,7 @@ export const noSpliceWithKeepInbox: Scenario = {
  */
 export const deltasAroundSteer: Scenario = {
   name: "deltas around a steer",
+  needs: ["steering"],
   async run(ctx) {
     const sessionId = await ctx.session();
     const running = await ctx.start(sessionId, LONG_TOOL);
