@@ -113,7 +113,7 @@ async function approveButtonsAfterStop(page: Page): Promise<number> {
     if (stop === null) throw new Error("no Stop button");
     stop.click();
     for (let i = 0; i < 20; i++) await Promise.resolve();
-    return [...document.querySelectorAll('[role="dialog"] button')].filter((b) => b.textContent === label).length;
+    return Array.from(document.querySelectorAll('[role="dialog"] button')).filter((b) => b.textContent === label).length;
   }, "Approve");
 }
 
