@@ -79,6 +79,43 @@ describe("ACP session/update → MSP items", () => {
     expect(u.accept(sleepCall)).toEqual([]);
   });
 
+  it("a call announced before its input (Claude Code's) starts once its input comes, with the command as args, not the placeholder title", () => {
+    const u = new AcpTurnUpdates();
+    // As claude-agent-acp 0.101.0 sends it to a client that asks for terminal_output: a terminal block, no output yet.
+    const announced: SessionUpdate = {
+      sessionUpdate: "tool_call",
+      toolCallId: "toolu_1",
+      title: "Terminal",
+      kind: "execute",
+      status: "pending",
+      rawInput: {},
+      content: [{ type: "terminal", terminalId: "toolu_1" }],
+    };
+    expect(u.accept(announced)).toEqual([]);
+    expect(u.accept({ sessionUpdate: "tool_call_update", toolCallId: "toolu_1", title: "Terminal" })).toEqual([]);
+    expect(
+      u.accept({ sessionUpdate: "tool_call_update", toolCallId: "toolu_1", title: "sleep 47", rawInput: { command: "sleep 47", description: "wait" } }),
+    ).toEqual([{ type: "itemStarted", agentItemId: "toolu_1", kind: "toolCall", tool: "shell", callId: "toolu_1", args: '{"command":"sleep 47"}' }]);
+    expect(u.accept({ sessionUpdate: "tool_call_update", toolCallId: "toolu_1", status: "completed", rawOutput: "slept" })).toEqual([
+      { type: "itemDelta", agentItemId: "toolu_1", field: "visibleOutput", append: "slept" },
+      { type: "itemCompleted", agentItemId: "toolu_1", status: "completed" },
+    ]);
+  });
+
+  it("a call that never brings its input starts at its first status, or at the permission request about it, with what the agent said", () => {
+    const u = new AcpTurnUpdates();
+    expect(u.accept({ sessionUpdate: "tool_call", toolCallId: "a", title: "Terminal", kind: "execute", status: "pending", rawInput: {} })).toEqual([]);
+    expect(u.accept({ sessionUpdate: "tool_call_update", toolCallId: "a", status: "failed" })).toEqual([
+      { type: "itemStarted", agentItemId: "a", kind: "toolCall", tool: "shell", callId: "a", args: '{"command":"Terminal"}' },
+      { type: "itemCompleted", agentItemId: "a", status: "failed", failureReason: "the agent reported the call failed" },
+    ]);
+    expect(u.accept({ sessionUpdate: "tool_call", toolCallId: "b", title: "Terminal", kind: "execute", status: "pending", rawInput: {} })).toEqual([]);
+    expect(u.permissionAsked({ toolCallId: "b", title: "touch x", rawInput: { command: "touch x" } })).toEqual([
+      { type: "itemStarted", agentItemId: "b", kind: "toolCall", tool: "shell", callId: "b", args: '{"command":"touch x"}' },
+    ]);
+    expect(u.isOpen("b")).toBe(true);
+  });
+
   it("codex-acp's rawOutput is the output when there is no content; a failed call says its exit code", () => {
     const u = new AcpTurnUpdates();
     u.accept(sleepCall);

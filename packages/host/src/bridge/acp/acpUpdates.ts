@@ -7,7 +7,9 @@
  * - `tool_call` → a toolCall item (kind `execute` → tool `shell`, `args` `{"command": …}` as the
  *   agent's `rawInput.command` says it; any other kind → the tool's `name`, else its kind, `args`
  *   its `rawInput`). A `tool_call` for a call already open (the permission request introduced it)
- *   updates it.
+ *   updates it. A call announced before its input (Claude Code's: `rawInput` `{}` while the model
+ *   still streams it) starts its item once an update brings the input, a status, output or a
+ *   permission request, so that its `args` are what runs, never a placeholder title.
  * - `tool_call_update` → its `_meta.terminal_output.data` (the `terminal_output` extension the
  *   bridge asks for at `initialize`, ./acpAgentProcess.ts: a running command's output, in order) as
  *   appends to the call's output; its text `content` (or, failing that, the text of `rawOutput`) as
@@ -127,6 +129,23 @@ function failureOf(update: Pick<ToolCallUpdate, "rawOutput">): string {
 }
 
 /**
+ * Whether the agent announced `call` before its input: no `rawInput` (or `{}`), no status past
+ * `pending`, no output yet (a `terminal` content block is where output will go, not output).
+ */
+function awaitsInput(call: Pick<ToolCall, "rawInput" | "status" | "content" | "rawOutput" | "_meta">): boolean {
+  const input = call.rawInput;
+  const noInput = input === undefined || input === null || (typeof input === "object" && !Array.isArray(input) && Object.keys(input).length === 0);
+  const noOutput = outputOf(call) === undefined && terminalOutputOf(call) === undefined;
+  return noInput && (call.status === undefined || call.status === null || call.status === "pending") && noOutput;
+}
+
+/** A call as the agent has described it so far: `update`'s fields over what was known. */
+function merged(known: ToolCall | undefined, update: ToolCallUpdate): ToolCall {
+  const defined = Object.fromEntries(Object.entries(update).filter(([, value]) => value !== undefined && value !== null));
+  return { title: update.toolCallId, ...known, ...defined } as ToolCall;
+}
+
+/**
  * One ACP turn's updates, mapped; one instance per prompt turn.
  *
  * @example
@@ -144,6 +163,8 @@ export class AcpTurnUpdates {
   readonly #calls = new Map<string, { output: string; replace?: string }>();
   /** Tool calls this turn ended (or the session closed): later updates of them are absorbed. */
   readonly #ended = new Set<string>();
+  /** Tool calls announced without their input yet, by ACP id: what the agent has said of each so far. */
+  readonly #awaitingInput = new Map<string, ToolCall>();
 
   /** Whether `toolCallId` is open. */
   isOpen(toolCallId: string): boolean {
@@ -182,9 +203,9 @@ export class AcpTurnUpdates {
    */
   permissionAsked(toolCall: ToolCallUpdate): BridgeEvent[] {
     if (this.#calls.has(toolCall.toolCallId) || this.#ended.has(toolCall.toolCallId)) return [];
-    const view = toolCallView({ ...toolCall, title: toolCall.title ?? toolCall.toolCallId, kind: toolCall.kind ?? "other", name: toolCall.name ?? null });
-    this.#calls.set(toolCall.toolCallId, { output: "" });
-    return [...this.endText(), { type: "itemStarted", agentItemId: toolCall.toolCallId, kind: "toolCall", ...view }];
+    const known = merged(this.#awaitingInput.get(toolCall.toolCallId), toolCall);
+    this.#awaitingInput.delete(toolCall.toolCallId);
+    return [...this.endText(), this.#start(known)];
   }
 
   /** Ends the open message or reasoning item, `completed` (at another update, and at the turn's end). */
@@ -209,18 +230,36 @@ export class AcpTurnUpdates {
 
   #toolCall(call: ToolCall): BridgeEvent[] {
     if (this.#ended.has(call.toolCallId)) return [];
-    const out: BridgeEvent[] = [];
-    if (!this.#calls.has(call.toolCallId)) {
-      this.#calls.set(call.toolCallId, { output: "" });
-      out.push({ type: "itemStarted", agentItemId: call.toolCallId, kind: "toolCall", ...toolCallView(call) });
+    if (!this.#calls.has(call.toolCallId) && !this.#awaitingInput.has(call.toolCallId)) {
+      if (awaitsInput(call)) {
+        this.#awaitingInput.set(call.toolCallId, call);
+        return [];
+      }
+      return [this.#start(call), ...this.#toolCallUpdate(call)];
     }
-    return [...out, ...this.#toolCallUpdate(call)];
+    return this.#toolCallUpdate(call);
+  }
+
+  /** The item of a call the turn now knows enough of to show. */
+  #start(call: ToolCall): BridgeEvent {
+    this.#calls.set(call.toolCallId, { output: "" });
+    return { type: "itemStarted", agentItemId: call.toolCallId, kind: "toolCall", ...toolCallView(call) };
   }
 
   #toolCallUpdate(update: ToolCallUpdate): BridgeEvent[] {
-    const call = this.#calls.get(update.toolCallId);
-    if (call === undefined) return [];
     const out: BridgeEvent[] = [];
+    const awaiting = this.#awaitingInput.get(update.toolCallId);
+    if (awaiting !== undefined) {
+      const known = merged(awaiting, update);
+      if (awaitsInput(known)) {
+        this.#awaitingInput.set(update.toolCallId, known);
+        return [];
+      }
+      this.#awaitingInput.delete(update.toolCallId);
+      out.push(this.#start(known));
+    }
+    const call = this.#calls.get(update.toolCallId);
+    if (call === undefined) return out;
     const streamed = terminalOutputOf(update);
     if (streamed !== undefined && streamed !== "" && call.replace === undefined) {
       out.push({ type: "itemDelta", agentItemId: update.toolCallId, field: "visibleOutput", append: streamed });
