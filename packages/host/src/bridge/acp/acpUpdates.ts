@@ -174,6 +174,7 @@ export class AcpTurnUpdates {
   /** Stops mapping `toolCallId` (the session closed its item): what the agent says of it later is absorbed. */
   forget(toolCallId: string): void {
     this.#calls.delete(toolCallId);
+    this.#awaitingInput.delete(toolCallId);
     this.#ended.add(toolCallId);
   }
 
@@ -205,7 +206,7 @@ export class AcpTurnUpdates {
     if (this.#calls.has(toolCall.toolCallId) || this.#ended.has(toolCall.toolCallId)) return [];
     const known = merged(this.#awaitingInput.get(toolCall.toolCallId), toolCall);
     this.#awaitingInput.delete(toolCall.toolCallId);
-    return [...this.endText(), this.#start(known)];
+    return [...this.endText(), this.#start({ kind: "other", ...known })];
   }
 
   /** Ends the open message or reasoning item, `completed` (at another update, and at the turn's end). */
