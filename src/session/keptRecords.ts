@@ -62,7 +62,14 @@ function split(item: Item): SplitItem {
   return one;
 }
 
-/** The record of `turn`; `previous` is returned as it is when the turn did not change since. */
+/**
+ * The record of `turn`; `previous` is returned as it is when the turn did not change since.
+ *
+ * @example
+ * ```ts
+ * const record = turnRecord(turn, kept.get(turn.turnId)); // record.text is stored, record.longs in pieces
+ * ```
+ */
 export function turnRecord(turn: KeptTurn, previous?: TurnRecord): TurnRecord {
   if (previous !== undefined && sameTurn(previous.turn, turn)) return previous;
   const items: Array<Record<string, unknown>> = [];
@@ -103,12 +110,24 @@ function sameTurn(a: KeptTurn, b: KeptTurn): boolean {
   return true;
 }
 
-/** How many pieces a string of `length` characters is kept in. */
+/**
+ * How many pieces a string of `length` characters (@unit UTF-16 code units) is kept in.
+ *
+ * @example
+ * ```ts
+ * pieceCount(40_000); // 3 (of PIECE_CHARS = 16 384)
+ * ```
+ */
 export const pieceCount = (length: number): number => Math.ceil(length / PIECE_CHARS);
 
 /**
  * A stored record's items with their long strings put back from their pieces (`piece(itemId, field, n)`),
  * or undefined for an item whose pieces are missing or do not add up to the length its record gives (a torn write).
+ *
+ * @example
+ * ```ts
+ * const { items, torn } = joinedItems(record.items, (itemId, field, n) => pieces.get(`${itemId}/${field}/${n}`) ?? null);
+ * ```
  */
 export function joinedItems(items: unknown, piece: (itemId: string, field: string, n: number) => string | null): { items: unknown[]; torn: boolean } {
   if (!Array.isArray(items)) return { items: [], torn: false };

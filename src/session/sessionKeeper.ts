@@ -32,6 +32,13 @@ interface Plan {
  * `maxBytes` UTF-16 code units over all its keys (ended turns are dropped first; if the unended ones
  * alone do not fit, they are kept without items and the cursor is left out, so a reload replays the
  * session whole rather than resuming on top of a cut copy).
+ *
+ * @example
+ * ```ts
+ * const keeper = new SessionKeeper(localStorage, "msp:chat", 4_000_000, (error) => console.warn(error.message));
+ * const kept = keeper.read();
+ * keeper.write({ ...kept, cursor });
+ * ```
  */
 export class SessionKeeper {
   readonly #key: string;

@@ -20,6 +20,8 @@ export interface SessionParts {
   /** The model asked for at create, a pending `setModel`, and what the host said. */
   model: SessionModelChoice;
   reconnect: ReconnectPolicy | undefined;
+  /** The bound on each command's answer. @unit milliseconds */
   commandTimeoutMs: number;
+  /** Where a warning goes (a full storage quota, a record that could not be read). */
   onWarning: (message: string) => void;
 }

@@ -104,7 +104,14 @@ export interface KeptSession {
 
 const PHASES: readonly string[] = ["starting", "queued", "running", "ended", "unknown"];
 
-/** A kept session as stored (either layout's document, its turns' items put back), checked shape by shape: anything unexpected is dropped, not trusted. */
+/**
+ * A kept session as stored (either layout's document, its turns' items put back), checked shape by shape: anything unexpected is dropped, not trusted.
+ *
+ * @example
+ * ```ts
+ * const kept = parseKept(JSON.parse(storage.getItem("msp:chat") ?? "{}"));
+ * ```
+ */
 export function parseKept(raw: unknown): KeptSession {
   if (typeof raw !== "object" || raw === null) return { turns: [] };
   const { sessionId, cursor, turns } = raw as Record<string, unknown>;

@@ -47,7 +47,14 @@ export class SessionStorageError extends Error {
   }
 }
 
-/** The kind of a storage's error: a browser's `QuotaExceededError` (Firefox's `NS_ERROR_DOM_QUOTA_REACHED`, legacy code 22) or a full disk is `quotaExceeded`. */
+/**
+ * The kind of a storage's error: a browser's `QuotaExceededError` (Firefox's `NS_ERROR_DOM_QUOTA_REACHED`, legacy code 22) or a full disk is `quotaExceeded`.
+ *
+ * @example
+ * ```ts
+ * storageErrorKind(Object.assign(new Error("disk full"), { code: "ENOSPC" })); // "quotaExceeded"
+ * ```
+ */
 export function storageErrorKind(error: unknown): SessionStorageErrorKind {
   if (typeof error !== "object" || error === null) return "failed";
   const { name, code } = error as { name?: unknown; code?: unknown };

@@ -221,7 +221,15 @@ export interface ReapReport {
   elapsedMs: number;
 }
 
-/** Processes that were still there after SIGKILL and the bound. */
+/**
+ * Processes that were still there after SIGKILL and the bound: `survivors` as last read, and
+ * `boundMs` (@unit milliseconds), how long after SIGKILL they were waited for.
+ *
+ * @example
+ * ```ts
+ * if (error instanceof ProcessesSurvivedError) log(`${error.survivors.length} left after ${error.boundMs} ms`);
+ * ```
+ */
 export class ProcessesSurvivedError extends Error {
   override readonly name = "ProcessesSurvivedError";
   constructor(

@@ -10,6 +10,11 @@ import { webSocketClass } from "./webSocketClass.js";
  * WebSocket connection, per scenario), its sessions on `model` (default msp-check, the model that
  * plays the check's directives), print the table through `out`, and resolve with 0 when every
  * scenario passed, 1 otherwise.
+ *
+ * @example
+ * ```ts
+ * const code = await checkCommand(target, { out: (line) => process.stdout.write(`${line}\n`), color: false, env: process.env });
+ * ```
  */
 export async function checkCommand(
   target: HostTarget,

@@ -3,7 +3,14 @@ import { COMMAND_REJECTED_CODE, isObject, type RejectionReason, type TurnInput }
 import { CommandError, JsonRpcErrorCodes } from "./jsonRpc.js";
 import type { LogUnavailableError } from "../log/logFilePool.js";
 
-/** A command the host refuses: `-32001` with `data: { commandId, reason, …details }`. */
+/**
+ * A command the host refuses: `-32001` with `data: { commandId, reason, …details }`.
+ *
+ * @example
+ * ```ts
+ * throw rejection(commandId, "already_terminal", "the turn already ended", { terminal: "completed" });
+ * ```
+ */
 export function rejection(
   commandId: string,
   reason: RejectionReason | typeof STEERING_UNSUPPORTED,

@@ -179,7 +179,15 @@ export class CodexAppServer {
     });
   }
 
-  /** Every background terminal of `threadId` (all pages; at most 100 pages are read, each answer within `timeoutMs`). */
+  /**
+   * Every background terminal of `threadId` (all pages; at most 100 pages are read), each page's
+   * answer within `timeoutMs` (@unit milliseconds; default: the connection's request timeout).
+   *
+   * @example
+   * ```ts
+   * const running = (await appServer.backgroundTerminals(threadId, 2_000)).map((t) => t.processId);
+   * ```
+   */
   async backgroundTerminals(threadId: string, timeoutMs?: number): Promise<ThreadBackgroundTerminal[]> {
     const all: ThreadBackgroundTerminal[] = [];
     let cursor: string | null = null;

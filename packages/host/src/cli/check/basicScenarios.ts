@@ -2,6 +2,7 @@
 import type { Scenario } from "./scenario.js";
 import { paramsOf } from "./scenarioContext.js";
 
+/** "host info": `host/info` names the host, its version and protocol, and offers the check's model; without it no other scenario runs. */
 export const hostInfo: Scenario = {
   name: "host info",
   async run(ctx) {
@@ -19,6 +20,7 @@ export const hostInfo: Scenario = {
   },
 };
 
+/** "start and complete": a turn of reasoning and text starts, shows both items with the directed text, and ends `completed`. */
 export const startAndComplete: Scenario = {
   name: "start and complete",
   async run(ctx) {

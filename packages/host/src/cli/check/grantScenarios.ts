@@ -25,6 +25,7 @@ function toolCalls(ctx: ScenarioContext, turnId: string): Array<{ line: number; 
   return ctx.completedItems(turnId).filter((i) => i.item["kind"] === "toolCall");
 }
 
+/** "session grant is exact": an `approveForSession` grant covers the same call again in the session, and not a call with other arguments. */
 export const grantCoversExactly: Scenario = {
   name: "session grant is exact",
   needs: ["approvals"],

@@ -30,6 +30,7 @@ function notSupported(ctx: ScenarioContext, params: Record<string, unknown>, key
   return true;
 }
 
+/** "hook stop's cause": a step a named policy hook stops ends the turn `cancelled` with `cause.kind: "hook"`, and neither it nor the next step runs. */
 export const hookStopCause: Scenario = {
   name: "hook stop's cause",
   needs: ["policyHooks"],
@@ -77,6 +78,7 @@ export const hookStopCause: Scenario = {
   },
 };
 
+/** "usage on a cancelled turn": a turn cancelled mid-tool carries `usage` that counts the step that ran and not the one that never did. */
 export const usageOnCancelledTurn: Scenario = {
   name: "usage on a cancelled turn",
   async run(ctx) {

@@ -8,6 +8,7 @@ import { paramsOf } from "./scenarioContext.js";
 /** The wire line of each resume scenario's cursor: the live stream up to it is what the answer's items must equal (invariant C). */
 const cursorLines = new WeakMap<WireTap, number>();
 
+/** "resume after cursor": `session/resume {afterCursor}` re-sends exactly the notifications after the cursor, and its `items` fold to the stream up to it (invariant C). */
 export const resumeAfterCursor: Scenario = {
   name: "resume after cursor",
   async run(ctx) {
@@ -70,6 +71,7 @@ export const resumeAfterCursor: Scenario = {
   },
 };
 
+/** "duplicate commandId": a retried `session/create` or `turn/start` gets the same answer, and the prompt runs once. */
 export const duplicateCommandId: Scenario = {
   name: "duplicate commandId",
   async run(ctx) {

@@ -84,6 +84,7 @@ function splicesOf(ctx: ScenarioContext, turnId: string): Array<{ line: number; 
     .map((l) => ({ line: l.line, params: paramsOf(l.message as Record<string, unknown>) }));
 }
 
+/** "steer after terminal rejected": `turn/steer` of a turn that ended is refused `already_terminal`, with the turn's real terminal. */
 export const steerAfterTerminal: Scenario = {
   name: "steer after terminal rejected",
   needs: ["steering"],
@@ -106,6 +107,7 @@ export const steerAfterTerminal: Scenario = {
   },
 };
 
+/** "a splice on default cancel": a default `turn/cancel` after a steer sends one `inbox/cancelled` listing the steer and the queued turn, before the terminal (invariant S). */
 export const spliceOnDefaultCancel: Scenario = {
   name: "a splice on default cancel",
   needs: ["steering"],
@@ -145,6 +147,7 @@ export const spliceOnDefaultCancel: Scenario = {
   },
 };
 
+/** "no splice with keepInbox": a cancel with `keepInbox: true` sends no `inbox/cancelled`, and the steer carries over to the queued turn. */
 export const noSpliceWithKeepInbox: Scenario = {
   name: "no splice with keepInbox",
   needs: ["steering"],
