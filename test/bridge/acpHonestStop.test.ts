@@ -5,7 +5,9 @@
  *   `muse serve --agent acp`, it is gone (by pid) when `turn/completed cancelled` arrives;
  * - an agent (built on the ACP SDK's own `agent()`, test/fixtures/acp/stubbornAgent.ts) that runs a
  *   real `sleep` and never answers `session/cancel`: the turn ends `failed`, saying the agent did
- *   not stop, once the bridge's bound passes, and the sleep is reaped.
+ *   not stop, once the bridge's bound passes, the sleep is reaped and the agent closed (the next
+ *   turn starts a new one); and the same agent exiting at `session/cancel`: `failed`, never
+ *   `cancelled`, since it reached no terminal.
  * - an agent command that cannot run: the turn fails, saying why, and the host lives on.
  * Every wait is bounded; nothing asserts a duration.
  */
@@ -36,6 +38,15 @@ afterEach(async () => {
 
 /** Resolves once `predicate` holds, polled; rejects after {@link WAIT_MS}. */
 const poll = (predicate: () => boolean, what: string): Promise<void> => pollUntil(predicate, what, WAIT_MS);
+
+/** The command that runs test/fixtures/acp/stubbornAgent.ts with tsx. */
+function stubbornCommand(): string[] {
+  const tsx = pathToFileURL(createRequire(join(repoRoot, "package.json")).resolve("tsx")).href;
+  return [process.execPath, "--import", tsx, join(repoRoot, "test/fixtures/acp/stubbornAgent.ts")];
+}
+
+/** The pid of the stubborn agent below the host, or 0. */
+const stubbornAgentPid = (host: number): number => descendantsOf(host, scanProcesses(true)).find((p) => p.command.includes("stubbornAgent.ts"))?.pid ?? 0;
 
 const pidBelow = (root: number, command: string): number => descendantsOf(root, scanProcesses(true)).find((p) => p.command === command)?.pid ?? 0;
 
@@ -118,9 +129,47 @@ describe("the ACP bridge's honest stop", { timeout: 120_000 }, () => {
 
   it("an agent that never answers session/cancel: the turn ends failed, saying so, and its sleep is reaped", async () => {
     const { home, data } = await setUp();
-    const tsx = pathToFileURL(createRequire(join(repoRoot, "package.json")).resolve("tsx")).href;
-    const stubborn = [process.execPath, "--import", tsx, join(repoRoot, "test/fixtures/acp/stubbornAgent.ts")];
-    const { host, wire } = recorded((o) => spawnAcpBridgedHost(home, data, { defaultTimeoutMs: WAIT_MS, command: stubborn, killGraceMs: 500, ...o }));
+    const { host, wire } = recorded((o) => spawnAcpBridgedHost(home, data, { defaultTimeoutMs: WAIT_MS, command: stubbornCommand(), killGraceMs: 500, ...o }));
+    const { sessionId } = await host.command("session/create", {});
+    const turn = host.startTurn({ sessionId, input });
+    const { turnId } = await turn.accepted;
+    let sleepPid = 0;
+    await poll(
+      () => (sleepPid = pidBelow(host.pid, "sleep 49")) > 0 && host.items.itemsOf(turnId).some((i) => i.kind === "toolCall"),
+      "the sleep and its tool call",
+    );
+    cleanups.push(() => {
+      if (!processGone(sleepPid)) process.kill(sleepPid, "SIGKILL");
+    });
+    const agentPid = stubbornAgentPid(host.pid);
+    let goneAtTerminal: boolean | undefined;
+    host.events.on("turn/completed", (params) => {
+      if (params.turnId === turnId) goneAtTerminal = processGone(sleepPid);
+    });
+
+    const { ack, turnCompleted } = await turn.cancel({ timeoutMs: WAIT_MS });
+
+    expect(ack).toBe("accepted");
+    expect(turnCompleted.terminal).toBe("failed");
+    expect(turnCompleted.reason).toContain("did not end its prompt turn");
+    expect(goneAtTerminal).toBe(true);
+    expect(host.items.itemsOf(turnId).find((i) => i.kind === "toolCall")).toMatchObject({ status: "failed" });
+    // The agent whose prompt may still run is closed: the next turn gets a new one, not a session shared with it.
+    expect(agentPid).toBeGreaterThan(0);
+    await poll(() => processGone(agentPid), "the agent that ignored the cancel closed");
+    const next = host.startTurn({ sessionId, input });
+    await poll(() => pidBelow(host.pid, "sleep 49") > 0, "the next turn's sleep, in a new agent");
+    expect(stubbornAgentPid(host.pid)).not.toBe(agentPid);
+    await next.cancel({ timeoutMs: WAIT_MS });
+    await host.close();
+    expect(checkTranscript(wire).problems).toEqual([]);
+  });
+
+  it("an agent that exits when asked to cancel: the turn ends failed, never cancelled, and its sleep is reaped", async () => {
+    const { home, data } = await setUp();
+    const { host, wire } = recorded((o) =>
+      spawnAcpBridgedHost(home, data, { defaultTimeoutMs: WAIT_MS, command: stubbornCommand(), env: { STUBBORN_ON_CANCEL: "exit" }, killGraceMs: 500, ...o }),
+    );
     const { sessionId } = await host.command("session/create", {});
     const turn = host.startTurn({ sessionId, input });
     const { turnId } = await turn.accepted;
@@ -137,11 +186,11 @@ describe("the ACP bridge's honest stop", { timeout: 120_000 }, () => {
       if (params.turnId === turnId) goneAtTerminal = processGone(sleepPid);
     });
 
-    const { ack, turnCompleted } = await turn.cancel({ timeoutMs: WAIT_MS });
+    const { turnCompleted } = await turn.cancel({ timeoutMs: WAIT_MS });
 
-    expect(ack).toBe("accepted");
     expect(turnCompleted.terminal).toBe("failed");
-    expect(turnCompleted.reason).toContain("did not end its prompt turn");
+    expect(turnCompleted.reason).toContain("ended before it answered session/cancel");
+    expect(turnCompleted.cause).toBeUndefined();
     expect(goneAtTerminal).toBe(true);
     expect(host.items.itemsOf(turnId).find((i) => i.kind === "toolCall")).toMatchObject({ status: "failed" });
     await host.close();

@@ -95,8 +95,15 @@ export interface TurnDriver {
 }
 
 /**
- * Thrown by a driver whose cancelled turn's processes could not be confirmed gone: the session
- * ends the turn `failed` with its message, never `cancelled` over a live process.
+ * Thrown by a driver whose turn must end `failed` even when a stop was asked: its processes could
+ * not be confirmed gone (never `cancelled` over a live process), the agent never confirmed the
+ * cancel, or the agent had already ended the turn by itself (a stop does not relabel the agent's
+ * own end). The session ends the turn `failed` with its message.
+ *
+ * @example
+ * ```ts
+ * throw new TurnStopFailedError("tool process 4242 (sleep 47) could not be confirmed gone 3000 ms after SIGKILL");
+ * ```
  */
 export class TurnStopFailedError extends Error {
   override readonly name = "TurnStopFailedError";

@@ -14,7 +14,12 @@
  * tree below the agent reaped; the items still open are closed `cancelled` with the output they
  * showed, and only then does `run` throw, so the session sends `cancelled` once no process of the
  * turn runs. When a process cannot be confirmed gone, or the agent never answers the cancel, `run`
- * throws a {@link TurnStopFailedError}: the turn ends `failed`. What the agent sends after the
+ * throws a {@link TurnStopFailedError}: the turn ends `failed`; so it does when the agent exits
+ * before it answers the cancel (it never reached a terminal), and when the agent ended the turn by
+ * itself and a Stop came while its leftovers were reaped (a Stop never relabels the agent's own
+ * end). An agent that leaves a cancel unanswered is closed, so the next turn starts it again and
+ * loads its session rather than share it with the old prompt. Starting the agent's session is
+ * bounded ({@link AcpTurnDriverOptions.sessionStartTimeoutMs}), and a Stop does not wait for it. What the agent sends after the
  * prompt's answer is absorbed.
  * Not bridged: steering (`turn/steer` is refused `steering_unsupported`: ACP has no way to add
  * input to a running prompt turn).
@@ -66,6 +71,8 @@ export interface AcpTurnDriverOptions extends Omit<AcpAgentOptions, "kind"> {
   killGraceMs?: number;
   /** How long the agent gets to answer the prompt after `session/cancel`. @unit milliseconds @defaultValue 5000 */
   agentStopGraceMs?: number;
+  /** How long the agent may take to answer `session/new` or `session/load` (its `initialize` has its own bound). @unit milliseconds @defaultValue 60000 */
+  sessionStartTimeoutMs?: number;
   logger?: (line: string) => void;
   /** Where the MSP session's ACP session id is kept across host restarts; without one, only for the driver's life. */
   sessionStore?: AcpSessionStore;
@@ -128,11 +135,18 @@ export class AcpTurnDriver implements TurnDriver {
       // Its own group (the agent is spawned detached), on record until it exits.
       o.toolGroups?.record(agent.pid);
       void agent.closed.then(() => o.toolGroups?.release(agent.pid));
+      const ms = o.sessionStartTimeoutMs ?? 60_000;
+      let timer: NodeJS.Timeout | undefined;
+      const bound = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`the ACP agent did not answer session/new or session/load within ${ms} ms`)), ms);
+      });
       try {
-        return { agent, sessionId: await this.#session(agent, o.cwd ?? process.cwd()) };
+        return { agent, sessionId: await Promise.race([this.#session(agent, o.cwd ?? process.cwd()), bound]) };
       } catch (error) {
         await agent.close();
         throw error;
+      } finally {
+        clearTimeout(timer);
       }
     })();
     const started = this.#agent;
@@ -142,6 +156,20 @@ export class AcpTurnDriver implements TurnDriver {
       () => (this.#agent === started ? (this.#agent = undefined) : undefined),
     );
     return started;
+  }
+
+  /** {@link #ready}, given up at a stop (the start goes on, for the next turn). */
+  async #readyWithin(signal: AbortSignal): Promise<{ agent: AcpAgentProcess; sessionId: string }> {
+    let onAbort: (() => void) | undefined;
+    const stopped = new Promise<never>((_, reject) => {
+      onAbort = () => reject(signal.reason as Error);
+      signal.addEventListener("abort", onAbort, { once: true });
+    });
+    try {
+      return await Promise.race([this.#ready(), stopped]);
+    } finally {
+      if (onAbort !== undefined) signal.removeEventListener("abort", onAbort);
+    }
   }
 
   /**
@@ -191,7 +219,7 @@ export class AcpTurnDriver implements TurnDriver {
     const { signal } = turn;
     signal.throwIfAborted();
     turn.at("promptAssembly");
-    const { agent, sessionId } = await this.#ready();
+    const { agent, sessionId } = await this.#readyWithin(signal);
     signal.throwIfAborted();
     turn.declareUsage();
     const out = new BridgeTurnItems(turn);
@@ -242,8 +270,16 @@ export class AcpTurnDriver implements TurnDriver {
           out.closeOpen("failed", `the stop failed: ${(error as Error).message}`);
           throw new TurnStopFailedError(`the stop could not be confirmed: ${(error as Error).message}`, { cause: error });
         }
-        if (stop.agentStopReason === undefined && stop.agentError === undefined) {
+        if (stop.agentError !== undefined) {
+          // The agent exited (or the prompt failed) before it answered the cancel: it reached no terminal of its own.
+          out.closeOpen("failed", `ACP agent: ${stop.agentError.message}`);
+          throw new TurnStopFailedError(`the ACP agent ended before it answered session/cancel: ${stop.agentError.message}`, { cause: stop.agentError });
+        }
+        if (stop.agentStopReason === undefined) {
           out.closeOpen("failed", "the ACP agent did not answer session/cancel");
+          // Its prompt may still run: the next turn gets a new agent, not a session shared with it.
+          this.#running = undefined;
+          await this.close();
           throw new TurnStopFailedError(`the ACP agent did not end its prompt turn within ${this.#options.agentStopGraceMs ?? 5000} ms of session/cancel`);
         }
         out.closeOpen("cancelled", BRIDGE_STOPPED_REASON);
@@ -252,27 +288,32 @@ export class AcpTurnDriver implements TurnDriver {
         signal.throwIfAborted();
         return;
       }
+      // The agent's own end: what it sends from here is absorbed, and a Stop while its leftovers are reaped
+      // cannot make the end `cancelled` (an error from here is a TurnStopFailedError: the turn fails).
+      this.#running = undefined;
       if ("e" in outcome) {
         // The agent died, or the prompt failed: its tree is reaped before the turn fails.
-        await reapAcpTree(agent, { watch, ...this.#grace() }).catch(() => {});
+        const reaped = await reapAcpTree(agent, { watch, ...this.#grace() }).then(
+          () => "",
+          (error: unknown) => `; ${(error as Error).message}`,
+        );
         out.closeOpen("failed", outcome.e.message);
-        throw new Error(`ACP agent: ${outcome.e.message}`);
+        throw new TurnStopFailedError(`ACP agent: ${outcome.e.message}${reaped}`, { cause: outcome.e });
       }
-      // The agent's own terminal: what its commands left behind is reaped first.
       out.take(updates.endText());
       try {
         await reapAcpTree(agent, { watch, ...this.#grace() });
       } catch (error) {
         out.closeOpen("failed", (error as Error).message);
-        throw error;
+        throw new TurnStopFailedError((error as Error).message, { cause: error });
       }
       out.closeOpen("failed", "the ACP agent ended the turn without completing the call");
       // ACP's unstable `PromptResponse.usage`, when the agent sends it, is the turn's own count.
       out.take(promptUsage(outcome.r));
       const end = turnEndOf(outcome.r.stopReason, false);
-      if (end.terminal === "failed") throw new Error(end.reason);
+      if (end.terminal === "failed") throw new TurnStopFailedError(end.reason);
       if (end.terminal === "completed") return end.reason === undefined ? undefined : { reason: end.reason };
-      throw new Error("the ACP agent ended the turn cancelled unasked");
+      throw new TurnStopFailedError("the ACP agent ended the turn cancelled unasked");
     } finally {
       this.#running = undefined;
       watch.stop();

@@ -83,9 +83,12 @@ export interface AcpTurnStop {
 export async function stopAcpTurn(agent: AcpStoppable, options: AcpTurnStopOptions): Promise<AcpTurnStop> {
   const graceMs = options.agentStopGraceMs ?? 5000;
   const started = Date.now();
-  await agent.cancel(options.sessionId).catch(() => {});
+  // What runs below the agent as the stop begins is on record, even if the agent dies of the cancel (its children then no longer descend from it).
+  options.watch?.sample();
+  // The grace runs from the cancel's send: a write the agent never reads cannot hold the stop (an unsent cancel ends in the timeout).
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<"timeout">((resolve) => (timer = setTimeout(() => resolve("timeout"), graceMs)));
+  void agent.cancel(options.sessionId).catch(() => {});
   const answered = await Promise.race([
     options.prompt.then(
       (r) => ({ r }),
