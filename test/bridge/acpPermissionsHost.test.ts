@@ -28,7 +28,7 @@ afterEach(async () => {
 }, 60_000);
 
 /** The bridged host on the asking agent, its wire recorded, and what the agent heard so far. */
-function askingHost() {
+function askingHost(env: NodeJS.ProcessEnv = {}) {
   // The agent needs no model: the home only gives it a working directory under .tmp/.
   const home = makeCodexHome({ baseUrl: "http://127.0.0.1:9/v1" });
   cleanups.push(() => home.remove());
@@ -41,7 +41,7 @@ function askingHost() {
   const host = spawnAcpBridgedHost(home, data, {
     defaultTimeoutMs: WAIT_MS,
     command: [process.execPath, "--import", tsx, join(repoRoot, "test/fixtures/acp/askingAgent.ts")],
-    env: { ASKING_AGENT_LOG: log },
+    env: { ASKING_AGENT_LOG: log, ...env },
     wrapChannel: (c) => recordingChannel(c, (e) => wire.push(formatTranscriptEntry(e))),
   });
   cleanups.push(() => host.close());
@@ -95,6 +95,57 @@ describe("the ACP agent's side of tool/approve (asking agent built on the ACP SD
     expect(turnCompleted).toMatchObject({ terminal: "cancelled", cause: { kind: "user" }, reason: "cancelled while awaiting approval" });
     expect(heard()).toEqual([{ event: "answer", outcome: { outcome: "cancelled" } }, { event: "cancel" }]);
     await host.close();
+    expect(checkTranscript(wire).problems).toEqual([]);
+  });
+
+  it("an agent that dies while it asks: the question is withdrawn and its item closed once, the turn failed; a late answer runs nothing", async () => {
+    const { host, wire } = askingHost({ ASKING_AGENT_DIES: "1" });
+    let late: ((answer: { decision: ApprovalDecision }) => void) | undefined;
+    host.onApproval(() => new Promise((resolve) => (late = resolve)));
+    const { sessionId } = await host.command("session/create", {});
+    const turn = host.startTurn({ sessionId, input });
+    const { turnId } = await turn.accepted;
+
+    const terminal = await turn.completed;
+    late?.({ decision: "approve" });
+    await host.command("host/info", {});
+
+    expect(terminal.terminal).toBe("failed");
+    expect(terminal.reason).toContain("ACP agent");
+    expect(late).toBeDefined();
+    const tool = host.items.itemsOf(turnId).find((i) => i.kind === "toolCall");
+    expect(tool).toMatchObject({ status: "cancelled", approval: "cancelled" });
+    await host.close();
+    // One item/completed for the call, none after the terminal, and every question closed (checkTranscript's invariants).
+    const completions = wire
+      .map((line) => JSON.parse((JSON.parse(line) as { raw: string }).raw) as { method?: string; params?: { item?: { itemId?: string } } })
+      .filter((m) => m.method === "item/completed" && m.params?.item?.itemId === tool?.itemId);
+    expect(completions).toHaveLength(1);
+    expect(checkTranscript(wire).problems).toEqual([]);
+  });
+
+  it("an agent that ends its turn while it asks: the question is withdrawn, the agent answered cancelled, the item closed once, the turn completed", async () => {
+    const { host, wire, heard } = askingHost({ ASKING_AGENT_ENDS: "1" });
+    let late: ((answer: { decision: ApprovalDecision }) => void) | undefined;
+    host.onApproval(() => new Promise((resolve) => (late = resolve)));
+    const { sessionId } = await host.command("session/create", {});
+    const turn = host.startTurn({ sessionId, input });
+    const { turnId } = await turn.accepted;
+
+    const terminal = await turn.completed;
+    late?.({ decision: "approve" });
+    await poll(() => heard().length > 0, "the agent's answer");
+
+    expect(terminal.terminal).toBe("completed");
+    expect(late).toBeDefined();
+    expect(heard()).toEqual([{ event: "answer", outcome: { outcome: "cancelled" } }]);
+    const tool = host.items.itemsOf(turnId).find((i) => i.kind === "toolCall");
+    expect(tool).toMatchObject({ status: "cancelled", approval: "cancelled" });
+    await host.close();
+    const completions = wire
+      .map((line) => JSON.parse((JSON.parse(line) as { raw: string }).raw) as { method?: string; params?: { item?: { itemId?: string } } })
+      .filter((m) => m.method === "item/completed" && m.params?.item?.itemId === tool?.itemId);
+    expect(completions).toHaveLength(1);
     expect(checkTranscript(wire).problems).toEqual([]);
   });
 

@@ -398,7 +398,7 @@ export class SessionAgent {
           this.#noteMessage(method, body);
           return this.#wire.emit(method, body);
         },
-        approve: (item, decisions) => this.#tools.approve(item, decisions, signal),
+        approve: (item, decisions, withdraw) => this.#tools.approve(item, decisions, signal, withdraw),
         at: (point) => void (progress.where = point),
         step: (s) => this.#machine.setStep(s),
         declareUsage: () => void (progress.usage ??= { inputTokens: 0, outputTokens: 0, reasoningTokens: 0 }),

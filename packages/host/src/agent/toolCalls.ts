@@ -96,10 +96,11 @@ export class ToolCallRunner {
    * `item`), exactly as about a scripted one: a session grant covers it, or `item/updated`
    * pending, `tool/approve` offering `decisions` (all four when absent), and the answer. Resolves
    * with the item `approved` when the call may run, or `undefined` when it was closed here (denied:
-   * completed `failed`; withdrawn by a stop: completed `cancelled`).
+   * completed `failed`; withdrawn by a stop or by `withdraw`: completed `cancelled`).
    */
-  approve(item: ToolCallItem, decisions: readonly ApprovalOffer[] | undefined, signal: AbortSignal): Promise<ToolCallItem | undefined> {
-    return this.#approve(item, decisions, signal);
+  approve(item: ToolCallItem, decisions: readonly ApprovalOffer[] | undefined, signal: AbortSignal, withdraw?: AbortSignal): Promise<ToolCallItem | undefined> {
+    if (withdraw === undefined) return this.#approve(item, decisions, signal);
+    return this.#approve(item, decisions, AbortSignal.any([signal, withdraw]), signal);
   }
 
   /** Turn `turnId` was stopped while one of its calls awaited approval (an abort, or a `denyAndStop`): its cancel point. */
@@ -275,7 +276,13 @@ export class ToolCallRunner {
    * never gets here: it withdraws the connection that gave it, and the question waits on (see
    * {@link ApprovalGate}).
    */
-  async #approve(item: ToolCallItem, decisions: readonly ApprovalOffer[] | undefined, signal: AbortSignal): Promise<ToolCallItem | undefined> {
+  /** `signal` ends the question; `turnSignal` (the turn's own, when `signal` also carries a driver's withdrawal) says whether that was a stop. */
+  async #approve(
+    item: ToolCallItem,
+    decisions: readonly ApprovalOffer[] | undefined,
+    signal: AbortSignal,
+    turnSignal: AbortSignal = signal,
+  ): Promise<ToolCallItem | undefined> {
     const covering = this.#grants.covering(item.tool, item.args);
     if (covering !== undefined) {
       // A grant of this session covers the call exactly: approved without a question, naming the grant.
@@ -307,7 +314,7 @@ export class ToolCallRunner {
       signal.throwIfAborted();
     } catch (error) {
       if (!signal.aborted) throw error;
-      this.#stoppedAsking = item.turnId;
+      if (turnSignal.aborted) this.#stoppedAsking = item.turnId;
       asked = this.#setApproval(asked, "cancelled", withdrawal(answer));
       this.#out.emitItem("item/completed", {
         ...asked,

@@ -39,9 +39,10 @@ export interface TurnContext {
    * Asks the client about a tool call the driver started (`item`, already sent), through the
    * session's grants and approval gate, bound to the turn's signal: resolves with the item
    * `approved` (the call may run), or `undefined` once the session closed it (denied, or withdrawn
-   * by a stop); the item's later state is the returned one.
+   * by a stop, or by `withdraw`: the driver's own withdrawal, when its agent took the question
+   * back or ended the turn while it was open); the item's later state is the returned one.
    */
-  approve(item: ToolCallItem, decisions?: readonly ApprovalOffer[]): Promise<ToolCallItem | undefined>;
+  approve(item: ToolCallItem, decisions?: readonly ApprovalOffer[], withdraw?: AbortSignal): Promise<ToolCallItem | undefined>;
   /** Says where the turn is now: a cancel observed from here on is reported at `point`. */
   at(point: CancelPoint): void;
   /** Says which step of its plan the turn is in (the phase machine's step). */

@@ -93,7 +93,7 @@ interface OpenQuestion {
 /** What the running turn takes from the agent. */
 interface RunningTurn {
   onUpdate(n: SessionNotification): void;
-  onPermission(request: RequestPermissionRequest): Promise<RequestPermissionResponse>;
+  onPermission(request: RequestPermissionRequest, withdrawn: AbortSignal): Promise<RequestPermissionResponse>;
 }
 
 /**
@@ -130,7 +130,8 @@ export class AcpTurnDriver implements TurnDriver {
         ...(o.logger === undefined ? {} : { logger: o.logger }),
         // Between turns (and during `session/load`'s replay) nothing is shown, and no one is asked: a question then is cancelled.
         onUpdate: (n) => this.#running?.onUpdate(n),
-        onPermission: (request) => this.#running?.onPermission(request) ?? Promise.resolve(permissionResponse(request.options, "cancelled")),
+        onPermission: (request, withdrawn) =>
+          this.#running?.onPermission(request, withdrawn) ?? Promise.resolve(permissionResponse(request.options, "cancelled")),
       });
       // Its own group (the agent is spawned detached), on record until it exits.
       o.toolGroups?.record(agent.pid);
@@ -226,11 +227,13 @@ export class AcpTurnDriver implements TurnDriver {
     const updates = new AcpTurnUpdates();
     const questions = new Set<OpenQuestion>();
     const deciding = new Set<Promise<void>>();
+    // Aborted when the agent ends the turn by itself: its open questions are withdrawn before the items close.
+    const agentEnded = new AbortController();
     this.#running = {
       onUpdate: (n) => {
         if (n.sessionId === sessionId) out.take(updates.accept(n.update));
       },
-      onPermission: (request) => this.#ask(turn, out, updates, { questions, deciding }, request),
+      onPermission: (request, withdrawn) => this.#ask(turn, out, updates, { questions, deciding }, request, AbortSignal.any([withdrawn, agentEnded.signal])),
     };
     const recorded = new Set<number>();
     const watch = new ProcessTreeWatch(agent.pid, 100, ({ pgid, sid }) => {
@@ -291,6 +294,10 @@ export class AcpTurnDriver implements TurnDriver {
       // The agent's own end: what it sends from here is absorbed, and a Stop while its leftovers are reaped
       // cannot make the end `cancelled` (an error from here is a TurnStopFailedError: the turn fails).
       this.#running = undefined;
+      // A question still open is withdrawn (the agent hears `cancelled`), and closed by the session, before the rest closes.
+      agentEnded.abort();
+      for (const q of [...questions]) q.answer(permissionResponse(q.options, "cancelled"));
+      await Promise.allSettled([...deciding]);
       if ("e" in outcome) {
         // The agent died, or the prompt failed: its tree is reaped before the turn fails.
         const reaped = await reapAcpTree(agent, { watch, ...this.#grace() }).then(
@@ -332,6 +339,7 @@ export class AcpTurnDriver implements TurnDriver {
     updates: AcpTurnUpdates,
     open: { questions: Set<OpenQuestion>; deciding: Set<Promise<void>> },
     request: RequestPermissionRequest,
+    withdrawn: AbortSignal,
   ): Promise<RequestPermissionResponse> {
     if (out.stopping || turn.signal.aborted) return Promise.resolve(permissionResponse(request.options, "cancelled"));
     const id = request.toolCall.toolCallId;
@@ -348,17 +356,17 @@ export class AcpTurnDriver implements TurnDriver {
       };
       open.questions.add(question);
       const offers = offersOf(request.options);
-      const decided = turn.approve(item, offers.length > 0 ? offers : undefined).then(
+      const decided = turn.approve(item, offers.length > 0 ? offers : undefined, withdrawn).then(
         (approved) => {
           if (approved !== undefined) {
             out.replace(id, approved);
-            question.answer(permissionResponse(request.options, turn.signal.aborted ? "cancelled" : "approved"));
+            question.answer(permissionResponse(request.options, turn.signal.aborted || withdrawn.aborted ? "cancelled" : "approved"));
             return;
           }
-          // The session completed the item (denied, or withdrawn by a stop); what the agent says of it later is absorbed.
+          // The session completed the item (denied, or withdrawn by a stop or by the agent); what the agent says of it later is absorbed.
           out.forget(id);
           updates.forget(id);
-          question.answer(permissionResponse(request.options, turn.signal.aborted ? "cancelled" : "denied"));
+          question.answer(permissionResponse(request.options, turn.signal.aborted || withdrawn.aborted ? "cancelled" : "denied"));
         },
         () => question.answer(permissionResponse(request.options, "cancelled")),
       );

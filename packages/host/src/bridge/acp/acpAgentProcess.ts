@@ -44,8 +44,8 @@ export interface AcpAgentProcessOptions {
   startTimeoutMs?: number;
   /** Every `session/update` the agent sends, in wire order. */
   onUpdate: (notification: SessionNotification) => void;
-  /** Answers the agent's `session/request_permission`. */
-  onPermission: (request: RequestPermissionRequest) => Promise<RequestPermissionResponse>;
+  /** Answers the agent's `session/request_permission`; `withdrawn` aborts when the agent takes the request back (`$/cancel_request`) or the connection ends. */
+  onPermission: (request: RequestPermissionRequest, withdrawn: AbortSignal) => Promise<RequestPermissionResponse>;
   /** Debug lines: the agent's stderr. */
   logger?: (line: string) => void;
 }
@@ -115,7 +115,7 @@ export class AcpAgentProcess {
     child.stdin.on("error", () => {});
     const app = client({ name: "muse-bridge" });
     app.onNotification("session/update", ({ params }) => options.onUpdate(params));
-    app.onRequest("session/request_permission", ({ params }) => options.onPermission(params));
+    app.onRequest("session/request_permission", ({ params, signal }) => options.onPermission(params, signal));
     this.#connection = app.connect(
       ndJsonStream(Writable.toWeb(child.stdin) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>),
     );
