@@ -197,6 +197,31 @@ describe("the ACP bridge's honest stop", { timeout: 120_000 }, () => {
     expect(checkTranscript(wire).problems).toEqual([]);
   });
 
+  it("an agent that closes its stdout and lives on: the turn fails, and the bridge stops the agent and reaps its sleep", async () => {
+    const { home, data } = await setUp();
+    const { host, wire } = recorded((o) =>
+      spawnAcpBridgedHost(home, data, { defaultTimeoutMs: WAIT_MS, command: stubbornCommand(), env: { STUBBORN_CLOSES_STDOUT: "1" }, killGraceMs: 500, ...o }),
+    );
+    const { sessionId } = await host.command("session/create", {});
+    const turn = host.startTurn({ sessionId, input });
+    await turn.accepted;
+    let agentPid = 0;
+    let sleepPid = 0;
+    await poll(() => (agentPid = stubbornAgentPid(host.pid)) > 0 && (sleepPid = pidBelow(host.pid, "sleep 49")) > 0, "the agent and its sleep");
+    cleanups.push(() => {
+      for (const pid of [sleepPid, agentPid]) if (!processGone(pid)) process.kill(pid, "SIGKILL");
+    });
+
+    const terminal = await turn.completed;
+
+    expect(terminal.terminal).toBe("failed");
+    expect(terminal.reason).toContain("ACP");
+    expect(processGone(sleepPid)).toBe(true);
+    await poll(() => processGone(agentPid), "the agent that closed its stdout, stopped by the bridge");
+    await host.close();
+    expect(checkTranscript(wire).problems).toEqual([]);
+  });
+
   it("an agent command that cannot run: the turn fails, saying so, and the host goes on answering", async () => {
     const { home, data } = await setUp();
     const { host, wire } = recorded((o) =>

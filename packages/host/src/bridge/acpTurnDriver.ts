@@ -133,9 +133,10 @@ export class AcpTurnDriver implements TurnDriver {
         onPermission: (request, withdrawn) =>
           this.#running?.onPermission(request, withdrawn) ?? Promise.resolve(permissionResponse(request.options, "cancelled")),
       });
-      // Its own group (the agent is spawned detached), on record until it exits.
+      // Its own group (the agent is spawned detached), on record until no member of it lives: once the
+      // connection ends (the agent exited, or closed its stdout, or sent what cannot be read) the group is stopped.
       o.toolGroups?.record(agent.pid);
-      void agent.closed.then(() => o.toolGroups?.release(agent.pid));
+      void agent.closed.then(() => agent.close()).finally(() => o.toolGroups?.release(agent.pid));
       const ms = o.sessionStartTimeoutMs ?? 60_000;
       let timer: NodeJS.Timeout | undefined;
       const bound = new Promise<never>((_, reject) => {

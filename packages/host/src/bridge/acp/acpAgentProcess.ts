@@ -8,6 +8,7 @@
  */
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { Readable, Writable } from "node:stream";
+import { isLive, scanProcesses } from "../processTree.js";
 import {
   client,
   ndJsonStream,
@@ -215,16 +216,36 @@ export class AcpAgentProcess {
   /**
    * Stops the agent, each step bounded by `stepMs`: closes the connection (pending requests
    * reject), ends its stdin and SIGTERMs its process group at once (an ACP agent need not exit
-   * when its stdin closes: codex-acp does not), then SIGKILLs it.
+   * when its stdin closes: codex-acp does not), then SIGKILLs it. The group is signalled while
+   * any member of it lives, also once the agent itself has exited (a child it started in its
+   * group may outlive it).
    */
   async close(stepMs = ACP_CLOSE_STEP_MS): Promise<void> {
     this.#connection.close(new AcpAgentExitedError("the bridge closed the ACP agent"));
-    if (this.#exited || this.#child.pid === undefined) return;
-    this.#child.stdin.end();
+    if (this.#child.pid === undefined) return;
+    if (!this.#exited) this.#child.stdin.end();
     for (const signal of ["SIGTERM", "SIGKILL"] as const) {
+      if (this.#exited && !this.#groupLives()) return;
       this.#signalGroup(signal);
-      if (await this.#exitedWithin(stepMs)) return;
+      if (await this.#stoppedWithin(stepMs)) return;
     }
+  }
+
+  /** Whether a live process (not a zombie) is in the agent's process group. */
+  #groupLives(): boolean {
+    for (const p of scanProcesses().values()) if (p.pgid === this.pid && isLive(p)) return true;
+    return false;
+  }
+
+  /** Whether the agent has exited and its group has no live member within `ms`. @param ms - @unit milliseconds */
+  async #stoppedWithin(ms: number): Promise<boolean> {
+    const deadline = Date.now() + ms;
+    if (!(await this.#exitedWithin(ms))) return false;
+    while (this.#groupLives()) {
+      if (Date.now() >= deadline) return false;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    return true;
   }
 
   #signalGroup(signal: NodeJS.Signals): void {
