@@ -26,6 +26,7 @@ import { execThenMessage, startResponsesServer, type ModelRequest, type Scripted
 import { processGone } from "../helpers/processGone.js";
 import { repoRoot } from "../helpers/repoRoot.js";
 import { pollUntil } from "../helpers/poll.js";
+import { pidBelow, toolItems } from "../helpers/bridgedHostItems.js";
 
 const WAIT_MS = 30_000;
 const input = [{ type: "text" as const, text: "go" }];
@@ -64,15 +65,6 @@ const escalated =
 
 /** Resolves once `predicate` holds, polled; rejects after {@link WAIT_MS}. */
 const poll = (predicate: () => boolean, what: string): Promise<void> => pollUntil(predicate, what, WAIT_MS);
-
-function toolItems(host: SpawnedHost, turnId: string): Array<ToolCallItem & LedgerItem> {
-  return host.items.itemsOf(turnId).filter((i): i is ToolCallItem & LedgerItem => i.kind === "toolCall");
-}
-
-/** The pid of the process below the host whose command line is `command`, or 0. */
-function pidOf(host: SpawnedHost, command: string): number {
-  return descendantsOf(host.pid, scanProcesses(true)).find((p) => p.command === command)?.pid ?? 0;
-}
 
 /** One turn whose escalated `cmd` the agent asks about, answered `decision`: the offers, the terminal and the call. */
 async function answeredTurn(cmd: string, decision: ApprovalDecision) {
@@ -119,7 +111,7 @@ describe("muse serve --agent acp -- codex-acp (real host, real codex-acp 0.16.0)
     const turn = host.startTurn({ sessionId, input });
     const { turnId } = await turn.accepted;
     let sleepPid = 0;
-    await poll(() => (sleepPid = pidOf(host, "sleep 47")) > 0 && toolItems(host, turnId).length > 0, "the sleep running below the bridged host");
+    await poll(() => (sleepPid = pidBelow(host.pid, "sleep 47")) > 0 && toolItems(host, turnId).length > 0, "the sleep running below the bridged host");
     let goneAtTerminal: boolean | undefined;
     host.events.on("turn/completed", (params) => {
       if (params.turnId === turnId) goneAtTerminal = processGone(sleepPid);
@@ -145,7 +137,7 @@ describe("muse serve --agent acp -- codex-acp (real host, real codex-acp 0.16.0)
     const { sessionId } = await host.command("session/create", {});
     const turn = host.startTurn({ sessionId, input });
     const { turnId } = await turn.accepted;
-    await poll(() => pidOf(host, "sleep 41") > 0, "the sleep");
+    await poll(() => pidBelow(host.pid, "sleep 41") > 0, "the sleep");
 
     const refused = await host.command("turn/steer", { sessionId, turnId, input: [{ type: "text", text: "use pnpm" }] }).then(
       () => undefined,
@@ -243,7 +235,7 @@ describe("muse serve --agent acp -- codex-acp (real host, real codex-acp 0.16.0)
     const turn = host.startTurn({ sessionId, input });
     const { turnId } = await turn.accepted;
     let sleepPid = 0;
-    await poll(() => (sleepPid = pidOf(host, "sleep 45")) > 0 && toolItems(host, turnId).length > 0, "the sleep");
+    await poll(() => (sleepPid = pidBelow(host.pid, "sleep 45")) > 0 && toolItems(host, turnId).length > 0, "the sleep");
     // The agent: the host's child whose command is codex-acp.
     const agentPid = [...scanProcesses(true).values()].find((p) => p.ppid === host.pid && p.command.includes("codex-acp"))?.pid ?? 0;
     expect(agentPid).toBeGreaterThan(0);

@@ -28,6 +28,7 @@ import { execThenMessage, startResponsesServer } from "../fixtures/codex/respons
 import { processGone, waitGone } from "../helpers/processGone.js";
 import { repoRoot } from "../helpers/repoRoot.js";
 import { pollUntil } from "../helpers/poll.js";
+import { pidBelow } from "../helpers/bridgedHostItems.js";
 
 const WAIT_MS = 30_000;
 const input = [{ type: "text" as const, text: "go" }];
@@ -48,8 +49,6 @@ function stubbornCommand(): string[] {
 /** The pid of the stubborn agent below the host, or 0. */
 const stubbornAgentPid = (host: number): number => descendantsOf(host, scanProcesses(true)).find((p) => p.command.includes("stubbornAgent.ts"))?.pid ?? 0;
 
-const pidBelow = (root: number, command: string): number => descendantsOf(root, scanProcesses(true)).find((p) => p.command === command)?.pid ?? 0;
-
 /** A fresh Codex home for `sleep 47`, a data dir under .tmp/, both removed after the test. */
 async function setUp() {
   const model = await startResponsesServer(execThenMessage("sleep 47"));
@@ -68,6 +67,38 @@ function recorded(make: (wrap: Required<Pick<SpawnHostOptions, "wrapChannel">>) 
   const host = make({ wrapChannel: (c) => recordingChannel(c, (e) => wire.push(formatTranscriptEntry(e))) });
   cleanups.push(() => host.close());
   return { host, wire };
+}
+
+/**
+ * A turn of the stubborn agent (with `env`) on a bridged host, once its sleep and tool call are
+ * there: the sleep and the agent are killed after the test if still live, and `goneAtTerminal`
+ * says whether the sleep was gone when the turn's terminal arrived.
+ */
+async function stubbornTurn(env: NodeJS.ProcessEnv = {}) {
+  const { home, data } = await setUp();
+  const { host, wire } = recorded((o) =>
+    spawnAcpBridgedHost(home, data, { defaultTimeoutMs: WAIT_MS, command: stubbornCommand(), env, killGraceMs: 500, ...o }),
+  );
+  const { sessionId } = await host.command("session/create", {});
+  const turn = host.startTurn({ sessionId, input });
+  const { turnId } = await turn.accepted;
+  let sleepPid = 0;
+  let agentPid = 0;
+  await poll(
+    () =>
+      (sleepPid = pidBelow(host.pid, "sleep 49")) > 0 &&
+      (agentPid = stubbornAgentPid(host.pid)) > 0 &&
+      host.items.itemsOf(turnId).some((i) => i.kind === "toolCall"),
+    "the agent, its sleep and its tool call",
+  );
+  cleanups.push(() => {
+    for (const pid of [sleepPid, agentPid]) if (!processGone(pid)) process.kill(pid, "SIGKILL");
+  });
+  let gone: boolean | undefined;
+  host.events.on("turn/completed", (params) => {
+    if (params.turnId === turnId) gone = processGone(sleepPid);
+  });
+  return { host, wire, sessionId, turn, turnId, sleepPid, agentPid, goneAtTerminal: () => gone };
 }
 
 describe("the ACP bridge's honest stop", { timeout: 120_000 }, () => {
@@ -128,34 +159,16 @@ describe("the ACP bridge's honest stop", { timeout: 120_000 }, () => {
   });
 
   it("an agent that never answers session/cancel: the turn ends failed, saying so, and its sleep is reaped", async () => {
-    const { home, data } = await setUp();
-    const { host, wire } = recorded((o) => spawnAcpBridgedHost(home, data, { defaultTimeoutMs: WAIT_MS, command: stubbornCommand(), killGraceMs: 500, ...o }));
-    const { sessionId } = await host.command("session/create", {});
-    const turn = host.startTurn({ sessionId, input });
-    const { turnId } = await turn.accepted;
-    let sleepPid = 0;
-    await poll(
-      () => (sleepPid = pidBelow(host.pid, "sleep 49")) > 0 && host.items.itemsOf(turnId).some((i) => i.kind === "toolCall"),
-      "the sleep and its tool call",
-    );
-    cleanups.push(() => {
-      if (!processGone(sleepPid)) process.kill(sleepPid, "SIGKILL");
-    });
-    const agentPid = stubbornAgentPid(host.pid);
-    let goneAtTerminal: boolean | undefined;
-    host.events.on("turn/completed", (params) => {
-      if (params.turnId === turnId) goneAtTerminal = processGone(sleepPid);
-    });
+    const { host, wire, sessionId, turn, turnId, agentPid, goneAtTerminal } = await stubbornTurn();
 
     const { ack, turnCompleted } = await turn.cancel({ timeoutMs: WAIT_MS });
 
     expect(ack).toBe("accepted");
     expect(turnCompleted.terminal).toBe("failed");
     expect(turnCompleted.reason).toContain("did not end its prompt turn");
-    expect(goneAtTerminal).toBe(true);
+    expect(goneAtTerminal()).toBe(true);
     expect(host.items.itemsOf(turnId).find((i) => i.kind === "toolCall")).toMatchObject({ status: "failed" });
     // The agent whose prompt may still run is closed: the next turn gets a new one, not a session shared with it.
-    expect(agentPid).toBeGreaterThan(0);
     await poll(() => processGone(agentPid), "the agent that ignored the cancel closed");
     const next = host.startTurn({ sessionId, input });
     await poll(() => pidBelow(host.pid, "sleep 49") > 0, "the next turn's sleep, in a new agent");
@@ -166,51 +179,21 @@ describe("the ACP bridge's honest stop", { timeout: 120_000 }, () => {
   });
 
   it("an agent that exits when asked to cancel: the turn ends failed, never cancelled, and its sleep is reaped", async () => {
-    const { home, data } = await setUp();
-    const { host, wire } = recorded((o) =>
-      spawnAcpBridgedHost(home, data, { defaultTimeoutMs: WAIT_MS, command: stubbornCommand(), env: { STUBBORN_ON_CANCEL: "exit" }, killGraceMs: 500, ...o }),
-    );
-    const { sessionId } = await host.command("session/create", {});
-    const turn = host.startTurn({ sessionId, input });
-    const { turnId } = await turn.accepted;
-    let sleepPid = 0;
-    await poll(
-      () => (sleepPid = pidBelow(host.pid, "sleep 49")) > 0 && host.items.itemsOf(turnId).some((i) => i.kind === "toolCall"),
-      "the sleep and its tool call",
-    );
-    cleanups.push(() => {
-      if (!processGone(sleepPid)) process.kill(sleepPid, "SIGKILL");
-    });
-    let goneAtTerminal: boolean | undefined;
-    host.events.on("turn/completed", (params) => {
-      if (params.turnId === turnId) goneAtTerminal = processGone(sleepPid);
-    });
+    const { host, wire, turn, turnId, goneAtTerminal } = await stubbornTurn({ STUBBORN_ON_CANCEL: "exit" });
 
     const { turnCompleted } = await turn.cancel({ timeoutMs: WAIT_MS });
 
     expect(turnCompleted.terminal).toBe("failed");
     expect(turnCompleted.reason).toContain("ended before it answered session/cancel");
     expect(turnCompleted.cause).toBeUndefined();
-    expect(goneAtTerminal).toBe(true);
+    expect(goneAtTerminal()).toBe(true);
     expect(host.items.itemsOf(turnId).find((i) => i.kind === "toolCall")).toMatchObject({ status: "failed" });
     await host.close();
     expect(checkTranscript(wire).problems).toEqual([]);
   });
 
   it("an agent that closes its stdout and lives on: the turn fails, and the bridge stops the agent and reaps its sleep", async () => {
-    const { home, data } = await setUp();
-    const { host, wire } = recorded((o) =>
-      spawnAcpBridgedHost(home, data, { defaultTimeoutMs: WAIT_MS, command: stubbornCommand(), env: { STUBBORN_CLOSES_STDOUT: "1" }, killGraceMs: 500, ...o }),
-    );
-    const { sessionId } = await host.command("session/create", {});
-    const turn = host.startTurn({ sessionId, input });
-    await turn.accepted;
-    let agentPid = 0;
-    let sleepPid = 0;
-    await poll(() => (agentPid = stubbornAgentPid(host.pid)) > 0 && (sleepPid = pidBelow(host.pid, "sleep 49")) > 0, "the agent and its sleep");
-    cleanups.push(() => {
-      for (const pid of [sleepPid, agentPid]) if (!processGone(pid)) process.kill(pid, "SIGKILL");
-    });
+    const { host, wire, turn, sleepPid, agentPid } = await stubbornTurn({ STUBBORN_CLOSES_STDOUT: "1" });
 
     const terminal = await turn.completed;
 

@@ -14,7 +14,7 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import type { ApprovalDecision, LedgerItem, ToolCallItem } from "../../src/index.js";
+import type { ApprovalDecision } from "../../src/index.js";
 import type { SpawnedHost } from "../../src/node/index.js";
 import { checkTranscript, formatTranscriptEntry, recordingChannel } from "../../src/testing/index.js";
 import { descendantsOf, scanProcesses } from "../../packages/host/src/bridge/processTree.js";
@@ -24,6 +24,7 @@ import { bashThenText, startMessagesServer, type MessagesReply, type MessagesReq
 import { processGone } from "../helpers/processGone.js";
 import { pollUntil } from "../helpers/poll.js";
 import { repoRoot } from "../helpers/repoRoot.js";
+import { pidBelow, toolItems } from "../helpers/bridgedHostItems.js";
 
 const WAIT_MS = 30_000;
 const input = [{ type: "text" as const, text: "go" }];
@@ -52,15 +53,6 @@ async function bridged(script: (request: MessagesRequest) => MessagesReply): Pro
 }
 
 const poll = (predicate: () => boolean, what: string): Promise<void> => pollUntil(predicate, what, WAIT_MS);
-
-function toolItems(host: SpawnedHost, turnId: string): Array<ToolCallItem & LedgerItem> {
-  return host.items.itemsOf(turnId).filter((i): i is ToolCallItem & LedgerItem => i.kind === "toolCall");
-}
-
-/** The pid of the process below the host whose command line is `command`, or 0. */
-function pidOf(host: SpawnedHost, command: string): number {
-  return descendantsOf(host.pid, scanProcesses(true)).find((p) => p.command === command)?.pid ?? 0;
-}
 
 /** Whether any process below the host runs a command line that contains `text`. */
 function runsBelow(host: SpawnedHost, text: string): boolean {
@@ -105,7 +97,7 @@ describe("muse serve --agent acp -- claude-agent-acp (real host, real Claude Cod
     const turn = host.startTurn({ sessionId, input });
     const { turnId } = await turn.accepted;
     let sleepPid = 0;
-    await poll(() => (sleepPid = pidOf(host, "sleep 47")) > 0 && toolItems(host, turnId).length > 0, "the sleep running below the bridged host");
+    await poll(() => (sleepPid = pidBelow(host.pid, "sleep 47")) > 0 && toolItems(host, turnId).length > 0, "the sleep running below the bridged host");
     let goneAtTerminal: boolean | undefined;
     host.events.on("turn/completed", (params) => {
       if (params.turnId === turnId) goneAtTerminal = processGone(sleepPid);

@@ -11,7 +11,7 @@
  * generous; nothing asserts a duration (the measured ones are printed).
  */
 import { afterEach, describe, expect, it } from "vitest";
-import type { ApprovalDecision, LedgerItem, ToolCallItem } from "../../src/index.js";
+import type { ApprovalDecision } from "../../src/index.js";
 import type { SpawnedHost } from "../../src/node/index.js";
 import { checkTranscript, formatTranscriptEntry, recordingChannel } from "../../src/testing/index.js";
 import { descendantsOf, scanProcesses } from "../../packages/host/src/bridge/processTree.js";
@@ -20,6 +20,7 @@ import { makeCodexHome, type CodexHomeOptions } from "../fixtures/codex/codexHom
 import { startResponsesServer, type ModelRequest, type ScriptedReply } from "../fixtures/codex/responsesServer.js";
 import { tempDataDir } from "../helpers/referenceHost.js";
 import { pollUntil } from "../helpers/poll.js";
+import { toolItems } from "../helpers/bridgedHostItems.js";
 
 const WAIT_MS = 30_000;
 const input = [{ type: "text" as const, text: "go" }];
@@ -57,10 +58,6 @@ const escalated =
 
 /** Resolves once `predicate` holds, polled; rejects after {@link WAIT_MS}. */
 const poll = (predicate: () => boolean, what: string): Promise<void> => pollUntil(predicate, what, WAIT_MS);
-
-function toolItems(host: SpawnedHost, turnId: string): Array<ToolCallItem & LedgerItem> {
-  return host.items.itemsOf(turnId).filter((i): i is ToolCallItem & LedgerItem => i.kind === "toolCall");
-}
 
 /** One turn whose escalated `cmd` Codex asks about, answered `decision`: the tools asked about, the terminal and the call. */
 async function answeredTurn(cmd: string, decision: ApprovalDecision) {

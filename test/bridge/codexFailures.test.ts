@@ -10,7 +10,6 @@
  * Waits are bounded and generous; nothing asserts a duration (the measured ones are printed).
  */
 import { afterEach, describe, expect, it } from "vitest";
-import type { LedgerItem, ToolCallItem } from "../../src/index.js";
 import type { SpawnedHost } from "../../src/node/index.js";
 import { checkTranscript, formatTranscriptEntry, recordingChannel } from "../../src/testing/index.js";
 import { descendantsOf, scanProcesses, type ProcessInfo } from "../../packages/host/src/bridge/processTree.js";
@@ -21,6 +20,7 @@ import { processGone } from "../helpers/processGone.js";
 import { tempDataDir } from "../helpers/referenceHost.js";
 import { repoRoot } from "../helpers/repoRoot.js";
 import { pollFor } from "../helpers/poll.js";
+import { toolItems } from "../helpers/bridgedHostItems.js";
 
 const WAIT_MS = 30_000;
 /**
@@ -73,10 +73,6 @@ async function bridged(
 
 function below(pid: number, match: (p: ProcessInfo) => boolean): ProcessInfo | undefined {
   return descendantsOf(pid, scanProcesses(true)).find(match);
-}
-
-function toolItems(host: SpawnedHost, turnId: string): Array<ToolCallItem & LedgerItem> {
-  return host.items.itemsOf(turnId).filter((i): i is ToolCallItem & LedgerItem => i.kind === "toolCall");
 }
 
 /** The text of every user message in a model request's input. */
