@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ApprovalDecision } from "../../src/index.js";
-import { checkTranscript, formatTranscriptEntry, recordingChannel } from "../../src/testing/index.js";
+import { checkTranscript, formatTranscriptEntry, parseTranscript, recordingChannel, type TranscriptLine } from "../../src/testing/index.js";
 import { spawnAcpBridgedHost } from "../fixtures/acp/acpBridgedHost.js";
 import { makeCodexHome } from "../fixtures/codex/codexHome.js";
 import { repoRoot } from "../helpers/repoRoot.js";
@@ -58,6 +58,13 @@ function askingHost(env: NodeJS.ProcessEnv = {}) {
 
 /** Resolves once `predicate` holds, polled; rejects after {@link WAIT_MS}. */
 const poll = (predicate: () => boolean, what: string): Promise<void> => pollUntil(predicate, what, WAIT_MS);
+
+/** The `item/completed` notifications of item `itemId` on the recorded wire. */
+function completionsOf(wire: readonly string[], itemId: string | undefined): TranscriptLine[] {
+  return parseTranscript(wire).filter(
+    (l) => l.message["method"] === "item/completed" && (l.message["params"] as { item?: { itemId?: string } } | undefined)?.item?.itemId === itemId,
+  );
+}
 
 /** One turn answered `decision`: the offers, the terminal, the tool item, and what the agent heard once it had its answer. */
 async function answered(decision: ApprovalDecision) {
@@ -117,10 +124,7 @@ describe("the ACP agent's side of tool/approve (asking agent built on the ACP SD
     expect(tool).toMatchObject({ status: "cancelled", approval: "cancelled" });
     await host.close();
     // One item/completed for the call, none after the terminal, and every question closed (checkTranscript's invariants).
-    const completions = wire
-      .map((line) => JSON.parse((JSON.parse(line) as { raw: string }).raw) as { method?: string; params?: { item?: { itemId?: string } } })
-      .filter((m) => m.method === "item/completed" && m.params?.item?.itemId === tool?.itemId);
-    expect(completions).toHaveLength(1);
+    expect(completionsOf(wire, tool?.itemId)).toHaveLength(1);
     expect(checkTranscript(wire).problems).toEqual([]);
   });
 
@@ -142,10 +146,7 @@ describe("the ACP agent's side of tool/approve (asking agent built on the ACP SD
     const tool = host.items.itemsOf(turnId).find((i) => i.kind === "toolCall");
     expect(tool).toMatchObject({ status: "cancelled", approval: "cancelled" });
     await host.close();
-    const completions = wire
-      .map((line) => JSON.parse((JSON.parse(line) as { raw: string }).raw) as { method?: string; params?: { item?: { itemId?: string } } })
-      .filter((m) => m.method === "item/completed" && m.params?.item?.itemId === tool?.itemId);
-    expect(completions).toHaveLength(1);
+    expect(completionsOf(wire, tool?.itemId)).toHaveLength(1);
     expect(checkTranscript(wire).problems).toEqual([]);
   });
 
